@@ -1,0 +1,229 @@
+"""Configuration: endpoints, the roles that use them, and exam settings.
+
+Sources, later ones winning: built-in defaults (every role on the embedded local model), a YAML file
+(`--config FILE`), environment variables (`EXAMINER_ROLE_<ROLE>=<endpoint>`, `EXAMINER_BUDGET_USD`),
+then CLI flags. API keys are never part of the configuration: an endpoint names the environment
+variable that holds its key, and the key is read only when the client is built.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from examiner.errors import ConfigError
+
+PROVIDERS = ("openai", "local", "simulated")
+"""`openai`: any OpenAI-compatible HTTP endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio);
+`local`: the embedded SmolLM2 model served by llama-cpp-python; `simulated`: the deterministic test server."""
+
+ROLES = (
+    "examiner",
+    "candidate",
+    "judge",
+    "reviser",
+    "geval",
+    "pairwise",
+    "evaluator",
+    "debater",
+    "meta_judge",
+)
+"""Model roles. Every role defaults to the `local` endpoint."""
+
+
+class EndpointSpec(BaseModel):
+    """One model endpoint reachable over the OpenAI chat-completions protocol."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["openai", "local", "simulated"] = "openai"
+    """Which kind of endpoint this is; `local` and `simulated` are started by examiner itself."""
+    base_url: str | None = None
+    """Root URL of the OpenAI-compatible API (e.g. http://localhost:8000/v1). Required for `openai`."""
+    model: str = "default"
+    """Model name sent with each request."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key (the key itself never enters config)."""
+    price_input_per_1m: float = Field(0.0, ge=0)
+    """Dollars per one million prompt tokens."""
+    price_output_per_1m: float = Field(0.0, ge=0)
+    """Dollars per one million completion tokens."""
+    max_concurrency: int = Field(8, ge=1)
+    """Requests in flight at once against this endpoint."""
+    tokens_per_minute: int | None = Field(None, ge=1)
+    """Optional rate limit on prompt + completion tokens per minute."""
+    temperature: float = Field(0.0, ge=0, le=2)
+    """Default sampling temperature."""
+    seed: int | None = 0
+    """Default sampling seed, sent where the endpoint honours it."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Per-attempt request timeout."""
+    max_attempts: int = Field(6, ge=1, le=20)
+    """Attempts per call, first try included, for 429 / 5xx / timeouts / connection errors."""
+    structured_output: Literal["json_schema", "json_object", "text"] = "json_schema"
+    """How to ask for structured output: strict JSON schema, JSON mode, or plain text + extraction."""
+    context_tokens: int = Field(8192, ge=256)
+    """Context window of the model; longer inputs are split by callers that can."""
+    supports_logprobs: bool = True
+    """Whether the endpoint returns top_logprobs (G-Eval falls back to sampling when it does not)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Provider-specific options (e.g. the simulated backend's knowledge profile and fault rates)."""
+
+    @model_validator(mode="after")
+    def _needs_url(self) -> "EndpointSpec":
+        if self.provider == "openai" and not self.base_url:
+            raise ValueError("an `openai` endpoint needs base_url (e.g. https://api.openai.com/v1)")
+        return self
+
+    def api_key(self) -> str:
+        """The key from the environment; a clear error when the variable is named but unset."""
+        if not self.api_key_env:
+            return "not-needed"
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise ConfigError(f"environment variable {self.api_key_env} (API key) is not set")
+        return value
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Dollars for one call at this endpoint's prices."""
+        return (prompt_tokens * self.price_input_per_1m + completion_tokens * self.price_output_per_1m) / 1e6
+
+
+class ExamSettings(BaseModel):
+    """Knobs of the Ref-Eval examination loop (see METHODS.md section 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit_mode: Literal["sentences", "llm"] = "sentences"
+    max_unit_tokens: int = Field(80, ge=8)
+    min_unit_tokens: int = Field(8, ge=1)
+    dedup_threshold: float = Field(0.95, gt=0, le=1)
+    cluster_size: int = Field(6, ge=1)
+    max_rounds: int = Field(8, ge=1)
+    min_round_coverage: float = Field(0.02, ge=0, le=1)
+    max_probes: int = Field(1, ge=0)
+    max_targeted: int = Field(3, ge=1)
+    leak_threshold: float = Field(0.6, gt=0, le=1)
+    question_max_words: int = Field(50, ge=5)
+    answer_max_words: int = Field(200, ge=5)
+    seed: int = 0
+
+
+class Settings(BaseModel):
+    """Everything a command needs: endpoints, role assignments, budget, exam knobs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoints: dict[str, EndpointSpec] = Field(default_factory=dict)
+    roles: dict[str, str] = Field(default_factory=dict)
+    budget_usd: float | None = Field(None, ge=0)
+    cache: bool = True
+    exam: ExamSettings = Field(default_factory=ExamSettings)
+
+    @field_validator("roles")
+    @classmethod
+    def _known_roles(cls, roles: dict[str, str]) -> dict[str, str]:
+        for role in roles:
+            if role not in ROLES:
+                raise ValueError(f"unknown role '{role}' (known: {', '.join(ROLES)})")
+        return roles
+
+    @model_validator(mode="after")
+    def _defaults_and_references(self) -> "Settings":
+        self.endpoints.setdefault("local", EndpointSpec(provider="local", model="smollm2-135m-instruct"))
+        self.endpoints.setdefault("simulated", EndpointSpec(provider="simulated", model="sim"))
+        for role in ROLES:
+            self.roles.setdefault(role, "local")
+        for role, name in self.roles.items():
+            if name not in self.endpoints:
+                raise ValueError(
+                    f"role '{role}' uses endpoint '{name}', which is not defined "
+                    f"(defined: {', '.join(sorted(self.endpoints))})"
+                )
+        return self
+
+    def endpoint_for(self, role: str) -> tuple[str, EndpointSpec]:
+        """The (name, spec) a role resolves to."""
+        if role not in self.roles:
+            raise ConfigError(f"unknown role '{role}' (known: {', '.join(ROLES)})")
+        name = self.roles[role]
+        return name, self.endpoints[name]
+
+    def endpoint(self, name: str) -> EndpointSpec:
+        """An endpoint by name, with a clear error for a typo."""
+        if name not in self.endpoints:
+            raise ConfigError(f"unknown endpoint '{name}' (defined: {', '.join(sorted(self.endpoints))})")
+        return self.endpoints[name]
+
+    def simulated(self) -> "Settings":
+        """A copy with every role on the simulated backend (prices kept from each role's endpoint)."""
+        data = self.model_dump()
+        for role, name in self.roles.items():
+            spec = self.endpoints[name]
+            sim_name = f"sim-{name}"
+            data["endpoints"][sim_name] = EndpointSpec(
+                provider="simulated",
+                model=spec.model,
+                price_input_per_1m=spec.price_input_per_1m,
+                price_output_per_1m=spec.price_output_per_1m,
+                max_concurrency=spec.max_concurrency,
+                options=self.endpoints["simulated"].options,
+            ).model_dump()
+            data["roles"][role] = sim_name
+        return Settings.model_validate(data)
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "config"
+    return f"{where}: {first['msg']}"
+
+
+def load_settings(
+    path: str | Path | None = None,
+    *,
+    role_overrides: dict[str, str] | None = None,
+    budget_usd: float | None = None,
+    environ: dict[str, str] | None = None,
+) -> Settings:
+    """Merge defaults, YAML file, environment and flags into validated Settings (ConfigError on any problem)."""
+    env = os.environ if environ is None else environ
+    data: dict[str, Any] = {}
+    if path is not None:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigError(f"config file {file} does not exist")
+        try:
+            loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            raise ConfigError(f"config file {file} is not valid YAML{where}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {file} must hold a mapping at the top level")
+        data = loaded
+    roles = dict(data.get("roles") or {})
+    for key, value in env.items():
+        if key.startswith("EXAMINER_ROLE_") and value:
+            roles[key.removeprefix("EXAMINER_ROLE_").lower()] = value
+    roles.update(role_overrides or {})
+    data["roles"] = roles
+    if env.get("EXAMINER_BUDGET_USD"):
+        try:
+            data["budget_usd"] = float(env["EXAMINER_BUDGET_USD"])
+        except ValueError:
+            raise ConfigError("EXAMINER_BUDGET_USD must be a number of dollars") from None
+    if budget_usd is not None:
+        data["budget_usd"] = budget_usd
+    if data.get("budget_usd") is not None and float(data["budget_usd"]) < 0:
+        raise ConfigError(f"budget must be zero or more dollars, got {data['budget_usd']}")
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {_describe(exc)}") from None
