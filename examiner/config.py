@@ -64,6 +64,10 @@ class EndpointSpec(BaseModel):
     """Per-attempt request timeout."""
     max_attempts: int = Field(6, ge=1, le=20)
     """Attempts per call, first try included, for 429 / 5xx / timeouts / connection errors."""
+    backoff_base_s: float = Field(0.5, ge=0)
+    """First retry back-off; doubles each attempt (with full jitter), capped at 30 s. Retry-After wins."""
+    supports_n: bool = True
+    """Whether the endpoint returns several choices for `n` > 1; if not, the gateway sends n requests."""
     structured_output: Literal["json_schema", "json_object", "text"] = "json_schema"
     """How to ask for structured output: strict JSON schema, JSON mode, or plain text + extraction."""
     context_tokens: int = Field(8192, ge=256)
@@ -134,7 +138,9 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _defaults_and_references(self) -> "Settings":
-        self.endpoints.setdefault("local", EndpointSpec(provider="local", model="smollm2-135m-instruct"))
+        self.endpoints.setdefault("local", EndpointSpec(
+            provider="local", model="smollm2-135m-instruct", max_concurrency=1, supports_n=False
+        ))
         self.endpoints.setdefault("simulated", EndpointSpec(provider="simulated", model="sim"))
         for role in ROLES:
             self.roles.setdefault(role, "local")
@@ -180,7 +186,8 @@ class Settings(BaseModel):
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "config"
-    return f"{where}: {first['msg']}"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where != "config" else message
 
 
 def load_settings(

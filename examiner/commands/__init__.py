@@ -1,0 +1,1 @@
+"""Sub-commands of the `examiner` CLI, one module each."""

@@ -1,0 +1,432 @@
+"""The one gateway to models. Nothing else in examiner talks to a model endpoint.
+
+Every call goes: cache lookup -> budget reservation -> tokens-per-minute window -> concurrency slot ->
+HTTP attempts with back-off (429 honours Retry-After; 5xx, timeouts, connection errors and empty
+replies are retried) -> structured-output parsing with up to `max_repairs` re-asks -> ledger record.
+All traffic uses the `openai` SDK's AsyncOpenAI client, so any OpenAI-compatible server works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import openai
+from openai import AsyncOpenAI
+from pydantic import BaseModel
+
+from examiner.config import EndpointSpec, Settings
+from examiner.errors import BudgetExhausted, ConfigError
+from examiner.llm.budget import Budget
+from examiner.llm.cache import ResponseCache, cache_key
+from examiner.llm.ledger import Ledger
+from examiner.llm.limits import TokenRateLimiter
+from examiner.llm.providers import ServerPool
+from examiner.llm.structured import parse_structured, response_format, schema_instruction
+from examiner.llm.tokens import count_message_tokens, count_tokens
+from examiner.llm.types import Attempt, CallResult, TokenLogprob, Unparseable
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 30.0
+
+
+class ModelCallError(Exception):
+    """A call that failed after all its attempts (or with a non-retryable error)."""
+
+    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+@dataclass
+class Totals:
+    """Running figures for live progress displays."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unparseable: int = 0
+    failed: int = 0
+
+
+class _Endpoint:
+    """Client, limits and structured-output mode of one named endpoint (created inside the event loop)."""
+
+    def __init__(self, name: str, spec: EndpointSpec, base_url: str) -> None:
+        self.name = name
+        self.spec = spec
+        self.base_url = base_url
+        self.client = AsyncOpenAI(
+            base_url=base_url, api_key=spec.api_key(), max_retries=0, timeout=spec.timeout_s
+        )
+        self.slots = asyncio.Semaphore(spec.max_concurrency)
+        self.tpm = TokenRateLimiter(spec.tokens_per_minute) if spec.tokens_per_minute else None
+        self.structured_mode = spec.structured_output
+
+
+class Gateway:
+    """Async model gateway shared by every agent of a run. Use as `async with Gateway(...) as gw`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        run_dir: str | Path | None = None,
+        *,
+        cache: bool | None = None,
+        budget_usd: float | None = None,
+        max_repairs: int = 2,
+        run_id: str = "",
+    ) -> None:
+        self.settings = settings
+        self.run_dir = Path(run_dir) if run_dir else None
+        use_cache = settings.cache if cache is None else cache
+        self.cache = ResponseCache(self.run_dir / "cache.sqlite") if (use_cache and self.run_dir) else None
+        self.ledger = Ledger(self.run_dir / "ledger.jsonl" if self.run_dir else None)
+        limit = budget_usd if budget_usd is not None else settings.budget_usd
+        if limit is not None and limit < 0:
+            raise ConfigError(f"budget must be zero or more dollars, got {limit}")
+        self.budget = Budget(limit)
+        self.max_repairs = max_repairs
+        self.run_id = run_id
+        self.totals = Totals()
+        self._servers = ServerPool()
+        self._endpoints: dict[str, _Endpoint] = {}
+
+    async def __aenter__(self) -> "Gateway":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close HTTP clients, stop managed servers, flush the ledger and cache."""
+        for endpoint in self._endpoints.values():
+            await endpoint.client.close()
+        self._endpoints.clear()
+        self._servers.stop_all()
+        self.ledger.close()
+        if self.cache is not None:
+            self.cache.close()
+
+    # ------------------------------------------------------------------ resolution
+    def resolve(self, role: str, endpoint: str | None = None) -> tuple[str, EndpointSpec]:
+        """The (endpoint name, spec) a call for `role` goes to."""
+        if endpoint is not None:
+            return endpoint, self.settings.endpoint(endpoint)
+        return self.settings.endpoint_for(role)
+
+    def _endpoint(self, name: str, spec: EndpointSpec) -> _Endpoint:
+        if name not in self._endpoints:
+            self._endpoints[name] = _Endpoint(name, spec, self._servers.base_url(spec))
+        return self._endpoints[name]
+
+    async def ensure_started(self, role: str, endpoint: str | None = None) -> str:
+        """Start (if needed) the server behind a role's endpoint; returns its base URL."""
+        name, spec = self.resolve(role, endpoint)
+        return (await asyncio.to_thread(self._endpoint, name, spec)).base_url
+
+    # ------------------------------------------------------------------ public call
+    async def chat(
+        self,
+        role: str,
+        messages: list[dict[str, str]],
+        *,
+        schema: type[BaseModel] | None = None,
+        stage: str = "",
+        round: int = 0,
+        unit_ids: Sequence[str] = (),
+        item_id: str = "",
+        max_tokens: int = 512,
+        temperature: float | None = None,
+        n: int = 1,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+        seed: int | None = None,
+        stop: list[str] | None = None,
+        endpoint: str | None = None,
+    ) -> CallResult[Any]:
+        """One logical call: returns text, the parsed object (or Unparseable), logprobs, tokens and cost.
+
+        Raises BudgetExhausted when the budget could be exceeded, ModelCallError when every attempt failed.
+        """
+        name, spec = self.resolve(role, endpoint)
+        ep = self._endpoints.get(name) or await asyncio.to_thread(self._endpoint, name, spec)
+        params: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": spec.temperature if temperature is None else temperature,
+        }
+        chosen_seed = spec.seed if seed is None else seed
+        if chosen_seed is not None:
+            params["seed"] = chosen_seed
+        if logprobs:
+            params["logprobs"] = True
+            if top_logprobs:
+                params["top_logprobs"] = top_logprobs
+        if stop:
+            params["stop"] = stop
+        context = {
+            "role": role,
+            "stage": stage,
+            "round": round,
+            "unit_ids": list(unit_ids),
+            "item_id": item_id,
+            "call_id": uuid.uuid4().hex[:12],
+        }
+        conversation = list(messages)
+        if schema is not None and ep.structured_mode != "json_schema":
+            conversation = self._with_schema_hint(conversation, schema)
+        result = await self._request(ep, conversation, params, n, schema, context)
+        if schema is None:
+            return result
+        parsed, error = parse_structured(result.text, schema)
+        repairs = 0
+        while parsed is None and repairs < self.max_repairs and result.text is not None:
+            repairs += 1
+            conversation = conversation + [
+                {"role": "assistant", "content": result.text},
+                {
+                    "role": "user",
+                    "content": f"That reply could not be used: {error}. Reply again with the JSON object only.",
+                },
+            ]
+            result = await self._request(ep, conversation, params, n, schema, dict(context, repair=repairs))
+            parsed, error = parse_structured(result.text, schema)
+        if parsed is None:
+            self.totals.unparseable += 1
+            result.parsed = Unparseable(raw=result.text, error=error)
+        else:
+            result.parsed = parsed
+        return result
+
+    @staticmethod
+    def _with_schema_hint(messages: list[dict[str, str]], schema: type[BaseModel]) -> list[dict[str, str]]:
+        hinted = [dict(m) for m in messages]
+        hinted[-1]["content"] = f"{hinted[-1]['content']}\n\n{schema_instruction(schema)}"
+        return hinted
+
+    # ------------------------------------------------------------------ one request (maybe cached)
+    async def _request(
+        self,
+        ep: _Endpoint,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        n: int,
+        schema: type[BaseModel] | None,
+        context: dict[str, Any],
+    ) -> CallResult[Any]:
+        fmt = response_format(schema, ep.structured_mode) if schema is not None else None
+        request = dict(params, n=n)
+        if fmt is not None:
+            request["response_format"] = fmt
+
+        async def fetch() -> dict[str, Any]:
+            return await self._send(ep, messages, request, context)
+
+        started = time.perf_counter()
+        if self.cache is not None:
+            key = cache_key(base_url=ep.base_url, model=ep.spec.model, messages=messages, request=request)
+            payload, hit = await self.cache.get_or_fetch(key, fetch)
+        else:
+            payload, hit = await fetch(), False
+        result = self._result(ep, payload, hit, time.perf_counter() - started)
+        self._record(ep, result, context)
+        return result
+
+    async def _send(
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Budget, rate limits and retried HTTP for one request; returns a cacheable payload."""
+        spec = ep.spec
+        n = int(request.get("n", 1))
+        needs_estimate = self.budget.limit_usd is not None or ep.tpm is not None
+        prompt_estimate = count_message_tokens(messages) if needs_estimate else 0
+        ticket = self.budget.reserve(spec.cost_usd(prompt_estimate, request["max_tokens"] * n)) if (
+            self.budget.limit_usd is not None
+        ) else None
+        try:
+            if ep.tpm is not None:
+                await ep.tpm.acquire(prompt_estimate + request["max_tokens"] * n)
+            if n > 1 and not spec.supports_n:
+                payload = await self._fan_out(ep, messages, request, context)
+            else:
+                payload = await self._attempts(ep, messages, request, context)
+        except BaseException:
+            if ticket is not None:
+                self.budget.settle(ticket, 0.0)
+            raise
+        if ticket is not None:
+            self.budget.settle(ticket, spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"]))
+        return payload
+
+    async def _fan_out(
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any]:
+        """n samples from an endpoint that returns one choice per request: n requests, distinct seeds."""
+        base_seed = int(request.get("seed") or 0)
+        singles = [dict(request, n=1, seed=base_seed + i) for i in range(int(request["n"]))]
+        parts = await asyncio.gather(*(self._attempts(ep, messages, s, context) for s in singles))
+        merged = dict(parts[0])
+        merged["texts"] = [p["texts"][0] if p["texts"] else "" for p in parts]
+        merged["prompt_tokens"] = sum(p["prompt_tokens"] for p in parts)
+        merged["completion_tokens"] = sum(p["completion_tokens"] for p in parts)
+        merged["attempts"] = [a for p in parts for a in p["attempts"]]
+        return merged
+
+    async def _attempts(
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any]:
+        spec = ep.spec
+        attempts: list[Attempt] = []
+        headers = {"X-Examiner-Role": context["role"], "X-Examiner-Stage": context["stage"] or "-"}
+        for number in range(1, spec.max_attempts + 1):
+            began = time.perf_counter()
+            wait: float | None = None
+            try:
+                async with ep.slots:
+                    raw = await ep.client.chat.completions.with_raw_response.create(
+                        model=spec.model, messages=messages, extra_headers=headers, **request
+                    )
+                completion = raw.parse()
+                latency = time.perf_counter() - began
+                if not completion.choices:
+                    attempts.append(Attempt("empty", latency, detail="no choices in reply"))
+                    wait = self._backoff(spec, number)
+                else:
+                    attempts.append(Attempt("ok", latency))
+                    return self._payload(completion, messages, attempts, raw.headers.get("x-request-id"))
+            except openai.RateLimitError as exc:
+                wait = self._retry_after(exc) or self._backoff(spec, number)
+                attempts.append(Attempt("429", time.perf_counter() - began, detail=_short(exc)))
+            except openai.APITimeoutError as exc:
+                attempts.append(Attempt("timeout", time.perf_counter() - began, detail=_short(exc)))
+                wait = self._backoff(spec, number)
+            except openai.APIConnectionError as exc:
+                attempts.append(Attempt("connection", time.perf_counter() - began, detail=_short(exc)))
+                wait = self._backoff(spec, number)
+            except openai.APIStatusError as exc:
+                attempts.append(Attempt(str(exc.status_code), time.perf_counter() - began, detail=_short(exc)))
+                if exc.status_code >= 500:
+                    wait = self._backoff(spec, number)
+                elif exc.status_code == 400 and "response_format" in request and ep.structured_mode != "text":
+                    ep.structured_mode = "json_object" if ep.structured_mode == "json_schema" else "text"
+                    log.warning("endpoint %s rejected response_format; falling back to %s", ep.name, ep.structured_mode)
+                    request = {k: v for k, v in request.items() if k != "response_format"}
+                    if ep.structured_mode == "json_object":
+                        request["response_format"] = {"type": "json_object"}
+                    wait = 0.0
+                else:
+                    raise ModelCallError(f"{ep.name}: HTTP {exc.status_code}: {_short(exc)}", attempts) from None
+            if number < spec.max_attempts and wait is not None:
+                attempts[-1] = Attempt(attempts[-1].status, attempts[-1].latency_s, wait, attempts[-1].detail)
+                await asyncio.sleep(wait)
+        self.totals.failed += 1
+        summary = ", ".join(a.status for a in attempts)
+        self.ledger.append(dict(context, endpoint=ep.name, model=spec.model, outcome="failed",
+                                attempts=[a.__dict__ for a in attempts], cost_usd=0.0))
+        raise ModelCallError(f"{ep.name}: no usable reply after {len(attempts)} attempts ({summary})", attempts)
+
+    @staticmethod
+    def _backoff(spec: EndpointSpec, number: int) -> float:
+        return random.uniform(0, min(MAX_BACKOFF_S, spec.backoff_base_s * 2 ** (number - 1)))
+
+    @staticmethod
+    def _retry_after(exc: openai.APIStatusError) -> float | None:
+        value = exc.response.headers.get("retry-after") if exc.response is not None else None
+        try:
+            return min(MAX_BACKOFF_S * 2, max(0.0, float(value))) if value is not None else None
+        except ValueError:
+            return None
+
+    @staticmethod
+    def _payload(completion: Any, messages: list[dict[str, str]], attempts: list[Attempt], header_id: str | None) -> dict[str, Any]:
+        texts = [(choice.message.content or "") if choice.message else "" for choice in completion.choices]
+        first = completion.choices[0]
+        logprobs = None
+        if getattr(first, "logprobs", None) is not None and first.logprobs.content:
+            logprobs = [
+                [item.token, item.logprob, {alt.token: alt.logprob for alt in (item.top_logprobs or [])}]
+                for item in first.logprobs.content
+            ]
+        usage = completion.usage
+        if usage is not None and usage.prompt_tokens is not None:
+            prompt, completion_tokens, source = usage.prompt_tokens, usage.completion_tokens or 0, "api"
+        else:
+            prompt = count_message_tokens(messages)
+            completion_tokens = sum(count_tokens(t) for t in texts)
+            source = "tiktoken"
+        return {
+            "texts": texts,
+            "logprobs": logprobs,
+            "finish_reason": first.finish_reason,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion_tokens,
+            "usage_source": source,
+            "request_id": header_id or completion.id or uuid.uuid4().hex,
+            "attempts": [a.__dict__ for a in attempts],
+        }
+
+    # ------------------------------------------------------------------ results and ledger
+    def _result(self, ep: _Endpoint, payload: dict[str, Any], hit: bool, latency: float) -> CallResult[Any]:
+        texts = payload["texts"]
+        cost = 0.0 if hit else ep.spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"])
+        return CallResult(
+            text=texts[0] if texts else "",
+            texts=texts,
+            logprobs=[TokenLogprob(t, lp, top) for t, lp, top in payload["logprobs"]] if payload["logprobs"] else None,
+            prompt_tokens=payload["prompt_tokens"],
+            completion_tokens=payload["completion_tokens"],
+            usage_source=payload["usage_source"],
+            cost_usd=cost,
+            cache_hit=hit,
+            attempts=[Attempt(**a) for a in payload["attempts"]] if not hit else [],
+            request_id=payload["request_id"],
+            endpoint=ep.name,
+            model=ep.spec.model,
+            latency_s=latency,
+            finish_reason=payload["finish_reason"],
+        )
+
+    def _record(self, ep: _Endpoint, result: CallResult[Any], context: dict[str, Any]) -> None:
+        totals = self.totals
+        if result.cache_hit:
+            totals.cache_hits += 1
+        else:
+            totals.calls += 1
+            totals.prompt_tokens += result.prompt_tokens
+            totals.completion_tokens += result.completion_tokens
+            totals.cost_usd += result.cost_usd
+        self.ledger.append(
+            dict(
+                context,
+                ts=time.time(),
+                run_id=self.run_id,
+                endpoint=ep.name,
+                model=ep.spec.model,
+                request_id=result.request_id,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                usage_source=result.usage_source,
+                latency_s=round(result.latency_s, 6),
+                attempts=[a.__dict__ for a in result.attempts],
+                cache_hit=result.cache_hit,
+                cost_usd=result.cost_usd,
+                finish_reason=result.finish_reason,
+                outcome="ok",
+            )
+        )
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+__all__ = ["Gateway", "ModelCallError", "BudgetExhausted", "Totals"]

@@ -1,0 +1,119 @@
+"""The cost ledger: one append-only JSONL record per model request, and the tables built from it.
+
+Records carry role, stage, round, the knowledge units the call was about, tokens (from the API's
+`usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Cache hits
+are kept in the ledger (so a resumed run shows what it reused) but cost nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+
+class Ledger:
+    """Append-only JSONL writer; each record is flushed at once so a killed run keeps its history."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._lock = threading.Lock()
+        self._handle = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("a", encoding="utf-8")
+
+    def append(self, record: dict[str, Any]) -> None:
+        if self._handle is None:
+            return
+        line = json.dumps(record, separators=(",", ":"), default=str)
+        with self._lock:
+            self._handle.write(line + "\n")
+            self._handle.flush()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def read_ledger(path: str | Path) -> list[dict[str, Any]]:
+    """All records of a ledger file; a torn last line (killed mid-write) is skipped."""
+    records = []
+    file = Path(path)
+    if not file.exists():
+        return records
+    for line in file.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+@dataclass
+class CostRow:
+    """Totals for one group of ledger records."""
+
+    key: tuple[Any, ...]
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    unit_ids: set[str] = field(default_factory=set)
+
+    def add(self, record: dict[str, Any]) -> None:
+        if record.get("cache_hit"):
+            self.cache_hits += 1
+        else:
+            self.calls += 1
+            self.prompt_tokens += int(record.get("prompt_tokens", 0))
+            self.completion_tokens += int(record.get("completion_tokens", 0))
+            self.cost_usd += float(record.get("cost_usd", 0.0))
+            self.latency_s += float(record.get("latency_s", 0.0))
+        self.unit_ids.update(record.get("unit_ids") or ())
+
+    def as_dict(self, names: tuple[str, ...]) -> dict[str, Any]:
+        row = dict(zip(names, self.key))
+        row.update(
+            calls=self.calls,
+            cache_hits=self.cache_hits,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cost_usd=round(self.cost_usd, 8),
+            units=len(self.unit_ids),
+        )
+        return row
+
+
+def aggregate(records: Iterable[dict[str, Any]], by: tuple[str, ...] = ("role",)) -> list[dict[str, Any]]:
+    """Billed totals (cache hits counted apart) grouped by record fields such as role, stage, round."""
+    rows: dict[tuple[Any, ...], CostRow] = {}
+    for record in records:
+        key = tuple(record.get(name, "") for name in by)
+        rows.setdefault(key, CostRow(key)).add(record)
+    return [rows[key].as_dict(by) for key in sorted(rows, key=lambda k: tuple(str(p) for p in k))]
+
+
+def per_unit(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Cost attributed to each knowledge unit: a call's tokens and dollars split evenly over its units."""
+    totals: dict[str, dict[str, float]] = defaultdict(
+        lambda: {"calls": 0.0, "prompt_tokens": 0.0, "completion_tokens": 0.0, "cost_usd": 0.0}
+    )
+    for record in records:
+        units = record.get("unit_ids") or []
+        if record.get("cache_hit") or not units:
+            continue
+        share = 1.0 / len(units)
+        for unit in units:
+            entry = totals[unit]
+            entry["calls"] += share
+            entry["prompt_tokens"] += share * int(record.get("prompt_tokens", 0))
+            entry["completion_tokens"] += share * int(record.get("completion_tokens", 0))
+            entry["cost_usd"] += share * float(record.get("cost_usd", 0.0))
+    return dict(totals)
