@@ -1,0 +1,41 @@
+"""Simulated OpenAI-compatible backend: deterministic, role-aware synthetic models for tests and dry runs.
+
+    from examiner.llm.simulated import SimulatedServer, unit_category
+    with SimulatedServer({"knowledge": {"known": 0.6, "wrong": 0.2, "unknown": 0.2}}, seed=0) as base_url:
+        ...  # point an OpenAI client (or the gateway) at base_url
+
+See behaviours.py for the prompt conventions and the behaviour registry, faults.py for fault injection,
+server.OPTION_NAMES for the options.
+"""
+
+from examiner.llm.simulated.behaviours import (
+    DEFAULT_PROFILE,
+    DEFAULT_RECALL,
+    SimRequest,
+    claim_markers,
+    find_behaviour,
+    ref_ids,
+    register_behaviour,
+    unit_category,
+)
+from examiner.llm.simulated.faults import FAULT_KINDS
+from examiner.llm.simulated.process import SimulatedProcess
+from examiner.llm.simulated.schema_faker import conform, fake_value
+from examiner.llm.simulated.server import OPTION_NAMES, SimulatedServer
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "DEFAULT_RECALL",
+    "FAULT_KINDS",
+    "OPTION_NAMES",
+    "SimRequest",
+    "SimulatedProcess",
+    "SimulatedServer",
+    "claim_markers",
+    "conform",
+    "fake_value",
+    "find_behaviour",
+    "ref_ids",
+    "register_behaviour",
+    "unit_category",
+]

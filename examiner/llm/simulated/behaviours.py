@@ -1,0 +1,342 @@
+"""Role-aware synthetic behaviour of the simulated backend, and the registry that dispatches to it.
+
+A behaviour is a function of one `SimRequest` (one choice of one chat request) that returns the
+completion: text, or a JSON-able value that the server serialises (and fits to the requested schema).
+Dispatch is on the `X-Examiner-Role` / `X-Examiner-Stage` headers the gateway sends.
+
+Other modules add behaviours without editing this one:
+
+    from examiner.llm.simulated import register_behaviour, SimRequest
+
+    @register_behaviour("pairwise")              # every stage of the role
+    def _pairwise(req: SimRequest) -> dict: ...
+
+Lookup order: (role, stage), then (role, any stage), then the generic behaviour. A later registration
+for the same key replaces an earlier one. A server started in another process imports the modules named
+in option `behaviour_modules` so their registrations take effect there too.
+
+Prompt conventions the behaviours read (the real agents follow them):
+  `<unit id="ID">text</unit>`, `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
+  and in answers the claim markers `ID:known` / `ID:wrong`.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Union
+
+from examiner.llm.simulated.prose import (
+    filler_sentence,
+    filler_text,
+    rng_for,
+    stable_int,
+    stable_uniform,
+    wh_question,
+)
+from examiner.llm.simulated.schema_faker import fake_value
+
+Completion = Union[str, dict, list]
+Behaviour = Callable[["SimRequest"], Completion]
+
+DEFAULT_PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
+DEFAULT_RECALL = 0.85
+DEFAULT_TARGETS_PER_QUESTION = 4
+
+UNIT_RE = re.compile(r'<unit id="([^"]*)"')
+PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
+REF_RE = re.compile(r"\[ref:([^\]]*)\]")
+MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong)\b")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+@dataclass
+class SimRequest:
+    """One choice of one chat-completions request, with everything a behaviour may need."""
+
+    body: dict[str, Any]
+    role: str
+    stage: str
+    index: int
+    """Choice index (0 .. n-1)."""
+    seed: int
+    """The server's seed (fixes knowledge profiles)."""
+    options: Mapping[str, Any]
+    oracle: Mapping[str, Any] = field(default_factory=dict)
+    """Gold labels registered through POST /sim/oracle, keyed by sha1 of the item text."""
+    schema: dict[str, Any] | None = None
+    """The JSON schema of response_format json_schema, if any."""
+    json_mode: bool = False
+    """True when response_format asks for JSON (json_schema or json_object)."""
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", "sim"))
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.body.get("messages") or []
+
+    @property
+    def temperature(self) -> float:
+        value = self.body.get("temperature")
+        return float(value) if value is not None else 1.0
+
+    @property
+    def request_seed(self) -> Any:
+        return self.body.get("seed")
+
+    @property
+    def max_tokens(self) -> int | None:
+        value = self.body.get("max_completion_tokens", self.body.get("max_tokens"))
+        return int(value) if value is not None else None
+
+    @cached_property
+    def last_user(self) -> str:
+        """Text of the last user message ('' when there is none)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                return content_text(message.get("content"))
+        return ""
+
+    @cached_property
+    def prompt_key(self) -> int:
+        """A hash of the whole conversation (model included), the base of this request's randomness."""
+        parts = [self.model] + [f"{m.get('role')}:{content_text(m.get('content'))}" for m in self.messages]
+        return stable_int(*parts)
+
+    @property
+    def sampling_salt(self) -> tuple[Any, ...]:
+        """What makes choices differ when sampling (temperature > 0): request seed, temperature, choice
+        index. At temperature 0 the output depends on the conversation alone, as with a greedy model."""
+        if self.temperature <= 0:
+            return ()
+        return (self.request_seed, self.temperature, self.index)
+
+    def rng(self, *salt: object) -> random.Random:
+        """A generator fixed by seed, conversation, request seed/temperature/choice and `salt`."""
+        return rng_for(self.seed, self.prompt_key, *self.sampling_salt, *salt)
+
+    def option(self, name: str, default: Any) -> Any:
+        value = self.options.get(name)
+        return default if value is None else value
+
+
+def content_text(content: Any) -> str:
+    """Text of a message content (a string, or a list of OpenAI content parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content)
+
+
+def unit_category(seed: int, model: str, unit_id: str, profile: Mapping[str, float] | None = None) -> str:
+    """Whether the simulated `model` knows unit `unit_id`: "known", "wrong" or "unknown".
+
+    Fixed by (seed, model, unit id) alone, so the true accuracy of a simulated candidate is known in
+    advance: share known / (known + wrong) of the units it is asked about.
+    """
+    p = profile or DEFAULT_PROFILE
+    known, wrong, unknown = (float(p.get(k, 0.0)) for k in ("known", "wrong", "unknown"))
+    total = known + wrong + unknown
+    if total <= 0:
+        return "unknown"
+    u = stable_uniform(seed, "category", model, unit_id) * total
+    if u < known:
+        return "known"
+    if u < known + wrong:
+        return "wrong"
+    return "unknown"
+
+
+# ---------------------------------------------------------------- registry
+
+_REGISTRY: dict[tuple[str, str | None], Behaviour] = {}
+GENERIC = "*"
+
+
+def register_behaviour(role: str, stage: str | None = None) -> Callable[[Behaviour], Behaviour]:
+    """Decorator: use `fn` for requests of `role` (and `stage`, or any stage when None)."""
+
+    def decorate(fn: Behaviour) -> Behaviour:
+        _REGISTRY[(role, stage)] = fn
+        return fn
+
+    return decorate
+
+
+def find_behaviour(role: str, stage: str) -> Behaviour:
+    """The behaviour for a role and stage: exact, then role-wide, then generic."""
+    return _REGISTRY.get((role, stage)) or _REGISTRY.get((role, None)) or _REGISTRY[(GENERIC, None)]
+
+
+# ---------------------------------------------------------------- helpers
+
+def ref_ids(text: str) -> list[str]:
+    """Ids of the last `[ref:...]` marker in `text`."""
+    end = text.rfind("[ref:")
+    if end < 0:
+        return []
+    match = REF_RE.match(text, end)
+    if not match:
+        return []
+    return [part.strip() for part in match.group(1).split(",") if part.strip()]
+
+
+def claim_markers(text: str) -> dict[str, str]:
+    """Claim markers `ID:known` / `ID:wrong` in `text`, by unit id (a later marker wins)."""
+    return {uid: kind for uid, kind in MARK_RE.findall(text)}
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a passage (a light rule: end punctuation followed by a capital or digit)."""
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text.strip()) if s.strip()]
+
+
+# ---------------------------------------------------------------- generic
+
+@register_behaviour(GENERIC)
+def generic(req: SimRequest) -> Completion:
+    """Unknown roles: a schema-shaped value, a JSON object, or filler text of max_tokens/3 tokens."""
+    rng = req.rng("generic")
+    if req.schema is not None:
+        return fake_value(req.schema, rng)
+    budget = max(1, (req.max_tokens or 512) // 3)
+    if req.json_mode:
+        return {"text": filler_text(rng, min(budget, 60))}
+    return filler_text(rng, budget)
+
+
+# ---------------------------------------------------------------- examiner
+
+@register_behaviour("examiner", "question")
+@register_behaviour("examiner", "probe")
+def examiner_question(req: SimRequest) -> Completion:
+    """A ~40-token wh-question about the listed units, ending in `[ref:...]` with its target ids."""
+    prompt = req.last_user
+    units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt)
+    per_question = int(req.option("targets_per_question", DEFAULT_TARGETS_PER_QUESTION))
+    target = units[: 1 + max(0, per_question)]
+    rng = req.rng("question")
+    question = wh_question(rng)
+    return {"question": f"{question} [ref:{','.join(target)}]", "target": target}
+
+
+@register_behaviour("examiner", "extract_units")
+def examiner_extract_units(req: SimRequest) -> Completion:
+    """Every sentence of every listed passage, as a unit."""
+    units = [
+        {"passage_id": pid, "text": sentence}
+        for pid, text in PASSAGE_RE.findall(req.last_user)
+        for sentence in split_sentences(text)
+    ]
+    return {"units": units}
+
+
+# ---------------------------------------------------------------- candidate
+
+def _profile(req: SimRequest) -> Mapping[str, float]:
+    return req.option("knowledge", DEFAULT_PROFILE)
+
+
+@register_behaviour("candidate")
+def candidate_answer(req: SimRequest) -> Completion:
+    """A ~150-token one-paragraph answer; recalled units carry `ID:known` / `ID:wrong` markers.
+
+    The unit's category is fixed per (seed, model, unit); whether it is recalled for this question
+    is a seeded draw with probability `recall` (re-drawn per choice only when sampling).
+    """
+    question = req.last_user
+    recall = float(req.option("recall", DEFAULT_RECALL))
+    profile = _profile(req)
+    rng = req.rng("answer")
+    claims: list[str] = []
+    for uid in ref_ids(question):
+        category = unit_category(req.seed, req.model, uid, profile)
+        if category == "unknown":
+            continue
+        if stable_uniform(req.seed, "recall", uid, question, *req.sampling_salt) >= recall:
+            continue
+        claims.append(f"{filler_sentence(rng)[:-1]} ({uid}:{category}).")
+    if claims:
+        opening = "Here is what I can say about this."
+        body = " ".join(claims)
+    else:
+        opening = "I am not sure about the specifics here, but some related background may help."
+        body = ""
+    used = 12 + 20 * len(claims)
+    rest = filler_text(rng, max(25, 150 - used))
+    return " ".join(part for part in (opening, body, rest) if part)
+
+
+# ---------------------------------------------------------------- judge
+
+_OTHER_LABELS = {
+    "correct": ("incorrect", "unrelated"),
+    "incorrect": ("correct", "unrelated"),
+    "unrelated": ("correct", "incorrect"),
+}
+_REASON_OPENING = {
+    "correct": "The answer states this point in a way that agrees with the reference unit.",
+    "incorrect": "The answer addresses this point but contradicts what the reference unit says.",
+    "unrelated": "The answer does not address the content of this reference unit.",
+}
+
+
+@register_behaviour("judge")
+def judge_verdicts(req: SimRequest) -> Completion:
+    """One verdict per listed unit, read from the answer's claim markers; `judge_noise` flips a share."""
+    prompt = req.last_user
+    markers = claim_markers(prompt)
+    units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt) or list(markers)
+    noise = float(req.option("judge_noise", 0.0))
+    answer_key = stable_int(prompt)
+    rng = req.rng("judge")
+    verdicts = []
+    for uid in units:
+        mark = markers.get(uid)
+        label = "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
+        if noise > 0 and stable_uniform(req.seed, "noise", uid, answer_key, *req.sampling_salt) < noise:
+            label = _OTHER_LABELS[label][stable_int(req.seed, "flip", uid, answer_key) % 2]
+        reason = f"{_REASON_OPENING[label]} {filler_text(rng, 44)}"
+        verdicts.append({"unit_id": uid, "type": label, "reason": reason})
+    return {"verdicts": verdicts}
+
+
+# ---------------------------------------------------------------- geval
+
+_SCALE_RE = re.compile(r"\b1\s*(?:-|–|to)\s*(10|[2-9])\b")
+
+
+def score_scale(text: str) -> int:
+    """The top of a 1..N scale mentioned in a prompt (default 5)."""
+    match = _SCALE_RE.search(text)
+    return int(match.group(1)) if match else 5
+
+
+@register_behaviour("geval")
+def geval_score(req: SimRequest) -> Completion:
+    """A single score on the prompt's 1..N scale: the share of `known` markers, else a seeded value.
+
+    With a schema it falls back to the schema faker.
+    """
+    if req.schema is not None or req.json_mode:
+        return generic(req)
+    prompt = req.last_user
+    top = score_scale(prompt)
+    markers = list(claim_markers(prompt).values())
+    rng = req.rng("geval")
+    if markers:
+        share = markers.count("known") / len(markers)
+        score = 1 + round(share * (top - 1))
+    else:
+        score = rng.randint(1, top)
+    if req.temperature > 0 and rng.random() < 0.3:
+        score = min(top, max(1, score + rng.choice((-1, 1))))
+    return str(score)

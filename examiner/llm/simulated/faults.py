@@ -1,0 +1,77 @@
+"""Fault injection: which request fails and how, decided deterministically.
+
+The decision is a hash of (seed, request body, how many times this exact body has been seen), so a
+retry of the same body draws again (and eventually succeeds) while the whole sequence repeats from run
+to run. Fault kinds, in the order their rates are stacked on [0, 1):
+
+- `rate_limit`: HTTP 429 with `Retry-After` (seconds) and `retry-after-ms` headers;
+- `server_error`: HTTP 500;
+- `timeout`: the answer comes only after `timeout_sleep_s` seconds (set it above the client timeout);
+- `malformed_json`: JSON content made invalid (prose around it, single quotes, or a trailing comma);
+- `truncated_json`: JSON content cut mid-object (finish_reason "length");
+- `empty_choices`: HTTP 200 with `choices: []`.
+
+The two JSON faults apply only to requests that ask for JSON (response_format); for other requests the
+draw is a success.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from examiner.llm.simulated.prose import stable_uniform
+
+FAULT_KINDS = ("rate_limit", "server_error", "timeout", "malformed_json", "truncated_json", "empty_choices")
+JSON_FAULTS = ("malformed_json", "truncated_json")
+
+
+class FaultPlan:
+    """Fault rates from the endpoint options, and the per-request draw."""
+
+    def __init__(self, options: Mapping[str, Any], seed: int) -> None:
+        rates = dict(options.get("faults") or {})
+        unknown = set(rates) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)} (known: {', '.join(FAULT_KINDS)})")
+        self.rates = {kind: float(rates.get(kind, 0.0)) for kind in FAULT_KINDS}
+        if any(r < 0 for r in self.rates.values()) or sum(self.rates.values()) > 1 + 1e-9:
+            raise ValueError("fault rates must be >= 0 and sum to at most 1")
+        self.seed = seed
+        self.active = any(r > 0 for r in self.rates.values())
+        self.retry_after_s = float(options.get("retry_after_s", 0.05))
+        self.timeout_sleep_s = float(options.get("timeout_sleep_s", 5.0))
+
+    def decide(self, body_key: str, seen: int) -> str | None:
+        """The fault for the `seen`-th arrival of the body with hash `body_key`, or None."""
+        if not self.active:
+            return None
+        u = stable_uniform(self.seed, "fault", body_key, seen)
+        edge = 0.0
+        for kind in FAULT_KINDS:
+            edge += self.rates[kind]
+            if u < edge:
+                return kind
+        return None
+
+
+def malform_json(content: str, rng: random.Random) -> str:
+    """Invalid JSON of the kinds models produce: chatty prose around it, single quotes, trailing comma."""
+    style = rng.randrange(3)
+    if style == 0:
+        return f"Sure! Here is the JSON you asked for:\n{content}\nLet me know if you need anything else."
+    if style == 1 and '"' in content:
+        return content.replace('"', "'")
+    stripped = content.rstrip()
+    if stripped.endswith("}") or stripped.endswith("]"):
+        return stripped[:-1].rstrip() + "," + stripped[-1]
+    return content + ","
+
+
+def truncate_json(content: str, rng: random.Random) -> str:
+    """`content` cut somewhere between 30 % and 90 % of its length (always leaving it unclosed)."""
+    if len(content) < 4:
+        return content[:1] if content else "{"
+    cut = max(1, min(len(content) - 1, int(len(content) * rng.uniform(0.3, 0.9))))
+    return content[:cut]

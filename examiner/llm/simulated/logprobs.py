@@ -1,0 +1,75 @@
+"""OpenAI-shaped token logprobs for a simulated completion.
+
+Ordinary tokens get a confident, seeded probability with a few common tokens as alternatives. A
+completion that is a single score ("1".."10") gets a distribution over the whole scale, peaked at the
+chosen score, so probability-weighted scoring (G-Eval) has something meaningful to weigh.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from examiner.llm.simulated.prose import rng_for
+from examiner.llm.tokens import encoding
+
+_ALTERNATIVES = (" the", " a", ",", ".", " of", " and", " to", " in", " is", " that", " it", " for",
+                 " on", " as", " with", " was", " this", " by", " be", " are", " not")
+_SCORES = tuple(str(i) for i in range(1, 11))
+
+
+def _entry(token: str, logprob: float) -> dict[str, Any]:
+    return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
+
+
+def _score_distribution(score: int, top: int, key: int) -> list[tuple[str, float]]:
+    """(token, logprob) over 1..top, highest first, peaked at `score`."""
+    rng = rng_for(key, "score")
+    sharp = rng.uniform(0.9, 1.8)
+    weights = {str(i): math.exp(-sharp * abs(i - score)) for i in range(1, top + 1)}
+    total = sum(weights.values())
+    ranked = sorted(weights.items(), key=lambda kv: (-kv[1], int(kv[0])))
+    return [(tok, math.log(w / total)) for tok, w in ranked]
+
+
+def score_logprobs(content: str, top_logprobs: int, key: int, scale: int = 5) -> list[dict[str, Any]] | None:
+    """Logprobs for a completion that is exactly one score, or None when it is not one."""
+    text = content.strip()
+    if text not in _SCORES:
+        return None
+    score = int(text)
+    top = 10 if score > scale or scale > 5 else 5
+    dist = _score_distribution(score, top, key)
+    chosen = next(lp for tok, lp in dist if tok == text)
+    entry = _entry(content, chosen)
+    entry["top_logprobs"] = [_entry(tok, lp) for tok, lp in dist[: max(0, top_logprobs)]]
+    return [entry]
+
+
+def token_logprobs(content: str, top_logprobs: int, key: int, scale: int = 5) -> list[dict[str, Any]]:
+    """choices[i].logprobs.content for `content`: one entry per cl100k token."""
+    scored = score_logprobs(content, top_logprobs, key, scale)
+    if scored is not None:
+        return scored
+    enc = encoding()
+    rng = rng_for(key, "tokens")
+    out: list[dict[str, Any]] = []
+    for token_id in enc.encode(content, disallowed_special=()):
+        token = enc.decode_single_token_bytes(token_id).decode("utf-8", errors="replace")
+        p = rng.uniform(0.55, 0.99)
+        entry = _entry(token, math.log(p))
+        if top_logprobs > 0:
+            rest = 1.0 - p
+            alternatives = [_entry(token, math.log(p))]
+            for alt in _ALTERNATIVES:
+                if len(alternatives) >= top_logprobs:
+                    break
+                if alt == token:
+                    continue
+                rest /= 2
+                alternatives.append(_entry(alt, math.log(rest)))
+            entry["top_logprobs"] = alternatives
+        else:
+            entry["top_logprobs"] = []
+        out.append(entry)
+    return out

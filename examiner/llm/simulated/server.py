@@ -1,0 +1,338 @@
+"""The simulated backend's HTTP server: OpenAI chat completions on 127.0.0.1, deterministic by seed.
+
+Routes: POST /v1/chat/completions, GET /v1/models, GET /sim/stats, POST /sim/oracle, POST /sim/reset.
+`SimulatedServer` runs it on a background thread with its own event loop, so synchronous code, async
+code and other processes can all call it; `python -m examiner.llm.simulated` runs it as a process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from examiner.llm.simulated.behaviours import SimRequest, content_text, find_behaviour, score_scale
+from examiner.llm.simulated.faults import JSON_FAULTS, FaultPlan, malform_json, truncate_json
+from examiner.llm.simulated.logprobs import token_logprobs
+from examiner.llm.simulated.prose import rng_for, stable_int, stable_uniform
+from examiner.llm.simulated.schema_faker import conform
+from examiner.llm.tokens import encoding
+
+OPTION_NAMES = (
+    "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "report_usage",
+    "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "behaviour_modules",
+)
+"""Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
+
+
+@lru_cache(maxsize=2048)
+def _count(text: str) -> int:
+    """cl100k tokens of a message text (cached: system prompts repeat on every call)."""
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """Prompt tokens with OpenAI's overhead (3 per message + 3), as examiner.llm.tokens counts them."""
+    return sum(_count(content_text(m.get("content"))) + 3 for m in messages) + 3
+
+
+def _error(status: int, message: str, kind: str, headers: Mapping[str, str] | None = None) -> web.Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json",
+                        headers=headers)
+
+
+class SimState:
+    """Everything the handlers share: options, fault plan, counters, oracle."""
+
+    def __init__(self, options: Mapping[str, Any] | None, seed: int | None) -> None:
+        self.options: dict[str, Any] = dict(options or {})
+        self.seed = int(seed if seed is not None else self.options.get("seed", 0) or 0)
+        self.faults = FaultPlan(self.options, self.seed)
+        self.report_usage = bool(self.options.get("report_usage", True))
+        self.latency_s = float(self.options.get("latency_s", 0.0) or 0.0)
+        self.oracle: dict[str, Any] = {}
+        for module in self.options.get("behaviour_modules") or ():
+            importlib.import_module(module)
+        self.reset()
+
+    def reset(self) -> None:
+        self.seen: Counter[bytes] = Counter()
+        self.requests = 0
+        self.ok = 0
+        self.bad_requests = 0
+        self.fault_counts: Counter[str] = Counter()
+        self.by_role: Counter[str] = Counter()
+        self.models: set[str] = set()
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "ok": self.ok,
+            "bad_requests": self.bad_requests,
+            "faults": dict(self.fault_counts),
+            "by_role": dict(self.by_role),
+            "distinct_bodies": len(self.seen),
+            "oracle_items": len(self.oracle),
+        }
+
+
+def _response_format(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+    """(schema, json_mode) from response_format."""
+    fmt = body.get("response_format") or {}
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if kind == "json_schema":
+        spec = fmt.get("json_schema") or {}
+        schema = spec.get("schema")
+        return (schema if isinstance(schema, dict) else None), True
+    return None, kind == "json_object"
+
+
+def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, index: int,
+            schema: dict[str, Any] | None, json_mode: bool, fault: str | None,
+            body_key: bytes) -> tuple[dict[str, Any], int]:
+    """One choice and its completion-token count."""
+    req = SimRequest(body=body, role=role, stage=stage, index=index, seed=state.seed, options=state.options,
+                     oracle=state.oracle, schema=schema, json_mode=json_mode)
+    result = find_behaviour(role, stage)(req)
+    if isinstance(result, str):
+        content = result
+    else:
+        if schema is not None:
+            result = conform(result, schema, req.rng("conform"))
+        content = orjson.dumps(result).decode()
+    finish = "stop"
+    if fault == "malformed_json":
+        content = malform_json(content, rng_for(state.seed, body_key, index, "malform"))
+    elif fault == "truncated_json":
+        content = truncate_json(content, rng_for(state.seed, body_key, index, "truncate"))
+        finish = "length"
+    enc = encoding()
+    tokens = enc.encode(content, disallowed_special=())
+    limit = req.max_tokens
+    if limit is not None and len(tokens) > limit:
+        tokens = tokens[: max(0, limit)]
+        content = enc.decode(tokens)
+        finish = "length"
+    choice: dict[str, Any] = {"index": index, "message": {"role": "assistant", "content": content},
+                              "finish_reason": finish, "logprobs": None}
+    if body.get("logprobs"):
+        top = int(body.get("top_logprobs") or 0)
+        key = stable_int(state.seed, req.prompt_key, *req.sampling_salt, index)
+        choice["logprobs"] = {"content": token_logprobs(content, top, key, score_scale(req.last_user)),
+                              "refusal": None}
+    return choice, len(tokens)
+
+
+async def chat_completions(request: web.Request) -> web.Response:
+    state: SimState = request.app["state"]
+    raw = await request.read()
+    state.requests += 1
+    try:
+        body = orjson.loads(raw)
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            raise ValueError("body must be an object with a `messages` list")
+    except ValueError as exc:
+        state.bad_requests += 1
+        return _error(400, f"invalid request: {exc}", "invalid_request_error")
+    if body.get("stream"):
+        state.bad_requests += 1
+        return _error(400, "the simulated backend does not stream", "invalid_request_error")
+
+    body_key = hashlib.blake2b(raw, digest_size=12).digest()
+    seen = state.seen[body_key]
+    state.seen[body_key] = seen + 1
+    schema, json_mode = _response_format(body)
+    fault = state.faults.decide(body_key.hex(), seen)
+    if fault in JSON_FAULTS and not json_mode:
+        fault = None
+    role = request.headers.get("X-Examiner-Role", "generic").strip().lower() or "generic"
+    stage = request.headers.get("X-Examiner-Stage", "").strip().lower()
+    state.by_role[role] += 1
+
+    if state.latency_s > 0:
+        await asyncio.sleep(state.latency_s * (0.5 + stable_uniform(state.seed, "latency", body_key, seen)))
+    if fault is not None:
+        state.fault_counts[fault] += 1
+    if fault == "rate_limit":
+        wait = state.faults.retry_after_s
+        return _error(429, "simulated rate limit", "rate_limit_exceeded",
+                      {"Retry-After": f"{wait:g}", "retry-after-ms": f"{wait * 1000:g}"})
+    if fault == "server_error":
+        return _error(500, "simulated server error", "server_error")
+    if fault == "timeout":
+        await asyncio.sleep(state.faults.timeout_sleep_s)
+
+    model = str(body.get("model", "sim"))
+    state.models.add(model)
+    n = max(1, int(body.get("n") or 1))
+    choices = []
+    completion = 0
+    for index in range(n):
+        choice, used = _choice(state, body, role, stage, index, schema, json_mode, fault, body_key)
+        choices.append(choice)
+        completion += used
+    if fault == "empty_choices":
+        choices = []
+    out: dict[str, Any] = {
+        "id": f"chatcmpl-sim-{body_key.hex()}-{seen}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": choices,
+        "system_fingerprint": f"sim-{state.seed}",
+    }
+    if state.report_usage:
+        prompt = prompt_tokens(body["messages"])
+        out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                        "total_tokens": prompt + completion}
+    if fault is None:
+        state.ok += 1
+    return web.Response(body=orjson.dumps(out), content_type="application/json")
+
+
+async def list_models(request: web.Request) -> web.Response:
+    state: SimState = request.app["state"]
+    names = sorted(state.models | {str(state.options.get("model", "sim"))})
+    data = [{"id": name, "object": "model", "created": 0, "owned_by": "examiner-simulated"} for name in names]
+    return web.Response(body=orjson.dumps({"object": "list", "data": data}), content_type="application/json")
+
+
+async def sim_stats(request: web.Request) -> web.Response:
+    return web.Response(body=orjson.dumps(request.app["state"].stats()), content_type="application/json")
+
+
+async def sim_oracle(request: web.Request) -> web.Response:
+    state: SimState = request.app["state"]
+    try:
+        items = orjson.loads(await request.read()).get("items")
+        if not isinstance(items, dict):
+            raise ValueError
+    except (ValueError, AttributeError):
+        return _error(400, 'expected {"items": {"<sha1 of text>": label}}', "invalid_request_error")
+    state.oracle.update(items)
+    return web.Response(body=orjson.dumps({"oracle_items": len(state.oracle)}), content_type="application/json")
+
+
+async def sim_reset(request: web.Request) -> web.Response:
+    request.app["state"].reset()
+    return web.Response(body=b"{}", content_type="application/json")
+
+
+def make_app(state: SimState) -> web.Application:
+    """The aiohttp application over `state`."""
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app["state"] = state
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/v1/models", list_models)
+    app.router.add_get("/sim/stats", sim_stats)
+    app.router.add_post("/sim/oracle", sim_oracle)
+    app.router.add_post("/sim/reset", sim_reset)
+    return app
+
+
+async def start_site(state: SimState, host: str = "127.0.0.1", port: int = 0) -> tuple[web.AppRunner, str]:
+    """Start serving on the running loop; returns the runner (to clean up) and the base URL."""
+    runner = web.AppRunner(make_app(state), access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    bound = runner.addresses[0][1]
+    return runner, f"http://{host}:{bound}/v1"
+
+
+class SimulatedServer:
+    """The simulated backend on a background thread; `start()` returns its base URL.
+
+    `options` are a simulated endpoint's EndpointSpec.options; `seed` (default: options["seed"] or 0)
+    fixes every random choice. Use as `with SimulatedServer(opts) as url:` or `async with`.
+    """
+
+    def __init__(self, options: Mapping[str, Any] | None = None, seed: int | None = None,
+                 host: str = "127.0.0.1", port: int = 0) -> None:
+        self.state = SimState(options, seed)
+        self.host = host
+        self.port = port
+        self.base_url: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def seed(self) -> int:
+        return self.state.seed
+
+    def start(self) -> str:
+        """Start serving (idempotent) and return the base URL, e.g. http://127.0.0.1:PORT/v1."""
+        if self.base_url is not None:
+            return self.base_url
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                self._runner, self.base_url = loop.run_until_complete(start_site(self.state, self.host, self.port))
+            except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                if self._runner is not None:
+                    loop.run_until_complete(self._runner.cleanup())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="examiner-simulated", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            self._thread = None
+            raise failure[0]
+        assert self.base_url is not None
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop serving and join the thread (idempotent)."""
+        if self._thread is None or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._thread = None
+        self._loop = None
+        self.base_url = None
+
+    def stats(self) -> dict[str, Any]:
+        """Counters, as GET /sim/stats returns them."""
+        return self.state.stats()
+
+    def register_oracle(self, items: Mapping[str, Any]) -> None:
+        """Gold labels by sha1 of item text, as POST /sim/oracle registers them."""
+        self.state.oracle.update(items)
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> str:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.stop)
