@@ -15,7 +15,7 @@ from typing import Sequence
 from examiner import __version__
 from examiner.errors import BudgetExhausted, UserError
 
-COMMAND_MODULES = ("setup", "cost", "exam", "judging", "meta")
+COMMAND_MODULES = ("setup", "cost", "exam", "report", "judging", "meta")
 """Modules under examiner.commands; each has `register(subparsers)` and sets `func` on its parsers."""
 
 

@@ -1,0 +1,41 @@
+# Two commands on a fresh machine:  `make demo`  and  `make test`.
+VENV   ?= .venv
+PYTHON ?= python3
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+RUN    ?= runs/demo
+CORPUS ?= corpora/examiner-handbook
+
+.PHONY: demo test install install-dev clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# CPU torch first: an unpinned torch (pulled in by sentence-transformers) would fetch a multi-GB CUDA build.
+$(VENV)/.torch: | $(PY)
+	$(PY) -c "import torch" 2>/dev/null || $(PIP) install torch==2.13.0
+	touch $@
+
+# The `local` extra compiles llama-cpp-python from source the first time (about 7 minutes on 2 cores).
+$(VENV)/.installed: pyproject.toml $(VENV)/.torch
+	$(PIP) install --quiet -e '.[cpu,local]'
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[cpu,local,dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+demo: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/examiner doctor
+	HF_HUB_OFFLINE=1 $(VENV)/bin/examiner demo --out $(RUN) --corpus $(CORPUS)
+
+# pytest exits 5 when it collects no test; that is not a failure of the suite.
+test: install-dev
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -ra; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,160 @@
+"""Records an exam writes to its run directory, one pydantic model per JSONL file.
+
+Files are append-only; a record may be written again after a resume (same id, same content), so
+readers keep the last record per id (`RunStore.load`). Ids are deterministic hashes of their inputs,
+which is what lets a resumed run reproduce an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+VerdictType = Literal["correct", "incorrect", "unrelated", "unparseable"]
+QuestionType = Literal["who", "what", "when", "where", "why", "how", "other"]
+UnitStatus = Literal["correct", "incorrect", "unanswered", "uncovered"]
+RunStatus = Literal["running", "completed", "budget_exhausted", "failed"]
+
+
+class SourceRef(BaseModel):
+    """Where a knowledge unit's text comes from."""
+
+    document: str
+    passage_id: str
+    start: int
+    end: int
+
+
+class UnitRecord(BaseModel):
+    """units.jsonl: one knowledge unit (after near-duplicate merging)."""
+
+    id: str
+    text: str
+    sources: list[SourceRef]
+    token_count: int
+
+
+class ClusterRecord(BaseModel):
+    """One cluster of one round (in clusters/<target>/round-N.json)."""
+
+    id: str
+    center: str
+    """Unit id nearest the centroid."""
+    members: list[str]
+
+
+class ClusterRound(BaseModel):
+    """clusters/<target>/round-N.json: the clustering of the uncovered pool at the start of a round."""
+
+    round: int
+    target: str
+    k: int
+    clusters: list[ClusterRecord]
+    projection: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """2-D PCA coordinates of the pool's units (for the report's maps)."""
+
+
+class QuestionRecord(BaseModel):
+    """questions.jsonl: one question (or probe) put to one target."""
+
+    id: str
+    round: int
+    target: str
+    """The candidate endpoint that answers it."""
+    cluster_id: str
+    kind: Literal["question", "probe", "top"] = "question"
+    parent_id: str | None = None
+    """For a probe: the question it follows up."""
+    text: str
+    targets: list[str]
+    """Unit ids the question is meant to cover (all members of its cluster)."""
+    qtype: QuestionType = "other"
+    leak_rejections: int = 0
+    regenerations: int = 0
+    dropped_targets: list[str] = Field(default_factory=list)
+    """Ids the examiner named that were not units of the cluster."""
+    status: Literal["ok", "unparseable", "no_targets"] = "ok"
+
+
+class AnswerRecord(BaseModel):
+    """answers.jsonl: the target's reply to a question, with the classic baseline scores."""
+
+    id: str
+    question_id: str
+    round: int
+    target: str
+    text: str
+    bleu: float | None = None
+    """sacrebleu sentence BLEU of the answer against its targets' reference texts."""
+    embedding_similarity: float | None = None
+    """Cosine similarity of answer and concatenated reference texts (all-MiniLM-L6-v2)."""
+
+
+class VerdictRecord(BaseModel):
+    """verdicts.jsonl: the judge's label for one unit given one answer."""
+
+    id: str
+    answer_id: str
+    question_id: str
+    unit_id: str
+    round: int
+    target: str
+    type: VerdictType
+    reason: str
+    mode: Literal["refeval", "top", "noref"] = "refeval"
+
+
+class UnitOutcome(BaseModel):
+    """Final standing of one unit for one target (in report.json and outcomes.jsonl)."""
+
+    unit_id: str
+    target: str
+    status: UnitStatus
+    """correct / incorrect (covered), unanswered (targeted max times, never covered), uncovered (left in
+    the pool when the exam stopped)."""
+    verdict_id: str | None = None
+    times_targeted: int = 0
+    times_targeted_uncovered: int = 0
+    covered_round: int | None = None
+    cluster_id: str | None = None
+    """Cluster of the unit in the round it was covered (or its last round)."""
+    qtype: QuestionType | None = None
+
+
+class RoundSummary(BaseModel):
+    """Bookkeeping of one round for one target."""
+
+    round: int
+    target: str
+    pool_before: int
+    clusters: int
+    questions: int
+    probes: int
+    covered: int
+    pool_after: int
+    unanswered_new: int = 0
+
+
+class RunInfo(BaseModel):
+    """run.json: what was asked and how the run ended."""
+
+    run_id: str
+    status: RunStatus = "running"
+    stop_reason: str = ""
+    mode: Literal["refeval", "top", "noref"] = "refeval"
+    targets: list[str]
+    corpus_paths: list[str]
+    documents: int = 0
+    passages: int = 0
+    units: int = 0
+    skipped_files: list[dict[str, str]] = Field(default_factory=list)
+    decoded_with_replacement: list[str] = Field(default_factory=list)
+    rounds: list[RoundSummary] = Field(default_factory=list)
+    ignored_verdicts: int = 0
+    """Verdicts naming a unit that was not a target of the question (ignored and logged)."""
+    unparseable_judgments: int = 0
+    unparseable_questions: int = 0
+    leak_rejections: int = 0
+    started: float = 0.0
+    finished: float | None = None
