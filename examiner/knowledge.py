@@ -226,8 +226,18 @@ def split_long_unit(text: str, max_tokens: int) -> list[str]:
 
 # --- building units --------------------------------------------------------------------------------------
 
+_MARKDOWN_HEADING = re.compile(r"#{1,6}\s")
+_HAS_WORD = re.compile(r"\w")
+
+
+def _is_statement(text: str) -> bool:
+    """False for pieces that state nothing: Markdown headings, rules, lone punctuation."""
+    return bool(_HAS_WORD.search(text)) and not _MARKDOWN_HEADING.match(text)
+
+
 def _passage_unit_spans(text: str, max_tokens: int, min_tokens: int) -> list[tuple[int, int]]:
-    pieces = [p for s in sentence_spans(text) for p in bounded_spans(text, s[0], s[1], max_tokens)]
+    sentences = [s for s in sentence_spans(text) if _is_statement(text[s[0]:s[1]])]
+    pieces = [p for s in sentences for p in bounded_spans(text, s[0], s[1], max_tokens)]
     groups: list[tuple[int, int]] = []
     for a, b in pieces:
         if groups and _span_tokens(text, *groups[-1]) < min_tokens and _span_tokens(text, groups[-1][0], b) <= max_tokens:
@@ -256,7 +266,8 @@ def _collect(items: Iterable[tuple[str, Source]]) -> list[KnowledgeUnit]:
 
 def sentence_units(corpus: Corpus | Iterable[Passage], max_tokens: int = 80, min_tokens: int = 8) -> list[KnowledgeUnit]:
     """Units without a model: one per sentence, short sentences merged with a neighbour (within the same
-    passage) until they reach `min_tokens`, none longer than `max_tokens`. Order follows the corpus."""
+    passage) until they reach `min_tokens`, none longer than `max_tokens`. Markdown headings and pieces
+    without a word are left out. Order follows the corpus."""
     if min_tokens > max_tokens:
         raise ValueError("min_tokens must not exceed max_tokens")
     passages = corpus.passages if isinstance(corpus, Corpus) else list(corpus)
