@@ -86,6 +86,9 @@ class SimState:
         }
 
 
+STATE = web.AppKey("state", SimState)
+
+
 def _response_format(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, bool]:
     """(schema, json_mode) from response_format."""
     fmt = body.get("response_format") or {}
@@ -134,7 +137,7 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, index:
 
 
 async def chat_completions(request: web.Request) -> web.Response:
-    state: SimState = request.app["state"]
+    state: SimState = request.app[STATE]
     raw = await request.read()
     state.requests += 1
     try:
@@ -157,6 +160,7 @@ async def chat_completions(request: web.Request) -> web.Response:
         fault = None
     role = request.headers.get("X-Examiner-Role", "generic").strip().lower() or "generic"
     stage = request.headers.get("X-Examiner-Stage", "").strip().lower()
+    stage = "" if stage == "-" else stage
     state.by_role[role] += 1
 
     if state.latency_s > 0:
@@ -201,18 +205,18 @@ async def chat_completions(request: web.Request) -> web.Response:
 
 
 async def list_models(request: web.Request) -> web.Response:
-    state: SimState = request.app["state"]
+    state: SimState = request.app[STATE]
     names = sorted(state.models | {str(state.options.get("model", "sim"))})
     data = [{"id": name, "object": "model", "created": 0, "owned_by": "examiner-simulated"} for name in names]
     return web.Response(body=orjson.dumps({"object": "list", "data": data}), content_type="application/json")
 
 
 async def sim_stats(request: web.Request) -> web.Response:
-    return web.Response(body=orjson.dumps(request.app["state"].stats()), content_type="application/json")
+    return web.Response(body=orjson.dumps(request.app[STATE].stats()), content_type="application/json")
 
 
 async def sim_oracle(request: web.Request) -> web.Response:
-    state: SimState = request.app["state"]
+    state: SimState = request.app[STATE]
     try:
         items = orjson.loads(await request.read()).get("items")
         if not isinstance(items, dict):
@@ -224,14 +228,14 @@ async def sim_oracle(request: web.Request) -> web.Response:
 
 
 async def sim_reset(request: web.Request) -> web.Response:
-    request.app["state"].reset()
+    request.app[STATE].reset()
     return web.Response(body=b"{}", content_type="application/json")
 
 
 def make_app(state: SimState) -> web.Application:
     """The aiohttp application over `state`."""
     app = web.Application(client_max_size=64 * 1024 * 1024)
-    app["state"] = state
+    app[STATE] = state
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/sim/stats", sim_stats)
