@@ -225,8 +225,11 @@ def faiss_uses_gpu() -> bool:
         return False
 
 
-def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20) -> Clustering:
+def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: int = 1) -> Clustering:
     """FAISS k-means of the rows of `vectors` into at most `k` clusters, deterministic for a seed.
+
+    FAISS initialises with k random points; `nredo` > 1 runs that many initialisations and keeps the one
+    with the lowest objective (costs nredo times as much).
 
     k is capped at the number of vectors; empty clusters left by the last iteration are dropped, so the
     result may have fewer than k clusters. Each center is a member of its own cluster.
@@ -247,7 +250,7 @@ def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20) -> Cluste
     else:
         import faiss
 
-        km = faiss.Kmeans(d, k, niter=niter, seed=int(seed), gpu=faiss_uses_gpu(), verbose=False,
+        km = faiss.Kmeans(d, k, niter=niter, nredo=nredo, seed=int(seed), gpu=faiss_uses_gpu(), verbose=False,
                           min_points_per_centroid=1, max_points_per_centroid=max(256, math.ceil(n / k)))
         km.train(x)
         _, assign = km.index.search(x, 1)

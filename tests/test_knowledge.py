@@ -1,0 +1,146 @@
+"""Knowledge units: segmentation, token bounds, stable ids, provenance, near-duplicate merging."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from examiner.corpus import corpus_from_texts
+from examiner.knowledge import (
+    KnowledgeUnit,
+    load_units,
+    make_unit,
+    merge_near_duplicates,
+    near_duplicate_groups,
+    save_units,
+    sentence_units,
+    split_long_unit,
+    split_sentences,
+    unit_id,
+    units_from_statements,
+)
+from examiner.llm.tokens import count_tokens
+
+
+def test_segmentation_respects_abbreviations_and_decimals() -> None:
+    text = ("Dr. Smith moved to the U.S. Army base, e.g. the one near Austin. The dose was 3.5 mg per day! "
+            "Was it enough? See No. 5 and Fig. 2 for details. A. madagascariensis grows in water, i.e. in ponds. "
+            "Results were reported by Jones et al. in 2019. \"Quoted.\" (Bracketed.) It ends here.")
+    assert split_sentences(text) == [
+        "Dr. Smith moved to the U.S. Army base, e.g. the one near Austin.",
+        "The dose was 3.5 mg per day!",
+        "Was it enough?",
+        "See No. 5 and Fig. 2 for details.",
+        "A. madagascariensis grows in water, i.e. in ponds.",
+        "Results were reported by Jones et al. in 2019.",
+        "\"Quoted.\"",
+        "(Bracketed.)",
+        "It ends here.",
+    ]
+
+
+def test_segmentation_lists_and_numbers() -> None:
+    assert split_sentences("It grew in 2010. The next year it shrank.") == [
+        "It grew in 2010.", "The next year it shrank."]
+    assert split_sentences("Steps:\n- mix the flour\n- add water") == ["Steps:", "- mix the flour", "- add water"]
+    assert split_sentences("lower case after a stop. does not split") == ["lower case after a stop. does not split"]
+
+
+def test_units_have_provenance_spans() -> None:
+    text = "Short one. Another short one. Paris is the capital of France and its largest city by far.\n\nNext."
+    corpus = corpus_from_texts([("doc", text)])
+    units = sentence_units(corpus, max_tokens=80, min_tokens=6)
+    doc = corpus.documents[0]
+    for u in units:
+        (src,) = u.sources
+        assert " ".join(doc.text[src.start:src.end].split()) == u.text
+        passage = corpus.passage(src.passage_id)
+        assert passage.start <= src.start < src.end <= passage.end
+    # the two short sentences are merged; the lone short passage stays a unit of its own
+    assert [u.text for u in units] == [
+        "Short one. Another short one.",
+        "Paris is the capital of France and its largest city by far.",
+        "Next.",
+    ]
+
+
+def test_token_bound_is_respected() -> None:
+    long_sentence = ("The committee, after long deliberation over many months; reviewing evidence from witnesses, "
+                     "experts and documents: concluded that " + "the policy was sound and fair " * 30 + "overall.")
+    corpus = corpus_from_texts([("d", long_sentence + " A normal sentence follows it here.")])
+    units = sentence_units(corpus, max_tokens=20, min_tokens=4)
+    assert len(units) > 5
+    assert all(u.token_count <= 20 and u.token_count == count_tokens(u.text) for u in units)
+    doc = corpus.documents[0]
+    for u in units:
+        for s in u.sources:
+            assert " ".join(doc.text[s.start:s.end].split()) == u.text
+    # repeated chunks collapse into one unit with several sources; together the spans cover the text
+    spans = sorted((s.start, s.end) for u in units for s in u.sources)
+    assert " ".join(doc.text[a:b] for a, b in spans).split() == doc.text.split()
+
+
+def test_split_long_unit_covers_text_within_bound() -> None:
+    text = "alpha beta, gamma delta; " * 40 + "x" * 300
+    pieces = split_long_unit(text, 15)
+    assert all(count_tokens(p) <= 15 for p in pieces)
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+    assert split_long_unit("short text", 15) == ["short text"]
+    assert split_long_unit("   ", 15) == []
+
+
+def test_ids_are_stable_content_hashes() -> None:
+    assert unit_id("Paris is in France.") == unit_id("  paris IS in\nFrance. ")
+    assert unit_id("Paris is in France.") != unit_id("Lyon is in France.")
+    assert unit_id("Paris is in France.") == "ku-" + __import__("hashlib").sha256(b"paris is in france.").hexdigest()[:16]
+    corpus = corpus_from_texts([("a", "The sky is blue on clear days."), ("b", "The sky is blue on clear days.")])
+    (unit,) = sentence_units(corpus)
+    assert [s.document for s in unit.sources] == ["a", "b"]  # exact duplicates merged, both sources kept
+    assert sentence_units(corpus) == [unit]
+
+
+def test_units_from_statements() -> None:
+    corpus = corpus_from_texts([("d", "Water boils at 100 degrees at sea level.\n\nIce melts at zero.")])
+    p1, p2 = corpus.passages
+    units = units_from_statements([(p1, "Water boils at 100 °C at sea level."), (p2, "Ice melts at 0 °C."),
+                                   (p2, "water boils at 100 °C at sea level."), (p1, "  ")])
+    assert len(units) == 2
+    assert [(s.passage_id, s.start, s.end) for s in units[0].sources] == [(p1.id, p1.start, p1.end),
+                                                                         (p2.id, p2.start, p2.end)]
+
+
+def test_near_duplicate_merge_keeps_all_sources() -> None:
+    corpus = corpus_from_texts([("d", "A cat sat on the mat today.\n\nThe cat sat on a mat today.\n\n"
+                                      "A feline sat on the mat today.\n\nStocks fell sharply on Monday.")])
+    units = sentence_units(corpus, min_tokens=1)
+    assert len(units) == 4
+    v = np.array([[1, 0, 0], [0.99, 0.1, 0], [0.98, 0.0, 0.2], [0, 1, 0]], dtype=np.float32)
+    merged = merge_near_duplicates(units, v, threshold=0.95)
+    assert len(merged) == 2
+    first, last = merged
+    assert {s.passage_id for s in first.sources} == {p.id for p in corpus.passages[:3]}
+    assert first.text == units[0].text  # most central member of the group
+    assert last == units[3]
+    assert merge_near_duplicates(units, v, threshold=0.95) == merged  # deterministic
+    assert near_duplicate_groups(v, 0.999) == [[0], [1], [2], [3]]
+    with pytest.raises(ValueError):
+        merge_near_duplicates(units, v[:2])
+
+
+def test_save_and_load_units(tmp_path) -> None:
+    units = sentence_units(corpus_from_texts([("d", "One statement that is long enough here.\n\nAnd a second one.")]))
+    save_units(tmp_path / "units.jsonl", units)
+    assert load_units(tmp_path / "units.jsonl") == units
+    assert isinstance(units[0], KnowledgeUnit)
+    assert make_unit("  spaced   text ", units[0].sources).text == "spaced text"
+
+
+def test_sample_corpus_unit_count() -> None:
+    from pathlib import Path
+
+    from examiner.corpus import load_corpus
+
+    root = Path(__file__).resolve().parents[1] / "corpora"
+    n_pubmed = len(sentence_units(load_corpus([root / "pubmedqa-mini"])))
+    n_handbook = len(sentence_units(load_corpus([root / "examiner-handbook"])))
+    assert 60 <= n_pubmed <= 100 and 40 <= n_handbook <= 60
