@@ -24,6 +24,7 @@ from examiner.llm.simulated import (
     SimulatedServer,
     claim_markers,
     fake_value,
+    oracle_key,
     ref_ids,
     register_behaviour,
     unit_category,
@@ -397,11 +398,11 @@ async def test_models_stats_and_oracle(server):
         models = (await client.get(f"{server.base_url}/models")).json()
         assert models["object"] == "list" and models["data"]
         root = server.base_url.removesuffix("/v1")
-        assert (await client.post(f"{root}/sim/oracle", json={"items": {"abc": "correct"}})).json() == {
+        assert (await client.post(f"{root}/sim/oracle", json={"items": {oracle_key("abc"): "correct"}})).json() == {
             "oracle_items": 1}
         stats = (await client.get(f"{root}/sim/stats")).json()
     assert stats["oracle_items"] == 1 and stats["requests"] >= 1 and "faults" in stats
-    assert server.state.oracle == {"abc": "correct"}
+    assert server.state.oracle == {"a9993e364706816aba3e25717850c26c9cd0d89d": "correct"}
 
 
 def test_standalone_process_prints_base_url_and_serves():

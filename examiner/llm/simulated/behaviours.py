@@ -22,6 +22,7 @@ Prompt conventions the behaviours read (the real agents follow them):
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -134,6 +135,11 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return str(content)
+
+
+def oracle_key(text: str) -> str:
+    """The key of an item in the oracle (POST /sim/oracle): sha1 hex of its UTF-8 text."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 def unit_category(seed: int, model: str, unit_id: str, profile: Mapping[str, float] | None = None) -> str:

@@ -8,6 +8,7 @@ this project's schemas.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -83,8 +84,6 @@ def _fake_number(node: dict[str, Any], rng: random.Random, integer: bool) -> int
     elif high is None:
         high = low + 10
     if integer:
-        import math
-
         return rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
     return round(rng.uniform(float(low), float(high)), 3) if high > low else float(low)
 
