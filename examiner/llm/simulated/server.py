@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from examiner.llm.simulated.behaviours import SimRequest, content_text, find_behaviour, score_scale
@@ -26,6 +25,18 @@ from examiner.llm.simulated.logprobs import token_logprobs
 from examiner.llm.simulated.prose import rng_for, stable_int, stable_uniform
 from examiner.llm.simulated.schema_faker import conform
 from examiner.llm.tokens import encoding
+
+try:  # orjson (a langgraph dependency) is several times faster; the stdlib serves as well
+    import orjson
+except ImportError:  # pragma: no cover
+    import json
+
+    class orjson:  # type: ignore[no-redef]  # noqa: N801 - stands in for the module
+        loads = staticmethod(json.loads)
+
+        @staticmethod
+        def dumps(value: Any) -> bytes:
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "report_usage",
