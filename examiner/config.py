@@ -166,20 +166,24 @@ class Settings(BaseModel):
         return self.endpoints[name]
 
     def simulated(self) -> "Settings":
-        """A copy with every role on the simulated backend (prices kept from each role's endpoint)."""
+        """A copy where every endpoint `X` gains a simulated twin `sim-X` (same prices and concurrency,
+        the `simulated` endpoint's options) and every role uses the twin of its endpoint."""
         data = self.model_dump()
-        for role, name in self.roles.items():
-            spec = self.endpoints[name]
-            sim_name = f"sim-{name}"
-            data["endpoints"][sim_name] = EndpointSpec(
+        sim_options = self.endpoints["simulated"].options
+        for name, spec in self.endpoints.items():
+            if spec.provider == "simulated" or name.startswith("sim-"):
+                continue
+            data["endpoints"][f"sim-{name}"] = EndpointSpec(
                 provider="simulated",
                 model=spec.model,
                 price_input_per_1m=spec.price_input_per_1m,
                 price_output_per_1m=spec.price_output_per_1m,
-                max_concurrency=spec.max_concurrency,
-                options=self.endpoints["simulated"].options,
+                max_concurrency=max(spec.max_concurrency, 8),
+                options=sim_options,
             ).model_dump()
-            data["roles"][role] = sim_name
+        for role, name in self.roles.items():
+            if self.endpoints[name].provider != "simulated":
+                data["roles"][role] = f"sim-{name}"
         return Settings.model_validate(data)
 
 

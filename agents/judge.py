@@ -1,0 +1,61 @@
+"""Judge role: label each target knowledge unit correct / incorrect / unrelated against its reference."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from examiner.llm import CallResult, Gateway
+from examiner.prompting import render, unit_block
+
+Label = Literal["correct", "incorrect", "unrelated"]
+
+
+class UnitVerdict(BaseModel):
+    """The judge's label for one knowledge unit."""
+
+    unit_id: str
+    type: Label
+    reason: str = Field(description="at most 100 words; for incorrect: the error and the correct statement")
+
+
+class Judgment(BaseModel):
+    """One verdict per unit shown to the judge."""
+
+    verdicts: list[UnitVerdict]
+
+
+class AnswerVerdict(BaseModel):
+    """A single label for the whole answer (the judge-without-reference baseline)."""
+
+    type: Label
+    reason: str
+
+
+async def judge_units(
+    gateway: Gateway,
+    question: str,
+    answer: str,
+    references: list[tuple[str, str]],
+    *,
+    round: int,
+    stage: str = "judge",
+) -> CallResult[Judgment]:
+    """Per-unit verdicts; `references` pairs each unit id with the text it is checked against."""
+    messages = render("exam_judge", question=question, answer=answer, units=unit_block(references))
+    return await gateway.chat(
+        "judge", messages, schema=Judgment, stage=stage, round=round,
+        unit_ids=[uid for uid, _ in references], max_tokens=120 + 160 * len(references),
+    )
+
+
+async def judge_without_reference(
+    gateway: Gateway, question: str, answer: str, *, round: int, unit_ids: list[str]
+) -> CallResult[AnswerVerdict]:
+    """One verdict for the answer from the judge's own knowledge (no reference text shown)."""
+    messages = render("exam_judge_noref", question=question, answer=answer)
+    return await gateway.chat(
+        "judge", messages, schema=AnswerVerdict, stage="judge_noref", round=round,
+        unit_ids=unit_ids, max_tokens=200,
+    )

@@ -1,0 +1,171 @@
+"""`examiner run`, `resume`, `estimate` and `demo`: the Ref-Eval examination from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.errors import UserError
+from examiner.exam.records import RunInfo
+from examiner.exam.runner import (
+    JUDGE_MODES,
+    MODES,
+    ExamRequest,
+    default_run_dir,
+    estimate_exam,
+    resume_exam,
+    start_exam,
+)
+
+console = Console()
+
+
+def _exam_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="corpus files or folders (.txt .md .jsonl .html)")
+    parser.add_argument("--target", action="append", default=[], metavar="ENDPOINT",
+                        help="endpoint to examine (repeat to give several targets the same paper); "
+                             "default: the candidate role's endpoint")
+    parser.add_argument("--mode", choices=MODES, default="refeval",
+                        help="refeval (clustered questions), top (one unit at a time, judged against its "
+                             "passage), noref (judge without reference text)")
+    parser.add_argument("--judge-mode", choices=JUDGE_MODES, default="refeval",
+                        help="how answers are judged: refeval judge, RevisEval reviser+judge, or G-Eval")
+    parser.add_argument("--units", choices=("sentences", "llm"), help="knowledge-unit extraction mode")
+    parser.add_argument("--jsonl-field", default="text", help="text field of .jsonl corpus files")
+    parser.add_argument("--cluster-size", type=int, help="target number of units per cluster")
+    parser.add_argument("--max-rounds", type=int, help="stop after this many rounds")
+    parser.add_argument("--max-probes", type=int, help="follow-up probes per question in a round")
+    parser.add_argument("--seed", type=int, help="seed for clustering and sampling")
+    add_config_flags(parser)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="examine target model(s) on a reference corpus (the main job)")
+    _exam_flags(run)
+    run.add_argument("--out", metavar="RUN_DIR", help="run directory (default: runs/exam-<time>)")
+    run.add_argument("--quiet", action="store_true", help="no progress display")
+    run.set_defaults(func=run_exam)
+
+    resume = sub.add_parser("resume", help="continue a killed exam run from its checkpoint")
+    resume.add_argument("run_dir")
+    resume.add_argument("--quiet", action="store_true")
+    resume.set_defaults(func=run_resume)
+
+    estimate = sub.add_parser("estimate", help="predict units, clusters, calls, tokens and dollars before a run")
+    _exam_flags(estimate)
+    estimate.set_defaults(func=run_estimate)
+
+    demo = sub.add_parser("demo", help="examine the embedded local model on a shipped corpus")
+    demo.add_argument("--corpus", default="corpora/examiner-handbook")
+    demo.add_argument("--out", default="runs/demo")
+    demo.add_argument("--max-rounds", type=int, default=2)
+    demo.set_defaults(func=run_demo)
+
+
+def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
+    settings = settings_from_args(args)
+    exam = settings.exam
+    overrides = {
+        "unit_mode": args.units, "cluster_size": args.cluster_size, "max_rounds": args.max_rounds,
+        "max_probes": args.max_probes, "seed": args.seed,
+    }
+    for name, value in overrides.items():
+        if value is not None:
+            setattr(exam, name, value)
+    if exam.cluster_size < 1 or exam.max_rounds < 1:
+        raise UserError("--cluster-size and --max-rounds must be at least 1")
+    targets = list(args.target)
+    if getattr(args, "simulate", False):
+        targets = [f"sim-{t}" if f"sim-{t}" in settings.endpoints else t for t in targets]
+    request = ExamRequest(
+        corpus_paths=[str(p) for p in args.paths], targets=targets, mode=args.mode,
+        judge_mode=args.judge_mode, jsonl_field=args.jsonl_field,
+    )
+    return request, settings
+
+
+def summarise(info: RunInfo, run_dir: Path) -> None:
+    """Print the headline figures of a finished (or stopped) run."""
+    import json
+
+    report_path = run_dir / "report.json"
+    table = Table(title=f"exam {info.run_id}: {info.status} ({info.stop_reason})")
+    for column in ("target", "accuracy", "coverage", "correct", "incorrect", "unanswered", "uncovered"):
+        table.add_column(column)
+    if report_path.exists():
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        for target, figures in (report.get("targets") or {}).items():
+            acc, cov = figures.get("accuracy") or {}, figures.get("coverage") or {}
+            counts = figures.get("counts") or {}
+
+            def fmt(x: dict) -> str:
+                if x.get("value") is None:
+                    return "-"
+                return f"{x['value']:.3f} [{x.get('low', 0):.3f}, {x.get('high', 0):.3f}]"
+
+            table.add_row(
+                target, fmt(acc), fmt(cov), str(counts.get("correct", "")), str(counts.get("incorrect", "")),
+                str(counts.get("unanswered", "")), str(counts.get("uncovered", "")),
+            )
+        console.print(table)
+    for name in ("report.html", "report.md", "report.json"):
+        if (run_dir / name).exists():
+            console.print(f"{name}: {run_dir / name}")
+
+
+def run_exam(args: argparse.Namespace) -> int:
+    request, settings = _request(args)
+    run_dir = Path(args.out) if args.out else default_run_dir()
+    info = asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet))  # type: ignore[arg-type]
+    summarise(info, run_dir)
+    return 3 if info.status == "budget_exhausted" else (1 if info.status == "failed" else 0)
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise UserError(f"no run directory at {run_dir}")
+    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet))
+    summarise(info, run_dir)
+    return 3 if info.status == "budget_exhausted" else 0
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    args.simulate = False
+    request, settings = _request(args)
+    figures = asyncio.run(estimate_exam(settings, request))  # type: ignore[arg-type]
+    table = Table(title="predicted by a simulated run (tiktoken counts, configured prices)")
+    for column in ("role", "calls", "prompt tokens", "completion tokens", "dollars"):
+        table.add_column(column, justify="right")
+    for row in figures["by_role"] + [dict(figures["total"], role="total")]:
+        table.add_row(row["role"], str(row["calls"]), f"{row['prompt_tokens']:,}", f"{row['completion_tokens']:,}",
+                      f"{row['cost_usd']:.4f}")
+    console.print(f"{figures['documents']} documents, {figures['units']} knowledge units, "
+                  f"{figures['clusters']} clusters over {figures['rounds']} rounds ({figures['stop_reason']})")
+    console.print(table)
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from examiner.config import load_settings
+
+    settings = load_settings(None)
+    settings.exam.max_rounds = args.max_rounds
+    corpus = Path(args.corpus)
+    if not corpus.exists():
+        raise UserError(f"demo corpus {corpus} not found (run from the repository root)")
+    run_dir = Path(args.out)
+    if run_dir.exists() and any(run_dir.iterdir()):
+        import shutil
+
+        shutil.rmtree(run_dir)
+    request = ExamRequest(corpus_paths=[str(corpus)])
+    info = asyncio.run(start_exam(settings, request, run_dir))
+    summarise(info, run_dir)
+    console.print(f"[bold]demo report:[/bold] {run_dir / 'report.html'}")
+    return 0

@@ -1,0 +1,207 @@
+"""First and last nodes of the exam: corpus -> knowledge units, and final outcomes + reports."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+
+from agents.extractor import extract_statements
+from examiner.corpus import Corpus, Passage, load_corpus
+from examiner.errors import UserError
+from examiner.exam.nodes import ExamContext
+from examiner.exam.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
+from examiner.exam.state import ExamState
+from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_long_unit, units_from_statements
+from examiner.llm import Unparseable
+from examiner.llm.tokens import count_tokens
+
+log = logging.getLogger(__name__)
+
+EXTRACT_BATCH_TOKENS = 1200
+
+
+async def llm_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
+    """`llm` unit mode: the examiner condenses several passages per call into linked statements."""
+    batches: list[list[Passage]] = [[]]
+    size = 0
+    for passage in corpus.passages:
+        tokens = count_tokens(passage.text)
+        if batches[-1] and size + tokens > EXTRACT_BATCH_TOKENS:
+            batches.append([])
+            size = 0
+        batches[-1].append(passage)
+        size += tokens
+    statements: list[tuple[Passage, str]] = []
+    unknown = 0
+    with ctx.progress.stage(0, "extract units", len(batches), 0) as tick:
+
+        async def one(batch: list[Passage]) -> list[tuple[Passage, str]]:
+            try:
+                result = await extract_statements(ctx.gateway, [(p.id, p.text) for p in batch])
+            finally:
+                tick.advance()
+            if isinstance(result.parsed, Unparseable):
+                log.warning("unit extraction unparseable for %d passages; they fall back to sentences", len(batch))
+                return [(p, s.text) for p in batch for s in sentence_units([p], ctx.exam.max_unit_tokens)]
+            by_id = {p.id: p for p in batch}
+            found = []
+            for item in result.value().units:
+                if item.passage_id in by_id and item.text.strip():
+                    found.append((by_id[item.passage_id], item.text.strip()))
+                else:
+                    nonlocal unknown
+                    unknown += 1
+            return found
+
+        for part in await asyncio.gather(*(one(b) for b in batches if b)):
+            statements += part
+    if unknown:
+        log.warning("ignored %d extracted statements naming an unknown passage", unknown)
+    return units_from_statements(statements)
+
+
+def _split_oversized(units: list[KnowledgeUnit], limit: int) -> list[KnowledgeUnit]:
+    """Units longer than `limit` tokens are split (sources kept), so a cluster fits the examiner's context."""
+    out: list[KnowledgeUnit] = []
+    for unit in units:
+        if unit.token_count <= limit:
+            out.append(unit)
+            continue
+        from examiner.knowledge import make_unit
+
+        out += [make_unit(part, unit.sources) for part in split_long_unit(unit.text, limit)]
+    return out
+
+
+async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) -> dict[str, Any]:
+    """Load the corpus, extract and de-duplicate units, write units.jsonl; initial exam state."""
+    corpus = await asyncio.to_thread(load_corpus, paths, jsonl_field=jsonl_field)
+    exam = ctx.exam
+    if exam.unit_mode == "llm":
+        units = await llm_units(ctx, corpus)
+    else:
+        units = sentence_units(corpus, max_tokens=exam.max_unit_tokens, min_tokens=exam.min_unit_tokens)
+    _, examiner_spec = ctx.settings.endpoint_for("examiner")
+    units = _split_oversized(units, max(16, examiner_spec.context_tokens // 8))
+    if not units:
+        raise UserError(f"no knowledge units could be made from {', '.join(paths)} (the text is empty or too short)")
+    vectors = await asyncio.to_thread(ctx.embedder.embed, [u.text for u in units])
+    units = merge_near_duplicates(units, vectors, threshold=exam.dedup_threshold)
+    records = [
+        UnitRecord(
+            id=u.id, text=u.text, token_count=u.token_count,
+            sources=[SourceRef(document=s.document, passage_id=s.passage_id, start=s.start, end=s.end) for s in u.sources],
+        )
+        for u in units
+    ]
+    ctx.store.append(records)
+    with (ctx.store.dir / "passages.jsonl").open("w", encoding="utf-8") as handle:
+        for passage in corpus.passages:
+            handle.write(json.dumps({"id": passage.id, "document": passage.document, "start": passage.start,
+                                     "end": passage.end, "text": passage.text}) + "\n")
+    ctx.units = {r.id: r for r in records}
+    ctx.passages = {p.id: p.text for p in corpus.passages}
+    info = ctx.store.read_info()
+    info.documents = len(corpus.documents)
+    info.passages = len(corpus.passages)
+    info.units = len(records)
+    info.skipped_files = [{"path": s.path, "reason": s.reason} for s in corpus.skipped]
+    info.decoded_with_replacement = list(corpus.decoded_with_replacement)
+    ctx.store.write_info(info)
+    ctx.progress.note(
+        f"corpus: {len(corpus.documents)} documents, {len(corpus.passages)} passages, {len(records)} knowledge units"
+        + (f", {len(corpus.skipped)} files skipped" if corpus.skipped else "")
+    )
+    ids = sorted(ctx.units)
+    targets = ctx.targets
+    return {
+        "round": 1,
+        "status": "running",
+        "stop_reason": "",
+        "pools": {t: list(ids) for t in targets},
+        "active": list(targets),
+        "targeted": {t: {} for t in targets},
+        "times_targeted": {t: {} for t in targets},
+        "covered": {t: {} for t in targets},
+        "unit_cluster": {t: {} for t in targets},
+        "unanswered": {t: [] for t in targets},
+        "clusters": {},
+        "pending": [],
+        "to_judge": [],
+        "judged": [],
+        "round_verdicts": [],
+        "probes_done": 0,
+        "rounds": [],
+        "counters": {"ignored_verdicts": 0, "unparseable_judgments": 0, "unparseable_questions": 0, "leak_rejections": 0},
+    }
+
+
+def outcomes(ctx: ExamContext, state: ExamState) -> list[UnitOutcome]:
+    """Final standing of every unit for every target."""
+    verdicts = ctx.store.all(VerdictRecord)
+    questions = ctx.store.all(QuestionRecord)
+    records = []
+    for target in ctx.targets:
+        covered = state["covered"].get(target, {})
+        unanswered = set(state["unanswered"].get(target, []))
+        for uid in sorted(ctx.units):
+            verdict = verdicts.get(covered[uid]) if uid in covered else None
+            if verdict is not None:
+                status = verdict.type
+            elif uid in unanswered:
+                status = "unanswered"
+            else:
+                status = "uncovered"
+            question = questions.get(verdict.question_id) if verdict else None
+            records.append(
+                UnitOutcome(
+                    unit_id=uid, target=target, status=status,  # type: ignore[arg-type]
+                    verdict_id=verdict.id if verdict else None,
+                    times_targeted=state["times_targeted"].get(target, {}).get(uid, 0),
+                    times_targeted_uncovered=state["targeted"].get(target, {}).get(uid, 0),
+                    covered_round=verdict.round if verdict else None,
+                    cluster_id=(question.cluster_id if question else state["unit_cluster"].get(target, {}).get(uid)),
+                    qtype=question.qtype if question else None,
+                )
+            )
+    return records
+
+
+def finish(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
+    """Write outcomes and run.json with the final status; reports are built by the runner afterwards."""
+    status = state.get("status", "running")
+    final = "completed" if status == "running" else status
+    ctx.store.append(outcomes(ctx, state))
+    info = ctx.store.read_info()
+    info.status = final  # type: ignore[assignment]
+    info.stop_reason = state.get("stop_reason", "")
+    from examiner.exam.records import RoundSummary
+
+    info.rounds = [RoundSummary.model_validate(r) for r in state.get("rounds", [])]
+    counters = state.get("counters", {})
+    info.ignored_verdicts = counters.get("ignored_verdicts", 0)
+    info.unparseable_judgments = counters.get("unparseable_judgments", 0)
+    info.unparseable_questions = counters.get("unparseable_questions", 0)
+    info.leak_rejections = counters.get("leak_rejections", 0)
+    info.finished = time.time()
+    ctx.store.write_info(info)
+    return {"status": final}
+
+
+def load_for_resume(ctx: ExamContext) -> None:
+    """Reload units and passages from the run directory (the checkpointer keeps only ids)."""
+    ctx.units = ctx.store.all(UnitRecord)
+    path = ctx.store.dir / "passages.jsonl"
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            ctx.passages[row["id"]] = row["text"]
+
+
+__all__ = ["prepare_units", "finish", "outcomes", "load_for_resume", "RunInfo"]

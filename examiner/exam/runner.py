@@ -1,0 +1,199 @@
+"""Start, resume and estimate exams: wires settings, gateway, run store and graph together.
+
+A run directory holds everything needed to resume: `request.json` (what was asked), `config.yaml`
+(the settings, API-key variable names only), `checkpoints.sqlite` (LangGraph's checkpointer) and
+`cache.sqlite` (responses), so `examiner resume RUN_DIR` continues without paying for a finished call.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from examiner.config import Settings
+from examiner.errors import UserError
+from examiner.exam.bookends import load_for_resume
+from examiner.exam.graph import build_exam_graph
+from examiner.exam.nodes import ExamContext
+from examiner.exam.progress import ExamProgress
+from examiner.exam.records import RunInfo
+from examiner.exam.store import RunStore
+from examiner.llm import Gateway
+from examiner.vectors import EmbeddingCache, Embedder
+
+MODES = ("refeval", "top", "noref")
+JUDGE_MODES = ("refeval", "reviseval", "geval")
+
+
+@dataclass
+class ExamRequest:
+    """What the user asked for; saved as request.json so a resume asks the same."""
+
+    corpus_paths: list[str]
+    targets: list[str] = field(default_factory=list)
+    mode: str = "refeval"
+    judge_mode: str = "refeval"
+    jsonl_field: str = "text"
+    run_id: str = ""
+
+
+def _check_request(settings: Settings, request: ExamRequest) -> None:
+    if request.mode not in MODES:
+        raise UserError(f"unknown mode '{request.mode}' (choose from {', '.join(MODES)})")
+    if request.judge_mode not in JUDGE_MODES:
+        raise UserError(f"unknown judge mode '{request.judge_mode}' (choose from {', '.join(JUDGE_MODES)})")
+    if len(set(request.targets)) != len(request.targets):
+        raise UserError("each --target may be given once")
+    for target in request.targets:
+        settings.endpoint(target)
+    for role in ("examiner", "judge"):
+        settings.endpoint_for(role)[1].api_key()
+    for target in request.targets:
+        settings.endpoint(target).api_key()
+
+
+def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
+    store = RunStore(run_dir)
+    (run_dir / "request.json").write_text(json.dumps(asdict(request), indent=1), encoding="utf-8")
+    (run_dir / "config.yaml").write_text(
+        yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+    )
+    if not (run_dir / "run.json").exists():
+        store.write_info(
+            RunInfo(
+                run_id=request.run_id, mode=request.mode, targets=request.targets,  # type: ignore[arg-type]
+                corpus_paths=request.corpus_paths, started=time.time(),
+            )
+        )
+    return store
+
+
+async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool) -> RunInfo:
+    store = RunStore(run_dir)
+    async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
+        embed_cache = EmbeddingCache(run_dir / "embeddings.sqlite")
+        ctx = ExamContext(
+            settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
+            targets=request.targets, mode=request.mode, judge_mode=request.judge_mode,
+            progress=ExamProgress(gateway.totals, enabled=not quiet),
+        )
+        if resume:
+            load_for_resume(ctx)
+        graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field)
+        config: dict[str, Any] = {"configurable": {"thread_id": request.run_id}, "recursion_limit": 10_000}
+        try:
+            async with AsyncSqliteSaver.from_conn_string(str(run_dir / "checkpoints.sqlite")) as saver:
+                app = graph.compile(checkpointer=saver)
+                if resume:
+                    snapshot = await app.aget_state(config)
+                    if not snapshot.next:
+                        if snapshot.values:
+                            return store.read_info()
+                        await app.ainvoke({}, config)
+                    else:
+                        await app.ainvoke(None, config)
+                else:
+                    await app.ainvoke({}, config)
+        except BaseException as exc:
+            info = store.read_info()
+            if info.status == "running":
+                info.status = "failed"
+                info.stop_reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+                store.write_info(info)
+            raise
+        finally:
+            embed_cache.close()
+    return store.read_info()
+
+
+def build_reports(run_dir: Path) -> dict[str, Path]:
+    """report.json/.md/.html and provenance.graphml for a run (empty dict if reporting is unavailable)."""
+    from examiner.provenance import build_provenance
+    from examiner.report import build_report
+
+    paths = dict(build_report(run_dir))
+    paths["provenance"] = build_provenance(run_dir)
+    return paths
+
+
+async def start_exam(
+    settings: Settings, request: ExamRequest, run_dir: str | Path, *, quiet: bool = False, report: bool = True
+) -> RunInfo:
+    """Run a new exam into `run_dir` (which must be new or empty)."""
+    run_dir = Path(run_dir)
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise UserError(f"run directory {run_dir} is not empty (use `examiner resume {run_dir}` to continue it)")
+    if not request.targets:
+        request.targets = [settings.roles["candidate"]]
+    _check_request(settings, request)
+    request.run_id = request.run_id or uuid.uuid4().hex[:12]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_start(run_dir, settings, request)
+    info = await _drive(run_dir, settings, request, resume=False, quiet=quiet)
+    if report:
+        build_reports(run_dir)
+    return info
+
+
+def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
+    """Settings and request saved in a run directory."""
+    run_dir = Path(run_dir)
+    try:
+        request = ExamRequest(**json.loads((run_dir / "request.json").read_text(encoding="utf-8")))
+        data = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{run_dir} is not an exam run directory (no request.json / config.yaml)") from None
+    return Settings.model_validate(data), request
+
+
+async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool = True,
+                      budget_usd: float | None = None) -> RunInfo:
+    """Continue a killed run from its last checkpoint (a finished run only gets its reports rebuilt)."""
+    run_dir = Path(run_dir)
+    settings, request = load_run(run_dir)
+    if budget_usd is not None:
+        settings.budget_usd = budget_usd
+    info = RunStore(run_dir).read_info()
+    if info.status in ("completed", "budget_exhausted"):
+        if report:
+            build_reports(run_dir)
+        return info
+    info = await _drive(run_dir, settings, request, resume=True, quiet=quiet)
+    if report:
+        build_reports(run_dir)
+    return info
+
+
+async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool = True) -> dict[str, Any]:
+    """Run the exam against the simulated backend (prices of the configured endpoints) in a scratch dir."""
+    from examiner.llm.ledger import aggregate, read_ledger
+
+    simulated = settings.simulated()
+    sim_request = ExamRequest(**{**asdict(request), "run_id": "estimate"})
+    sim_request.targets = [f"sim-{t}" for t in (request.targets or [settings.roles["candidate"]])]
+    with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
+        run_dir = Path(scratch) / "run"
+        info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
+        records = [r for r in read_ledger(run_dir / "ledger.jsonl") if r.get("outcome", "ok") == "ok"]
+        by_role = aggregate(records, by=("role",))
+        total = aggregate(records, by=())[0] if records else {}
+        clusters = sum(r.clusters for r in info.rounds)
+    return {
+        "units": info.units, "documents": info.documents, "rounds": len({r.round for r in info.rounds}),
+        "clusters": clusters, "by_role": by_role, "total": total, "stop_reason": info.stop_reason,
+    }
+
+
+def default_run_dir() -> Path:
+    return Path("runs") / time.strftime("exam-%Y%m%d-%H%M%S")
+
+
+__all__ = ["ExamRequest", "start_exam", "resume_exam", "estimate_exam", "build_reports", "load_run"]
