@@ -1,0 +1,137 @@
+"""The report's figures as PNG files (matplotlib, Agg backend: no display needed).
+
+Each function draws one figure from the summary data (or, for the maps, the run's cluster rounds) and
+returns the PNG path; build.py embeds the same bytes in report.html.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from examiner.exam.records import ClusterRound  # noqa: E402
+
+DPI = 110
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "target"
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def scores_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
+    """Accuracy and coverage per target with their 95% cluster-bootstrap intervals."""
+    names = list(targets)
+    fig, axes = plt.subplots(1, 2, figsize=(max(6, 1.6 * len(names) + 3), 3.2))
+    for ax, key in zip(axes, ("accuracy", "coverage")):
+        values, lows, highs = [], [], []
+        for name in names:
+            est = targets[name][key]
+            v = est["value"] if est["value"] is not None else 0.0
+            values.append(v)
+            lows.append(v - est["low"] if est["low"] is not None else 0.0)
+            highs.append(est["high"] - v if est["high"] is not None else 0.0)
+        ax.bar(range(len(names)), values, yerr=[lows, highs], capsize=4, color="#4c78a8")
+        ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 3 else 0)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{key} (95% CI, clusters resampled)")
+    return _save(fig, path)
+
+
+def convergence_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
+    """Uncovered units left after each round, one line per target."""
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for name, data in targets.items():
+        rows = data["convergence"]
+        ax.plot([r["round"] for r in rows], [r["remaining"] for r in rows], marker="o", label=name)
+    ax.set_xlabel("round")
+    ax.set_ylabel("uncovered units left")
+    ax.set_title("convergence")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend()
+    return _save(fig, path)
+
+
+def ignored_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
+    """How many units were targeted k times without being covered (grouped bars per target)."""
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    names = list(targets)
+    ks = sorted({int(k) for d in targets.values() for k in d["ignored_histogram"]})
+    width = 0.8 / max(len(names), 1)
+    for j, name in enumerate(names):
+        hist = {int(k): v for k, v in targets[name]["ignored_histogram"].items()}
+        ax.bar([k + (j - (len(names) - 1) / 2) * width for k in ks], [hist.get(k, 0) for k in ks], width,
+               label=name)
+    ax.set_xticks(ks)
+    ax.set_xlabel("times targeted without coverage")
+    ax.set_ylabel("units")
+    ax.set_title("targeted without coverage")
+    ax.legend()
+    return _save(fig, path)
+
+
+def qtype_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
+    """Accuracy per question type (types with no covered unit are left blank)."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    names = list(targets)
+    qtypes = [r["qtype"] for r in next(iter(targets.values()))["per_qtype"]] if targets else []
+    width = 0.8 / max(len(names), 1)
+    for j, name in enumerate(names):
+        rows = {r["qtype"]: r for r in targets[name]["per_qtype"]}
+        xs = [i + (j - (len(names) - 1) / 2) * width for i in range(len(qtypes))]
+        ys = [rows[q]["accuracy"] if rows.get(q) and rows[q]["accuracy"] is not None else 0.0 for q in qtypes]
+        ax.bar(xs, ys, width, label=name)
+    ax.set_xticks(range(len(qtypes)), qtypes)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("accuracy")
+    ax.set_title("accuracy per question type")
+    ax.legend()
+    return _save(fig, path)
+
+
+def default_map_rounds(rounds: list[ClusterRound]) -> list[int]:
+    """Rounds 1, 2 and the last one (those that exist)."""
+    present = [r.round for r in rounds if r.projection]
+    chosen = [r for r in (1, 2) if r in present]
+    if present and present[-1] not in chosen:
+        chosen.append(present[-1])
+    return chosen
+
+
+def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list[int] | None = None) -> Path | None:
+    """2-D projection of the pool's units at chosen rounds, coloured by cluster, centers starred."""
+    by_round = {r.round: r for r in rounds}
+    chosen = [r for r in (chosen or default_map_rounds(rounds)) if r in by_round and by_round[r].projection]
+    if not chosen:
+        return None
+    fig, axes = plt.subplots(1, len(chosen), figsize=(3.6 * len(chosen), 3.4), squeeze=False)
+    cmap = plt.get_cmap("tab20")
+    for ax, rnd in zip(axes[0], chosen):
+        data = by_round[rnd]
+        for j, cluster in enumerate(data.clusters):
+            pts = [data.projection[m] for m in cluster.members if m in data.projection]
+            if not pts:
+                continue
+            colour = cmap(j % 20)
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color=colour)
+            if cluster.center in data.projection:
+                cx, cy = data.projection[cluster.center]
+                ax.scatter([cx], [cy], s=90, marker="*", color=colour, edgecolors="black", linewidths=0.6)
+        ax.set_title(f"round {rnd}: {len(data.projection)} units, {len(data.clusters)} clusters", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(f"uncovered units by cluster - {target}", fontsize=10)
+    return _save(fig, path)

@@ -1,0 +1,169 @@
+"""report.html: one self-contained page (inline CSS, figures as base64 PNG data URIs, no scripts).
+
+Self-contained so that the file can be mailed, archived or opened offline and still show everything.
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from examiner.report.markdown import (
+    BASELINE_HEADER,
+    COST_HEADER,
+    COUNT_LABELS,
+    GROUP_TAIL,
+    PER_CLUSTER_ROWS,
+    SCORE_HEADER,
+    baseline_rows,
+    cost_rows,
+    group_rows,
+    pct,
+    qtype_table,
+    run_lines,
+    score_rows,
+)
+
+CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
+color:#222;line-height:1.45;padding:0 1em}
+h1{font-size:1.6em;border-bottom:2px solid #4c78a8;padding-bottom:.2em}
+h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
+h3{font-size:1.05em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#eef2f7}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+dl.run{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
+dl.run dt{font-weight:600}
+dl.run dd{margin:0}
+.status-completed{color:#1a7f37}.status-budget_exhausted,.status-running{color:#b35900}
+.status-failed{color:#c62828}
+img{max-width:100%;border:1px solid #eee;margin:.4em 0}
+.wrong{border:1px solid #e0c0c0;border-left:4px solid #c62828;padding:.5em .8em;margin:.8em 0;
+background:#fffafa}
+.wrong .label{font-weight:600;color:#555;display:inline-block;min-width:6em}
+blockquote{margin:.3em 0 .3em 1em;padding:.3em .8em;background:#f6f6f6;border-left:3px solid #999}
+mark{background:#ffe08a}
+.note{color:#666;font-size:.9em}
+code{font-size:.85em;background:#f3f3f3;padding:0 .2em}
+"""
+
+
+def _is_number(v: Any) -> bool:
+    text = str(v).split(" ")[0].rstrip("%")
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td class=\"n\">{escape(str(v))}</td>" if _is_number(v) else f"<td>{escape(str(v))}</td>"
+                         for v in row) + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def image(path: Path, alt: str) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _passage(src: dict[str, Any]) -> str:
+    """The passage with the recorded span highlighted."""
+    text, a, b = src["passage_text"], src["start"] - src["passage_start"], src["end"] - src["passage_start"]
+    if src["from_corpus"] and 0 <= a < b <= len(text):
+        body = escape(text[:a]) + "<mark>" + escape(text[a:b]) + "</mark>" + escape(text[b:])
+    else:
+        body = escape(text)
+    origin = "" if src["from_corpus"] else " <span class=\"note\">(unit text: corpus file unavailable)</span>"
+    return (f"<div><span class=\"label\">source</span> <code>{escape(src['document'])}</code> "
+            f"chars {src['start']}–{src['end']}{origin}<blockquote>{body}</blockquote></div>")
+
+
+def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
+    """The whole report as one HTML page; `figures` maps a figure name to its PNG file."""
+    run = summary["run"]
+    p: list[str] = [
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f"<title>Exam report {escape(run['run_id'])}</title><style>{CSS}</style></head><body>",
+        f"<h1>Exam report: {escape(run['run_id'])}</h1><dl class=\"run\">",
+    ]
+    for key, value in run_lines(run):
+        cls = f" class=\"status-{escape(run['status'])}\"" if key == "status" else ""
+        p.append(f"<dt>{escape(key)}</dt><dd{cls}>{escape(str(value))}</dd>")
+    p.append("</dl>")
+
+    def fig(name: str, alt: str) -> None:
+        if name in figures:
+            p.append(image(figures[name], alt))
+
+    p += ["<h2>Accuracy and coverage</h2>",
+          "<p class=\"note\">Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / "
+          "all units. Intervals: 95% percentile bootstrap resampling clusters.</p>",
+          table(SCORE_HEADER, score_rows(summary))]
+    fig("scores", "accuracy and coverage per target")
+    header, rows = qtype_table(summary)
+    p += ["<h2>Accuracy per question type</h2>", table(header, rows)]
+    fig("qtypes", "accuracy per question type")
+    p.append("<h2>Accuracy per cluster</h2>")
+    for name, t in summary["targets"].items():
+        rows = [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])]
+                for r in t["per_cluster"][:PER_CLUSTER_ROWS]]
+        p += [f"<h3>{escape(name)}</h3>", table(["round", "cluster", "correct", "incorrect", "accuracy"], rows)]
+        if len(t["per_cluster"]) > PER_CLUSTER_ROWS:
+            p.append(f"<p class=\"note\">{len(t['per_cluster']) - PER_CLUSTER_ROWS} more clusters in report.json</p>")
+    p.append("<h2>Convergence</h2>")
+    fig("convergence", "uncovered units left after each round")
+    names = list(summary["targets"])
+    max_round = max((r["round"] for t in summary["targets"].values() for r in t["convergence"]), default=0)
+    conv = {n: {r["round"]: r["remaining"] for r in summary["targets"][n]["convergence"]} for n in names}
+    p.append(table(["round", *[f"{n}: uncovered left" for n in names]],
+                   [[k, *(conv[n].get(k, "") for n in names)] for k in range(max_round + 1)]))
+    p.append("<h2>Units targeted without coverage</h2>")
+    fig("ignored", "histogram of times targeted without coverage")
+    maps = [k for k in figures if k.startswith("map:")]
+    if maps:
+        p.append("<h2>Maps of the uncovered units</h2><p class=\"note\">2-D projection of each round's pool, "
+                 "coloured by cluster; stars mark cluster centers.</p>")
+        for key in maps:
+            fig(key, f"map {key[4:]}")
+    cost = summary["cost"]
+    p += ["<h2>Cost per unit (paper layout)</h2>",
+          f"<p class=\"note\">Per unit = divided by all {cost['units']} units of the corpus. Question generation ="
+          " examiner stages question, probe, extract_units; the candidate's calls are shown beside, not in the "
+          "total. Cache hits cost nothing and are not counted as calls.</p>",
+          table(COST_HEADER, cost_rows(cost)), "<h3>Per role</h3>",
+          table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "<h3>Per stage</h3>",
+          table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))),
+          "<h2>Classic baselines</h2>",
+          "<p class=\"note\">Correlation of each answer's score with its share of correct verdicts.</p>",
+          table(BASELINE_HEADER, baseline_rows(summary)), "<h2>Incorrect units</h2>"]
+    for name, t in summary["targets"].items():
+        p.append(f"<h3>{escape(name)} ({len(t['incorrect'])})</h3>")
+        if not t["incorrect"]:
+            p.append("<p>None.</p>")
+        for row in t["incorrect"]:
+            p += ["<div class=\"wrong\">",
+                  f"<div><span class=\"label\">unit</span> <strong>{escape(row['unit_text'])}</strong> "
+                  f"<span class=\"note\"><code>{escape(row['unit_id'])}</code>, round {row['round']}</span></div>",
+                  f"<div><span class=\"label\">question</span> {escape(row['question'])}</div>",
+                  f"<div><span class=\"label\">answer</span> {escape(row['answer_excerpt'])}</div>",
+                  f"<div><span class=\"label\">judge</span> {escape(row['reason'])}</div>"]
+            p += [_passage(src) for src in row["sources"]]
+            p.append("</div>")
+    c = summary["counts"]
+    p += ["<h2>Skipped, unparseable, rejected, ignored</h2>",
+          table(["what", "count"], [[label, c[key]] for key, label in COUNT_LABELS])]
+    if c["skipped_file_list"]:
+        p.append("<ul>" + "".join(f"<li><code>{escape(i.get('path', '?'))}</code>: {escape(i.get('reason', ''))}</li>"
+                                  for i in c["skipped_file_list"]) + "</ul>")
+    p.append("</body></html>")
+    return "\n".join(p)

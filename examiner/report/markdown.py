@@ -1,0 +1,197 @@
+"""report.md: the summary as Markdown tables, figures linked from figures/."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PER_CLUSTER_ROWS = 40
+"""Per-cluster tables are cut here in the Markdown/HTML (report.json keeps them all)."""
+
+
+def pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def with_ci(est: dict[str, Any]) -> str:
+    if est["value"] is None:
+        return "n/a"
+    if est["low"] is None:
+        return pct(est["value"])
+    return f"{pct(est['value'])} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
+
+
+def num(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def score_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for name, t in summary["targets"].items():
+        s = t["status"]
+        rows.append([name, with_ci(t["accuracy"]), with_ci(t["coverage"]), s["correct"], s["incorrect"],
+                     s["unanswered"], s["uncovered"], t["rounds"]])
+    return rows
+
+
+SCORE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect", "unanswered",
+                "uncovered", "rounds"]
+COST_HEADER = ["stage", "#questions", "API calls / unit", "input + output tokens / unit", "cents / unit",
+               "calls", "cache hits", "dollars"]
+
+
+def cost_rows(cost: dict[str, Any]) -> list[list[Any]]:
+    """Rows of the paper-layout table: question generation, judging, their total, the candidate beside."""
+    return [[r["stage"], r["questions"], num(r["calls_per_unit"]),
+             f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}",
+             num(r["cents_per_unit"], 3), r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"]
+            for r in cost["paper"]]
+
+
+def group_rows(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[list[Any]]:
+    return [[*(r[k] for k in keys), num(r["calls_per_unit"]),
+             f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}", num(r["cents_per_unit"], 3),
+             r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"] for r in rows]
+
+
+GROUP_TAIL = ["API calls / unit", "input + output tokens / unit", "cents / unit", "calls", "cache hits", "dollars"]
+
+
+def qtype_table(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    names = list(summary["targets"])
+    qtypes = [r["qtype"] for r in next(iter(summary["targets"].values()))["per_qtype"]] if names else []
+    rows = []
+    for q in qtypes:
+        row: list[Any] = [q]
+        for name in names:
+            r = next(x for x in summary["targets"][name]["per_qtype"] if x["qtype"] == q)
+            n = r["correct"] + r["incorrect"]
+            row.append(f"{pct(r['accuracy'])} (n={n})" if n else "–")
+        rows.append(row)
+    return ["question type", *names], rows
+
+
+def baseline_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for name, t in summary["targets"].items():
+        b = t["baselines"]
+        rows.append([name, b["answers"], num(b["bleu"]["mean"]), num(b["bleu"]["pearson"]),
+                     num(b["bleu"]["spearman"]), num(b["embedding_similarity"]["mean"], 3),
+                     num(b["embedding_similarity"]["pearson"]), num(b["embedding_similarity"]["spearman"])])
+    return rows
+
+
+BASELINE_HEADER = ["target", "answers", "mean BLEU", "BLEU vs judge (Pearson)", "BLEU vs judge (Spearman)",
+                   "mean embedding sim.", "emb. vs judge (Pearson)", "emb. vs judge (Spearman)"]
+
+COUNT_LABELS = [
+    ("skipped_files", "skipped input files"),
+    ("decoded_with_replacement", "files decoded with replacement characters"),
+    ("unparseable_questions", "unparseable questions"),
+    ("unparseable_judgments", "unparseable judgments"),
+    ("leak_rejections", "questions rejected for leaking an answer"),
+    ("dropped_targets", "targets dropped (not units of the cluster)"),
+    ("questions_without_targets", "questions left without targets"),
+    ("ignored_verdicts", "ignored verdicts (unit not a target)"),
+    ("failed_requests", "failed model requests"),
+]
+
+
+def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
+    stop = run["stop_reason"] or "-"
+    items = [
+        ("status", f"{run['status']} (stop reason: {stop})"),
+        ("mode", run["mode"]),
+        ("targets", ", ".join(run["targets"])),
+        ("corpus", ", ".join(run["corpus_paths"])),
+        ("documents / passages / units", f"{run['documents']} / {run['passages']} / {run['units']}"),
+        ("questions / answers / verdicts", f"{run['questions']} / {run['answers']} / {run['verdicts']}"),
+    ]
+    if run["duration_s"] is not None:
+        items.append(("duration", f"{run['duration_s']:.1f} s"))
+    if run["outcomes_derived"]:
+        items.append(("note", "outcomes.jsonl missing: unit outcomes rebuilt from verdicts (run did not finish)"))
+    if run["passage_source_note"]:
+        items.append(("source passages", run["passage_source_note"] + " (unit text shown instead)"))
+    return items
+
+
+def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
+    """The whole report as Markdown; `figures` maps a figure name to its path relative to the report."""
+    run = summary["run"]
+    out = [f"# Exam report: {run['run_id']}", ""]
+    out += [f"- **{k}**: {v}" for k, v in run_lines(run)]
+    out += ["", "## Accuracy and coverage", "",
+            "Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
+            "Intervals: 95% percentile bootstrap resampling clusters.", "",
+            table(SCORE_HEADER, score_rows(summary)), ""]
+    if "scores" in figures:
+        out += [f"![accuracy and coverage]({figures['scores']})", ""]
+    header, rows = qtype_table(summary)
+    out += ["## Accuracy per question type", "", table(header, rows), ""]
+    if "qtypes" in figures:
+        out += [f"![accuracy per question type]({figures['qtypes']})", ""]
+    out += ["## Accuracy per cluster", ""]
+    for name, t in summary["targets"].items():
+        rows = [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])]
+                for r in t["per_cluster"][:PER_CLUSTER_ROWS]]
+        out += [f"### {name}", "", table(["round", "cluster", "correct", "incorrect", "accuracy"], rows), ""]
+        if len(t["per_cluster"]) > PER_CLUSTER_ROWS:
+            out += [f"({len(t['per_cluster']) - PER_CLUSTER_ROWS} more clusters in report.json)", ""]
+    out += ["## Convergence: uncovered units left after each round", ""]
+    names = list(summary["targets"])
+    max_round = max((r["round"] for t in summary["targets"].values() for r in t["convergence"]), default=0)
+    conv = {n: {r["round"]: r["remaining"] for r in summary["targets"][n]["convergence"]} for n in names}
+    out += [table(["round", *names], [[k, *(conv[n].get(k, "") for n in names)] for k in range(max_round + 1)]), ""]
+    if "convergence" in figures:
+        out += [f"![convergence]({figures['convergence']})", ""]
+    out += ["## Units targeted without coverage", ""]
+    ks = sorted({int(k) for t in summary["targets"].values() for k in t["ignored_histogram"]})
+    hist = {n: {int(k): v for k, v in summary["targets"][n]["ignored_histogram"].items()} for n in names}
+    out += [table(["times targeted uncovered", *names], [[k, *(hist[n].get(k, 0) for n in names)] for k in ks]), ""]
+    if "ignored" in figures:
+        out += [f"![targeted without coverage]({figures['ignored']})", ""]
+    maps = [(k, v) for k, v in figures.items() if k.startswith("map:")]
+    if maps:
+        out += ["## Maps of the uncovered units", ""]
+        out += [f"![map {k[4:]}]({v})" for k, v in maps] + [""]
+    cost = summary["cost"]
+    out += ["## Cost per unit (paper layout)", "",
+            f"Per unit = divided by all {cost['units']} units of the corpus. Question generation = examiner "
+            "stages question, probe, extract_units; the candidate's calls are shown beside, not in the total. "
+            "Cache hits cost nothing and are not counted as calls.", "",
+            table(COST_HEADER, cost_rows(cost)), "", "### Per role", "",
+            table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "", "### Per stage", "",
+            table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))), ""]
+    out += ["## Classic baselines", "",
+            "Correlation of each answer's score with its share of correct verdicts (correct / covered).", "",
+            table(BASELINE_HEADER, baseline_rows(summary)), ""]
+    out += ["## Incorrect units", ""]
+    for name, t in summary["targets"].items():
+        out += [f"### {name} ({len(t['incorrect'])})", ""]
+        if not t["incorrect"]:
+            out += ["None.", ""]
+        for i, row in enumerate(t["incorrect"], 1):
+            out += [f"{i}. **{row['unit_text']}** (`{row['unit_id']}`, round {row['round']})",
+                    f"   - question: {row['question']}",
+                    f"   - answer: {row['answer_excerpt']}",
+                    f"   - judge: {row['reason']}"]
+            for src in row["sources"]:
+                origin = "" if src["from_corpus"] else " (unit text; corpus file unavailable)"
+                out.append(f"   - source `{src['document']}` chars {src['start']}-{src['end']}{origin}: "
+                           f"> {' '.join(src['passage_text'].split())}")
+            out.append("")
+    c = summary["counts"]
+    out += ["## Skipped, unparseable, rejected, ignored", "",
+            table(["what", "count"], [[label, c[key]] for key, label in COUNT_LABELS]), ""]
+    for item in c["skipped_file_list"]:
+        out.append(f"- skipped `{item.get('path', '?')}`: {item.get('reason', '')}")
+    return "\n".join(out).rstrip() + "\n"
