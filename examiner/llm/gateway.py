@@ -187,7 +187,7 @@ class Gateway:
         result = await self._request(ep, conversation, params, n, schema, context)
         if schema is None:
             return result
-        parsed, error = parse_structured(result.text, schema)
+        parsed, error = parse_structured(result.text, schema, truncated=result.finish_reason == "length")
         repairs = 0
         while parsed is None and repairs < self.max_repairs and result.text is not None:
             repairs += 1
@@ -199,7 +199,7 @@ class Gateway:
                 },
             ]
             result = await self._request(ep, conversation, params, n, schema, dict(context, repair=repairs))
-            parsed, error = parse_structured(result.text, schema)
+            parsed, error = parse_structured(result.text, schema, truncated=result.finish_reason == "length")
         if parsed is None:
             self.totals.unparseable += 1
             result.parsed = Unparseable(raw=result.text, error=error)

@@ -79,8 +79,11 @@ def _candidates(text: str) -> list[str]:
     return found
 
 
-def extract_json(text: str) -> Any:
-    """The first JSON value recoverable from `text`; raises ValueError when none is."""
+def extract_json(text: str, *, allow_truncated: bool = True) -> Any:
+    """The first JSON value recoverable from `text`; raises ValueError when none is.
+
+    `allow_truncated=False` refuses to close a cut-off object (used when the endpoint said the reply
+    hit max_tokens: closing it would turn a partial answer into a plausible-looking complete one)."""
     for candidate in _candidates(text):
         for variant in (
             candidate,
@@ -92,7 +95,7 @@ def extract_json(text: str) -> Any:
             except json.JSONDecodeError:
                 pass
     start = text.find("{")
-    if start >= 0:
+    if start >= 0 and allow_truncated:
         try:
             return json.loads(_TRAILING_COMMA.sub(r"\1", _balanced_close(text[start:])))
         except json.JSONDecodeError:
@@ -100,13 +103,17 @@ def extract_json(text: str) -> Any:
     raise ValueError("no JSON object found in the reply")
 
 
-def parse_structured(text: str, schema: type[BaseModel]) -> tuple[BaseModel | None, str]:
+def parse_structured(
+    text: str, schema: type[BaseModel], *, truncated: bool = False
+) -> tuple[BaseModel | None, str]:
     """(validated object, "") or (None, a short description of what was wrong)."""
     if not text.strip():
         return None, "the reply was empty"
     try:
-        data = extract_json(text)
+        data = extract_json(text, allow_truncated=not truncated)
     except ValueError as exc:
+        if truncated:
+            return None, "the reply was cut off before the JSON object was complete; answer more briefly"
         return None, str(exc)
     try:
         return schema.model_validate(data), ""

@@ -1,0 +1,260 @@
+"""Gateway behaviour against the simulated server: retries, repairs, cache, ledger, budget, secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from examiner.config import EndpointSpec, Settings
+from examiner.errors import BudgetExhausted
+from examiner.llm import Gateway, ModelCallError, Unparseable
+from examiner.llm.ledger import aggregate, read_ledger
+from examiner.llm.simulated import SimulatedServer
+from examiner.llm.structured import extract_json, parse_structured
+
+PRICE_IN, PRICE_OUT = 2.5, 10.0
+
+
+class Question(BaseModel):
+    question: str
+    target: list[str]
+
+
+UNITS = "\n".join(f'<unit id="u{i}">Fact number {i} about the subject.</unit>' for i in range(5))
+QUESTION_PROMPT = [{"role": "user", "content": f"Write one question about:\n{UNITS}"}]
+
+
+def settings_for(base_url: str, **spec: object) -> Settings:
+    endpoint = dict(
+        provider="openai", base_url=base_url, model="sim", price_input_per_1m=PRICE_IN,
+        price_output_per_1m=PRICE_OUT, backoff_base_s=0.01, max_attempts=4, max_concurrency=8,
+    )
+    endpoint.update(spec)
+    return Settings(endpoints={"sim": EndpointSpec(**endpoint)}, roles={r: "sim" for r in ("examiner", "candidate", "judge")})
+
+
+@pytest.fixture
+def server():
+    def start(**options: object) -> str:
+        srv = SimulatedServer(options=dict(options), seed=0)
+        started.append(srv)
+        return srv.start()
+
+    started: list[SimulatedServer] = []
+    yield start
+    for srv in started:
+        srv.stop()
+
+
+async def test_rate_limit_retry_honours_retry_after(server, tmp_path: Path) -> None:
+    # Guards: a 429 must wait the server's Retry-After, not the (tiny) exponential back-off.
+    url = server(faults={"rate_limit": 0.6}, retry_after_s=0.2)
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        results = [await gw.chat("examiner", [{"role": "user", "content": f"hello {i}"}], max_tokens=8) for i in range(6)]
+    limited = [a for r in results for a in r.attempts if a.status == "429"]
+    assert limited, "expected some 429 attempts at a 60% fault rate"
+    assert all(a.wait_s == pytest.approx(0.2) for a in limited)
+    assert all(r.attempts[-1].status == "ok" for r in results)
+
+
+async def test_server_errors_retried_then_surfaced(server, tmp_path: Path) -> None:
+    url = server(faults={"server_error": 1.0})
+    async with Gateway(settings_for(url, max_attempts=3), tmp_path) as gw:
+        with pytest.raises(ModelCallError) as caught:
+            await gw.chat("candidate", [{"role": "user", "content": "hi"}], max_tokens=8)
+    assert [a.status for a in caught.value.attempts] == ["500", "500", "500"]
+    failed = [r for r in read_ledger(tmp_path / "ledger.jsonl") if r["outcome"] == "failed"]
+    assert len(failed) == 1 and failed[0]["cost_usd"] == 0.0
+
+
+async def test_timeouts_retried_then_surfaced(server, tmp_path: Path) -> None:
+    url = server(faults={"timeout": 1.0}, timeout_sleep_s=2.0)
+    async with Gateway(settings_for(url, max_attempts=2, timeout_s=0.3), tmp_path) as gw:
+        with pytest.raises(ModelCallError) as caught:
+            await gw.chat("candidate", [{"role": "user", "content": "hi"}], max_tokens=8)
+    assert [a.status for a in caught.value.attempts] == ["timeout", "timeout"]
+
+
+async def test_server_errors_recovered_when_intermittent(server, tmp_path: Path) -> None:
+    url = server(faults={"server_error": 0.3, "empty_choices": 0.1})
+    async with Gateway(settings_for(url, max_attempts=8), tmp_path) as gw:
+        results = [await gw.chat("candidate", [{"role": "user", "content": f"q{i}"}], max_tokens=8) for i in range(10)]
+    statuses = {a.status for r in results for a in r.attempts}
+    assert {"500", "ok"} <= statuses
+    assert all(r.text for r in results)
+
+
+async def test_malformed_json_is_repaired(server, tmp_path: Path) -> None:
+    url = server(faults={"malformed_json": 1.0})
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        result = await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question", max_tokens=200)
+    assert isinstance(result.parsed, Question)
+    assert set(result.parsed.target) <= {f"u{i}" for i in range(5)}
+
+
+async def test_truncated_json_is_unparseable_with_raw_text(server, tmp_path: Path) -> None:
+    # Guards: closing a cut-off JSON object would invent a complete-looking answer.
+    url = server(faults={"truncated_json": 1.0})
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        result = await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question", max_tokens=200)
+    assert isinstance(result.parsed, Unparseable)
+    assert result.parsed.raw and "cut off" in result.parsed.error
+    assert gw.totals.unparseable == 1
+    repairs = [r for r in read_ledger(tmp_path / "ledger.jsonl") if r.get("repair")]
+    assert len(repairs) == 2, "the gateway re-asks twice before giving up"
+
+
+def test_tolerant_extraction_never_invents_fields() -> None:
+    assert extract_json("Sure! ```json\n{'question': 'Why?', 'target': ['a',],}\n```") == {"question": "Why?", "target": ["a"]}
+    parsed, error = parse_structured('{"question": "Why?"}', Question)
+    assert parsed is None and "target" in error
+
+
+async def test_second_identical_run_makes_no_new_calls(server, tmp_path: Path) -> None:
+    url = server()
+    prompts = [[{"role": "user", "content": f"question {i}"}] for i in range(5)]
+    for attempt in range(2):
+        async with Gateway(settings_for(url), tmp_path) as gw:
+            for prompt in prompts:
+                await gw.chat("candidate", prompt, max_tokens=32)
+            if attempt == 0:
+                assert gw.totals.calls == 5 and gw.totals.cache_hits == 0
+            else:
+                assert gw.totals.calls == 0 and gw.totals.cache_hits == 5
+                assert gw.totals.cost_usd == 0.0
+
+
+async def test_concurrent_identical_requests_are_paid_once(server, tmp_path: Path) -> None:
+    import asyncio
+
+    url = server(latency_s=0.05)
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        results = await asyncio.gather(*(gw.chat("candidate", [{"role": "user", "content": "same"}], max_tokens=16) for _ in range(4)))
+    assert sum(not r.cache_hit for r in results) == 1
+    assert len({r.text for r in results}) == 1
+
+
+async def test_ledger_dollars_match_hand_computation(server, tmp_path: Path) -> None:
+    url = server()
+    async with Gateway(settings_for(url, structured_output="json_schema"), tmp_path, cache=False) as gw:
+        for i in range(3):
+            await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question", round=1, unit_ids=["u0", "u1"])
+            await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], stage="answer", max_tokens=64)
+    records = read_ledger(tmp_path / "ledger.jsonl")
+    assert len(records) == 6 and all(r["usage_source"] == "api" for r in records)
+    for record in records:
+        hand = record["prompt_tokens"] * PRICE_IN / 1e6 + record["completion_tokens"] * PRICE_OUT / 1e6
+        assert record["cost_usd"] == pytest.approx(hand, rel=1e-12)
+    by_role = {row["role"]: row for row in aggregate(records, by=("role",))}
+    assert by_role["examiner"]["calls"] == 3 and by_role["candidate"]["calls"] == 3
+    assert by_role["examiner"]["units"] == 2
+    assert sum(r["cost_usd"] for r in by_role.values()) == pytest.approx(gw.totals.cost_usd)
+
+
+async def test_tiktoken_counts_when_usage_is_absent(server, tmp_path: Path) -> None:
+    url = server(report_usage=False)
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        result = await gw.chat("candidate", [{"role": "user", "content": "tell me"}], max_tokens=64)
+    assert result.usage_source == "tiktoken" and result.prompt_tokens > 0 and result.completion_tokens > 0
+
+
+async def test_budget_stop_leaves_spend_within_budget(server, tmp_path: Path) -> None:
+    import asyncio
+
+    url = server()
+    budget = 0.01
+    async with Gateway(settings_for(url), tmp_path, cache=False, budget_usd=budget) as gw:
+
+        async def ask(i: int) -> str:
+            try:
+                await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], max_tokens=300)
+                return "ok"
+            except BudgetExhausted:
+                return "stopped"
+
+        outcomes = await asyncio.gather(*(ask(i) for i in range(40)))
+    assert "stopped" in outcomes and "ok" in outcomes
+    spent = sum(r["cost_usd"] for r in read_ledger(tmp_path / "ledger.jsonl"))
+    assert spent <= budget
+    assert gw.budget.spent_usd == pytest.approx(spent)
+
+
+async def test_api_key_never_written(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-" + "9" * 40
+    monkeypatch.setenv("EXAMINER_TEST_KEY", secret)
+    url = server()
+    settings = settings_for(url, api_key_env="EXAMINER_TEST_KEY")
+    async with Gateway(settings, tmp_path) as gw:
+        await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question")
+        await gw.chat("candidate", [{"role": "user", "content": "hello"}])
+    (tmp_path / "settings.json").write_text(settings.model_dump_json())
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written
+    for path in written:
+        assert secret.encode() not in path.read_bytes(), path
+
+
+def test_missing_api_key_variable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from examiner.errors import ConfigError
+
+    monkeypatch.delenv("EXAMINER_ABSENT_KEY", raising=False)
+    spec = EndpointSpec(provider="openai", base_url="http://127.0.0.1:9/v1", api_key_env="EXAMINER_ABSENT_KEY")
+    with pytest.raises(ConfigError, match="EXAMINER_ABSENT_KEY"):
+        spec.api_key()
+
+
+async def test_logprobs_pass_through(server, tmp_path: Path) -> None:
+    url = server()
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        result = await gw.chat(
+            "geval", [{"role": "user", "content": "Rate coherence from 1 to 5. Coherence:"}],
+            max_tokens=1, logprobs=True, top_logprobs=5, endpoint="sim",
+        )
+    assert result.logprobs and result.logprobs[0].top
+    assert all(isinstance(v, float) for v in result.logprobs[0].top.values())
+
+
+async def test_n_samples_fan_out_when_endpoint_returns_one_choice(server, tmp_path: Path) -> None:
+    url = server()
+    async with Gateway(settings_for(url, supports_n=False), tmp_path) as gw:
+        result = await gw.chat("candidate", [{"role": "user", "content": "sample"}], n=4, temperature=1.0, max_tokens=16)
+    assert len(result.texts) == 4
+
+
+async def test_tokens_per_minute_limiter_waits() -> None:
+    from examiner.llm.limits import TokenRateLimiter
+
+    limiter = TokenRateLimiter(100, window_s=0.2)
+    assert await limiter.acquire(80) == 0.0
+    assert await limiter.acquire(50) > 0.0
+
+
+def test_unknown_role_and_endpoint_are_config_errors() -> None:
+    from examiner.config import load_settings
+    from examiner.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown role"):
+        load_settings(None, role_overrides={"wizard": "local"}, environ={})
+    with pytest.raises(ConfigError, match="not defined"):
+        load_settings(None, role_overrides={"judge": "nowhere"}, environ={})
+    with pytest.raises(ConfigError, match="budget"):
+        load_settings(None, budget_usd=-1, environ={})
+
+
+def test_config_from_yaml_and_environment(tmp_path: Path) -> None:
+    from examiner.config import load_settings
+
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "endpoints:\n  gpt:\n    base_url: https://api.example.invalid/v1\n    model: gpt-x\n"
+        "    api_key_env: MY_KEY\n    price_input_per_1m: 1.5\nroles:\n  judge: gpt\n"
+    )
+    settings = load_settings(path, environ={"EXAMINER_ROLE_EXAMINER": "gpt"})
+    assert settings.endpoint_for("judge")[0] == "gpt"
+    assert settings.endpoint_for("examiner")[0] == "gpt"
+    assert settings.endpoint_for("candidate")[0] == "local"
+    assert "MY_KEY" in json.dumps(settings.model_dump()) and os.environ.get("MY_KEY") is None
