@@ -1,0 +1,71 @@
+"""Reviser agent (RevisEval): rewrites a response into a response-adapted reference.
+
+The reference keeps what the response gets right and fixes the rest, so a judge or a classic metric
+compares the response with a reference that is close to it in form; pairwise, the other response is
+shown as guidance that may itself be wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from examiner.llm.gateway import Gateway
+from examiner.prompting import render, unit_block
+
+ROLE = "reviser"
+
+
+@dataclass
+class Revision:
+    """The revised text, or an error when the reviser returned nothing usable."""
+
+    text: str
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _rubric_line(rubric: str | None) -> str:
+    return f"Judge quality by this rubric: {rubric.strip()}\n" if rubric and rubric.strip() else ""
+
+
+async def revise(
+    gw: Gateway,
+    *,
+    instruction: str,
+    response: str,
+    rubric: str | None = None,
+    guidance: str | None = None,
+    item_id: str = "",
+    endpoint: str | None = None,
+    max_tokens: int = 768,
+) -> Revision:
+    """The response-adapted reference for `response` (guided by `guidance` when given)."""
+    if guidance is not None:
+        messages = render("reviser_guided", instruction=instruction, response=response, guidance=guidance,
+                          rubric_line=_rubric_line(rubric))
+    else:
+        messages = render("reviser", instruction=instruction, response=response, rubric_line=_rubric_line(rubric))
+    result = await gw.chat(ROLE, messages, stage="revise", item_id=item_id, endpoint=endpoint, max_tokens=max_tokens)
+    text = (result.text or "").strip()
+    return Revision(text, None if text else "reviser returned an empty reply")
+
+
+async def revise_with_units(
+    gw: Gateway,
+    *,
+    question: str,
+    answer: str,
+    units: list[tuple[str, str]],
+    round: int = 0,
+    endpoint: str | None = None,
+    max_tokens: int = 768,
+) -> Revision:
+    """Exam mode: the answer corrected against the reference units (the units act as the rubric)."""
+    messages = render("reviser_units", question=question, answer=answer, units=unit_block(units))
+    result = await gw.chat(ROLE, messages, stage="exam_revise", round=round, unit_ids=[u for u, _ in units],
+                           endpoint=endpoint, max_tokens=max_tokens)
+    text = (result.text or "").strip()
+    return Revision(text, None if text else "reviser returned an empty reply")

@@ -1,0 +1,194 @@
+"""The metrics report of a judging run (JSON and Markdown) and the judgments JSONL.
+
+Pairwise records -> agreement with labels (and per classic metric / majority vote for RevisEval),
+swap consistency and bias. Single-score records -> correlations with human scores at sample, summary
+(per `group`) and system (per `system`) level via examiner.stats. Skipped rows and failed or
+unparseable judgments are always counted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from examiner import stats
+from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
+
+
+def judgments(records: Iterable[Mapping[str, Any]]) -> list[Judgment]:
+    """Judgment values of pairwise records."""
+    return [Judgment(str(r["id"]), str(r.get("order", "original")), r.get("verdict")) for r in records]
+
+
+def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, int] | None = None,
+                     teacher: Mapping[Any, int] | None = None) -> dict[str, Any]:
+    """Agreement (labels from `labels` or the records' `label`), teacher agreement, swap metrics."""
+    js = judgments(records)
+    gold = dict(labels) if labels is not None else {
+        str(r["id"]): int(r["label"]) for r in records if r.get("label") is not None}
+    out: dict[str, Any] = {
+        "n_judgments": len(js),
+        "n_unparseable": sum(1 for j in js if j.verdict is None),
+        "n_failed_calls": sum(1 for r in records if r.get("failed")),
+        "verdicts": {str(k): v for k, v in sorted(Counter(
+            "unparseable" if j.verdict is None else j.verdict for j in js).items(), key=str)},
+    }
+    if gold:
+        out["agreement"] = agreement(js, gold)
+    if teacher:
+        out["teacher_agreement"] = agreement(js, teacher)
+    if any(j.order == "swapped" for j in js):
+        out["swap"] = swap_metrics(js)
+    metric_prefs = [r for r in records if r.get("metric_preferences")]
+    if metric_prefs and gold:
+        per_metric: dict[str, Any] = {}
+        names = list(metric_prefs[0]["metric_preferences"])
+        usable = [r for r in metric_prefs if str(r["id"]) in gold]
+        target = [gold[str(r["id"])] for r in usable]
+        for name in names:
+            per_metric[name] = classification_metrics([r["metric_preferences"][name] for r in usable], target)
+        per_metric["majority"] = classification_metrics([r["metric_majority"] for r in usable], target)
+        out["classic_metric_agreement"] = per_metric
+    return out
+
+
+def _correlations(scores: list[float], human: list[float], groups: list[Any], systems: list[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"sample": stats.sample_level(scores, human).to_dict()}
+    if all(g is not None for g in groups) and groups:
+        out["summary"] = stats.summary_level(scores, human, groups).to_dict()
+    if all(s is not None for s in systems) and systems:
+        out["system"] = stats.system_level(scores, human, systems).to_dict()
+    return out
+
+
+def single_section(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Score summary, G-Eval paths, and correlations with human scores (judge score and classic metrics)."""
+    scored = [r for r in records if r.get("score") is not None]
+    out: dict[str, Any] = {
+        "n_judgments": len(records),
+        "n_scored": len(scored),
+        "n_unparseable": sum(1 for r in records if r.get("score") is None and not r.get("failed")),
+        "n_failed_calls": sum(1 for r in records if r.get("failed")),
+        "mean_score": sum(r["score"] for r in scored) / len(scored) if scored else None,
+    }
+    paths = Counter(r["path"] for r in records if r.get("path"))
+    if paths:
+        out["geval_paths"] = dict(paths)
+        out["geval_unparseable_samples"] = sum(int(r.get("n_unparseable") or 0) for r in records)
+    with_human = [r for r in scored if r.get("human") is not None]
+    if len(with_human) >= 2:
+        groups = [r.get("group") for r in with_human]
+        systems = [r.get("system") for r in with_human]
+        human = [float(r["human"]) for r in with_human]
+        corr = {"judge": _correlations([float(r["score"]) for r in with_human], human, groups, systems)}
+        metric_rows = [r for r in with_human if r.get("metric_scores")]
+        if len(metric_rows) == len(with_human):
+            for name in with_human[0]["metric_scores"]:
+                corr[name] = _correlations([float(r["metric_scores"][name]) for r in with_human], human,
+                                           groups, systems)
+        out["correlation_with_human"] = corr
+    return out
+
+
+def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Sequence[Mapping[str, Any]],
+                 meta: Mapping[str, Any], labels: Mapping[Any, int] | None = None,
+                 teacher: Mapping[Any, int] | None = None) -> dict[str, Any]:
+    """The full report: meta, counts of rows and skips, and the method's section."""
+    pairwise = any("order" in r for r in records)
+    report: dict[str, Any] = {
+        "method": method,
+        **dict(meta),
+        "rows_judged": len({r["id"] for r in records}),
+        "rows_skipped": len(skipped),
+        "skipped": list(skipped),
+    }
+    report["pairwise" if pairwise else "single"] = (
+        pairwise_section(records, labels, teacher) if pairwise else single_section(records))
+    return report
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.3f}"
+    return str(value)
+
+
+def markdown(report: Mapping[str, Any]) -> str:
+    """A human-readable rendering of `build_report`'s output."""
+    lines = [f"# Judging report: {report.get('method')}", ""]
+    for key in ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "cache_hits",
+                "cost_usd", "wall_s"):
+        if key in report:
+            lines.append(f"- {key.replace('_', ' ')}: {_fmt(report[key])}")
+    section = report.get("pairwise")
+    if section:
+        lines += ["", "## Pairwise", "", f"- judgments: {section['n_judgments']}, unparseable: "
+                  f"{section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
+                  f"- verdicts: {section['verdicts']}"]
+        table = [("judge vs labels", section.get("agreement")), ("judge vs teacher", section.get("teacher_agreement"))]
+        table += [(f"metric {k} vs labels", v) for k, v in (section.get("classic_metric_agreement") or {}).items()]
+        table = [(name, m) for name, m in table if m]
+        if table:
+            lines += ["", "| comparison | n | accuracy | macro P | macro R | macro F1 |", "|---|---|---|---|---|---|"]
+            for name, m in table:
+                lines.append(f"| {name} | {m['n']} | {_fmt(m['accuracy'])} | {_fmt(m['macro_precision'])} | "
+                             f"{_fmt(m['macro_recall'])} | {_fmt(m['macro_f1'])} |")
+        swap = section.get("swap")
+        if swap:
+            lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "
+                      "bias 1st (all pairs) | bias 2nd (all pairs) | delta (all pairs) |",
+                      "|---|---|---|---|---|---|---|---|",
+                      f"| {swap['n_pairs_both_orders']} | {_fmt(swap['consistency'])} | {_fmt(swap['bias_first'])} | "
+                      f"{_fmt(swap['bias_second'])} | {_fmt(swap['delta_bias'])} | "
+                      f"{_fmt(swap['bias_first_all_pairs'])} | {_fmt(swap['bias_second_all_pairs'])} | "
+                      f"{_fmt(swap['delta_bias_all_pairs'])} |"]
+    section = report.get("single")
+    if section:
+        lines += ["", "## Scores", "", f"- judgments: {section['n_judgments']}, scored: {section['n_scored']}, "
+                  f"unparseable: {section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
+                  f"- mean score: {_fmt(section['mean_score'])}"]
+        if section.get("geval_paths"):
+            lines.append(f"- G-Eval paths: {section['geval_paths']}, unparseable samples excluded: "
+                         f"{section['geval_unparseable_samples']}")
+        corr = section.get("correlation_with_human")
+        if corr:
+            lines += ["", "| scorer | level | n | Pearson | Spearman | Kendall tau-b |", "|---|---|---|---|---|---|"]
+            for name, levels in corr.items():
+                for level, c in levels.items():
+                    n = c.get("n", c.get("n_groups_used"))
+                    lines.append(f"| {name} | {level} | {n} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} | "
+                                 f"{_fmt(c['kendall'])} |")
+    if report.get("skipped"):
+        lines += ["", "## Skipped rows", ""] + [f"- {s['message']}" for s in report["skipped"]]
+    return "\n".join(lines) + "\n"
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN -> None."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write_outputs(out_dir: Path, records: Sequence[Mapping[str, Any]], report: Mapping[str, Any],
+                  stem: str = "") -> dict[str, Path]:
+    """judgments.jsonl (when records given), report.json, report.md in out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"report_json": out_dir / f"{stem}report.json", "report_md": out_dir / f"{stem}report.md"}
+    if records:
+        paths["judgments"] = out_dir / f"{stem}judgments.jsonl"
+        with paths["judgments"].open("w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(_clean(dict(record)), ensure_ascii=False) + "\n")
+    paths["report_json"].write_text(json.dumps(_clean(dict(report)), indent=2, ensure_ascii=False) + "\n",
+                                    encoding="utf-8")
+    paths["report_md"].write_text(markdown(report), encoding="utf-8")
+    return paths

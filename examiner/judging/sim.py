@@ -1,0 +1,142 @@
+"""Simulated-backend behaviours for the judging agents (pairwise, reviser, reference judge, G-Eval).
+
+Imported for its side effect: it registers behaviours with the simulated server. In-process servers
+see them once this module is imported; a server in another process needs the endpoint option
+`behaviour_modules: ["examiner.judging.sim"]`.
+
+Pairwise judge (role `pairwise`; stage `grade` = grade-only, `explain` = grades then a reason):
+  gold: POST /sim/oracle (or SimulatedServer.register_oracle) with `pairwise_oracle(items)`, i.e.
+  {sha1(instruction): sha1(better response) or "tie"}. Without gold, a seeded "quality" per response
+  decides. Options (EndpointSpec.options of the simulated endpoint):
+    pairwise_accuracy (default 0.8): share of pairs whose underlying preference matches gold; drawn per
+      pair, independent of the order shown, so it does not create inconsistency by itself;
+    pairwise_position_bias (default 0.0, -1..1): share of judgments (drawn per pair and order) that
+      ignore the content and favour the first position (> 0) or the second (< 0);
+    pairwise_tie_rate (default 0.0): share of pairs judged a tie (drawn per pair).
+  The expected consistency is about 1 - |bias|, the expected accuracy about accuracy*(1-|bias|) +
+  |bias|*(share of gold in the favoured position).
+Reviser: returns the response with one added sentence (claim markers kept, so judges reading the revised
+  reference see the same facts). Reference judge (role `judge`, stage `reference_score`): a grade from
+  the share of `known` claim markers, else from word overlap with the reference. G-Eval: `steps` gives
+  a numbered list; `exam_unit` scores agreement with the one listed unit from its claim marker
+  (known 5, wrong 1, absent 3), with +-1 noise when sampling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+
+from examiner.llm.simulated import SimRequest, claim_markers, register_behaviour
+from examiner.llm.simulated.behaviours import UNIT_RE
+from examiner.llm.simulated.prose import filler_sentence, filler_text, stable_int, stable_uniform
+
+_TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
+        for name in ("instruction", "answer_1", "answer_2", "reference", "response", "question")}
+
+
+def sha1(text: str) -> str:
+    """The oracle's key function: sha1 of the stripped text."""
+    return hashlib.sha1(text.strip().encode("utf-8")).hexdigest()
+
+
+def _tag(prompt: str, name: str) -> str:
+    match = _TAG[name].search(prompt)
+    return match.group(1).strip() if match else ""
+
+
+def pairwise_oracle(items: Iterable[tuple[str, str, str, int]]) -> dict[str, str]:
+    """Oracle entries for (instruction, output_1, output_2, label) tuples; label 0 = tie."""
+    out = {}
+    for instruction, output_1, output_2, label in items:
+        out[sha1(instruction)] = "tie" if label == 0 else sha1(output_1 if label == 1 else output_2)
+    return out
+
+
+def _gold_first(req: SimRequest, instruction: str, a1: str, a2: str) -> int:
+    """Gold in the shown order: 1, 2 or 0."""
+    entry: object = req.oracle.get(sha1(instruction)) if isinstance(req.oracle, Mapping) else None
+    if entry == "tie":
+        return 0
+    if entry == sha1(a1):
+        return 1
+    if entry == sha1(a2):
+        return 2
+    q1 = stable_uniform(req.seed, "quality", sha1(a1))
+    q2 = stable_uniform(req.seed, "quality", sha1(a2))
+    return 1 if q1 >= q2 else 2
+
+
+@register_behaviour("pairwise")
+def pairwise_judge(req: SimRequest) -> str:
+    """`"s1 s2"` on the first line (then a reason unless grade-only), with configurable accuracy and bias."""
+    prompt = req.last_user
+    instruction, a1, a2 = _tag(prompt, "instruction"), _tag(prompt, "answer_1"), _tag(prompt, "answer_2")
+    pair_key = (sha1(instruction), *sorted((sha1(a1), sha1(a2))))
+    accuracy = float(req.option("pairwise_accuracy", 0.8))
+    bias = float(req.option("pairwise_position_bias", 0.0))
+    tie_rate = float(req.option("pairwise_tie_rate", 0.0))
+    gold = _gold_first(req, instruction, a1, a2)
+    if stable_uniform(req.seed, "pw-tie", *pair_key) < tie_rate:
+        winner = 0
+    elif gold == 0:
+        winner = 1 + stable_int(req.seed, "pw-tiebreak", *pair_key) % 2
+    elif stable_uniform(req.seed, "pw-acc", *pair_key) < accuracy:
+        winner = gold
+    else:
+        winner = 3 - gold
+    if bias and stable_uniform(req.seed, "pw-bias", *pair_key, sha1(a1), *req.sampling_salt) < abs(bias):
+        winner = 1 if bias > 0 else 2
+    rng = req.rng("pairwise")
+    high = rng.randint(6, 9)
+    low = max(1, high - rng.randint(1, 4))
+    scores = (high, high) if winner == 0 else (high, low) if winner == 1 else (low, high)
+    line = f"{scores[0]} {scores[1]}"
+    if req.stage == "grade":
+        return line
+    which = {0: "Both answers serve the request about equally well.",
+             1: "Answer 1 follows the request more closely than answer 2.",
+             2: "Answer 2 follows the request more closely than answer 1."}[winner]
+    return f"{line}\n{which} {filler_text(rng, 40)}"
+
+
+@register_behaviour("reviser")
+def reviser(req: SimRequest) -> str:
+    """The response to revise, kept as is, plus one added sentence."""
+    response = _tag(req.last_user, "response")
+    return f"{response} {filler_sentence(req.rng('revise'))}".strip()
+
+
+@register_behaviour("judge", "reference_score")
+def reference_score(req: SimRequest) -> str:
+    """A 1..10 grade: from `known` markers when the response has any, else word overlap with the reference."""
+    prompt = req.last_user
+    response, reference = _tag(prompt, "response"), _tag(prompt, "reference")
+    markers = list(claim_markers(response).values())
+    if markers:
+        share = markers.count("known") / len(markers)
+    else:
+        words_r, words_ref = set(response.lower().split()), set(reference.lower().split())
+        share = len(words_r & words_ref) / max(1, len(words_r | words_ref))
+    score = 1 + round(share * 9)
+    return f"{score}\nThe response matches the reference on {share:.0%} of its content. {filler_sentence(req.rng('ref'))}"
+
+
+@register_behaviour("geval", "steps")
+def geval_steps(req: SimRequest) -> str:
+    rng = req.rng("steps")
+    return "\n".join(f"{i}. {filler_sentence(rng)}" for i in range(1, 5))
+
+
+@register_behaviour("geval", "exam_unit")
+def geval_unit(req: SimRequest) -> str:
+    """Agreement 1..5 of the answer with the listed unit: known 5, wrong 1, not addressed 3."""
+    prompt = req.last_user
+    units = UNIT_RE.findall(prompt)
+    mark = claim_markers(_tag(prompt, "response")).get(units[0]) if units else None
+    score = 5 if mark == "known" else 1 if mark == "wrong" else 3
+    rng = req.rng("geval-unit")
+    if req.temperature > 0 and rng.random() < 0.3:
+        score = min(5, max(1, score + rng.choice((-1, 1))))
+    return str(score)

@@ -1,0 +1,147 @@
+"""Reliability and agreement metrics of pairwise judgments (JudgeLM section of METHODS.md §4).
+
+Input: judgments, each for one pair `id` in one `order` ("original" or "swapped"), with the verdict
+expressed in the ORIGINAL labelling (1 = the pair's first response wins, 2 = the second, 0 = tie,
+None = unparseable). Works for judgments made by `examiner judge` or imported from elsewhere.
+
+- agreement / macro P, R, F1 against labels or a teacher, over every parseable judgment (both orders
+  count); macro averages run over the classes present in gold or predictions (so a dataset without
+  ties is not penalised for an absent tie class unless the judge predicts ties).
+- consistency: share of pairs judged in both orders (both parseable) with the same verdict.
+- bias: an inconsistent pair favours the first position when, summed over its two judgments, the
+  response shown first fared better (+1 for a first-position win, -1 for a second-position win, 0 for a
+  tie); every inconsistent pair favours exactly one position. `bias_first` / `bias_second` are shares
+  of the inconsistent pairs (METHODS.md); the `_all_pairs` variants are shares of all complete pairs,
+  JudgeLM's table convention, where consistency + bias_first_all_pairs + bias_second_all_pairs = 1.
+  delta bias = |bias first - bias second| in each convention.
+- unparseable judgments are counted, never scored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+ORDERS = ("original", "swapped")
+CLASSES = (1, 2, 0)
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One verdict on one ordering of a pair, in the original labelling."""
+
+    id: str
+    order: str
+    verdict: int | None
+
+
+def _shown(verdict: int, order: str) -> int:
+    """The verdict in the order shown to the judge (1 = first position)."""
+    return verdict if order == "original" or verdict == 0 else 3 - verdict
+
+
+def classification_metrics(pred: Sequence[int], gold: Sequence[int]) -> dict[str, float | int | list[int]]:
+    """Accuracy and macro precision / recall / F1 over the classes present in pred or gold."""
+    if len(pred) != len(gold):
+        raise ValueError("pred and gold must have the same length")
+    n = len(pred)
+    labels = [c for c in CLASSES if c in set(pred) | set(gold)]
+    precisions, recalls, f1s = [], [], []
+    for c in labels:
+        tp = sum(1 for p, g in zip(pred, gold) if p == c and g == c)
+        predicted = sum(1 for p in pred if p == c)
+        actual = sum(1 for g in gold if g == c)
+        precision = tp / predicted if predicted else 0.0
+        recall = tp / actual if actual else 0.0
+        precisions.append(precision)
+        recalls.append(recall)
+        f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    k = len(labels) or 1
+    return {
+        "n": n,
+        "accuracy": sum(1 for p, g in zip(pred, gold) if p == g) / n if n else float("nan"),
+        "macro_precision": sum(precisions) / k if labels else float("nan"),
+        "macro_recall": sum(recalls) / k if labels else float("nan"),
+        "macro_f1": sum(f1s) / k if labels else float("nan"),
+        "classes": labels,
+    }
+
+
+def agreement(judgments: Iterable[Judgment], gold: Mapping[str, int] | Mapping[tuple[str, str], int],
+              ) -> dict[str, object]:
+    """Agreement with gold labels (keyed by id) or a teacher (keyed by (id, order) or id)."""
+    pred: list[int] = []
+    ref: list[int] = []
+    by_order: dict[str, tuple[list[int], list[int]]] = {o: ([], []) for o in ORDERS}
+    unparseable = no_gold = 0
+    for j in judgments:
+        target = gold.get((j.id, j.order)) if (j.id, j.order) in gold else gold.get(j.id)  # type: ignore[call-overload]
+        if target is None:
+            no_gold += 1
+            continue
+        if j.verdict is None:
+            unparseable += 1
+            continue
+        pred.append(j.verdict)
+        ref.append(int(target))
+        if j.order in by_order:
+            by_order[j.order][0].append(j.verdict)
+            by_order[j.order][1].append(int(target))
+    out: dict[str, object] = dict(classification_metrics(pred, ref))
+    out["n_unparseable"] = unparseable
+    out["n_without_gold"] = no_gold
+    out["by_order"] = {o: classification_metrics(p, g) for o, (p, g) in by_order.items() if p}
+    return out
+
+
+def swap_metrics(judgments: Iterable[Judgment]) -> dict[str, float | int]:
+    """Consistency under swap and positional bias (see module docstring)."""
+    pairs: dict[str, dict[str, int | None]] = {}
+    counts: Counter[str] = Counter()
+    for j in judgments:
+        counts["judgments"] += 1
+        if j.verdict is None:
+            counts["unparseable"] += 1
+        pairs.setdefault(j.id, {})[j.order] = j.verdict
+    complete = consistent = first = second = 0
+    one_order = incomplete = 0
+    for orders in pairs.values():
+        if not all(o in orders for o in ORDERS):
+            one_order += 1
+            continue
+        v1, v2 = orders["original"], orders["swapped"]
+        if v1 is None or v2 is None:
+            incomplete += 1
+            continue
+        complete += 1
+        if v1 == v2:
+            consistent += 1
+            continue
+        lean = sum({1: 1, 2: -1, 0: 0}[_shown(v, o)] for v, o in ((v1, "original"), (v2, "swapped")))
+        if lean > 0:
+            first += 1
+        else:
+            second += 1
+    inconsistent = complete - consistent
+    nan = float("nan")
+    b1 = first / inconsistent if inconsistent else (0.0 if complete else nan)
+    b2 = second / inconsistent if inconsistent else (0.0 if complete else nan)
+    a1 = first / complete if complete else nan
+    a2 = second / complete if complete else nan
+    return {
+        "n_judgments": counts["judgments"],
+        "n_unparseable": counts["unparseable"],
+        "n_pairs": len(pairs),
+        "n_pairs_both_orders": complete,
+        "n_pairs_one_order_only": one_order,
+        "n_pairs_with_unparseable": incomplete,
+        "n_inconsistent": inconsistent,
+        "consistency": consistent / complete if complete else nan,
+        "bias_first": b1,
+        "bias_second": b2,
+        "delta_bias": abs(b1 - b2),
+        "bias_first_all_pairs": a1,
+        "bias_second_all_pairs": a2,
+        "delta_bias_all_pairs": abs(a1 - a2),
+    }
