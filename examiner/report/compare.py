@@ -50,7 +50,7 @@ def _rows(entries: list[dict[str, Any]]) -> list[list[Any]]:
         ev, cand = paper["evaluation total"], paper["candidate (beside)"]
         # A run with several targets shares its evaluation cost among them.
         rows.append([e["label"], e["run"], e["status"], md.with_ci(s["accuracy"]), md.with_ci(s["coverage"]),
-                     s["status"]["correct"], s["status"]["incorrect"], md.num(ev["cents_per_unit"] / e["share"], 3),
+                     s["counts"]["correct"], s["counts"]["incorrect"], md.num(ev["cents_per_unit"] / e["share"], 3),
                      md.num(ev["calls_per_unit"] / e["share"]), md.num(cand["calls_per_unit"] / e["share"])])
     return rows
 

@@ -47,7 +47,8 @@ def scores_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
         ax.bar(range(len(names)), values, yerr=[lows, highs], capsize=4, color="#4c78a8")
         ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 3 else 0)
         ax.set_ylim(0, 1.05)
-        ax.set_title(f"{key} (95% CI, clusters resampled)")
+        ax.set_title(key)
+    fig.suptitle("95% intervals: bootstrap over clusters", fontsize=9)
     return _save(fig, path)
 
 

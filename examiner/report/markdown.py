@@ -36,7 +36,7 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
 def score_rows(summary: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for name, t in summary["targets"].items():
-        s = t["status"]
+        s = t["counts"]
         rows.append([name, with_ci(t["accuracy"]), with_ci(t["coverage"]), s["correct"], s["incorrect"],
                      s["unanswered"], s["uncovered"], t["rounds"]])
     return rows

@@ -98,7 +98,7 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
     return {
         "target": target,
         "units": len(outcomes),
-        "status": {s: status.get(s, 0) for s in ("correct", "incorrect", "unanswered", "uncovered")},
+        "counts": {s: status.get(s, 0) for s in ("correct", "incorrect", "unanswered", "uncovered")},
         "accuracy": ratio_ci(acc_groups, seed),
         "coverage": ratio_ci(cov_groups, seed),
         "per_cluster": cluster_rows,

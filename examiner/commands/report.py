@@ -1,0 +1,62 @@
+"""`examiner report RUN_DIR` rebuilds a run's reports and provenance graph; `examiner compare RUN_DIR...`
+puts several targets side by side."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from examiner.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("report", help="rebuild report.json/.md/.html, figures and provenance.graphml of a run")
+    parser.add_argument("run_dir", help="a run directory (holds run.json)")
+    parser.add_argument("--map-rounds", metavar="N,N,...",
+                        help="rounds drawn in the 2-D maps (default: 1, 2 and the last)")
+    parser.set_defaults(func=run_report)
+    parser = sub.add_parser("compare", help="compare the targets of one or more runs side by side")
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    parser.add_argument("--out", metavar="FILE.md",
+                        help="write Markdown here and HTML beside it (FILE.html); default: print Markdown")
+    parser.set_defaults(func=run_compare)
+
+
+def _rounds(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"--map-rounds expects comma-separated round numbers, got '{text}'") from None
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from examiner.provenance import build_provenance
+    from examiner.report import build_report
+
+    paths = build_report(args.run_dir, map_rounds=_rounds(args.map_rounds))
+    paths["provenance"] = build_provenance(args.run_dir)
+    for name in ("html", "md", "json", "provenance"):
+        print(f"{name}: {paths[name]}")
+    figures = [p for k, p in paths.items() if k.startswith("figure:")]
+    if figures:
+        print(f"figures: {len(figures)} in {figures[0].parent}")
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from examiner.report import compare
+
+    markdown, html = compare(args.run_dirs)
+    if not args.out:
+        print(markdown, end="")
+        return 0
+    out = Path(args.out)
+    if out.parent and not out.parent.exists():
+        raise UserError(f"output folder does not exist: {out.parent}")
+    out.write_text(markdown, encoding="utf-8")
+    html_path = out.with_suffix(".html")
+    html_path.write_text(html, encoding="utf-8")
+    print(f"md: {out}\nhtml: {html_path}")
+    return 0
