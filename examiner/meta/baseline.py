@@ -1,0 +1,44 @@
+"""Baseline ranking of evaluators from gold labels: accuracy (pairwise / verdict) or Pearson (individual)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from examiner.meta.models import Assessment, MetaItem
+from examiner.stats import pearson
+
+
+def baseline(items: Sequence[MetaItem], assessments: Sequence[Assessment], evaluators: Sequence[str]) -> dict[str, Any]:
+    """Per evaluator: the baseline score and its counts. Unreadable assessments are counted, not scored.
+
+    Returns {"metric": "accuracy"|"pearson"|None, "scores": {evaluator: value}, "detail": {...}}.
+    """
+    by_id = {i.id: i for i in items}
+    kind = items[0].kind if items else "pairwise"
+    metric = "pearson" if kind == "individual" else "accuracy"
+    scores: dict[str, float] = {}
+    detail: dict[str, dict[str, Any]] = {}
+    for e in evaluators:
+        mine = [a for a in assessments if a.evaluator == e and a.item_id in by_id]
+        ok = [a for a in mine if a.ok]
+        row: dict[str, Any] = {"assessed": len(mine), "usable": len(ok), "unparseable": sum(a.status == "unparseable" for a in mine),
+                               "failed": sum(a.status == "failed" for a in mine)}
+        if metric == "accuracy":
+            gold = [(a.decision, by_id[a.item_id].gold_label) for a in ok if by_id[a.item_id].gold_label is not None]
+            row["with_gold"] = len(gold)
+            if gold:
+                row["correct"] = sum(d == g for d, g in gold)
+                scores[e] = row["correct"] / len(gold)
+        else:
+            pairs = [(a.score, by_id[a.item_id].gold_score) for a in ok
+                     if a.score is not None and by_id[a.item_id].gold_score is not None]
+            row["with_gold"] = len(pairs)
+            if len(pairs) >= 2:
+                r = pearson([p[0] for p in pairs], [p[1] for p in pairs])
+                if r == r:
+                    scores[e] = r
+        if e in scores:
+            row["value"] = scores[e]
+        detail[e] = row
+    return {"metric": metric if scores else None, "scores": scores, "detail": detail}

@@ -1,0 +1,159 @@
+"""Records of a meta-evaluation run: items, evaluator assessments, meta-judgments, debates.
+
+Three item kinds share one record so every stage handles them alike:
+- `pairwise`: instruction + two outputs, gold preference Answer1 / Answer2 / tie (METHODS.md section 5);
+- `individual`: a text with a gold human score (1-5 scale by default);
+- `verdict`: an exam triple (question, answer, reference unit), decision correct / incorrect / unrelated.
+Every record is one JSONL line in the run directory; files are append-only and read back keyed by id,
+which is what makes a run resumable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ItemKind = Literal["pairwise", "individual", "verdict"]
+Status = Literal["ok", "unparseable", "failed"]
+
+PAIRWISE_LABELS = ("Answer1", "Answer2", "tie")
+VERDICT_LABELS = ("correct", "incorrect", "unrelated")
+ASSISTANT_LABELS = ("Assistant1", "Assistant2", "equally good")
+GOLD_TO_LABEL = {1: "Answer1", 2: "Answer2", 0: "tie"}
+
+
+def labels_for(kind: ItemKind) -> tuple[str, ...]:
+    """The decisions an evaluator (and the meta-judge) may give for an item of this kind."""
+    if kind == "pairwise":
+        return PAIRWISE_LABELS
+    if kind == "verdict":
+        return VERDICT_LABELS
+    return ()
+
+
+class MetaItem(BaseModel):
+    """One item to be judged by every evaluator."""
+
+    id: str
+    kind: ItemKind
+    instruction: str = ""
+    """Pairwise: the instruction. Verdict: the exam question."""
+    output_1: str = ""
+    output_2: str = ""
+    text: str = ""
+    """Individual: the text scored. Verdict: the candidate's answer."""
+    reference: str = ""
+    """Verdict: the reference unit (as a `<unit id=...>` line)."""
+    gold_label: str | None = None
+    """Pairwise / verdict gold decision (None when unknown)."""
+    gold_score: float | None = None
+    """Individual gold human score."""
+    source: str = ""
+
+    def oracle_key(self) -> str:
+        """sha1 of the item's content; the simulated backend's oracle holds gold under this key."""
+        return oracle_key(self.kind, self.instruction, self.output_1, self.output_2, self.text)
+
+
+def oracle_key(kind: str, instruction: str, output_1: str, output_2: str, text: str) -> str:
+    if kind == "pairwise":
+        body = f"{instruction}\n\n{output_1}\n\n{output_2}"
+    elif kind == "individual":
+        body = text
+    else:
+        body = f"{instruction}\n\n{text}"
+    return hashlib.sha1(body.encode("utf-8")).hexdigest()
+
+
+class Assessment(BaseModel):
+    """Step 1: one evaluator's decision (or score) with its explanation for one item."""
+
+    item_id: str
+    evaluator: str
+    decision: str | None = None
+    score: float | None = None
+    explanation: str = ""
+    status: Status = "ok"
+    error: str = ""
+    source: Literal["model", "imported", "exam"] = "model"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class MetaJudgment(BaseModel):
+    """Step 2, pairwise: one meta-verdict on two evaluators' assessments of one item (JDEval or MDEval)."""
+
+    id: str
+    method: Literal["jdeval", "mdeval"]
+    item_id: str
+    draw: int
+    """Which of the item's seeded pair draws this is (0, 1, 2)."""
+    order: Literal["forward", "reversed"] = "forward"
+    assistant_1: str
+    """Evaluator shown as Assistant1."""
+    assistant_2: str
+    better_answer: str | None = None
+    """The meta-judge's own decision on the item."""
+    better_assistant: str | None = None
+    """What the meta-judge said: Assistant1 / Assistant2 / equally good."""
+    outcome: Literal["a", "b", "tie"] | None = None
+    """Match outcome for (assistant_1, assistant_2); None when unparseable / failed (excluded)."""
+    rule_outcome: Literal["a", "b", "tie"] | None = None
+    """What the JDEval rules give for the meta-judge's better answer (None when the explanation decides)."""
+    rule_violation: bool = False
+    """The meta-judge's stated better assistant contradicts the rules."""
+    answer_reasoning: str = ""
+    assistant_reasoning: str = ""
+    status: Status = "ok"
+    error: str = ""
+    rounds: int = 0
+    """MDEval: referee turns taken."""
+
+
+class Turn(BaseModel):
+    """One step of a debate transcript."""
+
+    round: int
+    speaker: Literal["referee", "assistant_1", "assistant_2"]
+    kind: Literal["question", "verdict", "statement", "unparseable"]
+    text: str
+    words: int = 0
+
+
+class Debate(BaseModel):
+    """MDEval: the whole debate behind one meta-judgment."""
+
+    judgment_id: str
+    item_id: str
+    assistant_1: str
+    assistant_2: str
+    turns: list[Turn] = Field(default_factory=list)
+    rounds: int = 0
+    questions: int = 0
+    verdict: str | None = None
+    forced: bool = False
+    """The verdict came in the last allowed round, where the referee may only decide."""
+    status: Status = "ok"
+
+
+class IndividualJudgment(BaseModel):
+    """Step 2, individual (JDEval-i or BSMEval): the meta-judge's score of one assessment."""
+
+    id: str
+    method: Literal["jdeval-i", "bsmeval"]
+    item_id: str
+    evaluator: str
+    own_decision: str | None = None
+    """JDEval-i: the meta-judge's own decision (pairwise / verdict) or score (individual) for the item."""
+    own_score: float | None = None
+    score: float | None = None
+    """Score of the assessment, 1-5 (BSMEval: mean over branches); None when unparseable."""
+    branches: list[str] = Field(default_factory=list)
+    branch_scores: list[float | None] = Field(default_factory=list)
+    reasoning: str = ""
+    status: Status = "ok"
+    error: str = ""

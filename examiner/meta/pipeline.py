@@ -1,0 +1,378 @@
+"""One meta-evaluation run: step 1 assessments, baseline, step 2 meta-judgments, rankings, report data.
+
+Everything a run computes is appended to JSONL files in its directory as it arrives (assessments.jsonl,
+judgments.jsonl, debates.jsonl, individual.jsonl) and model replies are cached by the gateway in
+cache.sqlite, so running the same command again skips finished work. Problems a user can act on
+(an evaluator missing items, debates without a verdict, unreadable meta-judgments) are collected as
+messages in the result; the rest of the results are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+
+from agents.evaluator import assess
+from examiner.config import Settings
+from examiner.errors import UserError
+from examiner.llm import Gateway
+from examiner.meta import ranking
+from examiner.meta.baseline import baseline
+from examiner.meta.debate import DebateConfig, build_debate_graph, run_debate
+from examiner.meta.individual import bsmeval, individual_id, jdeval_i, matches_from_scores, mean_scores
+from examiner.meta.jdeval import RulesMode, draw_pairs, judge_pair, judgment_id, order_consistency
+from examiner.meta.models import Assessment, Debate, IndividualJudgment, MetaItem, MetaJudgment
+from examiner.meta.store import JsonlStore
+
+log = logging.getLogger(__name__)
+
+Method = Literal["jdeval", "mdeval", "jdeval-i", "bsmeval"]
+METHODS: tuple[str, ...] = ("jdeval", "mdeval", "jdeval-i", "bsmeval")
+PAIRWISE_METHODS = ("jdeval", "mdeval")
+
+
+@dataclass
+class MetaConfig:
+    """What to run. `meta_judge` None uses the meta_judge role's endpoint."""
+
+    evaluators: list[str]
+    method: Method = "jdeval"
+    meta_judge: str | None = None
+    seed: int = 0
+    draws: int = 3
+    both_orders: bool = False
+    rules: RulesMode = "enforce"
+    max_rounds: int = 5
+    statement_words: int = 200
+    shuffles: int = 200
+    bootstrap: int = 1000
+    concurrency: int = 64
+    debater: str | None = None
+    """One endpoint for both debaters (default: each evaluator defends itself)."""
+
+
+@dataclass
+class MetaRun:
+    """Everything computed; `to_dict()` is report.json."""
+
+    config: MetaConfig
+    items: list[MetaItem]
+    assessments: list[Assessment]
+    baseline: dict[str, Any]
+    judgments: list[MetaJudgment] = field(default_factory=list)
+    debates: list[Debate] = field(default_factory=list)
+    individual: list[IndividualJudgment] = field(default_factory=list)
+    rankings: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": asdict(self.config),
+            "items": len(self.items),
+            "item_kind": self.items[0].kind if self.items else None,
+            "baseline": self.baseline,
+            "rankings": self.rankings,
+            "counts": self.counts,
+            "problems": self.problems,
+            "usage": self.usage,
+            "debates": [d.model_dump() for d in self.debates],
+        }
+
+
+def check_inputs(items: Sequence[MetaItem], config: MetaConfig) -> None:
+    """Refuse what cannot work before spending a call."""
+    if len(set(config.evaluators)) < 2:
+        raise UserError("meta-evaluation needs at least two distinct evaluators (--evaluators E1,E2[,...])")
+    if config.method not in METHODS:
+        raise UserError(f"unknown method {config.method!r}; choose one of {', '.join(METHODS)}")
+    if not items:
+        raise UserError("no items to meta-evaluate")
+    if config.method in PAIRWISE_METHODS and items[0].kind == "individual":
+        raise UserError(f"{config.method} compares decisions; individual (scored) items need jdeval-i or bsmeval")
+    if config.max_rounds < 1:
+        raise UserError("--max-rounds must be at least 1")
+
+
+async def register_gold(gateway: Gateway, items: Sequence[MetaItem], endpoints: Sequence[str]) -> None:
+    """Tell simulated endpoints the gold labels (POST /sim/oracle), so simulated judges have an accuracy."""
+    gold = {i.oracle_key(): (i.gold_label if i.kind != "individual" else i.gold_score) for i in items}
+    gold = {k: v for k, v in gold.items() if v is not None}
+    if not gold:
+        return
+    done: set[str] = set()
+    for name in endpoints:
+        spec = gateway.settings.endpoints.get(name)
+        if spec is None or spec.provider != "simulated":
+            continue
+        url = await gateway.ensure_started("evaluator", name)
+        if url in done:
+            continue
+        done.add(url)
+        async with httpx.AsyncClient(timeout=30) as client:
+            (await client.post(url.removesuffix("/v1") + "/sim/oracle", json={"items": gold})).raise_for_status()
+
+
+async def _bounded(tasks: Sequence[Callable[[], Awaitable[Any]]], limit: int, sink: Callable[[Any], None]) -> None:
+    """Run task factories with at most `limit` in flight, handing each result to `sink` as it lands."""
+    sem = asyncio.Semaphore(max(1, limit))
+
+    async def one(factory: Callable[[], Awaitable[Any]]) -> None:
+        async with sem:
+            sink(await factory())
+
+    await asyncio.gather(*(one(t) for t in tasks))
+
+
+async def collect_assessments(gateway: Gateway, items: Sequence[MetaItem], evaluators: Sequence[str],
+                              store: JsonlStore[Assessment], concurrency: int = 64) -> list[Assessment]:
+    """Step 1: every evaluator on every item, skipping (item, evaluator) pairs already in the store."""
+    wanted = [(i, e) for i in items for e in evaluators if f"{i.id}|{e}" not in store]
+
+    def factory(item: MetaItem, e: str) -> Callable[[], Awaitable[Assessment]]:
+        return lambda: assess(gateway, e, item)
+
+    await _bounded([factory(i, e) for i, e in wanted], concurrency, store.add)
+    ids = {i.id for i in items}
+    return [a for a in store.values() if a.item_id in ids and a.evaluator in evaluators]
+
+
+def coverage_problems(items: Sequence[MetaItem], assessments: Sequence[Assessment], evaluators: Sequence[str]) -> list[str]:
+    """One message per evaluator lacking usable assessments for some items."""
+    problems = []
+    have = {(a.item_id, a.evaluator): a for a in assessments}
+    for e in evaluators:
+        missing = sum((i.id, e) not in have for i in items)
+        bad = Counter(have[(i.id, e)].status for i in items if (i.id, e) in have and not have[(i.id, e)].ok)
+        if missing or bad:
+            parts = [f"{n} {s}" for s, n in sorted(bad.items())] + ([f"{missing} missing"] if missing else [])
+            problems.append(f"evaluator {e} has no usable assessment for {missing + sum(bad.values())} of "
+                            f"{len(items)} items ({', '.join(parts)}); its pairs on those items are skipped")
+    return problems
+
+
+def rank(matches: Sequence[ranking.Match], players: Sequence[str], base: dict[str, float], *, shuffles: int,
+         bootstrap: int, seed: int, scores: dict[str, float] | None = None) -> dict[str, Any]:
+    """Win rates, Elo over shuffles, Bradley-Terry with intervals, and agreement with the baseline."""
+    out: dict[str, Any] = {"matches": len(matches), "players": list(players)}
+    seen = sorted({m.a for m in matches} | {m.b for m in matches})
+    if not matches:
+        return out
+    wr = ranking.win_rates(matches, players=seen)
+    out["win_rates"] = wr.to_dict()
+    elo = ranking.elo(matches, n_shuffles=shuffles, seed=seed, players=seen)
+    out["elo"] = elo.to_dict()
+    try:
+        bt = ranking.bradley_terry(matches, n_bootstrap=bootstrap, seed=seed, players=seen)
+        out["bradley_terry"] = bt.to_dict()
+    except ValueError as exc:
+        out["bradley_terry_error"] = str(exc)
+    if scores is not None:
+        out["mean_scores"] = scores
+    agreements: dict[str, Any] = {}
+    if len([p for p in base if p in seen]) >= 2:
+        agreements["elo"] = ranking.ranking_agreement(elo.scores(), base).to_dict()
+        agreements["win_rate"] = ranking.ranking_agreement(
+            {p: float(wr.overall(p) or 0) for p in seen}, base).to_dict()
+        if "bradley_terry" in out:
+            agreements["bradley_terry"] = ranking.ranking_agreement(
+                {r["player"]: r["rating"] for r in out["bradley_terry"]["ratings"]}, base).to_dict()
+        if scores and len([p for p in base if p in scores]) >= 2:
+            agreements["mean_score"] = ranking.ranking_agreement(scores, base).to_dict()
+    out["agreement"] = agreements
+    return out
+
+
+async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Settings, out_dir: Path | None, *,
+                   imported: Sequence[Assessment] = (), gateway: Gateway | None = None,
+                   progress: Callable[[str], None] | None = None) -> MetaRun:
+    """The whole pipeline; writes JSONL records as it goes (report files are written by report.write_reports)."""
+    check_inputs(items, config)
+    say = progress or (lambda _m: None)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    own_gateway = gateway is None
+    gw = gateway or Gateway(settings, run_dir=out_dir, cache=True)
+    try:
+        return await _run(items, config, gw, out_dir, imported, say)
+    finally:
+        if own_gateway:
+            await gw.aclose()
+
+
+async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_dir: Path | None,
+               imported: Sequence[Assessment], say: Callable[[str], None]) -> MetaRun:
+    evaluators = list(dict.fromkeys(config.evaluators))
+    path = (lambda name: out_dir / name) if out_dir is not None else (lambda name: None)
+    a_store: JsonlStore[Assessment] = JsonlStore(path("assessments.jsonl"), Assessment, key="assessment")
+    for a in imported:
+        if f"{a.item_id}|{a.evaluator}" not in a_store:
+            a_store.add(a)
+    imported_names = {a.evaluator for a in imported}
+    to_call = [e for e in evaluators if e not in imported_names]
+    for e in to_call:
+        gw.settings.endpoint(e)  # unknown endpoint -> ConfigError before any call
+    await register_gold(gw, items, list(dict.fromkeys(to_call + [config.meta_judge or gw.resolve("meta_judge")[0]])))
+    say(f"step 1: {len(items)} items x {len(evaluators)} evaluators")
+    assessments = await collect_assessments(gw, items, to_call, a_store, config.concurrency)
+    assessments = [a for a in a_store.values() if a.evaluator in evaluators and a.item_id in {i.id for i in items}]
+    a_store.close()
+    problems = coverage_problems(items, assessments, evaluators)
+    base = baseline(items, assessments, evaluators)
+    run = MetaRun(config=config, items=list(items), assessments=assessments, baseline=base, problems=problems)
+    usable = {(a.item_id, a.evaluator): a for a in assessments if a.ok}
+
+    say(f"step 2: {config.method}")
+    if config.method in PAIRWISE_METHODS:
+        await _pairwise(run, gw, usable, evaluators, path)
+    else:
+        await _individual(run, gw, usable, evaluators, path)
+    run.usage = {"calls": gw.totals.calls, "cache_hits": gw.totals.cache_hits,
+                 "prompt_tokens": gw.totals.prompt_tokens, "completion_tokens": gw.totals.completion_tokens,
+                 "cost_usd": gw.totals.cost_usd, "unparseable_replies": gw.totals.unparseable, "failed_calls": gw.totals.failed}
+    return run
+
+
+async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Assessment], evaluators: list[str],
+                    path: Callable[[str], Path | None]) -> None:
+    config = run.config
+    j_store: JsonlStore[MetaJudgment] = JsonlStore(path("judgments.jsonl"), MetaJudgment)
+    d_store: JsonlStore[Debate] = JsonlStore(path("debates.jsonl"), Debate, key="judgment_id")
+    graph = build_debate_graph(gw, DebateConfig(max_rounds=config.max_rounds, statement_words=config.statement_words,
+                                                referee_endpoint=config.meta_judge)) if config.method == "mdeval" else None
+    planned: list[str] = []
+    tasks: list[Callable[[], Awaitable[Any]]] = []
+    for item in run.items:
+        present = [e for e in evaluators if (item.id, e) in usable]
+        for draw, (e1, e2) in enumerate(draw_pairs(item.id, present, config.seed, config.draws)):
+            orders = [("forward", e1, e2)] + ([("reversed", e2, e1)] if config.both_orders else [])
+            for order, x, y in orders:
+                jid = judgment_id(config.method, item.id, draw, order, x, y)
+                planned.append(jid)
+                if jid in j_store:
+                    continue
+                a1, a2 = usable[(item.id, x)], usable[(item.id, y)]
+                if config.method == "jdeval":
+                    tasks.append(_jd_task(gw, item, a1, a2, draw, order, config))
+                else:
+                    debaters = (config.debater, config.debater) if config.debater else None
+                    tasks.append(_md_task(graph, item, a1, a2, draw, order, config.max_rounds, debaters))
+
+    def sink(result: Any) -> None:
+        if isinstance(result, tuple):
+            judgment, debate = result
+            d_store.add(debate)
+            j_store.add(judgment)
+        else:
+            j_store.add(result)
+
+    await _bounded(tasks, config.concurrency, sink)
+    j_store.close()
+    d_store.close()
+    judgments = [j_store.records[j] for j in planned if j in j_store]
+    run.judgments = judgments
+    run.debates = [d_store.records[j] for j in planned if j in d_store]
+    statuses = Counter(j.status for j in judgments)
+    excluded = [j for j in judgments if j.outcome is None]
+    run.counts = {
+        "planned": len(planned), "judgments": len(judgments), "usable": len(judgments) - len(excluded),
+        "unparseable": statuses.get("unparseable", 0), "failed": statuses.get("failed", 0),
+        "rule_violations": sum(j.rule_violation for j in judgments),
+        "outcomes": dict(Counter(j.outcome for j in judgments if j.outcome)),
+    }
+    gold = {i.id: i.gold_label for i in run.items if i.gold_label is not None}
+    answered = [j for j in judgments if j.better_answer and j.item_id in gold]
+    if answered:
+        run.counts["meta_judge_answer_accuracy"] = sum(j.better_answer == gold[j.item_id] for j in answered) / len(answered)
+    if config.both_orders:
+        run.counts["order_consistency"] = order_consistency(judgments)
+    if config.method == "mdeval":
+        rounds = Counter(d.rounds for d in run.debates)
+        run.counts["debate_rounds"] = {str(k): v for k, v in sorted(rounds.items())}
+        run.counts["forced_verdicts"] = sum(d.forced for d in run.debates)
+        no_verdict = [d for d in run.debates if d.verdict is None]
+        run.counts["no_verdict"] = len(no_verdict)
+        if no_verdict:
+            run.problems.append(f"{len(no_verdict)} debate(s) ended without a parseable verdict and are left out of "
+                                f"the ranking: {', '.join(d.judgment_id for d in no_verdict[:5])}"
+                                + (" ..." if len(no_verdict) > 5 else ""))
+    bad = statuses.get("unparseable", 0) + statuses.get("failed", 0)
+    if bad and config.method == "jdeval":
+        run.problems.append(f"{bad} of {len(judgments)} meta-judgments could not be read and are left out (never counted as ties)")
+    matches = [ranking.Match(j.assistant_1, j.assistant_2, j.outcome) for j in judgments if j.outcome is not None]
+    run.rankings = rank(matches, evaluators, run.baseline["scores"], shuffles=config.shuffles,
+                        bootstrap=config.bootstrap, seed=config.seed)
+
+
+def _jd_task(gw: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, draw: int, order: Any,
+             config: MetaConfig) -> Callable[[], Awaitable[MetaJudgment]]:
+    return lambda: judge_pair(gw, item, a1, a2, draw=draw, order=order, endpoint=config.meta_judge, rules=config.rules)
+
+
+def _md_task(graph: Any, item: MetaItem, a1: Assessment, a2: Assessment, draw: int, order: Any, max_rounds: int,
+             debaters: tuple[str | None, str | None] | None) -> Callable[[], Awaitable[tuple[MetaJudgment, Debate]]]:
+    return lambda: run_debate(graph, item, a1, a2, draw=draw, order=order, max_rounds=max_rounds,
+                              debater_endpoints=debaters)
+
+
+async def _individual(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Assessment], evaluators: list[str],
+                      path: Callable[[str], Path | None]) -> None:
+    config = run.config
+    store: JsonlStore[IndividualJudgment] = JsonlStore(path("individual.jsonl"), IndividualJudgment)
+    fn = jdeval_i if config.method == "jdeval-i" else bsmeval
+    planned: list[str] = []
+    tasks: list[Callable[[], Awaitable[Any]]] = []
+    for item in run.items:
+        for e in evaluators:
+            a = usable.get((item.id, e))
+            if a is None:
+                continue
+            jid = individual_id(config.method, item.id, e)
+            planned.append(jid)
+            if jid not in store:
+                tasks.append((lambda it=item, asm=a: fn(gw, it, asm, endpoint=config.meta_judge)))
+    await _bounded(tasks, config.concurrency, store.add)
+    store.close()
+    judged = [store.records[j] for j in planned if j in store]
+    run.individual = judged
+    statuses = Counter(j.status for j in judged)
+    run.counts = {"planned": len(planned), "judgments": len(judged), "usable": sum(j.score is not None for j in judged),
+                  "unparseable": statuses.get("unparseable", 0), "failed": statuses.get("failed", 0)}
+    if config.method == "bsmeval":
+        branches = Counter(c.lower() for j in judged for c in j.branches)
+        run.counts["branches_per_judgment"] = (sum(len(j.branches) for j in judged) / len(judged)) if judged else 0
+        run.counts["top_branches"] = dict(branches.most_common(15))
+    bad = statuses.get("unparseable", 0) + statuses.get("failed", 0)
+    if bad:
+        run.problems.append(f"{bad} of {len(judged)} meta-judgments could not be read and are left out")
+    scores = mean_scores(judged)
+    run.rankings = rank(matches_from_scores(judged), evaluators, run.baseline["scores"], shuffles=config.shuffles,
+                        bootstrap=config.bootstrap, seed=config.seed, scores=scores)
+
+
+def load_imported(path: Path) -> list[Assessment]:
+    """Assessments made elsewhere (JSONL of item_id, evaluator, decision|score, explanation)."""
+    if not path.is_file():
+        raise UserError(f"assessments file {path} does not exist")
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            out.append(Assessment(item_id=str(record["item_id"]), evaluator=str(record["evaluator"]),
+                                  decision=record.get("decision"), score=record.get("score"),
+                                  explanation=str(record.get("explanation", "")), source="imported",
+                                  status=record.get("status", "ok")))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise UserError(f"{path} line {n}: not an assessment record ({exc})") from None
+    return out

@@ -1,0 +1,96 @@
+"""How items, assessments and transcripts are shown to models, and how tagged replies are read back.
+
+One format for every prompt (and the simulated backend parses the same tags): an item is a block of
+`<instruction>`, `<output_1>`, `<output_2>` (pairwise), `<task>`, `<text>` (individual) or `<question>`,
+`<answer>`, `<reference>` (verdict) sections; an assessment is `Decision: X` or `Score: N` followed by
+`Explanation: ...`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from examiner.meta.models import ASSISTANT_LABELS, Assessment, MetaItem, Turn, labels_for
+
+JDEVAL_TAGS = ("answer_reasoning", "better_answer", "assistant_reasoning", "better_assistant")
+
+
+def item_block(item: MetaItem) -> str:
+    if item.kind == "pairwise":
+        return (f"<instruction>\n{item.instruction}\n</instruction>\n"
+                f"<output_1>\n{item.output_1}\n</output_1>\n<output_2>\n{item.output_2}\n</output_2>")
+    if item.kind == "individual":
+        task = f"<task>\n{item.instruction}\n</task>\n" if item.instruction else ""
+        return f"{task}<text>\n{item.text}\n</text>"
+    return (f"<question>\n{item.instruction}\n</question>\n<answer>\n{item.text}\n</answer>\n"
+            f"<reference>\n{item.reference}\n</reference>")
+
+
+def assessment_text(a: Assessment) -> str:
+    head = f"Score: {a.score:g}" if a.score is not None and a.decision is None else f"Decision: {a.decision}"
+    return f"{head}\nExplanation: {a.explanation.strip()}"
+
+
+def assessments_block(a1: Assessment, a2: Assessment) -> str:
+    return (f"<assistant_1>\n{assessment_text(a1)}\n</assistant_1>\n"
+            f"<assistant_2>\n{assessment_text(a2)}\n</assistant_2>")
+
+
+def choices_text(item: MetaItem) -> str:
+    return ", ".join(labels_for(item.kind))
+
+
+def transcript_text(turns: list[Turn]) -> str:
+    """The debate so far, one line per statement ('(none yet)' before the first question)."""
+    if not turns:
+        return "(none yet)"
+    names = {"referee": "Referee", "assistant_1": "Assistant1", "assistant_2": "Assistant2"}
+    return "\n".join(f"[round {t.round}] {names[t.speaker]}: {t.text.strip()}" for t in turns if t.kind != "unparseable")
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+# ------------------------------------------------------------------ reading tagged replies
+
+def read_tags(text: str, tags: tuple[str, ...]) -> dict[str, str] | None:
+    """The content of each tag (last occurrence wins); None when any tag is missing.
+
+    Tolerates a missing closing tag on the last section (small models stop early) but never fills in
+    a missing section.
+    """
+    out: dict[str, str] = {}
+    for i, tag in enumerate(tags):
+        found = re.findall(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, flags=re.S | re.I)
+        if found:
+            out[tag] = found[-1].strip()
+            continue
+        if i == len(tags) - 1:
+            tail = re.search(rf"<{tag}>\s*(.+)$", text, flags=re.S | re.I)
+            if tail:
+                out[tag] = tail.group(1).strip()
+                continue
+        return None
+    return out
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def match_label(text: str, labels: tuple[str, ...]) -> str | None:
+    """The one label `text` names (case, spaces and punctuation ignored); None when none or several."""
+    t = _norm(text)
+    exact = [lab for lab in labels if _norm(lab) == t]
+    if exact:
+        return exact[0]
+    found = [lab for lab in labels if _norm(lab) in t]
+    return found[0] if len(found) == 1 else None
+
+
+def match_assistant(text: str) -> str | None:
+    t = _norm(text)
+    if t in ("equal", "equallygood", "tie", "both", "neither", "equallygoodtie"):
+        return "equally good"
+    return match_label(text, ASSISTANT_LABELS)
