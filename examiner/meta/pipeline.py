@@ -200,6 +200,8 @@ async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Sett
     say = progress or (lambda _m: None)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    if any(spec.provider == "simulated" for spec in settings.endpoints.values()):
+        import examiner.meta.sim  # noqa: F401 - registers the simulated evaluators / meta-judge behaviours
     own_gateway = gateway is None
     gw = gateway or Gateway(settings, run_dir=out_dir, cache=True)
     try:

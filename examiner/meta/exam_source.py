@@ -1,0 +1,66 @@
+"""Items from an exam run directory: (question, answer, reference unit) triples, to audit the exam's judge.
+
+Each verdict of the run becomes a `verdict` item; the run's own verdict becomes the assessment of a
+pseudo-evaluator (EXAM_JUDGE), so the judges named on the command line are meta-evaluated side by
+side with the judge the exam actually used. There is no gold label, so there is no baseline ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from examiner.errors import UserError
+from examiner.exam.records import AnswerRecord, QuestionRecord, UnitRecord, VerdictRecord
+from examiner.meta.models import Assessment, MetaItem
+from examiner.prompting import unit_block
+
+EXAM_JUDGE = "exam-judge"
+R = TypeVar("R", bound=BaseModel)
+
+
+def _read(path: Path, model: type[R]) -> dict[str, R]:
+    """Records by id, last one winning (exam files are append-only and may repeat after a resume)."""
+    if not path.is_file():
+        raise UserError(f"exam run directory lacks {path.name} ({path})")
+    out: dict[str, R] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = model.model_validate_json(line)
+        except (ValidationError, json.JSONDecodeError):
+            raise UserError(f"{path} line {n} is not a valid {model.__name__}") from None
+        out[record.id] = record  # type: ignore[attr-defined]
+    return out
+
+
+def load_exam_triples(run_dir: Path, sample: int | None = None, seed: int = 0) -> tuple[list[MetaItem], list[Assessment]]:
+    """A seeded sample of the run's judged triples, and the exam judge's own assessments of them."""
+    if not run_dir.is_dir():
+        raise UserError(f"exam run directory {run_dir} does not exist")
+    units = _read(run_dir / "units.jsonl", UnitRecord)
+    questions = _read(run_dir / "questions.jsonl", QuestionRecord)
+    answers = _read(run_dir / "answers.jsonl", AnswerRecord)
+    verdicts = _read(run_dir / "verdicts.jsonl", VerdictRecord)
+    usable = [v for v in verdicts.values()
+              if v.answer_id in answers and v.question_id in questions and v.unit_id in units]
+    if not usable:
+        raise UserError(f"{run_dir}: no verdict links a stored question, answer and unit")
+    usable.sort(key=lambda v: v.id)
+    if sample is not None and sample < len(usable):
+        usable = sorted(random.Random(seed).sample(usable, sample), key=lambda v: v.id)
+    items, own = [], []
+    for v in usable:
+        unit = units[v.unit_id]
+        items.append(MetaItem(id=v.id, kind="verdict", instruction=questions[v.question_id].text,
+                              text=answers[v.answer_id].text, reference=unit_block([(unit.id, unit.text)]),
+                              source=f"exam:{v.target}"))
+        own.append(Assessment(item_id=v.id, evaluator=EXAM_JUDGE,
+                              decision=None if v.type == "unparseable" else v.type, explanation=v.reason,
+                              status="unparseable" if v.type == "unparseable" else "ok", source="exam"))
+    return items, own

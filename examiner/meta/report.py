@@ -1,0 +1,198 @@
+"""Meta-evaluation report: report.json, report.md and a self-contained report.html.
+
+The HTML embeds the win-rate heatmap as a base64 PNG (matplotlib, Agg backend) so it can be mailed or
+archived as one file; it also holds the Elo / Bradley-Terry tables with their intervals, the baseline
+comparison and every debate transcript.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from examiner.meta.pipeline import MetaRun
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def ranking_rows(run: MetaRun) -> list[dict[str, Any]]:
+    """One row per evaluator: baseline, overall win rate, Elo (mean, std, min-max), BT rating and interval."""
+    r = run.rankings
+    base = run.baseline.get("scores", {})
+    elo = {x["player"]: x for x in r.get("elo", {}).get("ratings", [])}
+    bt = {x["player"]: x for x in r.get("bradley_terry", {}).get("ratings", [])}
+    overall = r.get("win_rates", {}).get("overall_win_rate", {})
+    means = r.get("mean_scores", {})
+    order = [x["player"] for x in r.get("elo", {}).get("ratings", [])] or list(run.config.evaluators)
+    order += [e for e in run.config.evaluators if e not in order]
+    rows = []
+    for e in order:
+        rows.append({
+            "evaluator": e, "baseline": base.get(e), "win_rate": overall.get(e), "mean_score": means.get(e),
+            "elo": elo.get(e, {}).get("mean"), "elo_std": elo.get(e, {}).get("std"),
+            "elo_min": elo.get(e, {}).get("min"), "elo_max": elo.get(e, {}).get("max"),
+            "bt": bt.get(e, {}).get("rating"), "bt_low": bt.get(e, {}).get("rating_low"),
+            "bt_high": bt.get(e, {}).get("rating_high"),
+        })
+    return rows
+
+
+def baseline_order(run: MetaRun) -> list[str]:
+    scores = run.baseline.get("scores", {})
+    return sorted(scores, key=lambda e: -scores[e])
+
+
+def to_markdown(run: MetaRun) -> str:
+    c, r = run.config, run.rankings
+    metric = run.baseline.get("metric") or "none (no gold labels)"
+    lines = [f"# Meta-evaluation ({c.method})", "",
+             f"Items: {len(run.items)} ({run.items[0].kind if run.items else '-'}); evaluators: {', '.join(c.evaluators)}; "
+             f"meta-judge: {c.meta_judge or 'meta_judge role default'}; seed {c.seed}; Elo shuffles {c.shuffles}.", ""]
+    if run.problems:
+        lines += ["## Problems", ""] + [f"- {p}" for p in run.problems] + [""]
+    extra = "mean score | " if r.get("mean_scores") else ""
+    lines += ["## Ranking", "", f"Baseline metric: {metric}. Matches used: {r.get('matches', 0)}.", "",
+              f"| evaluator | baseline | win rate | {extra}Elo (mean ± std) | Elo min-max | BT rating [95% CI] |",
+              "|---|---|---|" + ("---|" if extra else "") + "---|---|---|"]
+    for row in ranking_rows(run):
+        ms = f"{_f(row['mean_score'], 2)} | " if extra else ""
+        lines.append(f"| {row['evaluator']} | {_f(row['baseline'])} | {_f(row['win_rate'])} | {ms}"
+                     f"{_f(row['elo'], 1)} ± {_f(row['elo_std'], 1)} | {_f(row['elo_min'], 1)}-{_f(row['elo_max'], 1)} | "
+                     f"{_f(row['bt'], 1)} [{_f(row['bt_low'], 1)}, {_f(row['bt_high'], 1)}] |")
+    lines.append("")
+    if baseline_order(run):
+        lines.append(f"Baseline order: {' > '.join(baseline_order(run))}")
+    if r.get("elo"):
+        lines.append(f"Elo order: {' > '.join(x['player'] for x in r['elo']['ratings'])}")
+    lines.append("")
+    agree = r.get("agreement", {})
+    if agree:
+        lines += ["## Agreement with the baseline", "", "| ranking | Kendall tau | Spearman rho | top-1 match |", "|---|---|---|---|"]
+        for name, a in agree.items():
+            lines.append(f"| {name} | {_f(a['kendall_tau'])} | {_f(a['spearman_rho'])} | {a['top1_match']} |")
+        lines.append("")
+    wr = r.get("win_rates")
+    if wr:
+        players = wr["players"]
+        lines += ["## Win rates (row over column; ties excluded from wins)", "",
+                  "| | " + " | ".join(players) + " |", "|---" * (len(players) + 1) + "|"]
+        for p in players:
+            lines.append(f"| {p} | " + " | ".join("-" if q == p else _f(wr["win_rate"][p][q]) for q in players) + " |")
+        lines.append("")
+    lines += ["## Counts", "", "```", json.dumps(run.counts, indent=2), "```", "",
+              "## Usage", "", "```", json.dumps(run.usage, indent=2), "```", ""]
+    if run.debates:
+        shown = run.debates[:20]
+        lines += [f"## Debates (first {len(shown)} of {len(run.debates)}; all in debates.jsonl)", ""]
+        for d in shown:
+            lines.append(f"### {d.judgment_id}: {d.rounds} round(s), {d.questions} question(s), verdict {d.verdict or 'none'}"
+                         + (" (forced)" if d.forced else ""))
+            lines += [f"- r{t.round} {t.speaker} ({t.kind}): {t.text}" for t in d.turns] + [""]
+    return "\n".join(lines)
+
+
+def heatmap_png(run: MetaRun) -> str | None:
+    """Base64 PNG of the win-rate matrix, or None when there are no matches."""
+    wr = run.rankings.get("win_rates")
+    if not wr:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    players = wr["players"]
+    m = np.array([[np.nan if p == q or wr["win_rate"][p][q] is None else wr["win_rate"][p][q] for q in players]
+                  for p in players], dtype=float)
+    size = 1.2 + 0.8 * len(players)
+    fig, ax = plt.subplots(figsize=(size + 1.5, size))
+    im = ax.imshow(m, vmin=0, vmax=1, cmap="RdYlGn")
+    ax.set_xticks(range(len(players)), players, rotation=45, ha="right")
+    ax.set_yticks(range(len(players)), players)
+    for i in range(len(players)):
+        for j in range(len(players)):
+            if not np.isnan(m[i, j]):
+                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=9)
+    ax.set_title("win rate of row over column")
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def to_html(run: MetaRun) -> str:
+    esc = html.escape
+    c, r = run.config, run.rankings
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Meta-evaluation ({esc(c.method)})</title>",
+             "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+             "td:first-child,th:first-child{text-align:left}.turn{margin:2px 0 2px 1em}.referee{color:#035}"
+             ".problem{color:#a00}details{margin:4px 0}</style></head><body>",
+             f"<h1>Meta-evaluation: {esc(c.method)}</h1>",
+             f"<p>{len(run.items)} items; evaluators {esc(', '.join(c.evaluators))}; meta-judge "
+             f"{esc(c.meta_judge or 'meta_judge role default')}; seed {c.seed}; {c.shuffles} Elo shuffles; "
+             f"{r.get('matches', 0)} matches used.</p>"]
+    if run.problems:
+        parts.append("<h2>Problems</h2><ul>" + "".join(f"<li class='problem'>{esc(p)}</li>" for p in run.problems) + "</ul>")
+    has_mean = bool(r.get("mean_scores"))
+    parts.append(f"<h2>Ranking</h2><p>Baseline: {esc(str(run.baseline.get('metric') or 'none (no gold labels)'))}</p>"
+                 "<table><tr><th>evaluator</th><th>baseline</th><th>win rate</th>"
+                 + ("<th>mean score</th>" if has_mean else "")
+                 + "<th>Elo mean</th><th>Elo std</th><th>Elo min-max</th><th>BT rating</th><th>BT 95% interval</th></tr>")
+    for row in ranking_rows(run):
+        parts.append(f"<tr><td>{esc(row['evaluator'])}</td><td>{_f(row['baseline'])}</td><td>{_f(row['win_rate'])}</td>"
+                     + (f"<td>{_f(row['mean_score'], 2)}</td>" if has_mean else "")
+                     + f"<td>{_f(row['elo'], 1)}</td><td>{_f(row['elo_std'], 1)}</td>"
+                     f"<td>{_f(row['elo_min'], 1)}-{_f(row['elo_max'], 1)}</td><td>{_f(row['bt'], 1)}</td>"
+                     f"<td>[{_f(row['bt_low'], 1)}, {_f(row['bt_high'], 1)}]</td></tr>")
+    parts.append("</table>")
+    if baseline_order(run):
+        parts.append(f"<p>Baseline order: {esc(' > '.join(baseline_order(run)))}<br>")
+        if r.get("elo"):
+            parts.append(f"Elo order: {esc(' > '.join(x['player'] for x in r['elo']['ratings']))}</p>")
+    if r.get("agreement"):
+        parts.append("<h2>Agreement with the baseline</h2><table><tr><th>ranking</th><th>Kendall tau</th>"
+                     "<th>Spearman rho</th><th>top-1 match</th></tr>")
+        for name, a in r["agreement"].items():
+            parts.append(f"<tr><td>{esc(name)}</td><td>{_f(a['kendall_tau'])}</td><td>{_f(a['spearman_rho'])}</td>"
+                         f"<td>{a['top1_match']}</td></tr>")
+        parts.append("</table>")
+    png = heatmap_png(run)
+    if png:
+        parts.append(f"<h2>Win rates</h2><img alt='win-rate heatmap' src='data:image/png;base64,{png}'>")
+    parts.append(f"<h2>Counts</h2><pre>{esc(json.dumps(run.counts, indent=2))}</pre>"
+                 f"<h2>Usage</h2><pre>{esc(json.dumps(run.usage, indent=2))}</pre>")
+    if run.debates:
+        parts.append(f"<h2>Debates ({len(run.debates)})</h2>")
+        for d in run.debates:
+            head = (f"{esc(d.judgment_id)}: {d.rounds} round(s), {d.questions} question(s), verdict "
+                    f"{esc(d.verdict or 'none')}{' (forced)' if d.forced else ''}")
+            body = "".join(f"<div class='turn {t.speaker}'><b>r{t.round} {esc(t.speaker)}</b> ({esc(t.kind)}): "
+                           f"{esc(t.text)}</div>" for t in d.turns)
+            parts.append(f"<details><summary>{head}</summary>{body}</details>")
+    parts.append("</body></html>")
+    return "".join(parts)
+
+
+def write_reports(run: MetaRun, out_dir: Path) -> dict[str, Path]:
+    """report.json, report.md, report.html in `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
+    paths["json"].write_text(json.dumps(run.to_dict(), indent=2, default=str), encoding="utf-8")
+    paths["md"].write_text(to_markdown(run), encoding="utf-8")
+    paths["html"].write_text(to_html(run), encoding="utf-8")
+    return paths
