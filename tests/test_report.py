@@ -111,6 +111,20 @@ def test_incorrect_units_fall_back_to_unit_text_without_corpus(tmp_path: Path) -
     assert "corpus path not found" in summary["run"]["passage_source_note"]
 
 
+def test_incorrect_units_read_the_runs_passage_snapshot_without_corpus(tmp_path: Path) -> None:
+    from examiner.corpus import load_corpus
+
+    run = write_sample_run(tmp_path / "run", tmp_path / "corpus")
+    rows = [{"id": p.id, "document": p.document, "start": p.start, "end": p.end, "text": p.text}
+            for p in load_corpus(tmp_path / "corpus").passages]
+    (run / "passages.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    shutil.rmtree(tmp_path / "corpus")
+    wrong = summarize(load_run(run))["targets"]["alpha"]["incorrect"]
+    src = next(w for w in wrong if w["unit_text"].startswith("Vienna"))["sources"][0]
+    assert src["origin"] == "run passages.jsonl" and not src["from_corpus"]
+    assert src["span_text"].startswith("Vienna") and "Buda and Pest" in src["passage_text"]
+
+
 def test_counts_and_status(report: dict, built) -> None:
     c = report["counts"]
     assert c["skipped_files"] == 1 and c["leak_rejections"] == 2 and c["ignored_verdicts"] == 1

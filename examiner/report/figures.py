@@ -119,14 +119,14 @@ def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list
     if not chosen:
         return None
     fig, axes = plt.subplots(1, len(chosen), figsize=(3.6 * len(chosen), 3.4), squeeze=False)
-    cmap = plt.get_cmap("tab20")
     for ax, rnd in zip(axes[0], chosen):
         data = by_round[rnd]
+        cmap = plt.get_cmap("tab10" if len(data.clusters) <= 10 else "tab20")
         for j, cluster in enumerate(data.clusters):
             pts = [data.projection[m] for m in cluster.members if m in data.projection]
             if not pts:
                 continue
-            colour = cmap(j % 20)
+            colour = cmap(j % cmap.N)
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color=colour)
             if cluster.center in data.projection:
                 cx, cy = data.projection[cluster.center]

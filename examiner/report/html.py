@@ -79,11 +79,12 @@ def image(path: Path, alt: str) -> str:
 def _passage(src: dict[str, Any]) -> str:
     """The passage with the recorded span highlighted."""
     text, a, b = src["passage_text"], src["start"] - src["passage_start"], src["end"] - src["passage_start"]
-    if src["from_corpus"] and 0 <= a < b <= len(text):
+    if src["origin"] != "unit text" and 0 <= a < b <= len(text):
         body = escape(text[:a]) + "<mark>" + escape(text[a:b]) + "</mark>" + escape(text[b:])
     else:
         body = escape(text)
-    origin = "" if src["from_corpus"] else " <span class=\"note\">(unit text: corpus file unavailable)</span>"
+    origin = {"corpus": "", "unit text": " <span class=\"note\">(unit text: corpus file unavailable)</span>"}.get(
+        src["origin"], f" <span class=\"note\">(from the {escape(src['origin'])}: corpus file unavailable)</span>")
     return (f"<div><span class=\"label\">source</span> <code>{escape(src['document'])}</code> "
             f"chars {src['start']}–{src['end']}{origin}<blockquote>{body}</blockquote></div>")
 

@@ -185,7 +185,7 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
                     f"   - answer: {row['answer_excerpt']}",
                     f"   - judge: {row['reason']}"]
             for src in row["sources"]:
-                origin = "" if src["from_corpus"] else " (unit text; corpus file unavailable)"
+                origin = "" if src["origin"] == "corpus" else f" ({src['origin']}; corpus file unavailable)"
                 out.append(f"   - source `{src['document']}` chars {src['start']}-{src['end']}{origin}: "
                            f"> {' '.join(src['passage_text'].split())}")
             out.append("")

@@ -9,6 +9,7 @@ rendering lets Markdown, HTML and `compare` show exactly the same values.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -223,6 +224,7 @@ class PassageReader:
         self.run = run
         self._docs: dict[str, str] | None = None
         self._passages: dict[str, tuple[int, int, str]] = {}
+        self._snapshot: dict[str, tuple[str, int, int, str]] = {}
         self.error: str | None = None
 
     def _load(self) -> dict[str, str]:
@@ -248,18 +250,39 @@ class PassageReader:
             else:
                 self._docs = {d.id: d.text for d in corpus.documents}
                 self._passages = {p.id: (p.start, p.end, p.text) for p in corpus.passages}
+        self._snapshot = self._read_snapshot()
         return self._docs
 
+    def _read_snapshot(self) -> dict[str, tuple[str, int, int, str]]:
+        """passages.jsonl of the run (the passages as the exam read them), when the engine wrote it."""
+        snapshot: dict[str, tuple[str, int, int, str]] = {}
+        file = self.run.path / "passages.jsonl"
+        if not file.is_file():
+            return snapshot
+        for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+                snapshot[row["id"]] = (row["document"], int(row["start"]), int(row["end"]), row["text"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+        return snapshot
+
     def source(self, document: str, passage_id: str, start: int, end: int) -> dict[str, Any] | None:
-        """The recorded span's text and the passage around it, or None when the corpus does not match."""
+        """The recorded span's text and the passage around it, or None when neither the corpus file nor the
+        run's passages.jsonl match the record. `origin` says which of the two was read."""
         text = self._load().get(document)
-        if text is None or not (0 <= start < end <= len(text)):
-            return None
-        p_start, p_end, p_text = self._passages.get(passage_id, (start, end, text[start:end]))
-        if not (p_start <= start and end <= p_end):
-            p_start, p_end, p_text = start, end, text[start:end]
-        return {"span_text": text[start:end], "passage_text": p_text, "passage_start": p_start,
-                "passage_end": p_end}
+        if text is not None and 0 <= start < end <= len(text):
+            p_start, p_end, p_text = self._passages.get(passage_id, (start, end, text[start:end]))
+            if not (p_start <= start and end <= p_end):
+                p_start, p_end, p_text = start, end, text[start:end]
+            return {"span_text": text[start:end], "passage_text": p_text, "passage_start": p_start,
+                    "passage_end": p_end, "origin": "corpus"}
+        snap = self._snapshot.get(passage_id)
+        if snap and snap[0] == document and snap[1] <= start < end <= snap[2]:
+            p_doc, p_start, p_end, p_text = snap
+            return {"span_text": p_text[start - p_start:end - p_start], "passage_text": p_text,
+                    "passage_start": p_start, "passage_end": p_end, "origin": "run passages.jsonl"}
+        return None
 
 
 def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[dict[str, Any]]:
@@ -276,9 +299,9 @@ def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[di
         for src in unit.sources if unit else []:
             found = reader.source(src.document, src.passage_id, src.start, src.end)
             row = {"document": src.document, "passage_id": src.passage_id, "start": src.start, "end": src.end,
-                   "from_corpus": found is not None}
+                   "from_corpus": found is not None and found["origin"] == "corpus"}
             row.update(found or {"span_text": unit.text, "passage_text": unit.text, "passage_start": src.start,
-                                 "passage_end": src.end})
+                                 "passage_end": src.end, "origin": "unit text"})
             sources.append(row)
         rows.append({
             "unit_id": o.unit_id,
