@@ -120,7 +120,8 @@ def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
     if run["outcomes_derived"]:
         items.append(("note", "outcomes.jsonl missing: unit outcomes rebuilt from verdicts (run did not finish)"))
     if run["passage_source_note"]:
-        items.append(("source passages", run["passage_source_note"] + " (unit text shown instead)"))
+        items.append(("source passages", run["passage_source_note"] + " (passages come from the run's "
+                                                                      "passages.jsonl where it has them, else the unit text)"))
     return items
 
 
