@@ -13,7 +13,8 @@ own libraries so figures are comparable with published ones:
   fully offline), layer 6 of 6 (the last layer, the one that model was trained to make semantically
   meaningful), no idf weighting, no baseline rescaling (no rescaling file exists for this model), so
   raw values sit high (about 0.6-1.0). Multi-reference = bert-score's own max over references (by F1).
-- Embedding similarity: cosine of sentence embeddings from the same model; multi-reference = max.
+- Embedding similarity: cosine of sentence embeddings from the same model, through the project's
+  `examiner.vectors.Embedder`; multi-reference = max.
 All scores are per item, in [0, 1] (BLEU is sacrebleu's 0-100 divided by 100). Models load lazily,
 once per process.
 """
@@ -21,6 +22,7 @@ once per process.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -178,9 +180,12 @@ def rouge(
 
 @functools.lru_cache(maxsize=2)
 def _bert_scorer(layer: int):  # noqa: ANN202 - bert_score type
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is a local folder; never reach the hub
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from bert_score import BERTScorer
 
-    return BERTScorer(model_type=model_path(), num_layers=layer, idf=False, rescale_with_baseline=False, device="cpu")
+    # device=None: bert-score takes CUDA when torch sees a GPU, else the CPU
+    return BERTScorer(model_type=model_path(), num_layers=layer, idf=False, rescale_with_baseline=False, device=None)
 
 
 def bertscore_prf(
@@ -202,16 +207,16 @@ def bertscore(hyps: Sequence[str], refs: Refs, *, layer: int = BERTSCORE_LAYER) 
 
 
 @functools.lru_cache(maxsize=1)
-def _sentence_model():  # noqa: ANN202 - SentenceTransformer
-    from sentence_transformers import SentenceTransformer
+def _embedder():  # noqa: ANN202 - examiner.vectors.Embedder
+    """The project's shared Embedder (same bundled model, offline), created once, no cache file."""
+    from examiner.vectors import Embedder
 
-    return SentenceTransformer(model_path(), device="cpu")
+    return Embedder()
 
 
 def _embed(texts: list[str]) -> np.ndarray:
     """Unit-normalised sentence embeddings, one row per text."""
-    vecs = _sentence_model().encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True)
-    return np.asarray(vecs, dtype=np.float32)
+    return np.asarray(_embedder().embed(texts), dtype=np.float32)
 
 
 def embedding_similarity(hyps: Sequence[str], refs: Refs) -> list[float]:
