@@ -225,7 +225,9 @@ def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments f
     records, skipped = [], []
     for line_no, obj in _read_jsonl(path, what):
         try:
-            if isinstance(obj, Exception) or not isinstance(obj, dict):
+            if isinstance(obj, Exception):
+                raise RowError("-", f"not valid JSON ({obj})")
+            if not isinstance(obj, dict):
                 raise RowError("-", "not a JSON object")
             if obj.get(args.id_field) is None:
                 raise RowError(args.id_field, f"missing field '{args.id_field}'")

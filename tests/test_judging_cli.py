@@ -1,0 +1,135 @@
+"""`examiner judge` end to end on tiny JSONL files with --simulate, bad-row handling, cache reuse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from examiner.cli import main
+
+PAIRS = [
+    {"id": f"q{i}", "question": f"Explain topic number {i} in one sentence.", "a": f"Topic {i} is explained well here.",
+     "b": f"Something unrelated about weather {i}.", "gold": 1 + i % 2, "ref": f"Topic {i} explained."}
+    for i in range(6)
+]
+
+
+def _write(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _flags(tmp_path: Path) -> list[str]:
+    return ["--instruction-field", "question", "--output1-field", "a", "--output2-field", "b", "--label-field", "gold",
+            "--reference-field", "ref", "--simulate"]
+
+
+def test_pairwise_swap_end_to_end_with_bad_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = PAIRS + [
+        {"id": "e1", "question": "x", "a": "   ", "b": "y", "gold": 1},     # empty response
+        {"id": "e2", "question": "x", "a": "z", "b": "y", "gold": 3},       # label outside {0,1,2}
+        {"id": "e3", "question": "x", "b": "y", "gold": 1},                 # missing field
+        "not json",
+    ]
+    data = _write(tmp_path / "pairs.jsonl", rows)
+    out = tmp_path / "run"
+    assert main(["judge", str(data), "--method", "pairwise", "--swap", "--out", str(out), *_flags(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "row 7: field 'a' is empty" in err and "row 8: field 'gold' must be 0, 1 or 2, got 3" in err
+    assert "row 9: missing field 'a'" in err and "row 10: not valid JSON" in err
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert len(records) == 12 and {r["order"] for r in records} == {"original", "swapped"}
+    assert all(r["verdict"] in (0, 1, 2) for r in records)
+    report = json.loads((out / "report.json").read_text())
+    assert report["rows_judged"] == 6 and report["rows_skipped"] == 4
+    assert report["pairwise"]["agreement"]["n"] == 12
+    assert report["pairwise"]["swap"]["n_pairs_both_orders"] == 6
+    assert (out / "report.md").read_text().startswith("# Judging report: pairwise")
+    assert (out / "ledger.jsonl").is_file() and (out / "cache.sqlite").is_file()
+
+
+def test_named_judge_endpoint_and_cache_reuse(tmp_path: Path) -> None:
+    """--judge picks a configured endpoint; a rerun into the same --out is served from the cache.
+    (The cache key includes the base URL, so this needs a server whose URL stays the same.)"""
+    import examiner.judging.sim  # noqa: F401 - behaviours for the in-process server
+    from examiner.llm.simulated import SimulatedServer
+
+    data = _write(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "run"
+    flags = [f for f in _flags(tmp_path) if f != "--simulate"]
+    with SimulatedServer(seed=1) as url:
+        config = tmp_path / "c.yaml"
+        config.write_text(f"endpoints:\n  mysim:\n    provider: openai\n    base_url: {url}\n    model: sim-judge\n")
+        for _ in range(2):
+            assert main(["judge", str(data), "--method", "pairwise", "--swap", "--judge", "mysim", "--config",
+                         str(config), "--out", str(out), *flags]) == 0
+    again = json.loads((out / "report.json").read_text())
+    assert again["judge"] == "mysim" and again["calls"] == 0 and again["cache_hits"] == 12
+
+
+def test_grade_only_and_reference(tmp_path: Path) -> None:
+    data = _write(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "g"
+    assert main(["judge", str(data), "--method", "pairwise", "--grade-only", "--with-reference", "--tie-threshold", "1",
+                 "--out", str(out), *_flags(tmp_path)]) == 0
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert all(r["reason"] == "" and r["reference_used"] for r in records)
+    ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+    assert {rec["stage"] for rec in ledger} == {"grade"}
+
+
+def test_reviseval_pairwise_with_metrics(tmp_path: Path) -> None:
+    data = _write(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "r"
+    assert main(["judge", str(data), "--method", "reviseval", "--classic-metrics", "bleu,rouge1,rougeL", "--out", str(out),
+                 *_flags(tmp_path)]) == 0
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert all(r["revised_from"] in (1, 2) and r["revised_reference"] for r in records)
+    assert all(set(r["metric_preferences"]) == {"bleu", "rouge1", "rougeL"} for r in records)
+    # the simulated reviser keeps the revised response, so every metric prefers it
+    assert all(r["metric_majority"] == r["revised_from"] for r in records)
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["pairwise"]["classic_metric_agreement"]) == {"bleu", "rouge1", "rougeL", "majority"}
+    ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+    assert sum(1 for rec in ledger if rec["role"] == "reviser") == 6
+
+
+def test_geval_and_reference_single_scores(tmp_path: Path) -> None:
+    rows = [{"id": f"s{i}", "instruction": "Summarise.", "output": f"Summary {i} " + "(u1:known) " * (i % 3),
+             "reference": "A summary.", "human_score": 1 + i % 5, "doc": f"d{i % 2}", "sys": f"m{i % 3}"}
+            for i in range(8)]
+    rows.append({"id": "bad", "instruction": "x", "output": "y", "reference": "z", "human_score": 12})
+    data = _write(tmp_path / "s.jsonl", rows)
+    out = tmp_path / "g"
+    assert main(["judge", str(data), "--method", "geval", "--human-range", "1,5", "--group-field", "doc",
+                 "--system-field", "sys", "--criterion", "Coherence (1-5): is it coherent?", "--out", str(out),
+                 "--simulate"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["rows_skipped"] == 1 and "outside 1-5" in report["skipped"][0]["message"]
+    single = report["single"]
+    assert single["geval_paths"] == {"logprobs": 8}
+    assert set(single["correlation_with_human"]["judge"]) == {"sample", "summary", "system"}
+    out2 = tmp_path / "gs"
+    assert main(["judge", str(data), "--method", "geval", "--no-logprobs", "--samples", "5", "--out", str(out2),
+                 "--simulate"]) == 0
+    records = [json.loads(line) for line in (out2 / "judgments.jsonl").read_text().splitlines()]
+    assert all(r["path"] == "samples" and r["n_samples"] == 5 for r in records)
+    out3 = tmp_path / "ref"
+    assert main(["judge", str(data), "--method", "reference", "--out", str(out3), "--simulate"]) == 0
+    records = [json.loads(line) for line in (out3 / "judgments.jsonl").read_text().splitlines()]
+    assert len(records) == 9 and all(1 <= r["score"] <= 10 for r in records)
+
+
+def test_all_rows_bad_is_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _write(tmp_path / "bad.jsonl", [{"id": "x", "instruction": "q"}])
+    assert main(["judge", str(data), "--method", "pairwise", "--out", str(tmp_path / "o"), "--simulate"]) == 2
+    assert "no usable rows" in capsys.readouterr().err
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["rows_skipped"] == 1
+
+
+def test_unknown_judge_endpoint_is_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _write(tmp_path / "pairs.jsonl", PAIRS)
+    assert main(["judge", str(data), "--method", "pairwise", "--judge", "nope", "--out", str(tmp_path / "o")]) == 2
+    assert "unknown endpoint 'nope'" in capsys.readouterr().err

@@ -1,0 +1,75 @@
+"""Exam judge modes (RevisEval, G-Eval per-unit verdicts) and the simulated pairwise judge's knobs."""
+
+from __future__ import annotations
+
+import pytest
+
+import examiner.judging.sim  # noqa: F401 - registers the judging behaviours
+from examiner.config import EndpointSpec, Settings
+from examiner.judging.dataset import Row
+from examiner.judging.exam_modes import geval_unit_verdicts, label_from_agreement, reviseval_unit_verdicts
+from examiner.judging.pairwise import PairwiseOptions, run_pairwise
+from examiner.judging.report import pairwise_section
+from examiner.judging.sim import pairwise_oracle
+from examiner.llm.gateway import Gateway
+from examiner.llm.simulated import SimulatedServer
+
+UNITS = [("u1", "Quokkas live on Rottnest Island."), ("u2", "Quokkas are marsupials."),
+         ("u3", "Quokkas weigh about three kilograms.")]
+ANSWER = "Quokkas live on Rottnest Island (u1:known). They are rodents (u2:wrong). They are friendly."
+
+
+def _settings(url: str, logprobs: bool = True, **roles: str) -> Settings:
+    spec = EndpointSpec(provider="openai", base_url=url, model="sim-judge", supports_logprobs=logprobs,
+                        max_concurrency=32, max_attempts=2)
+    return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("judge", "reviser", "geval", "pairwise")})
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = SimulatedServer({"pairwise_accuracy": 0.8, "pairwise_position_bias": 0.3}, seed=5)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+EXPECTED = {"u1": "correct", "u2": "incorrect", "u3": "unrelated"}
+
+
+async def test_reviseval_unit_verdicts(server: SimulatedServer) -> None:
+    async with Gateway(_settings(server.base_url)) as gw:
+        verdicts = await reviseval_unit_verdicts(gw, question="What are quokkas?", answer=ANSWER, units=UNITS, round=1)
+        assert {uid: v[0] for uid, v in verdicts.items()} == EXPECTED
+        assert all(v[1] for v in verdicts.values())
+        assert gw.totals.calls == 2
+
+
+@pytest.mark.parametrize("logprobs", [True, False])
+async def test_geval_unit_verdicts(server: SimulatedServer, logprobs: bool) -> None:
+    async with Gateway(_settings(server.base_url, logprobs)) as gw:
+        verdicts = await geval_unit_verdicts(gw, question="What are quokkas?", answer=ANSWER, units=UNITS, round=1)
+        assert {uid: v[0] for uid, v in verdicts.items()} == EXPECTED
+        assert all(("logprobs" if logprobs else "samples") in v[1] for v in verdicts.values())
+        assert gw.totals.calls == 1 + len(UNITS)  # steps once + one call per unit
+
+
+def test_agreement_thresholds() -> None:
+    assert [label_from_agreement(s) for s in (None, 1.0, 2.5, 2.6, 3.4, 3.5, 5.0)] == [
+        "unparseable", "incorrect", "incorrect", "unrelated", "unrelated", "correct", "correct"]
+
+
+async def test_simulated_pairwise_accuracy_and_position_bias(server: SimulatedServer) -> None:
+    rows = [Row(line=i + 1, id=f"p{i}", instruction=f"Request number {i}: describe item {i}.",
+                output_1=f"First response to request {i}.", output_2=f"Second response to request {i}.",
+                label=1 + (i * 7 % 3 == 0)) for i in range(200)]
+    server.register_oracle(pairwise_oracle((r.instruction, r.output_1, r.output_2, r.label) for r in rows))
+    async with Gateway(_settings(server.base_url)) as gw:
+        records = await run_pairwise(gw, rows, PairwiseOptions(swap=True, grade_only=True))
+    section = pairwise_section(records)
+    swap = section["swap"]
+    assert section["n_unparseable"] == 0
+    # bias 0.3 toward the first position, drawn per judgment: consistency ~ 1 - 0.3 (some draws agree anyway)
+    assert 0.6 < swap["consistency"] < 0.85
+    assert swap["bias_first"] == 1.0 and swap["bias_second"] == 0.0
+    # accuracy 0.8 before bias; the bias adds or removes correct verdicts around it
+    assert 0.65 < section["agreement"]["accuracy"] < 0.9
