@@ -397,13 +397,17 @@ class ExamNodes:
         return "probe" if self._probe_candidates(state) else "update"
 
     def _probe_candidates(self, state: ExamState) -> list[tuple[AnswerRecord, list[str]]]:
+        """Answers of the latest judge step with targets judged unrelated and not covered this round."""
         store = self.ctx.store
-        verdicts = [v for v in store.all(VerdictRecord).values() if v.answer_id in set(state.get("judged", []))]
-        covered_now = {(v.target, v.unit_id) for v in store.all(VerdictRecord).values()
-                       if v.id in set(state.get("round_verdicts", [])) and v.type in COVERED}
+        judged = set(state.get("judged", []))
+        round_ids = set(state.get("round_verdicts", []))
+        verdicts = store.all(VerdictRecord)
+        covered_now = {(v.target, v.unit_id) for vid in round_ids if (v := verdicts.get(vid)) and v.type in COVERED}
         missing: dict[str, list[str]] = {}
-        for verdict in verdicts:
-            if verdict.type == "unrelated" and (verdict.target, verdict.unit_id) not in covered_now:
+        for vid in round_ids:
+            verdict = verdicts.get(vid)
+            if (verdict is not None and verdict.answer_id in judged and verdict.type == "unrelated"
+                    and (verdict.target, verdict.unit_id) not in covered_now):
                 missing.setdefault(verdict.answer_id, []).append(verdict.unit_id)
         return [(store.get(AnswerRecord, aid), sorted(set(uids))) for aid, uids in sorted(missing.items())]
 
@@ -457,11 +461,13 @@ class ExamNodes:
     async def update_coverage(self, state: ExamState) -> dict[str, Any]:
         ctx, rnd, exam = self.ctx, state["round"], self.ctx.exam
         store = ctx.store
-        round_ids = set(state.get("round_verdicts", []))
+        all_verdicts = store.all(VerdictRecord)
+        questions = store.all(QuestionRecord)
         verdicts = sorted(
-            (v for v in store.all(VerdictRecord).values() if v.id in round_ids),
-            key=lambda v: (store.get(QuestionRecord, v.question_id).kind == "probe", v.id),
+            (all_verdicts[vid] for vid in set(state.get("round_verdicts", [])) if vid in all_verdicts),
+            key=lambda v: (questions[v.question_id].kind == "probe", v.id),
         )
+        this_round = [q for q in questions.values() if q.round == rnd and q.status == "ok"]
         pools = {t: list(p) for t, p in state["pools"].items()}
         covered = {t: dict(c) for t, c in state["covered"].items()}
         targeted = {t: dict(c) for t, c in state["targeted"].items()}
@@ -480,10 +486,7 @@ class ExamNodes:
                     newly[verdict.unit_id] = verdict.id
                 elif verdict.type == "unrelated":
                     unrelated.add(verdict.unit_id)
-            questioned = [
-                q for q in store.all(QuestionRecord).values()
-                if q.round == rnd and q.target == target and q.status == "ok"
-            ]
+            questioned = [q for q in this_round if q.target == target]
             for uid in {uid for q in questioned if q.kind != "probe" for uid in q.targets}:
                 times[target][uid] = times[target].get(uid, 0) + 1
             covered[target].update(newly)

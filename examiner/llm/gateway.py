@@ -72,6 +72,14 @@ class _Endpoint:
         self.tpm = TokenRateLimiter(spec.tokens_per_minute) if spec.tokens_per_minute else None
         self.structured_mode = spec.structured_output
 
+    @property
+    def identity(self) -> str:
+        """What the cache keys on: the URL of a configured endpoint, or, for a server examiner starts
+        itself, its provider and options (its port changes from run to run, its replies do not)."""
+        if self.spec.provider == "openai":
+            return self.base_url
+        return f"{self.spec.provider}:{sorted(self.spec.options.items())!r}"
+
 
 class Gateway:
     """Async model gateway shared by every agent of a run. Use as `async with Gateway(...) as gw`."""
@@ -233,7 +241,7 @@ class Gateway:
 
         started = time.perf_counter()
         if self.cache is not None:
-            key = cache_key(base_url=ep.base_url, model=ep.spec.model, messages=messages, request=request)
+            key = cache_key(endpoint=ep.identity, model=ep.spec.model, messages=messages, request=request)
             payload, hit = await self.cache.get_or_fetch(key, fetch)
         else:
             payload, hit = await fetch(), False

@@ -1,0 +1,207 @@
+"""The Ref-Eval exam end to end on the simulated backend: validity, resume after kill -9, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from examiner.config import EndpointSpec, Settings
+from examiner.errors import UserError
+from examiner.exam.records import QuestionRecord, UnitOutcome, VerdictRecord
+from examiner.exam.runner import ExamRequest, resume_exam, start_exam
+from examiner.exam.store import RunStore
+from examiner.llm.ledger import read_ledger
+from examiner.llm.simulated import unit_category
+
+PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
+ROLES = ("examiner", "candidate", "judge")
+
+
+def sim_settings(*, latency: float = 0.0, max_rounds: int = 5, models: tuple[str, ...] = ("sim",), **exam: object) -> Settings:
+    endpoints = {
+        name: EndpointSpec(
+            provider="simulated", model=name, price_input_per_1m=2.5, price_output_per_1m=10.0,
+            max_concurrency=16, options={"knowledge": PROFILE, "latency_s": latency},
+        )
+        for name in models
+    }
+    settings = Settings(endpoints=endpoints, roles={r: models[0] for r in ROLES})
+    settings.exam.max_rounds = max_rounds
+    for key, value in exam.items():
+        setattr(settings.exam, key, value)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def medical_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """About 350 knowledge units from PubMedQA abstracts (shared data), one file per abstract."""
+    from examiner.datasets import load_pubmedqa
+
+    folder = tmp_path_factory.mktemp("pubmedqa")
+    for item in load_pubmedqa()[:45]:
+        (folder / f"{item.pubid}.txt").write_text("\n\n".join(item.contexts), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("small")
+    for source in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]:
+        (folder / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def outcomes_of(run_dir: Path) -> dict[str, UnitOutcome]:
+    return RunStore(run_dir).all(UnitOutcome)
+
+
+async def test_simulated_candidate_validity(medical_corpus: Path, tmp_path: Path) -> None:
+    """Profile 60/20/20: reported accuracy within 0.03 of the truth, >= 95% of answerable units covered
+    within 5 rounds."""
+    info = await start_exam(sim_settings(), ExamRequest([str(medical_corpus)], targets=["sim"]), tmp_path, quiet=True, report=False)
+    assert info.status == "completed"
+    outcomes = outcomes_of(tmp_path).values()
+    assert len(outcomes) >= 300
+    category = {o.unit_id: unit_category(0, "sim", o.unit_id, PROFILE) for o in outcomes}
+    answerable = [o for o in outcomes if category[o.unit_id] != "unknown"]
+    true_accuracy = sum(category[o.unit_id] == "known" for o in answerable) / len(answerable)
+    covered = [o for o in outcomes if o.status in ("correct", "incorrect")]
+    reported = sum(o.status == "correct" for o in covered) / len(covered)
+    coverage_of_answerable = sum(o.status in ("correct", "incorrect") for o in answerable) / len(answerable)
+    assert abs(reported - true_accuracy) <= 0.03, (reported, true_accuracy)
+    assert coverage_of_answerable >= 0.95, coverage_of_answerable
+    assert len({r.round for r in info.rounds}) <= 5
+    # Unknown units are never covered: they end unanswered (or uncovered when the exam stops first).
+    assert all(o.status in ("unanswered", "uncovered") for o in outcomes if category[o.unit_id] == "unknown")
+
+
+async def test_every_verdict_traces_to_its_question_and_units(small_corpus: Path, tmp_path: Path) -> None:
+    await start_exam(sim_settings(), ExamRequest([str(small_corpus)]), tmp_path, quiet=True, report=False)
+    store = RunStore(tmp_path)
+    questions = store.all(QuestionRecord)
+    for verdict in store.all(VerdictRecord).values():
+        question = questions[verdict.question_id]
+        assert verdict.unit_id in question.targets
+        assert set(question.targets) <= set(store.all(__import__("examiner.exam.records", fromlist=["UnitRecord"]).UnitRecord))
+    ledger = read_ledger(tmp_path / "ledger.jsonl")
+    assert {r["role"] for r in ledger} == {"examiner", "candidate", "judge"}
+    assert all(q.qtype in ("who", "what", "when", "where", "why", "how", "other") for q in questions.values())
+
+
+async def test_targets_sit_the_same_paper(small_corpus: Path, tmp_path: Path) -> None:
+    settings = sim_settings(models=("alpha", "beta"))
+    info = await start_exam(settings, ExamRequest([str(small_corpus)], targets=["alpha", "beta"]), tmp_path, quiet=True, report=False)
+    questions = RunStore(tmp_path).all(QuestionRecord).values()
+    first = {t: sorted((q.cluster_id, q.text) for q in questions if q.round == 1 and q.kind == "question" and q.target == t)
+             for t in ("alpha", "beta")}
+    assert first["alpha"] and first["alpha"] == first["beta"]
+    ledger = read_ledger(tmp_path / "ledger.jsonl")
+    round_one_questions = [r for r in ledger if r["stage"] == "question" and r["round"] == 1 and not r.get("repair")]
+    assert len(round_one_questions) == len(first["alpha"]) + sum(r.get("cache_hit", False) for r in round_one_questions)
+    statuses = Counter((o.target, o.status) for o in outcomes_of(tmp_path).values())
+    assert statuses[("alpha", "correct")] != statuses[("beta", "correct")] or info.status == "completed"
+
+
+async def test_top_and_noref_baselines_run_on_the_same_corpus(small_corpus: Path, tmp_path: Path) -> None:
+    for mode in ("top", "noref"):
+        run_dir = tmp_path / mode
+        info = await start_exam(sim_settings(), ExamRequest([str(small_corpus)], mode=mode), run_dir, quiet=True, report=False)
+        assert info.status == "completed"
+        verdicts = RunStore(run_dir).all(VerdictRecord).values()
+        assert verdicts and all(v.mode == mode for v in verdicts)
+    top_questions = RunStore(tmp_path / "top").all(QuestionRecord).values()
+    assert all(len(q.targets) == 1 for q in top_questions)
+    top_judge = [r for r in read_ledger(tmp_path / "top" / "ledger.jsonl") if r["role"] == "judge"]
+    assert {r["stage"] for r in top_judge} == {"judge_top"}
+
+
+async def test_classic_baseline_scores_on_every_answer(small_corpus: Path, tmp_path: Path) -> None:
+    from examiner.exam.records import AnswerRecord
+
+    await start_exam(sim_settings(max_rounds=1), ExamRequest([str(small_corpus)]), tmp_path, quiet=True, report=False)
+    answers = RunStore(tmp_path).all(AnswerRecord).values()
+    assert answers and all(a.bleu is not None and a.embedding_similarity is not None for a in answers)
+
+
+async def test_budget_stop_keeps_records_and_spend(small_corpus: Path, tmp_path: Path) -> None:
+    settings = sim_settings()
+    settings.budget_usd = 0.02
+    info = await start_exam(settings, ExamRequest([str(small_corpus)]), tmp_path, quiet=True, report=False)
+    assert info.status == "budget_exhausted"
+    spent = sum(r.get("cost_usd", 0.0) for r in read_ledger(tmp_path / "ledger.jsonl"))
+    assert 0 < spent <= 0.02
+    assert outcomes_of(tmp_path), "outcomes are written for a stopped run"
+
+
+def _write_config(path: Path, settings: Settings) -> None:
+    path.write_text(yaml.safe_dump(settings.model_dump(mode="json")), encoding="utf-8")
+
+
+@pytest.mark.parametrize("kill_after_records", [3, 40])
+async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path: Path, kill_after_records: int) -> None:
+    """kill -9 mid-run, then `resume`: the same final verdicts as an uninterrupted run, no call paid twice."""
+    settings = sim_settings(latency=0.03)
+    reference = tmp_path / "reference"
+    await start_exam(settings, ExamRequest([str(small_corpus)], run_id="fixed"), reference, quiet=True, report=False)
+
+    config = tmp_path / "config.yaml"
+    _write_config(config, settings)
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "examiner.cli", "run", str(small_corpus), "--config", str(config), "--out", str(killed), "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )
+    ledger = killed / "ledger.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if ledger.exists() and len(ledger.read_text().splitlines()) >= kill_after_records:
+            break
+        time.sleep(0.01)
+    assert process.poll() is None, "the run finished before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    paid_before = {r["request_id"] for r in read_ledger(ledger) if not r.get("cache_hit")}
+
+    info = await resume_exam(killed, quiet=True, report=False)
+    assert info.status == "completed"
+    expected = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(reference).items()}
+    actual = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(killed).items()}
+    assert actual == expected
+    resumed = [r for r in read_ledger(ledger)[len(paid_before):] if not r.get("cache_hit")]
+    assert not paid_before & {r["request_id"] for r in resumed}
+
+
+async def test_empty_corpus_is_a_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    (folder / "blank.txt").write_text("   \n\n", encoding="utf-8")
+    with pytest.raises(UserError):
+        await start_exam(sim_settings(), ExamRequest([str(folder)]), tmp_path / "run", quiet=True, report=False)
+
+
+async def test_binary_and_non_utf8_files_are_counted(small_corpus: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "good.md").write_text((small_corpus / sorted(os.listdir(small_corpus))[0]).read_text(), encoding="utf-8")
+    (folder / "blob.txt").write_bytes(b"\x00\x01\x02binary\x00" * 50)
+    (folder / "latin.txt").write_bytes("Caf\xe9 au lait is a coffee drink made with hot milk and served in France.".encode("latin-1"))
+    info = await start_exam(sim_settings(max_rounds=1), ExamRequest([str(folder)]), tmp_path / "run", quiet=True, report=False)
+    assert [s["path"].endswith("blob.txt") for s in info.skipped_files] == [True]
+    assert any(p.endswith("latin.txt") for p in info.decoded_with_replacement)
+
+
+def test_cli_bad_input_exits_2(tmp_path: Path) -> None:
+    from examiner.cli import main
+
+    assert main(["run", str(tmp_path / "missing"), "--simulate", "--out", str(tmp_path / "r"), "--quiet"]) == 2
+    assert main(["run", "corpora", "--mode", "top", "--budget-usd", "-3", "--out", str(tmp_path / "r2")]) == 2
+    assert main(["resume", str(tmp_path / "nothing-here")]) == 2
