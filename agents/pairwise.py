@@ -8,12 +8,26 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from pydantic import BaseModel
+
 from examiner.judging.parsing import parse_score_line, verdict_from_scores
 from examiner.llm.gateway import Gateway
+from examiner.llm.types import Unparseable
 from examiner.prompting import render
 
 ROLE = "pairwise"
 GRADE_ONLY_MAX_TOKENS = 12
+
+
+class PairGrades(BaseModel):
+    """Structured variant of the grade line (grade-only): for models that cannot keep a text format."""
+
+    score_1: int
+    score_2: int
+
+
+class PairGradesReason(PairGrades):
+    reason: str
 
 
 @dataclass
@@ -32,11 +46,15 @@ class PairJudgment:
 
 
 def pairwise_messages(instruction: str, answer_1: str, answer_2: str, reference: str | None = None,
-                      grade_only: bool = False) -> list[dict[str, str]]:
+                      grade_only: bool = False, structured: bool = False) -> list[dict[str, str]]:
     """The chat messages of one pairwise judgment."""
-    after = ("Write nothing after that line." if grade_only
-             else "From line 2 on, explain the grades briefly.")
-    rule = render("pairwise_rules", after_line=after)[-1]["content"]
+    if structured:
+        after = "" if grade_only else 'Then "reason": a brief explanation of the grades.'
+        rule = render("pairwise_rules_json", after_line=after)[-1]["content"]
+    else:
+        after = ("Write nothing after that line." if grade_only
+                 else "From line 2 on, explain the grades briefly.")
+        rule = render("pairwise_rules", after_line=after)[-1]["content"]
     if reference:
         note = "A reference answer is given; use it to check correctness, not as a style template."
         block = f"\n<reference>\n{reference}\n</reference>\n"
@@ -58,9 +76,28 @@ async def judge_pair(
     item_id: str = "",
     endpoint: str | None = None,
     max_tokens: int = 384,
+    structured: bool = False,
 ) -> PairJudgment:
-    """Judge one ordering of a pair; an unparseable reply gives verdict None with the error."""
-    messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only)
+    """Judge one ordering of a pair; an unparseable reply gives verdict None with the error.
+
+    `structured=True` asks for the grades as a JSON object (scores first, then the reason) instead of
+    the text line: same judgment, but an endpoint with constrained decoding cannot break the format.
+    """
+    messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only, structured)
+    if structured:
+        schema = PairGrades if grade_only else PairGradesReason
+        result = await gw.chat(ROLE, messages, schema=schema, stage="grade" if grade_only else "explain",
+                               item_id=item_id, endpoint=endpoint, max_tokens=40 if grade_only else max_tokens)
+        parsed = result.parsed
+        if isinstance(parsed, PairGrades) and not all(1 <= v <= 10 for v in (parsed.score_1, parsed.score_2)):
+            return PairJudgment(None, None, None, "", f"grades {parsed.score_1} {parsed.score_2} outside 1-10",
+                                result.text)
+        if isinstance(parsed, PairGrades):
+            s1, s2 = float(parsed.score_1), float(parsed.score_2)
+            reason = getattr(parsed, "reason", "")
+            return PairJudgment(s1, s2, verdict_from_scores(s1, s2, tie_threshold), reason, None, result.text)
+        error = parsed.error if isinstance(parsed, Unparseable) else "no reply"
+        return PairJudgment(None, None, None, "", f"unparseable JSON grades: {error}", result.text)
     result = await gw.chat(
         ROLE, messages, stage="grade" if grade_only else "explain", item_id=item_id, endpoint=endpoint,
         max_tokens=GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens,

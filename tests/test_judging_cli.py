@@ -133,3 +133,12 @@ def test_unknown_judge_endpoint_is_user_error(tmp_path: Path, capsys: pytest.Cap
     data = _write(tmp_path / "pairs.jsonl", PAIRS)
     assert main(["judge", str(data), "--method", "pairwise", "--judge", "nope", "--out", str(tmp_path / "o")]) == 2
     assert "unknown endpoint 'nope'" in capsys.readouterr().err
+
+
+def test_json_grades_variant(tmp_path: Path) -> None:
+    data = _write(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "j"
+    assert main(["judge", str(data), "--method", "pairwise", "--swap", "--json-grades", "--out", str(out),
+                 *_flags(tmp_path)]) == 0
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert len(records) == 12 and all(r["verdict"] in (0, 1, 2) and r["reason"] for r in records)

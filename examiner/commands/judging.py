@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     pw.add_argument("--swap", action="store_true", help="judge each pair in both orders (consistency, position bias)")
     pw.add_argument("--grade-only", action="store_true", help="ask for the grade line only (no reason)")
     pw.add_argument("--tie-threshold", type=float, default=0.0, metavar="X", help="|score1-score2| <= X is a tie")
+    pw.add_argument("--json-grades", action="store_true",
+                    help="ask for the grades as a JSON object (for models that break the text line format)")
     pw.add_argument("--with-reference", action="store_true", help="pairwise: give the row's reference to the judge")
     pw.add_argument("--single", action="store_true", help="reviseval: one response per row (--output-field), not pairs")
     pw.add_argument("--rubric", help="reviseval: rubric given to the reviser")
@@ -155,7 +157,7 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
 
     flags = RunFlags()
     pw = PairwiseOptions(swap=args.swap, grade_only=args.grade_only, tie_threshold=args.tie_threshold,
-                         use_reference=args.with_reference, endpoint=endpoint)
+                         use_reference=args.with_reference, endpoint=endpoint, structured=args.json_grades)
     metrics = tuple(m.strip() for m in args.classic_metrics.split(",") if m.strip() and m.strip() != "none")
     unknown = [m for m in metrics if m not in CLASSIC_METRICS]
     if unknown:

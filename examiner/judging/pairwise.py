@@ -24,6 +24,8 @@ class PairwiseOptions:
     tie_threshold: float = 0.0
     use_reference: bool = False
     endpoint: str | None = None
+    structured: bool = False
+    """Ask for the grades as JSON (see agents.pairwise.judge_pair)."""
 
 
 async def judge_row(gw: Gateway, row: Row, opts: PairwiseOptions, reference: str | None = None,
@@ -36,7 +38,7 @@ async def judge_row(gw: Gateway, row: Row, opts: PairwiseOptions, reference: str
     judgments = await asyncio.gather(*(
         judge_pair(gw, instruction=row.instruction, answer_1=first, answer_2=second, reference=ref,
                    grade_only=opts.grade_only, tie_threshold=opts.tie_threshold,
-                   item_id=f"{row.id}:{order}", endpoint=opts.endpoint)
+                   item_id=f"{row.id}:{order}", endpoint=opts.endpoint, structured=opts.structured)
         for order, first, second in orders))
     records = []
     for (order, _, _), j in zip(orders, judgments):

@@ -69,7 +69,7 @@ def _gold_first(req: SimRequest, instruction: str, a1: str, a2: str) -> int:
 
 
 @register_behaviour("pairwise")
-def pairwise_judge(req: SimRequest) -> str:
+def pairwise_judge(req: SimRequest) -> str | dict[str, object]:
     """`"s1 s2"` on the first line (then a reason unless grade-only), with configurable accuracy and bias."""
     prompt = req.last_user
     instruction, a1, a2 = _tag(prompt, "instruction"), _tag(prompt, "answer_1"), _tag(prompt, "answer_2")
@@ -93,11 +93,16 @@ def pairwise_judge(req: SimRequest) -> str:
     low = max(1, high - rng.randint(1, 4))
     scores = (high, high) if winner == 0 else (high, low) if winner == 1 else (low, high)
     line = f"{scores[0]} {scores[1]}"
-    if req.stage == "grade":
-        return line
     which = {0: "Both answers serve the request about equally well.",
              1: "Answer 1 follows the request more closely than answer 2.",
              2: "Answer 2 follows the request more closely than answer 1."}[winner]
+    if req.schema is not None or req.json_mode:
+        grades: dict[str, object] = {"score_1": scores[0], "score_2": scores[1]}
+        if req.stage != "grade":
+            grades["reason"] = f"{which} {filler_text(rng, 40)}"
+        return grades
+    if req.stage == "grade":
+        return line
     return f"{line}\n{which} {filler_text(rng, 40)}"
 
 
