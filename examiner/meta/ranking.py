@@ -409,8 +409,9 @@ def bradley_terry(
 
     rating, strength = to_rating(log_p)[0], to_strength(log_p)[0]
     q = [alpha / 2, 1 - alpha / 2]
-    r_lo, r_hi = np.quantile(to_rating(boot_log_p), q, axis=0)
-    s_lo, s_hi = np.quantile(to_strength(boot_log_p), q, axis=0)
+    with np.errstate(invalid="ignore"):  # prior=0: a winless resample gives -inf, an interval end may be nan
+        r_lo, r_hi = np.quantile(to_rating(boot_log_p), q, axis=0)
+        s_lo, s_hi = np.quantile(to_strength(boot_log_p), q, axis=0)
     order = sorted(range(n), key=lambda i: (-rating[i], names[i]))
     ratings = tuple(
         BTRating(
