@@ -43,11 +43,11 @@ def sim_settings(*, latency: float = 0.0, max_rounds: int = 5, models: tuple[str
 
 @pytest.fixture(scope="module")
 def medical_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """About 350 knowledge units from PubMedQA abstracts (shared data), one file per abstract."""
+    """About 250 knowledge units from PubMedQA abstracts (shared data), one file per abstract."""
     from examiner.datasets import load_pubmedqa
 
     folder = tmp_path_factory.mktemp("pubmedqa")
-    for item in load_pubmedqa()[:45]:
+    for item in load_pubmedqa()[:28]:
         (folder / f"{item.pubid}.txt").write_text("\n\n".join(item.contexts), encoding="utf-8")
     return folder
 
@@ -70,7 +70,7 @@ async def test_simulated_candidate_validity(medical_corpus: Path, tmp_path: Path
     info = await start_exam(sim_settings(), ExamRequest([str(medical_corpus)], targets=["sim"]), tmp_path, quiet=True, report=False)
     assert info.status == "completed"
     outcomes = outcomes_of(tmp_path).values()
-    assert len(outcomes) >= 300
+    assert len(outcomes) >= 200
     category = {o.unit_id: unit_category(0, "sim", o.unit_id, PROFILE) for o in outcomes}
     answerable = [o for o in outcomes if category[o.unit_id] != "unknown"]
     true_accuracy = sum(category[o.unit_id] == "known" for o in answerable) / len(answerable)

@@ -59,7 +59,7 @@ def _embedding_probe() -> str:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from examiner.vectors import Embedder
 
-    vectors = Embedder().encode(["a knowledge unit", "another knowledge unit"])
+    vectors = Embedder().embed(["a knowledge unit", "another knowledge unit"])
     return f"all-MiniLM-L6-v2 loaded offline, dim {vectors.shape[1]}"
 
 
