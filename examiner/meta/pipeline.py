@@ -52,6 +52,8 @@ class MetaConfig:
     rules: RulesMode = "enforce"
     max_rounds: int = 5
     statement_words: int = 200
+    reasoning_words: int = 100
+    """Word limit of the meta-judge's reasoning sections (JDEval) and referee turns (MDEval)."""
     shuffles: int = 200
     bootstrap: int = 1000
     concurrency: int = 64
@@ -250,7 +252,7 @@ async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Ass
     j_store: JsonlStore[MetaJudgment] = JsonlStore(path("judgments.jsonl"), MetaJudgment)
     d_store: JsonlStore[Debate] = JsonlStore(path("debates.jsonl"), Debate, key="judgment_id")
     graph = build_debate_graph(gw, DebateConfig(max_rounds=config.max_rounds, statement_words=config.statement_words,
-                                                referee_endpoint=config.meta_judge)) if config.method == "mdeval" else None
+                                                referee_words=config.reasoning_words, referee_endpoint=config.meta_judge)) if config.method == "mdeval" else None
     planned: list[str] = []
     tasks: list[Callable[[], Awaitable[Any]]] = []
     for item in run.items:
@@ -317,7 +319,8 @@ async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Ass
 
 def _jd_task(gw: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, draw: int, order: Any,
              config: MetaConfig) -> Callable[[], Awaitable[MetaJudgment]]:
-    return lambda: judge_pair(gw, item, a1, a2, draw=draw, order=order, endpoint=config.meta_judge, rules=config.rules)
+    return lambda: judge_pair(gw, item, a1, a2, draw=draw, order=order, endpoint=config.meta_judge, rules=config.rules,
+                              max_words=config.reasoning_words)
 
 
 def _md_task(graph: Any, item: MetaItem, a1: Assessment, a2: Assessment, draw: int, order: Any, max_rounds: int,
