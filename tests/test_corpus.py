@@ -46,6 +46,12 @@ def test_passage_ids_are_stable_and_location_independent(tmp_path: Path) -> None
     assert len(set(ids_one)) == 3  # the repeated paragraph still gets its own id
 
 
+def test_relative_dot_path_gets_folder_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path / "a.txt", "Text.")
+    monkeypatch.chdir(tmp_path)
+    assert [d.id for d in load_corpus(["."]).documents] == [f"{tmp_path.name}/a.txt"]
+
+
 def test_jsonl_records_become_documents(tmp_path: Path) -> None:
     lines = [json.dumps({"id": "r1", "body": "One.\n\nTwo."}), "not json", json.dumps({"other": 1}),
              json.dumps({"body": "Three."})]
