@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from examiner.llm import CallResult, Gateway
 from examiner.prompting import render, unit_block
@@ -33,6 +33,16 @@ class AnswerVerdict(BaseModel):
     reason: str
 
 
+def judgment_schema(unit_ids: list[str]) -> type[Judgment]:
+    """Judgment with exactly one verdict per shown unit, each naming one of these ids."""
+    ids = Literal.__getitem__(tuple(unit_ids))  # type: ignore[attr-defined]
+    verdict = create_model("UnitVerdict", __base__=UnitVerdict, unit_id=(ids, ...))  # type: ignore[call-overload]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "Judgment", __base__=Judgment,
+        verdicts=(list[verdict], Field(min_length=len(unit_ids), max_length=len(unit_ids))),
+    )
+
+
 async def judge_units(
     gateway: Gateway,
     question: str,
@@ -45,7 +55,7 @@ async def judge_units(
     """Per-unit verdicts; `references` pairs each unit id with the text it is checked against."""
     messages = render("exam_judge", question=question, answer=answer, units=unit_block(references))
     return await gateway.chat(
-        "judge", messages, schema=Judgment, stage=stage, round=round,
+        "judge", messages, schema=Judgment, response_schema=judgment_schema([uid for uid, _ in references]), stage=stage, round=round,
         unit_ids=[uid for uid, _ in references], max_tokens=120 + 160 * len(references),
     )
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Literal
+
+from pydantic import BaseModel, Field, create_model
 
 from examiner.llm import CallResult, Gateway
 from examiner.prompting import render, unit_block
@@ -13,6 +15,15 @@ class Question(BaseModel):
 
     question: str = Field(description="the question put to the interviewee")
     target: list[str] = Field(description="ids of the knowledge units the question covers")
+
+
+def question_schema(unit_ids: list[str]) -> type[Question]:
+    """Question whose `target` may only name these ids: endpoints that enforce schemas (OpenAI structured
+    outputs, llama.cpp grammars) then cannot emit an id from outside the cluster."""
+    ids = Literal.__getitem__(tuple(unit_ids))  # type: ignore[attr-defined]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "Question", __base__=Question, target=(list[ids], Field(min_length=1, max_length=len(unit_ids)))
+    )
 
 
 async def write_question(
@@ -27,7 +38,7 @@ async def write_question(
     note = f"\nYour previous attempt was rejected: {feedback}\n" if feedback else ""
     messages = render("exam_question", units=unit_block(units), max_words=max_words, feedback=note)
     return await gateway.chat(
-        "examiner", messages, schema=Question, stage="question", round=round,
+        "examiner", messages, schema=Question, response_schema=question_schema([uid for uid, _ in units]), stage="question", round=round,
         unit_ids=[uid for uid, _ in units], max_tokens=200,
     )
 
@@ -46,6 +57,6 @@ async def write_probe(
         "exam_probe", question=question, answer=answer, units=unit_block(units), max_words=max_words
     )
     return await gateway.chat(
-        "examiner", messages, schema=Question, stage="probe", round=round,
+        "examiner", messages, schema=Question, response_schema=question_schema([uid for uid, _ in units]), stage="probe", round=round,
         unit_ids=[uid for uid, _ in units], max_tokens=200,
     )

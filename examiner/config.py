@@ -68,8 +68,9 @@ class EndpointSpec(BaseModel):
     """First retry back-off; doubles each attempt (with full jitter), capped at 30 s. Retry-After wins."""
     supports_n: bool = True
     """Whether the endpoint returns several choices for `n` > 1; if not, the gateway sends n requests."""
-    structured_output: Literal["json_schema", "json_object", "text"] = "json_schema"
-    """How to ask for structured output: strict JSON schema, JSON mode, or plain text + extraction."""
+    structured_output: Literal["json_schema", "json_object_schema", "json_object", "text"] = "json_schema"
+    """How to ask for structured output: OpenAI `json_schema`; `json_object_schema` (llama.cpp servers:
+    JSON mode plus a schema compiled to a grammar); plain JSON mode; or text + tolerant extraction."""
     context_tokens: int = Field(8192, ge=256)
     """Context window of the model; longer inputs are split by callers that can."""
     supports_logprobs: bool = True
@@ -139,7 +140,8 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _defaults_and_references(self) -> "Settings":
         self.endpoints.setdefault("local", EndpointSpec(
-            provider="local", model="smollm2-135m-instruct", max_concurrency=1, supports_n=False
+            provider="local", model="smollm2-135m-instruct", max_concurrency=1, supports_n=False,
+            structured_output="json_object_schema",
         ))
         self.endpoints.setdefault("simulated", EndpointSpec(provider="simulated", model="sim"))
         for role in ROLES:

@@ -149,6 +149,7 @@ class Gateway:
         messages: list[dict[str, str]],
         *,
         schema: type[BaseModel] | None = None,
+        response_schema: type[BaseModel] | None = None,
         stage: str = "",
         round: int = 0,
         unit_ids: Sequence[str] = (),
@@ -163,6 +164,9 @@ class Gateway:
         endpoint: str | None = None,
     ) -> CallResult[Any]:
         """One logical call: returns text, the parsed object (or Unparseable), logprobs, tokens and cost.
+
+        `schema` validates the reply; `response_schema` (default: `schema`) is what the endpoint is asked
+        to follow, e.g. a stricter variant whose enums a grammar can enforce while parsing stays lenient.
 
         Raises BudgetExhausted when the budget could be exceeded, ModelCallError when every attempt failed.
         """
@@ -190,9 +194,10 @@ class Gateway:
             "call_id": uuid.uuid4().hex[:12],
         }
         conversation = list(messages)
-        if schema is not None and ep.structured_mode != "json_schema":
-            conversation = self._with_schema_hint(conversation, schema)
-        result = await self._request(ep, conversation, params, n, schema, context)
+        requested = response_schema or schema
+        if requested is not None and ep.structured_mode in ("json_object", "text"):
+            conversation = self._with_schema_hint(conversation, requested)
+        result = await self._request(ep, conversation, params, n, requested, context)
         if schema is None:
             return result
         parsed, error = parse_structured(result.text, schema, truncated=result.finish_reason == "length")
@@ -206,7 +211,7 @@ class Gateway:
                     "content": f"That reply could not be used: {error}. Reply again with the JSON object only.",
                 },
             ]
-            result = await self._request(ep, conversation, params, n, schema, dict(context, repair=repairs))
+            result = await self._request(ep, conversation, params, n, requested, dict(context, repair=repairs))
             parsed, error = parse_structured(result.text, schema, truncated=result.finish_reason == "length")
         if parsed is None:
             self.totals.unparseable += 1
@@ -324,8 +329,8 @@ class Gateway:
                 attempts.append(Attempt(str(exc.status_code), time.perf_counter() - began, detail=_short(exc)))
                 if exc.status_code >= 500:
                     wait = self._backoff(spec, number)
-                elif exc.status_code == 400 and "response_format" in request and ep.structured_mode != "text":
-                    ep.structured_mode = "json_object" if ep.structured_mode == "json_schema" else "text"
+                elif exc.status_code in (400, 422) and "response_format" in request and ep.structured_mode != "text":
+                    ep.structured_mode = "json_object" if ep.structured_mode.startswith("json_") and ep.structured_mode != "json_object" else "text"
                     log.warning("endpoint %s rejected response_format; falling back to %s", ep.name, ep.structured_mode)
                     request = {k: v for k, v in request.items() if k != "response_format"}
                     if ep.structured_mode == "json_object":

@@ -16,6 +16,20 @@ class ManagedServer(Protocol):
     def stop(self) -> None: ...
 
 
+class _SharedLocal:
+    """The process-wide local model server: every gateway reuses it, and it stops at interpreter exit
+    (two llama.cpp servers on one machine would only fight over the cores)."""
+
+    def start(self) -> str:
+        from examiner.llm.local import shared_server
+
+        server = shared_server()
+        return server.base_url
+
+    def stop(self) -> None:
+        """Left running for the next gateway of this process; local.py stops it at exit."""
+
+
 class ServerPool:
     """Starts managed servers lazily, one per distinct (provider, options), and stops them all."""
 
@@ -37,9 +51,7 @@ class ServerPool:
     @staticmethod
     def _make(spec: EndpointSpec) -> ManagedServer:
         if spec.provider == "local":
-            from examiner.llm.local import LocalServer
-
-            return LocalServer(**spec.options)
+            return _SharedLocal()
         from examiner.llm.simulated import SimulatedServer
 
         options: dict[str, Any] = dict(spec.options)

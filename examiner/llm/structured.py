@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-StructuredMode = Literal["json_schema", "json_object", "text"]
+StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "text"]
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
@@ -26,6 +26,9 @@ def response_format(schema: type[BaseModel], mode: StructuredMode) -> dict[str, 
             "type": "json_schema",
             "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
         }
+    if mode == "json_object_schema":
+        # llama.cpp / llama-cpp-python servers: JSON mode with the schema compiled to a grammar.
+        return {"type": "json_object", "schema": schema.model_json_schema()}
     if mode == "json_object":
         return {"type": "json_object"}
     return None
