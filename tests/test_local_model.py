@@ -58,7 +58,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> LocalServer:
 def _client(srv: LocalServer):  # type: ignore[no-untyped-def]
     import openai
 
-    return openai.OpenAI(base_url=srv.start(), api_key="not-needed", max_retries=0, timeout=60)
+    return openai.OpenAI(base_url=srv.start(), api_key="not-needed", max_retries=2, timeout=300)
 
 
 @pytest.mark.local_model
