@@ -17,6 +17,11 @@ class Question(BaseModel):
     target: list[str] = Field(description="ids of the knowledge units the question covers")
 
 
+def question_tokens(n_units: int) -> int:
+    """Completion budget: a ~50-word question plus up to n target ids of ~10 tokens each."""
+    return 160 + 24 * n_units
+
+
 def question_schema(unit_ids: list[str]) -> type[Question]:
     """Question whose `target` may only name these ids: endpoints that enforce schemas (OpenAI structured
     outputs, llama.cpp grammars) then cannot emit an id from outside the cluster."""
@@ -39,7 +44,7 @@ async def write_question(
     messages = render("exam_question", units=unit_block(units), max_words=max_words, feedback=note)
     return await gateway.chat(
         "examiner", messages, schema=Question, response_schema=question_schema([uid for uid, _ in units]), stage="question", round=round,
-        unit_ids=[uid for uid, _ in units], max_tokens=200,
+        unit_ids=[uid for uid, _ in units], max_tokens=question_tokens(len(units)),
     )
 
 
@@ -58,5 +63,5 @@ async def write_probe(
     )
     return await gateway.chat(
         "examiner", messages, schema=Question, response_schema=question_schema([uid for uid, _ in units]), stage="probe", round=round,
-        unit_ids=[uid for uid, _ in units], max_tokens=200,
+        unit_ids=[uid for uid, _ in units], max_tokens=question_tokens(len(units)),
     )

@@ -227,6 +227,11 @@ def examiner_question(req: SimRequest) -> Completion:
     """A ~40-token wh-question about the listed units, ending in `[ref:...]` with its target ids."""
     prompt = req.last_user
     units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt)
+    if not units:  # a re-ask ("that reply could not be used...") names no units: read the earlier prompt
+        for message in reversed(req.messages):
+            if message.get("role") == "user" and UNIT_RE.search(content_text(message.get("content"))):
+                units = list(dict.fromkeys(UNIT_RE.findall(content_text(message.get("content")))))
+                break
     per_question = int(req.option("targets_per_question", DEFAULT_TARGETS_PER_QUESTION))
     target = units[: 1 + max(0, per_question)]
     rng = req.rng("question")
@@ -302,6 +307,7 @@ def judge_verdicts(req: SimRequest) -> Completion:
     markers = claim_markers(prompt)
     units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt) or list(markers)
     noise = float(req.option("judge_noise", 0.0))
+    reason_tokens = dict(req.option("reason_tokens", {}))
     answer_key = stable_int(prompt)
     rng = req.rng("judge")
     verdicts = []
@@ -310,7 +316,7 @@ def judge_verdicts(req: SimRequest) -> Completion:
         label = "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
         if noise > 0 and stable_uniform(req.seed, "noise", uid, answer_key, *req.sampling_salt) < noise:
             label = _OTHER_LABELS[label][stable_int(req.seed, "flip", uid, answer_key) % 2]
-        reason = f"{_REASON_OPENING[label]} {filler_text(rng, 44)}"
+        reason = f"{_REASON_OPENING[label]} {filler_text(rng, int(reason_tokens.get(label, 44)))}"
         verdicts.append({"unit_id": uid, "type": label, "reason": reason})
     return {"verdicts": verdicts}
 
