@@ -52,26 +52,26 @@ def inertia(x: np.ndarray, centroids: np.ndarray) -> float:
     return float(dist[:, 0].sum(dtype=np.float64))
 
 
-def bench_faiss(x: np.ndarray, k: int, niter: int, seed: int) -> tuple[float, np.ndarray]:
+def bench_faiss(x: np.ndarray, k: int, niter: int, seed: int) -> tuple[float, float, np.ndarray]:
     import faiss
 
     n, d = x.shape
     km = faiss.Kmeans(d, k, niter=niter, nredo=1, seed=seed, gpu=faiss_uses_gpu(), verbose=False,
                       max_points_per_centroid=max(256, -(-n // k)))  # never subsample: same data as sklearn
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     km.train(x)
     km.index.search(x, 1)  # final assignment, as sklearn's fit also returns labels
-    return time.perf_counter() - t, np.asarray(km.centroids)
+    return time.perf_counter() - t, time.process_time() - c, np.asarray(km.centroids)
 
 
-def bench_sklearn(x: np.ndarray, k: int, niter: int, seed: int, init: str = "random") -> tuple[float, np.ndarray]:
+def bench_sklearn(x: np.ndarray, k: int, niter: int, seed: int, init: str = "random") -> tuple[float, float, np.ndarray]:
     from sklearn.cluster import KMeans
 
     km = KMeans(n_clusters=k, init=init, n_init=1, max_iter=niter, tol=0.0, algorithm="lloyd",
                 random_state=seed)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     km.fit(x)
-    return time.perf_counter() - t, km.cluster_centers_.astype(np.float32)
+    return time.perf_counter() - t, time.process_time() - c, km.cluster_centers_.astype(np.float32)
 
 
 def real_units(count: int) -> list[str]:
@@ -88,16 +88,16 @@ def bench_embeddings(texts: list[str]) -> dict[str, float]:
         t = time.perf_counter()
         embedder.model.encode(["warm-up sentence"], show_progress_bar=False)  # load + warm up, not timed
         load_s = time.perf_counter() - t
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         first = embedder.embed(texts)
-        cold_s = time.perf_counter() - t
+        cold_s, cold_cpu = time.perf_counter() - t, time.process_time() - c
         t = time.perf_counter()
         second = embedder.embed(texts)
         warm_s = time.perf_counter() - t
         assert np.array_equal(first, second) and embedder.encode_calls == 1
         return {
             "units": len(texts), "device": embedder.device, "model_load_s": load_s,
-            "embed_s": cold_s, "embed_units_per_s": len(texts) / cold_s,
+            "embed_s": cold_s, "embed_cpu_s": cold_cpu, "embed_units_per_s": len(texts) / cold_s,
             "cached_s": warm_s, "cached_units_per_s": len(texts) / warm_s, "cached_speedup": cold_s / warm_s,
         }
 
@@ -123,23 +123,27 @@ def main() -> None:
     x = random_unit_vectors(args.n, args.d, args.seed)
     print(f"k-means: {args.n} x {args.d} unit vectors, k={args.k}, {args.niter} iterations, "
           f"one random init (k data points), {os.cpu_count()} CPU(s), faiss GPU: {faiss_uses_gpu()}")
-    faiss_s, faiss_c = bench_faiss(x, args.k, args.niter, args.seed)
+    print(f"  load average before: {os.getloadavg()[0]:.1f} (wall time is noisy on shared cores; CPU time less so)")
+    faiss_s, faiss_cpu, faiss_c = bench_faiss(x, args.k, args.niter, args.seed)
     faiss_inertia = inertia(x, faiss_c)
-    print(f"  faiss   {faiss_s:9.2f} s   inertia {faiss_inertia:.2f}")
+    print(f"  faiss   {faiss_s:9.2f} s wall  {faiss_cpu:9.2f} s CPU   inertia {faiss_inertia:.2f}")
     if args.skip_sklearn:
-        sk_s, sk_inertia = float("nan"), float("nan")
+        sk_s, sk_cpu, sk_inertia = float("nan"), float("nan"), float("nan")
     else:
-        sk_s, sk_c = bench_sklearn(x, args.k, args.niter, args.seed)
+        sk_s, sk_cpu, sk_c = bench_sklearn(x, args.k, args.niter, args.seed)
         sk_inertia = inertia(x, sk_c)
-        print(f"  sklearn {sk_s:9.2f} s   inertia {sk_inertia:.2f}")
+        print(f"  sklearn {sk_s:9.2f} s wall  {sk_cpu:9.2f} s CPU   inertia {sk_inertia:.2f}")
     extra = {}
     if args.sklearn_default_init:
-        pp_s, pp_c = bench_sklearn(x, args.k, args.niter, args.seed, init="k-means++")
-        extra = {"sklearn_kmeanspp_s": pp_s, "sklearn_kmeanspp_inertia": inertia(x, pp_c)}
+        pp_s, pp_cpu, pp_c = bench_sklearn(x, args.k, args.niter, args.seed, init="k-means++")
+        extra = {"sklearn_kmeanspp_s": pp_s, "sklearn_kmeanspp_cpu_s": pp_cpu,
+                 "sklearn_kmeanspp_inertia": inertia(x, pp_c)}
         print(f"  sklearn with k-means++ init (informational) {pp_s:9.2f} s   inertia {extra['sklearn_kmeanspp_inertia']:.2f}")
     speedup = sk_s / faiss_s
     inertia_ratio = faiss_inertia / sk_inertia
-    print(f"  time ratio sklearn/faiss = {speedup:.2f}x   inertia ratio faiss/sklearn = {inertia_ratio:.4f}")
+    cpu_ratio = sk_cpu / faiss_cpu
+    print(f"  time ratio sklearn/faiss = {speedup:.2f}x wall, {cpu_ratio:.2f}x CPU   "
+          f"inertia ratio faiss/sklearn = {inertia_ratio:.4f}")
 
     print(f"embeddings: {args.units} WikiText-2 sentence units, all-MiniLM-L6-v2")
     emb = bench_embeddings(real_units(args.units))
@@ -153,6 +157,7 @@ def main() -> None:
             "n": args.n, "d": args.d, "k": args.k, "niter": args.niter, "seed": args.seed,
             "init": "random (k data points), one init, no subsampling",
             "faiss_s": faiss_s, "sklearn_s": sk_s, "speedup": speedup,
+            "faiss_cpu_s": faiss_cpu, "sklearn_cpu_s": sk_cpu, "cpu_speedup": cpu_ratio,
             "faiss_inertia": faiss_inertia, "sklearn_inertia": sk_inertia, "inertia_ratio": inertia_ratio,
             "faiss_gpu": faiss_uses_gpu(), **extra,
         },
@@ -164,7 +169,7 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"RESULT faiss_s={faiss_s:.2f} sklearn_s={sk_s:.2f} speedup={speedup:.2f} "
+    print(f"RESULT faiss_s={faiss_s:.2f} sklearn_s={sk_s:.2f} speedup={speedup:.2f} cpu_speedup={cpu_ratio:.2f} "
           f"inertia_ratio={inertia_ratio:.4f} embed_units_per_s={emb['embed_units_per_s']:.1f} "
           f"cached_speedup={emb['cached_speedup']:.1f}")
 
