@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Iterable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 from pydantic import BaseModel
 
@@ -28,6 +28,35 @@ FILES = {
     VerdictRecord: "verdicts.jsonl",
     UnitOutcome: "outcomes.jsonl",
 }
+
+
+def read_records(
+    path: Path, model: type[M], key: Callable[[M], str], bad: dict[str, int] | None = None
+) -> dict[str, M]:
+    """Last record per key of a JSONL file; torn or invalid lines (a killed run) are counted in `bad`."""
+    records: dict[str, M] = {}
+    if not path.is_file():
+        return records
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = model.model_validate_json(line)
+        except ValueError:
+            if bad is not None:
+                bad[path.name] = bad.get(path.name, 0) + 1
+            continue
+        k = key(record)
+        records.pop(k, None)  # re-insert so dict order follows the last write
+        records[k] = record
+    return records
+
+
+def record_key(record: BaseModel) -> str:
+    """The id a record is deduplicated by (outcomes: target + unit)."""
+    if isinstance(record, UnitOutcome):
+        return f"{record.target}/{record.unit_id}"
+    return str(getattr(record, "id"))
 
 
 class RunStore:
@@ -54,26 +83,11 @@ class RunStore:
                         handle.write(item.model_dump_json() + "\n")
                 index = self._loaded(model)
                 for item in items:
-                    index[self._key(item)] = item
-
-    @staticmethod
-    def _key(record: BaseModel) -> str:
-        if isinstance(record, UnitOutcome):
-            return f"{record.target}/{record.unit_id}"
-        return str(getattr(record, "id"))
+                    index[record_key(item)] = item
 
     def _loaded(self, model: type[M]) -> dict[str, M]:
         if model not in self._index:
-            index: dict[str, BaseModel] = {}
-            file = self.path(model)
-            if file.exists():
-                for line in file.read_text(encoding="utf-8").splitlines():
-                    try:
-                        record = model.model_validate_json(line)
-                    except ValueError:
-                        continue  # a torn last line from a killed run
-                    index[self._key(record)] = record
-            self._index[model] = index
+            self._index[model] = read_records(self.path(model), model, record_key)  # type: ignore[assignment]
         return self._index[model]  # type: ignore[return-value]
 
     def all(self, model: type[M]) -> dict[str, M]:

@@ -8,12 +8,11 @@ unit outcomes from the verdicts when outcomes.jsonl is missing.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -28,6 +27,7 @@ from examiner.exam.records import (
     UnitRecord,
     VerdictRecord,
 )
+from examiner.exam.store import read_records, record_key
 from examiner.llm.ledger import read_ledger
 
 log = logging.getLogger(__name__)
@@ -80,25 +80,6 @@ class RunData:
         return index
 
 
-def _read_jsonl(path: Path, model: type[M], key: Callable[[M], str], bad: dict[str, int]) -> dict[str, M]:
-    """Last record per key; torn or invalid lines are counted, not fatal."""
-    records: dict[str, M] = {}
-    if not path.is_file():
-        return records
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = model.model_validate(json.loads(line))
-        except (json.JSONDecodeError, ValidationError):
-            bad[path.name] = bad.get(path.name, 0) + 1
-            continue
-        k = key(record)
-        records.pop(k, None)  # re-insert so dict order follows the last write
-        records[k] = record
-    return records
-
-
 def _read_clusters(run_dir: Path) -> dict[str, list[ClusterRound]]:
     """clusters/<target>/round-N.json, also accepting the flat clusters/round-N.json layout."""
     result: dict[str, dict[int, ClusterRound]] = defaultdict(dict)
@@ -135,13 +116,11 @@ def load_run(run_dir: str | Path) -> RunData:
         except yaml.YAMLError:
             log.warning("config.yaml of %s is not valid YAML", run_dir)
     bad: dict[str, int] = {}
-    units = _read_jsonl(path / "units.jsonl", UnitRecord, lambda r: r.id, bad)
-    questions = _read_jsonl(path / "questions.jsonl", QuestionRecord, lambda r: r.id, bad)
-    answers = _read_jsonl(path / "answers.jsonl", AnswerRecord, lambda r: r.id, bad)
-    verdicts = _read_jsonl(path / "verdicts.jsonl", VerdictRecord, lambda r: r.id, bad)
-    raw_outcomes = _read_jsonl(
-        path / "outcomes.jsonl", UnitOutcome, lambda r: f"{r.target}\x00{r.unit_id}", bad
-    )
+    units = read_records(path / "units.jsonl", UnitRecord, record_key, bad)
+    questions = read_records(path / "questions.jsonl", QuestionRecord, record_key, bad)
+    answers = read_records(path / "answers.jsonl", AnswerRecord, record_key, bad)
+    verdicts = read_records(path / "verdicts.jsonl", VerdictRecord, record_key, bad)
+    raw_outcomes = read_records(path / "outcomes.jsonl", UnitOutcome, record_key, bad)
     clusters = _read_clusters(path)
     ledger = read_ledger(path / "ledger.jsonl")
     run = RunData(path, info, config, units, clusters, questions, answers, verdicts, {}, ledger,
