@@ -6,14 +6,21 @@ a budget stop exits 3 after saving what was computed; anything else is a bug and
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import logging
-import sys
-from typing import Sequence
+import os
 
-from examiner import __version__
-from examiner.errors import BudgetExhausted, UserError
+# Before faiss / torch load: OpenMP threads that spin while waiting make k-means and embeddings several
+# times slower on small, shared machines (measured in examiner/vectors.py). A user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # every model examiner loads ships in an installed package
+
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import logging  # noqa: E402
+import sys  # noqa: E402
+from typing import Sequence  # noqa: E402
+
+from examiner import __version__  # noqa: E402
+from examiner.errors import BudgetExhausted, UserError  # noqa: E402
 
 COMMAND_MODULES = ("setup", "cost", "exam", "report", "judging", "meta")
 """Modules under examiner.commands; each has `register(subparsers)` and sets `func` on its parsers."""
