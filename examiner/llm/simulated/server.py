@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib
+import re
 import threading
 import time
 from collections import Counter
@@ -45,10 +46,17 @@ OPTION_NAMES = (
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
 
 
+_SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]")
+
+
 @lru_cache(maxsize=2048)
 def _count(text: str) -> int:
-    """cl100k tokens of a message text (cached: system prompts repeat on every call)."""
-    return len(encoding().encode(text, disallowed_special=()))
+    """Billed cl100k tokens of a text (cached: system prompts repeat on every call).
+
+    The `[ref:ID,...]` marker a simulated question carries for the simulated candidate is a side channel
+    a real examiner would not write (a real question is ~40 tokens; the marker adds ~10 per target), so
+    it is not billed, in the completion that writes it nor in the prompts that quote it."""
+    return len(encoding().encode(_SIDE_CHANNEL.sub("", text), disallowed_special=()))
 
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
@@ -144,7 +152,7 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, index:
         key = stable_int(state.seed, req.prompt_key, *req.sampling_salt, index)
         choice["logprobs"] = {"content": token_logprobs(content, top, key, score_scale(req.last_user)),
                               "refusal": None}
-    return choice, len(tokens)
+    return choice, _count(content)
 
 
 async def chat_completions(request: web.Request) -> web.Response:
