@@ -224,7 +224,7 @@ async def test_each_fault_kind_at_its_rate_and_retries_succeed():
         async with httpx.AsyncClient() as client:
             for i in range(600):
                 body = {"model": MODEL, "messages": user(f"item {i}"), "response_format": {"type": "json_object"}}
-                resp = await client.post(f"{url}/chat/completions", json=body, headers=headers("reviser"))
+                resp = await client.post(f"{url}/chat/completions", json=body, headers=headers("no_such_role"))
                 seen[classify(resp)] += 1
                 if resp.status_code == 429:
                     assert resp.headers["Retry-After"] == "0.05"
@@ -234,7 +234,7 @@ async def test_each_fault_kind_at_its_rate_and_retries_succeed():
             for i in range(25):
                 body = {"model": MODEL, "messages": user(f"retry {i}"), "response_format": {"type": "json_object"}}
                 for _attempt in range(40):
-                    resp = await client.post(f"{url}/chat/completions", json=body, headers=headers("reviser"))
+                    resp = await client.post(f"{url}/chat/completions", json=body, headers=headers("no_such_role"))
                     if classify(resp) == "ok":
                         break
                 else:
@@ -314,7 +314,7 @@ async def test_max_tokens_truncates_with_length_finish(server):
 
 async def test_generic_role_filler_is_about_a_third_of_max_tokens(server):
     data = (await post(server.base_url, {"model": MODEL, "max_tokens": 300, "messages": user("debate")},
-                       "debater")).json()
+                       "no_such_role")).json()
     assert data["choices"][0]["finish_reason"] == "stop"
     assert 70 <= data["usage"]["completion_tokens"] <= 140
 

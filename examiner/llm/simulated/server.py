@@ -49,6 +49,12 @@ OPTION_NAMES = (
 _SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]")
 
 
+BUILT_IN_BEHAVIOURS = ("examiner.judging.sim", "examiner.meta.sim")
+"""Modules registering the simulated behaviours of the project's other roles (reviser, G-Eval, pairwise,
+evaluators, meta-judge, debaters); loaded by every server, in-process or not, so that a simulated run
+of any command behaves the same wherever its server lives."""
+
+
 @lru_cache(maxsize=2048)
 def _count(text: str) -> int:
     """Billed cl100k tokens of a text (cached: system prompts repeat on every call).
@@ -80,7 +86,7 @@ class SimState:
         self.report_usage = bool(self.options.get("report_usage", True))
         self.latency_s = float(self.options.get("latency_s", 0.0) or 0.0)
         self.oracle: dict[str, Any] = {}
-        for module in self.options.get("behaviour_modules") or ():
+        for module in (*BUILT_IN_BEHAVIOURS, *(self.options.get("behaviour_modules") or ())):
             importlib.import_module(module)
         self.reset()
 
