@@ -204,3 +204,17 @@ def test_cli_bad_input_exits_2(tmp_path: Path) -> None:
     assert main(["run", str(tmp_path / "missing"), "--simulate", "--out", str(tmp_path / "r"), "--quiet"]) == 2
     assert main(["run", "corpora", "--mode", "top", "--budget-usd", "-3", "--out", str(tmp_path / "r2")]) == 2
     assert main(["resume", str(tmp_path / "nothing-here")]) == 2
+
+
+def test_unreachable_endpoint_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from examiner.cli import main
+
+    config = tmp_path / "dead.yaml"
+    config.write_text(
+        "endpoints:\n  dead:\n    base_url: http://127.0.0.1:9/v1\n    model: x\n    max_attempts: 2\n"
+        "    backoff_base_s: 0.01\nroles:\n  examiner: dead\n  judge: simulated\n  candidate: simulated\n"
+    )
+    code = main(["run", "corpora/examiner-handbook", "--config", str(config), "--out", str(tmp_path / "run"), "--quiet"])
+    assert code == 2
+    assert "examiner: error: every question generation call failed" in capsys.readouterr().err
+    assert (tmp_path / "run" / "run.json").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -118,12 +119,20 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
             console.print(f"{name}: {run_dir / name}")
 
 
+def _exit_code(info: RunInfo) -> int:
+    """0 completed, 3 budget stop (results kept), 2 failed (e.g. an endpoint unreachable; one clear line)."""
+    if info.status == "failed":
+        print(f"examiner: error: {info.stop_reason}", file=sys.stderr)
+        return 2
+    return 3 if info.status == "budget_exhausted" else 0
+
+
 def run_exam(args: argparse.Namespace) -> int:
     request, settings = _request(args)
     run_dir = Path(args.out) if args.out else default_run_dir()
     info = asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet))  # type: ignore[arg-type]
     summarise(info, run_dir)
-    return 3 if info.status == "budget_exhausted" else (1 if info.status == "failed" else 0)
+    return _exit_code(info)
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -132,7 +141,7 @@ def run_resume(args: argparse.Namespace) -> int:
         raise UserError(f"no run directory at {run_dir}")
     info = asyncio.run(resume_exam(run_dir, quiet=args.quiet))
     summarise(info, run_dir)
-    return 3 if info.status == "budget_exhausted" else 0
+    return _exit_code(info)
 
 
 def run_estimate(args: argparse.Namespace) -> int:
