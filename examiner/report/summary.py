@@ -155,6 +155,10 @@ def _total(records: list[dict[str, Any]]) -> dict[str, Any]:
                                  "cost_usd": 0.0}
 
 
+JUDGING_ROLES = ("judge", "reviser", "geval")
+"""Roles that judge answers: the Ref-Eval judge, or RevisEval's reviser + judge, or G-Eval scoring."""
+
+
 def cost_tables(run: RunData) -> dict[str, Any]:
     """Cost per unit of the corpus in the paper's layout, plus per role and per stage.
 
@@ -165,7 +169,7 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     failed = len(run.ledger) - len(ok)
     units = run.n_units
     qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
-    judge = [r for r in ok if r.get("role") == "judge"]
+    judge = [r for r in ok if r.get("role") in JUDGING_ROLES]
     candidate = [r for r in ok if r.get("role") == "candidate"]
     questions = [q for q in run.questions.values() if q.status == "ok"]
     judged = {v.answer_id for v in run.verdicts.values()}
