@@ -133,6 +133,8 @@ async def start_exam(
         raise UserError(f"run directory {run_dir} is not empty (use `examiner resume {run_dir}` to continue it)")
     if not request.targets:
         request.targets = [settings.roles["candidate"]]
+    # Absolute, so `resume` and `report` work from any directory.
+    request.corpus_paths = [str(Path(p).resolve()) for p in request.corpus_paths]
     _check_request(settings, request)
     request.run_id = request.run_id or uuid.uuid4().hex[:12]
     run_dir.mkdir(parents=True, exist_ok=True)
