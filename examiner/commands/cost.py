@@ -9,13 +9,16 @@ from rich.console import Console
 from rich.table import Table
 
 from examiner.errors import UserError
-from examiner.llm.ledger import aggregate, read_ledger
+from examiner.llm.ledger import aggregate, per_unit, read_ledger
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("cost", help="print the cost ledger of a run by role, stage and round")
     parser.add_argument("run_dir", help="a run directory (holds ledger.jsonl)")
     parser.add_argument("--by", default="role,stage", help="comma-separated grouping fields (role, stage, round, endpoint)")
+    parser.add_argument("--per-unit", action="store_true",
+                        help="also show cost per knowledge unit (each call split evenly over the units it was about)")
+    parser.add_argument("--top", type=int, default=10, help="with --per-unit: the most expensive units to list")
     parser.set_defaults(func=run_cost)
 
 
@@ -45,4 +48,25 @@ def run_cost(args: argparse.Namespace) -> int:
             str(total["completion_tokens"]), f"{total['cost_usd']:.6f}",
         )
     Console().print(table)
+    if args.per_unit:
+        print_per_unit(records, args.top)
     return 0
+
+
+def print_per_unit(records: list[dict], top: int) -> None:
+    """Mean and most expensive units: what one knowledge unit costs to examine."""
+    units = per_unit(records)
+    if not units:
+        Console().print("no call in this ledger names knowledge units")
+        return
+    n = len(units)
+    mean = {key: sum(u[key] for u in units.values()) / n for key in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")}
+    table = Table(title=f"per knowledge unit ({n} units named by calls)")
+    for name in ("unit", "calls", "prompt tok", "completion tok", "dollars"):
+        table.add_column(name, justify="right" if name != "unit" else "left")
+    table.add_row("mean", f"{mean['calls']:.2f}", f"{mean['prompt_tokens']:.0f}", f"{mean['completion_tokens']:.0f}",
+                  f"{mean['cost_usd']:.6f}")
+    for unit, row in sorted(units.items(), key=lambda kv: (-kv[1]["cost_usd"], -kv[1]["prompt_tokens"] - kv[1]["completion_tokens"]))[:top]:
+        table.add_row(unit, f"{row['calls']:.2f}", f"{row['prompt_tokens']:.0f}", f"{row['completion_tokens']:.0f}",
+                      f"{row['cost_usd']:.6f}")
+    Console().print(table)
