@@ -46,6 +46,7 @@ class JDEvalReply:
     assistant_reasoning: str = ""
     error: str = ""
     failed: bool = False
+    raw: str = ""
 
 
 async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, *,
@@ -60,11 +61,12 @@ async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessmen
         return JDEvalReply(None, None, error=str(exc), failed=True)
     tags = read_tags(result.text or "", JDEVAL_TAGS)
     if tags is None:
-        return JDEvalReply(None, None, error="missing tagged sections")
+        return JDEvalReply(None, None, error="missing tagged sections", raw=(result.text or "")[:500])
     answer = match_label(tags["better_answer"], labels_for(item.kind))
     assistant = match_assistant(tags["better_assistant"])
     error = "" if answer and assistant else "better_answer / better_assistant not one of the allowed values"
-    return JDEvalReply(answer, assistant, tags["answer_reasoning"], tags["assistant_reasoning"], error)
+    return JDEvalReply(answer, assistant, tags["answer_reasoning"], tags["assistant_reasoning"], error,
+                       raw="" if not error else (result.text or "")[:500])
 
 
 class RefereeTurn(BaseModel):

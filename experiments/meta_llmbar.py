@@ -111,7 +111,8 @@ async def local_part(items: list, seed: int, budget_s: float) -> dict[str, Any]:
             left = budget_s - (time.perf_counter() - began_all)
             run_dir = Path(tmp) / method
             cfg = MetaConfig(evaluators=list(EVALUATORS), method=method, meta_judge="smol", seed=seed, draws=1,
-                             max_rounds=2, reasoning_words=50, statement_words=60, bootstrap=200)
+                             max_rounds=2, reasoning_words=50, statement_words=60, bootstrap=200,
+                             concurrency=1)  # one item at a time, so finished work survives the budget
             began = time.perf_counter()
             entry: dict[str, Any] = {"items": len(items), "draws_per_item": 1}
             if left < 30:
@@ -135,6 +136,7 @@ async def local_part(items: list, seed: int, budget_s: float) -> dict[str, Any]:
                 entry["meta_answer_accuracy"] = (sum(j.better_answer == gold[j.item_id] for j in answered) / len(answered)
                                                  if answered else None)
                 entry["calls"] = gw.totals.calls
+                entry["sample_unreadable"] = [j.raw or j.error for j in js if j.outcome is None][:2]
             entry["wall_s"] = time.perf_counter() - began
             out[method] = entry
             print(f"\nlocal SmolLM2-135M as meta-judge, {method.upper()}: {entry['judgments']} judgments in "

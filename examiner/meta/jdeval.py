@@ -82,7 +82,7 @@ async def judge_pair(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Asses
         return MetaJudgment(**base, status="failed", error=reply.error)
     if reply.better_answer is None or reply.better_assistant is None:
         return MetaJudgment(**base, better_answer=reply.better_answer, better_assistant=reply.better_assistant,
-                            status="unparseable", error=reply.error)
+                            status="unparseable", error=reply.error, raw=reply.raw)
     outcome, by_rule, violation = apply_rules(reply.better_answer, a1.decision, a2.decision,
                                               reply.better_assistant, rules)
     return MetaJudgment(**base, better_answer=reply.better_answer, better_assistant=reply.better_assistant,

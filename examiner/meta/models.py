@@ -112,6 +112,8 @@ class MetaJudgment(BaseModel):
     error: str = ""
     rounds: int = 0
     """MDEval: referee turns taken."""
+    raw: str = ""
+    """The start of an unreadable reply (kept to show what the meta-judge said instead)."""
 
 
 class Turn(BaseModel):

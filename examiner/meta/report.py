@@ -113,7 +113,8 @@ def heatmap_png(run: MetaRun) -> str | None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    players = wr["players"]
+    elo_order = [x["player"] for x in run.rankings.get("elo", {}).get("ratings", [])]
+    players = [p for p in elo_order if p in wr["players"]] or wr["players"]  # best first
     m = np.array([[np.nan if p == q or wr["win_rate"][p][q] is None else wr["win_rate"][p][q] for q in players]
                   for p in players], dtype=float)
     size = 1.2 + 0.8 * len(players)
@@ -125,7 +126,7 @@ def heatmap_png(run: MetaRun) -> str | None:
         for j in range(len(players)):
             if not np.isnan(m[i, j]):
                 ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=9)
-    ax.set_title("win rate of row over column")
+    ax.set_title("win rate of row over column (best first)")
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     buf = io.BytesIO()
