@@ -79,7 +79,7 @@ class RefereeTurn(BaseModel):
     verdict: AssistantLabel | None = None
 
     @model_validator(mode="after")
-    def _complete(self) -> "RefereeTurn":
+    def _complete(self) -> RefereeTurn:
         if self.action == "question" and not self.question.strip():
             raise ValueError("action 'question' needs a non-empty question")
         if self.action == "verdict" and self.verdict is None:

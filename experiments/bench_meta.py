@@ -29,14 +29,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examiner.config import EndpointSpec, Settings  # noqa: E402
-from examiner.llm import Gateway  # noqa: E402
-from examiner.llm.simulated import SimulatedProcess  # noqa: E402
-from examiner.meta import ranking  # noqa: E402
-from examiner.meta.items import load_items  # noqa: E402
-from examiner.meta.models import Assessment  # noqa: E402
-from examiner.meta.pipeline import MetaConfig, collect_assessments, run_meta  # noqa: E402
-from examiner.meta.store import JsonlStore  # noqa: E402
+from examiner.config import EndpointSpec, Settings
+from examiner.llm import Gateway
+from examiner.llm.simulated import SimulatedProcess
+from examiner.meta import ranking
+from examiner.meta.items import load_items
+from examiner.meta.models import Assessment
+from examiner.meta.pipeline import MetaConfig, collect_assessments, run_meta
+from examiner.meta.store import JsonlStore
 
 RESULTS = Path(__file__).parent / "results"
 EVALUATORS = {"e80": "sim-acc0.8", "e65": "sim-acc0.65", "e50": "sim-acc0.5"}

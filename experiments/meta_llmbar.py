@@ -28,13 +28,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import examiner.meta.sim  # noqa: E402,F401 - simulated evaluators and meta-judge
-from examiner.config import EndpointSpec, Settings  # noqa: E402
-from examiner.llm import Gateway  # noqa: E402
-from examiner.meta.items import load_items  # noqa: E402
-from examiner.meta.models import MetaJudgment  # noqa: E402
-from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta  # noqa: E402
-from examiner.meta.store import JsonlStore  # noqa: E402
+import examiner.meta.sim  # noqa: F401 - simulated evaluators and meta-judge
+from examiner.config import EndpointSpec, Settings
+from examiner.llm import Gateway
+from examiner.meta.items import load_items
+from examiner.meta.models import MetaJudgment
+from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
+from examiner.meta.store import JsonlStore
 
 RESULTS = Path(__file__).parent / "results"
 EVALUATORS = {"eval-0.80": 0.8, "eval-0.65": 0.65, "eval-0.50": 0.5}

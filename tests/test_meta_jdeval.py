@@ -9,7 +9,12 @@ import pytest
 
 import examiner.meta.sim  # noqa: F401 - simulated evaluators / meta-judge
 from examiner.config import EndpointSpec, Settings
-from examiner.meta.jdeval import apply_rules, draw_pairs, order_consistency, rule_outcome
+from examiner.meta.jdeval import (
+    apply_rules,
+    draw_pairs,
+    order_consistency,
+    rule_outcome,
+)
 from examiner.meta.models import MetaItem, MetaJudgment
 from examiner.meta.pipeline import MetaConfig, run_meta
 from examiner.meta.render import JDEVAL_TAGS, match_assistant, match_label, read_tags

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ def baseline(items: Sequence[MetaItem], assessments: Sequence[Assessment], evalu
             row["with_gold"] = len(pairs)
             if len(pairs) >= 2:
                 r = pearson([p[0] for p in pairs], [p[1] for p in pairs])
-                if r == r:
+                if not math.isnan(r):
                     scores[e] = r
         if e in scores:
             row["value"] = scores[e]

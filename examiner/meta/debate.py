@@ -21,7 +21,8 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from agents import debater, meta_judge as mj
+from agents import debater
+from agents import meta_judge as mj
 from examiner.llm import Gateway
 from examiner.meta.jdeval import _ASSISTANT_TO_OUTCOME, judgment_id
 from examiner.meta.models import Assessment, Debate, MetaItem, MetaJudgment, Turn

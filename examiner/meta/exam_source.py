@@ -15,7 +15,12 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from examiner.errors import UserError
-from examiner.exam.records import AnswerRecord, QuestionRecord, UnitRecord, VerdictRecord
+from examiner.exam.records import (
+    AnswerRecord,
+    QuestionRecord,
+    UnitRecord,
+    VerdictRecord,
+)
 from examiner.meta.models import Assessment, MetaItem
 from examiner.prompting import unit_block
 

@@ -27,9 +27,27 @@ from examiner.llm import Gateway
 from examiner.meta import ranking
 from examiner.meta.baseline import baseline
 from examiner.meta.debate import DebateConfig, build_debate_graph, run_debate
-from examiner.meta.individual import bsmeval, individual_id, jdeval_i, matches_from_scores, mean_scores
-from examiner.meta.jdeval import RulesMode, draw_pairs, judge_pair, judgment_id, order_consistency
-from examiner.meta.models import Assessment, Debate, IndividualJudgment, MetaItem, MetaJudgment
+from examiner.meta.individual import (
+    bsmeval,
+    individual_id,
+    jdeval_i,
+    matches_from_scores,
+    mean_scores,
+)
+from examiner.meta.jdeval import (
+    RulesMode,
+    draw_pairs,
+    judge_pair,
+    judgment_id,
+    order_consistency,
+)
+from examiner.meta.models import (
+    Assessment,
+    Debate,
+    IndividualJudgment,
+    MetaItem,
+    MetaJudgment,
+)
 from examiner.meta.store import JsonlStore
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import re
 
-from examiner.meta.models import ASSISTANT_LABELS, Assessment, MetaItem, Turn, labels_for
+from examiner.meta.models import (
+    ASSISTANT_LABELS,
+    Assessment,
+    MetaItem,
+    Turn,
+    labels_for,
+)
 
 JDEVAL_TAGS = ("answer_reasoning", "better_answer", "assistant_reasoning", "better_assistant")
 
@@ -62,12 +68,12 @@ def read_tags(text: str, tags: tuple[str, ...]) -> dict[str, str] | None:
     """
     out: dict[str, str] = {}
     for i, tag in enumerate(tags):
-        found = re.findall(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, flags=re.S | re.I)
+        found = re.findall(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, flags=re.DOTALL | re.IGNORECASE)
         if found:
             out[tag] = found[-1].strip()
             continue
         if i == len(tags) - 1:
-            tail = re.search(rf"<{tag}>\s*(.+)$", text, flags=re.S | re.I)
+            tail = re.search(rf"<{tag}>\s*(.+)$", text, flags=re.DOTALL | re.IGNORECASE)
             if tail:
                 out[tag] = tail.group(1).strip()
                 continue

@@ -26,14 +26,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from examiner.llm.simulated import SimRequest, claim_markers, register_behaviour
-from examiner.llm.simulated.prose import filler_sentence, filler_text, stable_int, stable_uniform
+from examiner.llm.simulated.prose import (
+    filler_sentence,
+    filler_text,
+    stable_int,
+    stable_uniform,
+)
 from examiner.meta.models import PAIRWISE_LABELS, VERDICT_LABELS, oracle_key
 
-_TAG = {name: re.compile(rf"<{name}>\n(.*?)\n</{name}>", re.S)
+_TAG = {name: re.compile(rf"<{name}>\n(.*?)\n</{name}>", re.DOTALL)
         for name in ("instruction", "output_1", "output_2", "task", "text", "question", "answer", "reference")}
-_ASSISTANT = re.compile(r"<assistant(?:_(\d))?>\n(.*?)\n</assistant(?:_\d)?>", re.S)
-_DECISION = re.compile(r"^Decision: (.+)$", re.M)
-_SCORE = re.compile(r"^Score: ([0-9.]+)$", re.M)
+_ASSISTANT = re.compile(r"<assistant(?:_(\d))?>\n(.*?)\n</assistant(?:_\d)?>", re.DOTALL)
+_DECISION = re.compile(r"^Decision: (.+)$", re.MULTILINE)
+_SCORE = re.compile(r"^Score: ([0-9.]+)$", re.MULTILINE)
 _DETAIL = re.compile(r"\[detail:([0-9.]+)\]")
 _ROUND = re.compile(r"This is round (\d+) of at most (\d+)")
 _WORDS = re.compile(r"under (\d+) words")
@@ -248,7 +253,7 @@ def meta_bsm_solve(req: SimRequest) -> Any:
     if _garbage(req):
         return "good"
     item = _item(req.last_user)
-    crit = re.search(r"^Criterion: (.+)$", req.last_user, re.M)
+    crit = re.search(r"^Criterion: (.+)$", req.last_user, re.MULTILINE)
     return {"reasoning": filler_sentence(req.rng("solve")),
             "score": _grade(req, item, _meta_answer(req, item), crit.group(1) if crit else "")}
 
@@ -260,7 +265,7 @@ def debater(req: SimRequest) -> Any:
     text = req.last_user
     m = _WORDS.search(text)
     limit = int(m.group(1)) if m else 200
-    own = re.search(r"Your judgment \((Assistant\d)\):\nDecision: (.+)$", text, re.M)
+    own = re.search(r"Your judgment \((Assistant\d)\):\nDecision: (.+)$", text, re.MULTILINE)
     stance = f"As {own.group(1)} I keep my decision {own.group(2).strip()}." if own else "I keep my judgment."
     rng = req.rng("debate")
     target = min(limit, 40 + stable_int(req.seed, "len", req.prompt_key) % 80)
