@@ -168,15 +168,28 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
     assert process.poll() is None, "the run finished before it could be killed"
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
-    paid_before = {r["request_id"] for r in read_ledger(ledger) if not r.get("cache_hit")}
+    before_resume = read_ledger(ledger)
+    paid_before = {r["request_id"] for r in before_resume if not r.get("cache_hit")}
 
     info = await resume_exam(killed, quiet=True, report=False)
     assert info.status == "completed"
     expected = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(reference).items()}
     actual = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(killed).items()}
     assert actual == expected
-    resumed = [r for r in read_ledger(ledger)[len(paid_before):] if not r.get("cache_hit")]
+    resumed = [r for r in read_ledger(ledger)[len(before_resume):] if not r.get("cache_hit")]
     assert not paid_before & {r["request_id"] for r in resumed}
+
+
+def test_append_after_a_torn_line_starts_a_new_line(tmp_path: Path) -> None:
+    """A record appended after a kill mid-write must not be glued to the torn fragment."""
+    from examiner.llm.ledger import Ledger
+
+    path = tmp_path / "ledger.jsonl"
+    path.write_text('{"role": "judge"}\n{"role": "exam', encoding="utf-8")
+    ledger = Ledger(path)
+    ledger.append({"role": "candidate"})
+    ledger.close()
+    assert [r["role"] for r in read_ledger(path)] == ["judge", "candidate"]
 
 
 async def test_empty_corpus_is_a_clear_error(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from typing import Callable, Iterable, TypeVar
 
 from pydantic import BaseModel
 
+from examiner.llm.ledger import ensure_line_start
+
 from examiner.exam.records import (
     AnswerRecord,
     ClusterRound,
@@ -67,6 +69,7 @@ class RunStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._index: dict[type[BaseModel], dict[str, BaseModel]] = {}
+        self._checked: set[type[BaseModel]] = set()
 
     def path(self, model: type[BaseModel]) -> Path:
         return self.dir / FILES[model]
@@ -78,6 +81,9 @@ class RunStore:
             by_type.setdefault(type(record), []).append(record)
         with self._lock:
             for model, items in by_type.items():
+                if model not in self._checked:
+                    ensure_line_start(self.path(model))
+                    self._checked.add(model)
                 with self.path(model).open("a", encoding="utf-8") as handle:
                     for item in items:
                         handle.write(item.model_dump_json() + "\n")

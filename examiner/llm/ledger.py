@@ -24,6 +24,7 @@ class Ledger:
         self._handle = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_line_start(self.path)
             self._handle = self.path.open("a", encoding="utf-8")
 
     def append(self, record: dict[str, Any]) -> None:
@@ -38,6 +39,16 @@ class Ledger:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+def ensure_line_start(path: Path) -> None:
+    """End a file torn mid-line by a killed process with a newline, so the next record starts clean
+    (otherwise it would be glued to the fragment and lost with it)."""
+    if path.exists() and path.stat().st_size > 0:
+        with path.open("rb+") as handle:
+            handle.seek(-1, 2)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
 
 
 def read_ledger(path: str | Path) -> list[dict[str, Any]]:
