@@ -10,7 +10,7 @@ on a few Natural items (--local-limit, one pair draw per item, 2-round debates, 
 wall-clock budget (--local-budget-s, default 420 s): the model is tiny and slow on CPU (several
 seconds per call, one at a time), so this part only shows what such a meta-judge gives.
 
-    python experiments/meta_llmbar.py [--limit N] [--local-limit 4] [--local-budget-s 420] [--skip-local]
+    python experiments/meta_llmbar.py [--limit N] [--local-limit 12] [--local-budget-s 420] [--skip-local]
 
 Prints its tables and ends with `RESULT name=value ...`; writes experiments/results/meta_llmbar.json.
 """
@@ -153,7 +153,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--limit", type=int, help="items per subset (default: all 100 + 200)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--local-limit", type=int, default=4, help="Natural items meta-judged by the local model")
+    ap.add_argument("--local-limit", type=int, default=12, help="Natural items meta-judged by the local model")
     ap.add_argument("--local-budget-s", type=float, default=420.0)
     ap.add_argument("--skip-local", action="store_true")
     args = ap.parse_args()
