@@ -40,9 +40,8 @@ from examiner.meta.store import JsonlStore
 
 RESULTS = Path(__file__).parent / "results"
 EVALUATORS = {"e80": "sim-acc0.8", "e65": "sim-acc0.65", "e50": "sim-acc0.5"}
-MAX_CONCURRENCY = 24
-"""Per endpoint; 4 endpoints x 24 stays under the simulated server's listen backlog (aiohttp default 128).
-Above it, a burst of new connections can hang until the 120 s client timeout (seen with 4 x 64)."""
+MAX_CONCURRENCY = 64
+"""Per endpoint (4 endpoints)."""
 
 
 def settings(url: str) -> Settings:

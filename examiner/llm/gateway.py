@@ -132,15 +132,19 @@ class Gateway:
             return endpoint, self.settings.endpoint(endpoint)
         return self.settings.endpoint_for(role)
 
-    def _endpoint(self, name: str, spec: EndpointSpec) -> _Endpoint:
+    async def _endpoint(self, name: str, spec: EndpointSpec) -> _Endpoint:
+        """The endpoint's client, created on first use. A managed server is started in a worker thread
+        (it blocks for seconds); the HTTP client itself is made here, in the event loop's thread."""
         if name not in self._endpoints:
-            self._endpoints[name] = _Endpoint(name, spec, self._servers.base_url(spec))
+            base_url = spec.base_url if spec.provider == "openai" else await asyncio.to_thread(self._servers.base_url, spec)
+            if name not in self._endpoints:  # another task may have finished first
+                self._endpoints[name] = _Endpoint(name, spec, base_url or "")
         return self._endpoints[name]
 
     async def ensure_started(self, role: str, endpoint: str | None = None) -> str:
         """Start (if needed) the server behind a role's endpoint; returns its base URL."""
         name, spec = self.resolve(role, endpoint)
-        return (await asyncio.to_thread(self._endpoint, name, spec)).base_url
+        return (await self._endpoint(name, spec)).base_url
 
     # ------------------------------------------------------------------ public call
     async def chat(
@@ -171,7 +175,7 @@ class Gateway:
         Raises BudgetExhausted when the budget could be exceeded, ModelCallError when every attempt failed.
         """
         name, spec = self.resolve(role, endpoint)
-        ep = self._endpoints.get(name) or await asyncio.to_thread(self._endpoint, name, spec)
+        ep = self._endpoints.get(name) or await self._endpoint(name, spec)
         params: dict[str, Any] = {
             "max_tokens": max_tokens,
             "temperature": spec.temperature if temperature is None else temperature,

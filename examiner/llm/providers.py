@@ -6,6 +6,7 @@ process behind. Several endpoints may share one managed local server (it is the 
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Protocol
 
 from examiner.config import EndpointSpec
@@ -36,17 +37,19 @@ class ServerPool:
     def __init__(self) -> None:
         self._servers: dict[str, ManagedServer] = {}
         self._urls: dict[str, str] = {}
+        self._lock = threading.Lock()  # first calls of several endpoints start servers from worker threads
 
     def base_url(self, spec: EndpointSpec) -> str:
         if spec.provider == "openai":
             assert spec.base_url is not None
             return spec.base_url
         key = f"{spec.provider}:{sorted(spec.options.items())!r}"
-        if key not in self._urls:
-            server = self._make(spec)
-            self._urls[key] = server.start()
-            self._servers[key] = server
-        return self._urls[key]
+        with self._lock:
+            if key not in self._urls:
+                server = self._make(spec)
+                self._urls[key] = server.start()
+                self._servers[key] = server
+            return self._urls[key]
 
     @staticmethod
     def _make(spec: EndpointSpec) -> ManagedServer:

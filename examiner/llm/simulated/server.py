@@ -273,7 +273,7 @@ async def start_site(state: SimState, host: str = "127.0.0.1", port: int = 0) ->
     """Start serving on the running loop; returns the runner (to clean up) and the base URL."""
     runner = web.AppRunner(make_app(state), access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True)
+    site = web.TCPSite(runner, host, port, reuse_address=True, backlog=2048)  # bursts of new connections from many endpoints
     await site.start()
     bound = runner.addresses[0][1]
     return runner, f"http://{host}:{bound}/v1"
