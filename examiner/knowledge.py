@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from examiner.corpus import Corpus, Passage
-from examiner.llm.tokens import count_tokens
+from examiner.core.tokens import count_tokens
 
 
 class Source(BaseModel):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from examiner.config import EndpointSpec, Settings
 from examiner.datasets import load_pubmedqa
-from examiner.exam.records import QuestionRecord, UnitOutcome
+from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
 from examiner.knowledge import sentence_units

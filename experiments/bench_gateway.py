@@ -22,7 +22,7 @@ from openai import AsyncOpenAI
 
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
-from examiner.llm.simulated import SimulatedProcess
+from examiner.simulator import SimulatedProcess
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
-from examiner.llm.simulated import SimulatedProcess
+from examiner.simulator import SimulatedProcess
 from examiner.meta import ranking
 from examiner.meta.items import load_items
-from examiner.meta.models import Assessment
+from examiner.core.assessments import Assessment
 from examiner.meta.pipeline import MetaConfig, collect_assessments, run_meta
 from examiner.meta.store import JsonlStore
 
@@ -112,7 +112,7 @@ def bench_elo() -> dict:
 
 
 async def main() -> None:
-    options = {"behaviour_modules": ["examiner.meta.sim"], "referee_questions": 4, "latency_s": 0}
+    options = {"referee_questions": 4, "latency_s": 0}
     with SimulatedProcess(options, seed=0) as url:
         models = await bench_models(url)
     elo = bench_elo()

@@ -33,11 +33,10 @@ from examiner.datasets import load_llmbar  # noqa: E402
 from examiner.judging.dataset import Row  # noqa: E402
 from examiner.judging.pairwise import PairwiseOptions, run_pairwise  # noqa: E402
 from examiner.judging.report import pairwise_section  # noqa: E402
-from examiner.judging.sim import pairwise_oracle  # noqa: E402
-from examiner.llm.simulated import SimulatedProcess  # noqa: E402
+from examiner.simulator.judging_roles import pairwise_oracle  # noqa: E402
+from examiner.simulator import SimulatedProcess  # noqa: E402
 
-SIM_OPTIONS = {"pairwise_accuracy": 0.8, "pairwise_position_bias": 0.1, "latency_s": 0,
-               "behaviour_modules": ["examiner.judging.sim"]}
+SIM_OPTIONS = {"pairwise_accuracy": 0.8, "pairwise_position_bias": 0.1, "latency_s": 0}
 
 
 def synthetic_rows(n: int) -> list[Row]:

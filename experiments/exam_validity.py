@@ -17,10 +17,10 @@ from pathlib import Path
 
 from examiner.config import EndpointSpec, Settings
 from examiner.datasets import load_pubmedqa
-from examiner.exam.records import UnitOutcome
+from examiner.core.records import UnitOutcome
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
-from examiner.llm.simulated import unit_category
+from examiner.simulator import unit_category
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
 RESULTS = Path(__file__).parent / "results"

@@ -32,15 +32,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import examiner.judging.sim  # noqa: E402,F401 - simulated judging behaviours
+import examiner.simulator.judging_roles  # noqa: E402,F401 - simulated judging behaviours
 from examiner.config import EndpointSpec, Settings  # noqa: E402
 from examiner.datasets import load_llmbar  # noqa: E402
 from examiner.judging.dataset import Row  # noqa: E402
 from examiner.judging.pairwise import PairwiseOptions, run_pairwise  # noqa: E402
 from examiner.judging.report import pairwise_section  # noqa: E402
-from examiner.judging.sim import pairwise_oracle  # noqa: E402
+from examiner.simulator.judging_roles import pairwise_oracle  # noqa: E402
 from examiner.llm.gateway import Gateway  # noqa: E402
-from examiner.llm.simulated import SimulatedServer  # noqa: E402
+from examiner.simulator import SimulatedServer  # noqa: E402
 
 SIM_OPTIONS = {"pairwise_accuracy": 0.8, "pairwise_position_bias": 0.2}
 

@@ -28,11 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import examiner.meta.sim  # noqa: F401 - simulated evaluators and meta-judge
+import examiner.simulator.meta_roles  # noqa: F401 - simulated evaluators and meta-judge
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
 from examiner.meta.items import load_items
-from examiner.meta.models import MetaJudgment
+from examiner.core.assessments import MetaJudgment
 from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
 from examiner.meta.store import JsonlStore
 

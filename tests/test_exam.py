@@ -15,11 +15,11 @@ import yaml
 
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
-from examiner.exam.records import QuestionRecord, UnitOutcome, VerdictRecord
+from examiner.core.records import QuestionRecord, UnitOutcome, VerdictRecord
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam.store import RunStore
 from examiner.llm.ledger import read_ledger
-from examiner.llm.simulated import unit_category
+from examiner.simulator import unit_category
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
 ROLES = ("examiner", "candidate", "judge")
@@ -90,7 +90,7 @@ async def test_every_verdict_traces_to_its_question_and_units(small_corpus: Path
     for verdict in store.all(VerdictRecord).values():
         question = questions[verdict.question_id]
         assert verdict.unit_id in question.targets
-        assert set(question.targets) <= set(store.all(__import__("examiner.exam.records", fromlist=["UnitRecord"]).UnitRecord))
+        assert set(question.targets) <= set(store.all(__import__("examiner.core.records", fromlist=["UnitRecord"]).UnitRecord))
     ledger = read_ledger(tmp_path / "ledger.jsonl")
     assert {r["role"] for r in ledger} == {"examiner", "candidate", "judge"}
     assert all(q.qtype in ("who", "what", "when", "where", "why", "how", "other") for q in questions.values())
@@ -124,7 +124,7 @@ async def test_top_and_noref_baselines_run_on_the_same_corpus(small_corpus: Path
 
 
 async def test_classic_baseline_scores_on_every_answer(small_corpus: Path, tmp_path: Path) -> None:
-    from examiner.exam.records import AnswerRecord
+    from examiner.core.records import AnswerRecord
 
     await start_exam(sim_settings(max_rounds=1), ExamRequest([str(small_corpus)]), tmp_path, quiet=True, report=False)
     answers = RunStore(tmp_path).all(AnswerRecord).values()

@@ -13,7 +13,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.errors import BudgetExhausted
 from examiner.llm import Gateway, ModelCallError, Unparseable
 from examiner.llm.ledger import aggregate, read_ledger
-from examiner.llm.simulated import SimulatedServer
+from examiner.simulator import SimulatedServer
 from examiner.llm.structured import extract_json, parse_structured
 
 PRICE_IN, PRICE_OUT = 2.5, 10.0

@@ -53,8 +53,8 @@ def test_pairwise_swap_end_to_end_with_bad_rows(tmp_path: Path, capsys: pytest.C
 def test_named_judge_endpoint_and_cache_reuse(tmp_path: Path) -> None:
     """--judge picks a configured endpoint; a rerun into the same --out is served from the cache.
     (The cache key includes the base URL, so this needs a server whose URL stays the same.)"""
-    import examiner.judging.sim  # noqa: F401 - behaviours for the in-process server
-    from examiner.llm.simulated import SimulatedServer
+    import examiner.simulator.judging_roles  # noqa: F401 - behaviours for the in-process server
+    from examiner.simulator import SimulatedServer
 
     data = _write(tmp_path / "pairs.jsonl", PAIRS)
     out = tmp_path / "run"

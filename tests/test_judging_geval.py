@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-import examiner.judging.sim  # noqa: F401 - registers the judging behaviours
-from agents.geval import evaluation_steps, form_fill, geval_score
+import examiner.simulator.judging_roles  # noqa: F401 - registers the judging behaviours
+from examiner.roles.geval import evaluation_steps, form_fill, geval_score
 from examiner.config import EndpointSpec, Settings
-from examiner.judging.geval import expected_from_logprobs, mean_of_samples
+from examiner.roles.geval_math import expected_from_logprobs, mean_of_samples
 from examiner.llm.gateway import Gateway
-from examiner.llm.simulated import SimulatedServer
+from examiner.simulator import SimulatedServer
 from examiner.llm.types import TokenLogprob
 from examiner.prompting import render
 
@@ -83,7 +83,7 @@ async def test_steps_written_once_per_task_and_criterion(server: str) -> None:
 
 
 async def test_unscorable_logprob_reply_falls_back_and_records_why(server: str) -> None:
-    from examiner.llm.simulated import register_behaviour
+    from examiner.simulator import register_behaviour
 
     @register_behaviour("geval", "odd")
     def _odd(req):  # noqa: ANN001, ANN202

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-import examiner.judging.sim  # noqa: F401 - registers the judging behaviours
+import examiner.simulator.judging_roles  # noqa: F401 - registers the judging behaviours
 from examiner.config import EndpointSpec, Settings
 from examiner.judging.dataset import Row
 from examiner.judging.exam_modes import geval_unit_verdicts, label_from_agreement, reviseval_unit_verdicts
 from examiner.judging.pairwise import PairwiseOptions, run_pairwise
 from examiner.judging.report import pairwise_section
-from examiner.judging.sim import pairwise_oracle
+from examiner.simulator.judging_roles import pairwise_oracle
 from examiner.llm.gateway import Gateway
-from examiner.llm.simulated import SimulatedServer
+from examiner.simulator import SimulatedServer
 
 UNITS = [("u1", "Quokkas live on Rottnest Island."), ("u2", "Quokkas are marsupials."),
          ("u3", "Quokkas weigh about three kilograms.")]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from examiner.cli import main
-from examiner.judging.parsing import parse_score_line, parse_single_score, unswap, verdict_from_scores
+from examiner.roles.parsing import parse_score_line, parse_single_score, unswap, verdict_from_scores
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
 
 # (id, original-order verdict, swapped-order verdict in the ORIGINAL labelling); "-" = not judged

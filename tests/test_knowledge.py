@@ -19,7 +19,7 @@ from examiner.knowledge import (
     unit_id,
     units_from_statements,
 )
-from examiner.llm.tokens import count_tokens
+from examiner.core.tokens import count_tokens
 
 
 def test_segmentation_respects_abbreviations_and_decimals() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import examiner.meta.sim  # noqa: F401
+import examiner.simulator.meta_roles  # noqa: F401
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
 from examiner.meta.debate import DebateConfig, build_debate_graph, run_debate
-from examiner.meta.models import Assessment, MetaItem
+from examiner.core.assessments import Assessment, MetaItem
 from examiner.meta.pipeline import MetaConfig, register_gold, run_meta
 
 ITEM = MetaItem(id="d1", kind="pairwise", instruction="Give a synonym of quick.", output_1="fast",

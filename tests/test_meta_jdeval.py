@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import examiner.meta.sim  # noqa: F401 - simulated evaluators / meta-judge
+import examiner.simulator.meta_roles  # noqa: F401 - simulated evaluators / meta-judge
 from examiner.config import EndpointSpec, Settings
 from examiner.meta.jdeval import (
     apply_rules,
@@ -15,9 +15,9 @@ from examiner.meta.jdeval import (
     order_consistency,
     rule_outcome,
 )
-from examiner.meta.models import MetaItem, MetaJudgment
+from examiner.core.assessments import MetaItem, MetaJudgment
 from examiner.meta.pipeline import MetaConfig, run_meta
-from examiner.meta.render import JDEVAL_TAGS, match_assistant, match_label, read_tags
+from examiner.prompting.meta_blocks import JDEVAL_TAGS, match_assistant, match_label, read_tags
 
 
 def sim_settings(meta_options: dict | None = None) -> Settings:

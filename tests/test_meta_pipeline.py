@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-import examiner.meta.sim  # noqa: F401
+import examiner.simulator.meta_roles  # noqa: F401
 from examiner.cli import main
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
 from examiner.meta.items import FieldMap, load_items
-from examiner.meta.models import Assessment, MetaItem
+from examiner.core.assessments import Assessment, MetaItem
 from examiner.meta.pipeline import MetaConfig, run_meta
 from examiner.meta.report import to_html, to_markdown
 

@@ -18,7 +18,7 @@ import pytest
 import tiktoken
 from pydantic import BaseModel, Field
 
-from examiner.llm.simulated import (
+from examiner.simulator import (
     SimRequest,
     SimulatedProcess,
     SimulatedServer,

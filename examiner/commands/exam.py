@@ -12,7 +12,7 @@ from rich.table import Table
 
 from examiner.commands.common import add_config_flags, settings_from_args
 from examiner.errors import UserError
-from examiner.exam.records import RunInfo
+from examiner.core.records import RunInfo
 from examiner.exam.runner import (
     JUDGE_MODES,
     MODES,

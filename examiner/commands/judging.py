@@ -148,7 +148,7 @@ def run_judge(args: argparse.Namespace) -> int:
 
 async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpoint: str | None, out: Path,
                  pair_method: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    import examiner.judging.sim  # noqa: F401 - simulated behaviours for in-process simulated endpoints
+    import examiner.simulator.judging_roles  # noqa: F401 - simulated behaviours for in-process simulated endpoints
     from examiner.judging.common import RunFlags
     from examiner.judging.pairwise import PairwiseOptions, run_pairwise
     from examiner.judging.reviseval import CLASSIC_METRICS, RevisEvalOptions, run_reviseval
@@ -218,7 +218,7 @@ def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments f
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Normalised pairwise records (id, order, verdict in original labelling, label) and skipped rows."""
     from examiner.judging.dataset import RowError, parse_label, parse_number
-    from examiner.judging.parsing import unswap, verdict_from_scores
+    from examiner.roles.parsing import unswap, verdict_from_scores
 
     bounds = _range(args.score_range, "--score-range")
     names = [x.strip() for x in args.score_fields.split(",")]

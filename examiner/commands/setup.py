@@ -64,7 +64,7 @@ def _embedding_probe() -> str:
 
 
 def _tokenizer_probe() -> str:
-    from examiner.llm.tokens import count_tokens, encoding
+    from examiner.core.tokens import count_tokens, encoding
 
     return f"{encoding().name}: 'hello world' = {count_tokens('hello world')} tokens"
 

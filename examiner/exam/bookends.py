@@ -8,15 +8,15 @@ import logging
 import time
 from typing import Any
 
-from agents.extractor import extract_statements
+from examiner.roles.extractor import extract_statements
 from examiner.corpus import Corpus, Passage, load_corpus
 from examiner.errors import UserError
 from examiner.exam.nodes import ExamContext
-from examiner.exam.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
+from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.exam.state import ExamState
 from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_long_unit, units_from_statements
 from examiner.llm import Unparseable
-from examiner.llm.tokens import count_tokens
+from examiner.core.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def finish(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     info = ctx.store.read_info()
     info.status = final  # type: ignore[assignment]
     info.stop_reason = state.get("stop_reason", "")
-    from examiner.exam.records import RoundSummary
+    from examiner.core.records import RoundSummary
 
     info.rounds = [RoundSummary.model_validate(r) for r in state.get("rounds", [])]
     counters = state.get("counters", {})

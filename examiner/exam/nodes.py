@@ -14,14 +14,14 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 import numpy as np
 
-from agents.candidate import answer as ask_candidate
-from agents.judge import judge_units, judge_without_reference
-from agents.questioner import Question, write_probe, write_question
+from examiner.roles.candidate import answer as ask_candidate
+from examiner.roles.judge import judge_units, judge_without_reference
+from examiner.roles.questioner import Question, write_probe, write_question
 from examiner.config import ExamSettings, Settings
 from examiner.errors import BudgetExhausted
 from examiner.exam.checks import leaking_targets, question_type, word_count
 from examiner.exam.progress import ExamProgress
-from examiner.exam.records import (
+from examiner.core.records import (
     AnswerRecord,
     ClusterRecord,
     ClusterRound,

@@ -24,7 +24,7 @@ from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
 from examiner.exam.nodes import ExamContext
 from examiner.exam.progress import ExamProgress
-from examiner.exam.records import RunInfo
+from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
 from examiner.llm import Gateway
 from examiner.vectors import EmbeddingCache, Embedder

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import Iterable, TypeVar
 
 from pydantic import BaseModel
 
-from examiner.llm.ledger import ensure_line_start
-
-from examiner.exam.records import (
+from examiner.core.jsonl import read_models, repair_tail
+from examiner.core.records import (
     AnswerRecord,
     ClusterRound,
     QuestionRecord,
@@ -19,6 +18,7 @@ from examiner.exam.records import (
     UnitOutcome,
     UnitRecord,
     VerdictRecord,
+    record_key,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,35 +30,6 @@ FILES = {
     VerdictRecord: "verdicts.jsonl",
     UnitOutcome: "outcomes.jsonl",
 }
-
-
-def read_records(
-    path: Path, model: type[M], key: Callable[[M], str], bad: dict[str, int] | None = None
-) -> dict[str, M]:
-    """Last record per key of a JSONL file; torn or invalid lines (a killed run) are counted in `bad`."""
-    records: dict[str, M] = {}
-    if not path.is_file():
-        return records
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = model.model_validate_json(line)
-        except ValueError:
-            if bad is not None:
-                bad[path.name] = bad.get(path.name, 0) + 1
-            continue
-        k = key(record)
-        records.pop(k, None)  # re-insert so dict order follows the last write
-        records[k] = record
-    return records
-
-
-def record_key(record: BaseModel) -> str:
-    """The id a record is deduplicated by (outcomes: target + unit)."""
-    if isinstance(record, UnitOutcome):
-        return f"{record.target}/{record.unit_id}"
-    return str(getattr(record, "id"))
 
 
 class RunStore:
@@ -82,7 +53,7 @@ class RunStore:
         with self._lock:
             for model, items in by_type.items():
                 if model not in self._checked:
-                    ensure_line_start(self.path(model))
+                    repair_tail(self.path(model))
                     self._checked.add(model)
                 with self.path(model).open("a", encoding="utf-8") as handle:
                     for item in items:
@@ -93,7 +64,7 @@ class RunStore:
 
     def _loaded(self, model: type[M]) -> dict[str, M]:
         if model not in self._index:
-            self._index[model] = read_records(self.path(model), model, record_key)  # type: ignore[assignment]
+            self._index[model] = read_models(self.path(model), model, record_key)  # type: ignore[assignment]
         return self._index[model]  # type: ignore[return-value]
 
     def all(self, model: type[M]) -> dict[str, M]:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import asyncio
 
-from agents.geval import DEFAULT_SAMPLES, evaluation_steps, form_fill
-from agents.reference_judge import label_units_with_revision
-from agents.reviser import revise_with_units
+from examiner.roles.geval import DEFAULT_SAMPLES, evaluation_steps, form_fill
+from examiner.roles.reference_judge import label_units_with_revision
+from examiner.roles.reviser import revise_with_units
 from examiner.llm.gateway import Gateway
 from examiner.prompting import render, unit_block
 

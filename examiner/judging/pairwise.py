@@ -10,10 +10,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from agents.pairwise import judge_pair
+from examiner.roles.pairwise import judge_pair
 from examiner.judging.common import RunFlags, per_row
 from examiner.judging.dataset import Row
-from examiner.judging.parsing import unswap
+from examiner.roles.parsing import unswap
 from examiner.llm.gateway import Gateway
 
 
@@ -25,7 +25,7 @@ class PairwiseOptions:
     use_reference: bool = False
     endpoint: str | None = None
     structured: bool = False
-    """Ask for the grades as JSON (see agents.pairwise.judge_pair)."""
+    """Ask for the grades as JSON (see examiner.roles.pairwise.judge_pair)."""
 
 
 async def judge_row(gw: Gateway, row: Row, opts: PairwiseOptions, reference: str | None = None,

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.reference_judge import score_with_reference
-from agents.reviser import revise
+from examiner.roles.reference_judge import score_with_reference
+from examiner.roles.reviser import revise
 from examiner.judging.common import RunFlags, per_row
 from examiner.judging.dataset import Row
 from examiner.judging.pairwise import PairwiseOptions, error_records, judge_row

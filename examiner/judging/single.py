@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agents.geval import DEFAULT_SAMPLES, evaluation_steps, geval_score
-from agents.reference_judge import score_with_reference
+from examiner.roles.geval import DEFAULT_SAMPLES, evaluation_steps, geval_score
+from examiner.roles.reference_judge import score_with_reference
 from examiner.judging.common import RunFlags, per_row
 from examiner.judging.dataset import Row
 from examiner.judging.reviseval import single_error

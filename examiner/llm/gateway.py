@@ -29,7 +29,7 @@ from examiner.llm.ledger import Ledger
 from examiner.llm.limits import TokenRateLimiter
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
-from examiner.llm.tokens import count_message_tokens, count_tokens
+from examiner.core.tokens import count_message_tokens, count_tokens
 from examiner.llm.types import Attempt, CallResult, TokenLogprob, Unparseable
 
 log = logging.getLogger(__name__)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from examiner.core.jsonl import read_jsonl, repair_tail
+
 
 class Ledger:
     """Append-only JSONL writer; each record is flushed at once so a killed run keeps its history."""
@@ -24,7 +26,7 @@ class Ledger:
         self._handle = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            ensure_line_start(self.path)
+            repair_tail(self.path)
             self._handle = self.path.open("a", encoding="utf-8")
 
     def append(self, record: dict[str, Any]) -> None:
@@ -41,28 +43,9 @@ class Ledger:
             self._handle = None
 
 
-def ensure_line_start(path: Path) -> None:
-    """End a file torn mid-line by a killed process with a newline, so the next record starts clean
-    (otherwise it would be glued to the fragment and lost with it)."""
-    if path.exists() and path.stat().st_size > 0:
-        with path.open("rb+") as handle:
-            handle.seek(-1, 2)
-            if handle.read(1) != b"\n":
-                handle.write(b"\n")
-
-
 def read_ledger(path: str | Path) -> list[dict[str, Any]]:
-    """All records of a ledger file; a torn last line (killed mid-write) is skipped."""
-    records = []
-    file = Path(path)
-    if not file.exists():
-        return records
-    for line in file.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return records
+    """All records of a ledger file (a torn last line, from a killed run, is left out)."""
+    return read_jsonl(path).rows
 
 
 @dataclass

@@ -55,7 +55,7 @@ class ServerPool:
     def _make(spec: EndpointSpec) -> ManagedServer:
         if spec.provider == "local":
             return _SharedLocal()
-        from examiner.llm.simulated import SimulatedServer
+        from examiner.simulator import SimulatedServer
 
         options: dict[str, Any] = dict(spec.options)
         return SimulatedServer(options=options, seed=int(options.get("seed", spec.seed or 0)))

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from examiner.meta.models import Assessment, MetaItem
+from examiner.core.assessments import Assessment, MetaItem
 from examiner.stats import pearson
 
 

@@ -21,12 +21,12 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from agents import debater
-from agents import meta_judge as mj
+from examiner.roles import debater
+from examiner.roles import meta_judge as mj
 from examiner.llm import Gateway
 from examiner.meta.jdeval import _ASSISTANT_TO_OUTCOME, judgment_id
-from examiner.meta.models import Assessment, Debate, MetaItem, MetaJudgment, Turn
-from examiner.meta.render import words
+from examiner.core.assessments import Assessment, Debate, MetaItem, MetaJudgment, Turn
+from examiner.prompting.meta_blocks import words
 
 MAX_ROUNDS = 5
 

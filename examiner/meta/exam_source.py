@@ -15,13 +15,13 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from examiner.errors import UserError
-from examiner.exam.records import (
+from examiner.core.records import (
     AnswerRecord,
     QuestionRecord,
     UnitRecord,
     VerdictRecord,
 )
-from examiner.meta.models import Assessment, MetaItem
+from examiner.core.assessments import Assessment, MetaItem
 from examiner.prompting import unit_block
 
 EXAM_JUDGE = "exam-judge"

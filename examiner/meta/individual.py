@@ -14,9 +14,9 @@ from itertools import combinations
 
 import numpy as np
 
-from agents import meta_judge as mj
+from examiner.roles import meta_judge as mj
 from examiner.llm import Gateway
-from examiner.meta.models import Assessment, IndividualJudgment, MetaItem
+from examiner.core.assessments import Assessment, IndividualJudgment, MetaItem
 from examiner.meta.ranking import Match
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.errors import UserError
-from examiner.meta.models import GOLD_TO_LABEL, PAIRWISE_LABELS, MetaItem
+from examiner.core.assessments import GOLD_TO_LABEL, PAIRWISE_LABELS, MetaItem
 
 
 @dataclass(frozen=True)

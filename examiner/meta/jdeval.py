@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Literal
 
-from agents import meta_judge as mj
+from examiner.roles import meta_judge as mj
 from examiner.llm import Gateway
-from examiner.meta.models import Assessment, MetaItem, MetaJudgment
+from examiner.core.assessments import Assessment, MetaItem, MetaJudgment
 
 RulesMode = Literal["enforce", "trust"]
 DRAWS_PER_ITEM = 3

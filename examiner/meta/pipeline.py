@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import httpx
 
-from agents.evaluator import assess
+from examiner.roles.evaluator import assess
 from examiner.config import Settings
 from examiner.errors import UserError
 from examiner.llm import Gateway
@@ -41,7 +41,7 @@ from examiner.meta.jdeval import (
     judgment_id,
     order_consistency,
 )
-from examiner.meta.models import (
+from examiner.core.assessments import (
     Assessment,
     Debate,
     IndividualJudgment,
@@ -220,8 +220,6 @@ async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Sett
     say = progress or (lambda _m: None)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-    if any(spec.provider == "simulated" for spec in settings.endpoints.values()):
-        import examiner.meta.sim  # noqa: F401 - registers the simulated evaluators / meta-judge behaviours
     own_gateway = gateway is None
     gw = gateway or Gateway(settings, run_dir=out_dir, cache=True)
     try:

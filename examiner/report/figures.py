@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from examiner.exam.records import ClusterRound  # noqa: E402
+from examiner.core.records import ClusterRound  # noqa: E402
 
 DPI = 110
 

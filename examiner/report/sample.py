@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from examiner.corpus import load_corpus
-from examiner.exam.records import (
+from examiner.core.records import (
     AnswerRecord,
     ClusterRecord,
     ClusterRound,

@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from examiner.errors import UserError
-from examiner.exam.records import (
+from examiner.core.records import (
     AnswerRecord,
     ClusterRound,
     QuestionRecord,
@@ -26,8 +26,9 @@ from examiner.exam.records import (
     UnitOutcome,
     UnitRecord,
     VerdictRecord,
+    record_key,
 )
-from examiner.exam.store import read_records, record_key
+from examiner.core.jsonl import read_models
 from examiner.llm.ledger import read_ledger
 
 log = logging.getLogger(__name__)
@@ -116,11 +117,11 @@ def load_run(run_dir: str | Path) -> RunData:
         except yaml.YAMLError:
             log.warning("config.yaml of %s is not valid YAML", run_dir)
     bad: dict[str, int] = {}
-    units = read_records(path / "units.jsonl", UnitRecord, record_key, bad)
-    questions = read_records(path / "questions.jsonl", QuestionRecord, record_key, bad)
-    answers = read_records(path / "answers.jsonl", AnswerRecord, record_key, bad)
-    verdicts = read_records(path / "verdicts.jsonl", VerdictRecord, record_key, bad)
-    raw_outcomes = read_records(path / "outcomes.jsonl", UnitOutcome, record_key, bad)
+    units = read_models(path / "units.jsonl", UnitRecord, record_key, bad)
+    questions = read_models(path / "questions.jsonl", QuestionRecord, record_key, bad)
+    answers = read_models(path / "answers.jsonl", AnswerRecord, record_key, bad)
+    verdicts = read_models(path / "verdicts.jsonl", VerdictRecord, record_key, bad)
+    raw_outcomes = read_models(path / "outcomes.jsonl", UnitOutcome, record_key, bad)
     clusters = _read_clusters(path)
     ledger = read_ledger(path / "ledger.jsonl")
     run = RunData(path, info, config, units, clusters, questions, answers, verdicts, {}, ledger,

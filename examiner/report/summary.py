@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from examiner.exam.records import QuestionRecord, UnitOutcome
+from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.llm.ledger import aggregate
 from examiner.report.store import COVERING, RunData
 from examiner.stats import bootstrap_ci, sample_level, weighted_ratio

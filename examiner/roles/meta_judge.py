@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field, model_validator
 from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
 from examiner.llm.types import Unparseable
-from examiner.meta.models import Assessment, MetaItem, Turn, labels_for
-from examiner.meta.render import (
+from examiner.core.assessments import Assessment, MetaItem, Turn, labels_for
+from examiner.prompting.meta_blocks import (
     JDEVAL_TAGS,
     assessment_text,
     assessments_block,

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from examiner.judging.parsing import parse_single_score
+from examiner.roles.parsing import parse_single_score
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import Unparseable
 from examiner.prompting import render, unit_block

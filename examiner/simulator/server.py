@@ -2,14 +2,13 @@
 
 Routes: POST /v1/chat/completions, GET /v1/models, GET /sim/stats, POST /sim/oracle, POST /sim/reset.
 `SimulatedServer` runs it on a background thread with its own event loop, so synchronous code, async
-code and other processes can all call it; `python -m examiner.llm.simulated` runs it as a process.
+code and other processes can all call it; `python -m examiner.simulator` runs it as a process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import re
 import threading
 import time
@@ -20,12 +19,12 @@ from typing import Any
 
 from aiohttp import web
 
-from examiner.llm.simulated.behaviours import SimRequest, content_text, find_behaviour, score_scale
-from examiner.llm.simulated.faults import JSON_FAULTS, FaultPlan, malform_json, truncate_json
-from examiner.llm.simulated.logprobs import token_logprobs
-from examiner.llm.simulated.prose import rng_for, stable_int, stable_uniform
-from examiner.llm.simulated.schema_faker import conform
-from examiner.llm.tokens import encoding
+from examiner.simulator.behaviours import SimRequest, content_text, find_behaviour, score_scale
+from examiner.simulator.faults import JSON_FAULTS, FaultPlan, malform_json, truncate_json
+from examiner.simulator.logprobs import token_logprobs
+from examiner.simulator.prose import rng_for, stable_int, stable_uniform
+from examiner.simulator.schema_faker import conform
+from examiner.core.tokens import encoding
 
 try:  # orjson (a langgraph dependency) is several times faster; the stdlib serves as well
     import orjson
@@ -41,7 +40,7 @@ except ImportError:  # pragma: no cover
 
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "reason_tokens", "report_usage",
-    "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "behaviour_modules",
+    "latency_s", "faults", "retry_after_s", "timeout_sleep_s",
 )
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
 
@@ -49,10 +48,6 @@ OPTION_NAMES = (
 _SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]")
 
 
-BUILT_IN_BEHAVIOURS = ("examiner.judging.sim", "examiner.meta.sim")
-"""Modules registering the simulated behaviours of the project's other roles (reviser, G-Eval, pairwise,
-evaluators, meta-judge, debaters); loaded by every server, in-process or not, so that a simulated run
-of any command behaves the same wherever its server lives."""
 
 
 @lru_cache(maxsize=2048)
@@ -66,7 +61,7 @@ def _count(text: str) -> int:
 
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
-    """Prompt tokens with OpenAI's overhead (3 per message + 3), as examiner.llm.tokens counts them."""
+    """Prompt tokens with OpenAI's overhead (3 per message + 3), as examiner.core.tokens counts them."""
     return sum(_count(content_text(m.get("content"))) + 3 for m in messages) + 3
 
 
@@ -86,8 +81,6 @@ class SimState:
         self.report_usage = bool(self.options.get("report_usage", True))
         self.latency_s = float(self.options.get("latency_s", 0.0) or 0.0)
         self.oracle: dict[str, Any] = {}
-        for module in (*BUILT_IN_BEHAVIOURS, *(self.options.get("behaviour_modules") or ())):
-            importlib.import_module(module)
         self.reset()
 
     def reset(self) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 
 
 class SimulatedProcess:
-    """`python -m examiner.llm.simulated` as a child; `start()` returns the base URL it printed."""
+    """`python -m examiner.simulator` as a child; `start()` returns the base URL it printed."""
 
     def __init__(self, options: Mapping[str, Any] | None = None, seed: int = 0, port: int = 0,
                  host: str = "127.0.0.1") -> None:
-        self.args = [sys.executable, "-m", "examiner.llm.simulated", "--host", host, "--port", str(port),
+        self.args = [sys.executable, "-m", "examiner.simulator", "--host", host, "--port", str(port),
                      "--seed", str(seed), "--options", json.dumps(dict(options or {}))]
         self.proc: subprocess.Popen[str] | None = None
         self.base_url: str | None = None

@@ -3,7 +3,7 @@
 Steps are written once per (task, criterion) and shared by every item of a run (in memory per
 gateway, and across runs through the gateway's response cache). The scorer asks for the score token's
 log-probabilities when the endpoint gives them and takes the expected value; otherwise it samples n
-completions at temperature 1 and averages (see examiner/judging/geval.py).
+completions at temperature 1 and averages (see examiner/roles/geval_math.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from examiner.judging.geval import GEvalScore, allowed_scores, expected_from_logprobs, mean_of_samples
+from examiner.roles.geval_math import GEvalScore, allowed_scores, expected_from_logprobs, mean_of_samples
 from examiner.llm.gateway import Gateway
 from examiner.prompting import render
 

@@ -10,7 +10,7 @@ import hashlib
 import random
 from functools import lru_cache
 
-from examiner.llm.tokens import encoding
+from examiner.core.tokens import encoding
 
 _SCALE = float(1 << 64)
 

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
 from examiner.llm.types import Unparseable
-from examiner.meta.models import Assessment, MetaItem
-from examiner.meta.render import item_block
+from examiner.core.assessments import Assessment, MetaItem
+from examiner.prompting.meta_blocks import item_block
 from examiner.prompting import render
 
 EXPLANATION_WORDS = 120

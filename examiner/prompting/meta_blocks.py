@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from examiner.meta.models import (
+from examiner.core.assessments import (
     ASSISTANT_LABELS,
     Assessment,
     MetaItem,

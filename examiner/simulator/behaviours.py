@@ -6,14 +6,14 @@ Dispatch is on the `X-Examiner-Role` / `X-Examiner-Stage` headers the gateway se
 
 Other modules add behaviours without editing this one:
 
-    from examiner.llm.simulated import register_behaviour, SimRequest
+    from examiner.simulator import register_behaviour, SimRequest
 
     @register_behaviour("pairwise")              # every stage of the role
     def _pairwise(req: SimRequest) -> dict: ...
 
 Lookup order: (role, stage), then (role, any stage), then the generic behaviour. A later registration
-for the same key replaces an earlier one. A server started in another process imports the modules named
-in option `behaviour_modules` so their registrations take effect there too.
+for the same key replaces an earlier one. The package imports judging_roles and meta_roles, so every
+server, in this process or another, knows every role.
 
 Prompt conventions the behaviours read (the real agents follow them):
   `<unit id="ID">text</unit>`, `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Union
 
-from examiner.llm.simulated.prose import (
+from examiner.simulator.prose import (
     filler_sentence,
     filler_text,
     rng_for,
@@ -38,7 +38,7 @@ from examiner.llm.simulated.prose import (
     stable_uniform,
     wh_question,
 )
-from examiner.llm.simulated.schema_faker import fake_value
+from examiner.simulator.schema_faker import fake_value
 
 Completion = Union[str, dict, list]
 Behaviour = Callable[["SimRequest"], Completion]

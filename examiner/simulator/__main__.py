@@ -1,7 +1,7 @@
 """Run the simulated backend as a process: prints its base URL on the first line of stdout, then serves
 until interrupted or terminated.
 
-    python -m examiner.llm.simulated --port 0 --seed 0 --options '{"latency_s": 0}'
+    python -m examiner.simulator --port 0 --seed 0 --options '{"latency_s": 0}'
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import signal
 import sys
 
-from examiner.llm.simulated.server import SimState, start_site
+from examiner.simulator.server import SimState, start_site
 
 
 async def _serve(state: SimState, host: str, port: int) -> None:
@@ -32,7 +32,7 @@ async def _serve(state: SimState, host: str, port: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examiner.llm.simulated", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m examiner.simulator", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--seed", type=int, default=None, help="default: options.seed or 0")

@@ -21,7 +21,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from examiner.llm.simulated.prose import stable_uniform
+from examiner.simulator.prose import stable_uniform
 
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "malformed_json", "truncated_json", "empty_choices")
 JSON_FAULTS = ("malformed_json", "truncated_json")

@@ -12,7 +12,7 @@ import math
 import random
 from typing import Any
 
-from examiner.llm.simulated.prose import filler_words
+from examiner.simulator.prose import filler_words
 
 _MAX_DEPTH = 8
 

@@ -1,8 +1,6 @@
 """Simulated-backend behaviours for the judging agents (pairwise, reviser, reference judge, G-Eval).
 
-Imported for its side effect: it registers behaviours with the simulated server. In-process servers
-see them once this module is imported; a server in another process needs the endpoint option
-`behaviour_modules: ["examiner.judging.sim"]`.
+Importing the simulator package registers these behaviours with every simulated server.
 
 Pairwise judge (role `pairwise`; stage `grade` = grade-only, `explain` = grades then a reason):
   gold: POST /sim/oracle (or SimulatedServer.register_oracle) with `pairwise_oracle(items)`, i.e.
@@ -28,9 +26,9 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 
-from examiner.llm.simulated import SimRequest, claim_markers, register_behaviour
-from examiner.llm.simulated.behaviours import UNIT_RE
-from examiner.llm.simulated.prose import filler_sentence, filler_text, stable_int, stable_uniform
+from examiner.simulator import SimRequest, claim_markers, register_behaviour
+from examiner.simulator.behaviours import UNIT_RE
+from examiner.simulator.prose import filler_sentence, filler_text, stable_int, stable_uniform
 
 _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
         for name in ("instruction", "answer_1", "answer_2", "reference", "response", "question")}

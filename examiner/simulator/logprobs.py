@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from examiner.llm.simulated.prose import rng_for
-from examiner.llm.tokens import encoding
+from examiner.simulator.prose import rng_for
+from examiner.core.tokens import encoding
 
 _ALTERNATIVES = (" the", " a", ",", ".", " of", " and", " to", " in", " is", " that", " it", " for",
                  " on", " as", " with", " was", " this", " by", " be", " are", " not")

@@ -158,3 +158,10 @@ class RunInfo(BaseModel):
     leak_rejections: int = 0
     started: float = 0.0
     finished: float | None = None
+
+
+def record_key(record: BaseModel) -> str:
+    """The id a record is deduplicated by (outcomes: target + unit)."""
+    if isinstance(record, UnitOutcome):
+        return f"{record.target}/{record.unit_id}"
+    return str(getattr(record, "id"))

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from pydantic import BaseModel
 
-from examiner.judging.parsing import parse_score_line, verdict_from_scores
+from examiner.roles.parsing import parse_score_line, verdict_from_scores
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import Unparseable
 from examiner.prompting import render

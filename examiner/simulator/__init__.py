@@ -1,6 +1,6 @@
 """Simulated OpenAI-compatible backend: deterministic, role-aware synthetic models for tests and dry runs.
 
-    from examiner.llm.simulated import SimulatedServer, unit_category
+    from examiner.simulator import SimulatedServer, unit_category
     with SimulatedServer({"knowledge": {"known": 0.6, "wrong": 0.2, "unknown": 0.2}}, seed=0) as base_url:
         ...  # point an OpenAI client (or the gateway) at base_url
 
@@ -8,7 +8,7 @@ See behaviours.py for the prompt conventions and the behaviour registry, faults.
 server.OPTION_NAMES for the options.
 """
 
-from examiner.llm.simulated.behaviours import (
+from examiner.simulator.behaviours import (
     DEFAULT_PROFILE,
     DEFAULT_RECALL,
     SimRequest,
@@ -19,10 +19,13 @@ from examiner.llm.simulated.behaviours import (
     register_behaviour,
     unit_category,
 )
-from examiner.llm.simulated.faults import FAULT_KINDS
-from examiner.llm.simulated.process import SimulatedProcess
-from examiner.llm.simulated.schema_faker import conform, fake_value
-from examiner.llm.simulated.server import OPTION_NAMES, SimulatedServer
+from examiner.simulator.faults import FAULT_KINDS
+from examiner.simulator.process import SimulatedProcess
+from examiner.simulator.schema_faker import conform, fake_value
+from examiner.simulator.server import OPTION_NAMES, SimulatedServer
+
+# Every role's behaviours register with the server when the package loads, in this process or another.
+from examiner.simulator import judging_roles, meta_roles  # noqa: E402,F401  isort: skip
 
 __all__ = [
     "DEFAULT_PROFILE",

@@ -1,7 +1,6 @@
 """Simulated evaluators, meta-judge, referee and debaters for the simulated backend (tests, experiments).
 
-Importing this module registers the behaviours; a server in another process loads them with the
-endpoint option `behaviour_modules: ["examiner.meta.sim"]`.
+Importing the simulator package registers these behaviours with every simulated server.
 
 Known ground truth makes the meta-evaluation checkable:
 - evaluator (role `evaluator`): right with probability `accuracy` against the gold label registered
@@ -25,14 +24,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from examiner.llm.simulated import SimRequest, claim_markers, register_behaviour
-from examiner.llm.simulated.prose import (
+from examiner.simulator import SimRequest, claim_markers, register_behaviour
+from examiner.simulator.prose import (
     filler_sentence,
     filler_text,
     stable_int,
     stable_uniform,
 )
-from examiner.meta.models import PAIRWISE_LABELS, VERDICT_LABELS, oracle_key
+from examiner.core.assessments import PAIRWISE_LABELS, VERDICT_LABELS, oracle_key
 
 _TAG = {name: re.compile(rf"<{name}>\n(.*?)\n</{name}>", re.DOTALL)
         for name in ("instruction", "output_1", "output_2", "task", "text", "question", "answer", "reference")}

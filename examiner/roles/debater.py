@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
-from examiner.meta.models import Assessment, MetaItem, Turn
-from examiner.meta.render import assessment_text, item_block, transcript_text
+from examiner.core.assessments import Assessment, MetaItem, Turn
+from examiner.prompting.meta_blocks import assessment_text, item_block, transcript_text
 from examiner.prompting import render
 
 STATEMENT_WORDS = 200

@@ -1,0 +1,118 @@
+"""One JSONL policy for every append-only file a run writes (records, ledgers, assessments).
+
+A killed writer can leave exactly one kind of damage: its last line cut short, without the newline that
+ends every complete record. So:
+
+- reading tolerates a torn last line and counts it (the run that resumes redoes that record);
+- any other line that is not a valid record is corruption: a clear error naming the file and the line;
+- before the first append to an existing file, a torn tail is cut off and kept in `<file>.torn`, so the
+  next record starts on a line of its own and nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from examiner.errors import UserError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class CorruptRunFile(UserError):
+    """A line in the middle of a JSONL file is not a valid record."""
+
+
+@dataclass
+class JsonlRead:
+    """The complete records of one file, and whether its last line was torn."""
+
+    rows: list[Any] = field(default_factory=list)
+    torn_tail: bool = False
+
+
+def _problem(path: Path, number: int, what: str) -> CorruptRunFile:
+    return CorruptRunFile(f"{path}: line {number}: {what}; the file is damaged (move it aside to start that part over)")
+
+
+def _lines(path: Path) -> tuple[list[str], bool]:
+    """(lines, ends with newline)."""
+    data = path.read_bytes()
+    text = data.decode("utf-8", errors="replace")
+    return text.splitlines(), text.endswith("\n") or not text
+
+
+def read_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads) -> JsonlRead:
+    """Every record of a JSONL file, parsed by `parse`, under the policy above (missing file: empty)."""
+    file = Path(path)
+    result = JsonlRead()
+    if not file.is_file():
+        return result
+    lines, complete = _lines(file)
+    last = len(lines) - 1
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            result.rows.append(parse(line))
+        except (ValueError, ValidationError) as exc:
+            if number == last and not complete:
+                result.torn_tail = True
+                continue
+            raise _problem(file, number + 1, _first_line(exc)) from None
+    return result
+
+
+def read_models(
+    path: str | Path, model: type[M], key: Callable[[M], str], torn: dict[str, int] | None = None
+) -> dict[str, M]:
+    """The last record per key of a JSONL file of `model` records; a torn last line is counted in `torn`."""
+    read = read_jsonl(path, model.model_validate_json)
+    if read.torn_tail and torn is not None:
+        name = Path(path).name
+        torn[name] = torn.get(name, 0) + 1
+    records: dict[str, M] = {}
+    for record in read.rows:
+        k = key(record)
+        records.pop(k, None)  # re-insert so dict order follows the last write
+        records[k] = record
+    return records
+
+
+def repair_tail(path: str | Path) -> str | None:
+    """Cut a torn last line off `path` and keep it in `<path>.torn`; returns the fragment, if any."""
+    file = Path(path)
+    if not file.is_file() or file.stat().st_size == 0:
+        return None
+    with file.open("rb+") as handle:
+        handle.seek(-1, os.SEEK_END)
+        if handle.read(1) == b"\n":
+            return None
+        data = file.read_bytes()
+        cut = data.rfind(b"\n") + 1
+        fragment = data[cut:]
+        with file.with_name(file.name + ".torn").open("ab") as kept:
+            kept.write(fragment + b"\n")
+        handle.truncate(cut)
+    return fragment.decode("utf-8", errors="replace")
+
+
+def append_jsonl(path: str | Path, rows: Iterable[str]) -> None:
+    """Append already-serialised records, one per line (the caller repairs the tail once beforehand)."""
+    with Path(path).open("a", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(row + "\n")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:160] if text else type(exc).__name__
+
+
+__all__ = ["CorruptRunFile", "JsonlRead", "append_jsonl", "read_jsonl", "read_models", "repair_tail"]
