@@ -1,0 +1,123 @@
+"""The import rule, held by walking every module's imports.
+
+Layers, top to bottom (README, "How it works"): command line -> methods -> reports -> roles -> gateway,
+prompts, runner and data -> simulator -> core. A module may import its own layer and the layers below
+it, never one above. Two further rules: only the gateway's provider pool (which starts simulated
+endpoints), the command line and the simulator itself import the simulator; and nothing in the gateway
+or the simulator loads modules by name (importlib), so behaviour cannot arrive from above unseen.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("cli", ("examiner.cli", "examiner.commands", "examiner.api", "examiner.__main__")),
+    ("methods", ("examiner.exam", "examiner.judging", "examiner.meta")),
+    ("reports", ("examiner.report", "examiner.provenance")),
+    ("roles", ("examiner.roles", "examiner.knowledge")),
+    ("services", ("examiner.llm", "examiner.prompting", "prompts", "examiner.runtime", "examiner.corpus",
+                  "examiner.vectors", "examiner.metrics", "examiner.stats", "examiner.datasets")),
+    ("simulator", ("examiner.simulator",)),
+    ("core", ("examiner.core", "examiner.config", "examiner.errors", "examiner")),
+]
+"""Longest prefix wins; `examiner` alone is the package face (its version string)."""
+
+SIMULATOR_USERS = ("examiner.llm.providers", "examiner.commands", "examiner.simulator")
+NO_DYNAMIC_IMPORTS = ("examiner.llm", "examiner.simulator")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> int:
+    best, rank = "", -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+                best, rank = prefix, len(LAYERS) - index
+    if rank < 0:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
+    return rank
+
+
+def project_modules() -> list[tuple[str, Path]]:
+    found = []
+    for base in ("examiner", "prompts"):
+        for path in sorted((ROOT / base).rglob("*.py")):
+            found.append((module_name(path), path))
+    return found
+
+
+def _is_module(name: str) -> bool:
+    base = ROOT / name.replace(".", "/")
+    return base.is_dir() or base.with_suffix(".py").is_file()
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every absolute import of a project module, at any depth in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            # `from examiner import roles` imports the subpackage examiner.roles
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names
+                      if _is_module(f"{node.module}.{alias.name}")]
+    return [(line, name) for line, name in found if name.split(".")[0] in ("examiner", "prompts")]
+
+
+def test_every_module_has_a_layer() -> None:
+    for module, _ in project_modules():
+        layer_of(module)
+
+
+def test_no_module_imports_a_layer_above_it() -> None:
+    upward = []
+    for module, path in project_modules():
+        own = layer_of(module)
+        for line, imported in imports_of(path):
+            if layer_of(imported) > own:
+                upward.append(f"{path.relative_to(ROOT)}:{line} {module} imports {imported}")
+    assert not upward, "imports that run up the layers:\n" + "\n".join(upward)
+
+
+def test_only_the_provider_pool_and_the_cli_start_the_simulator() -> None:
+    users = []
+    for module, path in project_modules():
+        if module.startswith(SIMULATOR_USERS):
+            continue
+        for line, imported in imports_of(path):
+            if imported == "examiner.simulator" or imported.startswith("examiner.simulator."):
+                users.append(f"{path.relative_to(ROOT)}:{line} {module} imports {imported}")
+    assert not users, "reach the simulator through an endpoint, not by import:\n" + "\n".join(users)
+
+
+@pytest.mark.parametrize("package", NO_DYNAMIC_IMPORTS)
+def test_no_dynamic_imports_in_the_gateway_or_simulator(package: str) -> None:
+    offenders = []
+    for module, path in project_modules():
+        if module == package or module.startswith(package + "."):
+            text = path.read_text(encoding="utf-8")
+            if "import_module" in text or "__import__(" in text:
+                offenders.append(str(path.relative_to(ROOT)))
+    assert not offenders, f"modules loaded by name: {offenders}"
+
+
+def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
+    """The walker itself works: an import from a role into a method is reported."""
+    assert layer_of("examiner.roles.judge") < layer_of("examiner.exam.nodes")
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f():\n    from examiner.exam import nodes\n", encoding="utf-8")
+    assert imports_of(sample) == [(2, "examiner.exam"), (2, "examiner.exam.nodes")]
