@@ -15,6 +15,7 @@ from examiner.cli import main
 from examiner.core.jsonl import CorruptRunFile, read_jsonl, repair_tail
 from examiner.core.records import ClusterRecord, ClusterRound, RunInfo, UnitRecord, VerdictRecord
 from examiner.core.rundir import LEDGER, VERDICTS, RunDir
+from examiner.errors import UserError
 from examiner.exam.store import RunStore
 from examiner.meta.exam_source import load_exam_triples
 from examiner.meta.store import JsonlStore
@@ -98,6 +99,13 @@ def test_run_store_round_trips_info_and_clusters(tmp_path: Path) -> None:
     assert store.read_passages()["p1"]["text"] == "abc"
 
 
+def test_damaged_config_is_one_line_user_error(tmp_path: Path) -> None:
+    assert RunDir(tmp_path).read_config() == {}
+    (tmp_path / "config.yaml").write_text("exam: [unclosed\n", encoding="utf-8")
+    with pytest.raises(UserError, match="config.yaml: not valid YAML"):
+        RunDir(tmp_path).read_config()
+
+
 def test_damaged_clustering_is_named(tmp_path: Path) -> None:
     folder = tmp_path / "clusters" / "t"
     folder.mkdir(parents=True)
@@ -143,7 +151,7 @@ def test_meta_exam_source_reads_through_the_same_policy(tmp_path: Path) -> None:
     with pytest.raises(CorruptRunFile, match=r"verdicts\.jsonl:2:"):
         load_exam_triples(run_dir)
     verdicts.unlink()
-    with pytest.raises(Exception, match="lacks verdicts.jsonl"):
+    with pytest.raises(UserError, match="lacks verdicts.jsonl"):
         load_exam_triples(run_dir)
 
 

@@ -127,9 +127,6 @@ class RunDir:
 
     # --- run.json, config.yaml ---------------------------------------------------------------------
 
-    def has_info(self) -> bool:
-        return self.file(RUN_INFO).is_file()
-
     def read_info(self) -> RunInfo:
         """run.json; a missing or invalid one is a one-line UserError."""
         file = self.file(RUN_INFO)
