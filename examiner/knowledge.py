@@ -14,7 +14,6 @@ embedding similarity.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -24,6 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from examiner.corpus import Corpus, Passage
+from examiner.core.jsonl import read_jsonl
 from examiner.core.tokens import count_tokens
 
 
@@ -345,6 +345,5 @@ def save_units(path: str | Path, units: Iterable[KnowledgeUnit]) -> None:
 
 
 def load_units(path: str | Path) -> list[KnowledgeUnit]:
-    """Read units written by `save_units`."""
-    with open(path, encoding="utf-8") as fh:
-        return [KnowledgeUnit.model_validate(json.loads(line)) for line in fh if line.strip()]
+    """Read units written by `save_units` (the one JSONL policy: a torn last line is left out)."""
+    return read_jsonl(path, KnowledgeUnit.model_validate_json).rows

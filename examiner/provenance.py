@@ -17,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from examiner.core.rundir import PROVENANCE
 from examiner.report.store import RunData, load_run
 from examiner.report.summary import PassageReader, excerpt
 
@@ -88,7 +89,7 @@ def provenance_graph(run: RunData) -> nx.DiGraph:
 def build_provenance(run_dir: str | Path) -> Path:
     """Write provenance.graphml into the run directory and return its path."""
     run = load_run(run_dir)
-    path = run.path / "provenance.graphml"
+    path = run.path / PROVENANCE
     nx.write_graphml(provenance_graph(run), path)
     return path
 

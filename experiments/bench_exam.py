@@ -23,6 +23,7 @@ from pathlib import Path
 
 from examiner.config import EndpointSpec, Settings
 from examiner.datasets import load_pubmedqa
+from examiner.core import rundir
 from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
@@ -69,7 +70,7 @@ def figures(run_dir: Path, seconds: float) -> dict[str, float]:
     store = RunStore(run_dir)
     units = len(store.all(UnitOutcome)) or 1
     outcomes = store.all(UnitOutcome).values()
-    ledger = [r for r in read_ledger(run_dir / "ledger.jsonl") if r.get("outcome", "ok") == "ok" and not r.get("cache_hit")]
+    ledger = [r for r in read_ledger(run_dir / rundir.LEDGER) if r.get("outcome", "ok") == "ok" and not r.get("cache_hit")]
     evaluation = [r for r in ledger if r["role"] in ("examiner", "judge")]
     candidate = [r for r in ledger if r["role"] == "candidate"]
     covered = [o for o in outcomes if o.status in ("correct", "incorrect")]

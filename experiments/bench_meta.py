@@ -34,6 +34,7 @@ from examiner.llm import Gateway
 from examiner.simulator import SimulatedProcess
 from examiner.meta import ranking
 from examiner.meta.items import load_items
+from examiner.core import rundir
 from examiner.core.assessments import Assessment
 from examiner.meta.pipeline import MetaConfig, collect_assessments, run_meta
 from examiner.meta.store import JsonlStore
@@ -65,7 +66,7 @@ async def bench_models(url: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp)
         async with Gateway(s, run_dir=None, cache=False) as gw:
-            store: JsonlStore[Assessment] = JsonlStore(run_dir / "assessments.jsonl", Assessment, key="assessment")
+            store: JsonlStore[Assessment] = JsonlStore(run_dir / rundir.ASSESSMENTS, Assessment, key="assessment")
             began = time.perf_counter()
             await collect_assessments(gw, items, list(EVALUATORS), store, concurrency=192)
             store.close()

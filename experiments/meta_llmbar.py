@@ -32,6 +32,7 @@ import examiner.simulator.meta_roles  # noqa: F401 - simulated evaluators and me
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
 from examiner.meta.items import load_items
+from examiner.core import rundir
 from examiner.core.assessments import MetaJudgment
 from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
 from examiner.meta.store import JsonlStore
@@ -126,7 +127,7 @@ async def local_part(items: list, seed: int, budget_s: float) -> dict[str, Any]:
                     entry["completed"] = True
                 except asyncio.TimeoutError:
                     entry["completed"] = False
-                js = JsonlStore(run_dir / "judgments.jsonl", MetaJudgment).values()
+                js = JsonlStore(run_dir / rundir.JUDGMENTS, MetaJudgment).values()
                 entry["judgments"] = len(js)
                 entry["usable"] = sum(j.outcome is not None for j in js)
                 entry["unparseable"] = sum(j.status == "unparseable" for j in js)

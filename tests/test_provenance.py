@@ -1,5 +1,6 @@
 """The provenance graph: every verdict traces back through answer, question and unit to the source
-passage and document, also after the graph went through a GraphML file."""
+passage and document, also after the graph went through a GraphML file. Each test builds what it reads,
+so the tests pass alone, in any order."""
 
 from __future__ import annotations
 
@@ -34,8 +35,7 @@ def test_every_verdict_traces_to_its_document(run_dir: Path) -> None:
 
 def test_incorrect_verdict_chain_carries_texts(run_dir: Path) -> None:
     run = load_run(run_dir)
-    graph = load_provenance(run_dir / "provenance.graphml") if (run_dir / "provenance.graphml").exists() \
-        else provenance_graph(run)
+    graph = load_provenance(build_provenance(run_dir))  # its own file: no test relies on another's output
     verdict = next(v for v in run.verdicts.values() if v.type == "incorrect")
     chain = trace(graph, f"verdict:{verdict.id}")
     assert chain[0]["label"] == "incorrect" and chain[0]["text"] == verdict.reason

@@ -45,7 +45,7 @@ def test_win_rate_identity_is_exact():
             assert w.rate(i, j) + w.rate(j, i) == 1 - Fraction(ties, m)
             assert isinstance(w.rate(i, j), Fraction)
     assert sum(w.matches(i, j) for i in w.players for j in w.players if i < j) == 301
-    json.dumps(w.to_dict())
+    json.dumps(w.to_dict(), allow_nan=False)
 
 
 def test_win_rates_count_by_hand():
@@ -79,7 +79,7 @@ def test_elo_shuffles_report_spread():
         assert r.min <= r.mean <= r.max and r.std > 0
     assert sum(res.scores().values()) == pytest.approx(3000.0)
     assert elo(matches, n_shuffles=50, seed=0) == res  # seeded
-    json.dumps(res.to_dict())
+    json.dumps(res.to_dict(), allow_nan=False)
 
 
 def test_elo_mean_stabilises_with_more_shuffles():
@@ -114,7 +114,7 @@ def test_bradley_terry_recovers_known_strengths():
     for r in bt.ratings:
         assert r.strength_low <= true[r.player] / total <= r.strength_high
         assert r.rating_low <= r.rating <= r.rating_high
-    json.dumps(bt.to_dict())
+    json.dumps(bt.to_dict(), allow_nan=False)
 
 
 def test_bradley_terry_prior_keeps_winless_player_finite():
@@ -145,7 +145,7 @@ def test_ranking_agreement():
     assert swapped.kendall_tau == pytest.approx(13 / 15) and not swapped.top1_match
     reverse = ranking_agreement(list(reversed(list(baseline))), baseline)
     assert reverse.spearman_rho == pytest.approx(-1.0)
-    json.dumps(swapped.to_dict())
+    json.dumps(swapped.to_dict(), allow_nan=False)
 
 
 def test_bad_outcome_and_self_match_rejected():

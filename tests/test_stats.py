@@ -54,7 +54,7 @@ def test_summary_level_skips_constant_groups():
     assert (r.n_groups_used, r.n_groups_skipped) == (2, 3)
     assert r.spearman == pytest.approx((1 + 0.5) / 2)
     assert r.kendall == pytest.approx((1 + 1 / 3) / 2)
-    json.dumps(r.to_dict())
+    json.dumps(r.to_dict(), allow_nan=False)
 
 
 def test_summary_level_all_skipped_is_nan():
@@ -91,7 +91,7 @@ def test_bootstrap_ci_contains_true_mean():
     assert ci.low < 0.5 < ci.high
     assert ci.low < ci.estimate < ci.high
     assert ci.n_valid == 1000 and ci.n_clusters == 60
-    json.dumps(ci.to_dict())
+    json.dumps(ci.to_dict(), allow_nan=False)
 
 
 def test_bootstrap_weighted_matches_generic_and_is_seeded():

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from examiner.core.rundir import LEDGER, RunDir
 from examiner.errors import UserError
-from examiner.llm.ledger import aggregate, per_unit, read_ledger
+from examiner.llm.ledger import aggregate, per_unit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,10 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_cost(args: argparse.Namespace) -> int:
-    path = Path(args.run_dir) / "ledger.jsonl"
-    if not path.is_file():
-        raise UserError(f"no ledger at {path}")
-    records = [r for r in read_ledger(path) if r.get("outcome", "ok") == "ok"]
+    run = RunDir(args.run_dir)
+    if not run.file(LEDGER).is_file():
+        raise UserError(f"no ledger at {run.file(LEDGER)}")
+    records = [r for r in run.read_ledger() if r.get("outcome", "ok") == "ok"]
     by = tuple(field.strip() for field in args.by.split(",") if field.strip())
     rows = aggregate(records, by=by)
     table = Table(title=f"cost of {args.run_dir}")

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from examiner.commands.common import add_config_flags, settings_from_args
 from examiner.errors import UserError
+from examiner.core import rundir
 from examiner.core.records import RunInfo
 from examiner.exam.runner import (
     JUDGE_MODES,
@@ -94,7 +95,7 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
     """Print the headline figures of a finished (or stopped) run."""
     import json
 
-    report_path = run_dir / "report.json"
+    report_path = run_dir / rundir.REPORT_JSON
     table = Table(title=f"exam {info.run_id}: {info.status} ({info.stop_reason})")
     for column in ("target", "accuracy", "coverage", "correct", "incorrect", "unanswered", "uncovered"):
         table.add_column(column)
@@ -114,7 +115,7 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
                 str(counts.get("unanswered", "")), str(counts.get("uncovered", "")),
             )
         console.print(table)
-    for name in ("report.html", "report.md", "report.json"):
+    for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
         if (run_dir / name).exists():
             console.print(f"{name}: {run_dir / name}")
 

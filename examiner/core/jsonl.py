@@ -38,7 +38,8 @@ class JsonlRead:
 
 
 def _problem(path: Path, number: int, what: str) -> CorruptRunFile:
-    return CorruptRunFile(f"{path}: line {number}: {what}; the file is damaged (move it aside to start that part over)")
+    return CorruptRunFile(f"{path}:{number}: not a valid record ({what}); the file is damaged "
+                          "(a killed writer only tears the last line): move it aside to redo that part")
 
 
 def _lines(path: Path) -> tuple[list[str], bool]:
@@ -86,7 +87,11 @@ def read_models(
 
 
 def repair_tail(path: str | Path) -> str | None:
-    """Cut a torn last line off `path` and keep it in `<path>.torn`; returns the fragment, if any."""
+    """Cut a torn last line off `path` and keep it in `<path>.torn`; returns the fragment, if any.
+
+    A last line that lacks only its newline is a whole record (a JSON object is never valid before its
+    closing brace): it is kept and terminated instead, so no complete record leaves the file.
+    """
     file = Path(path)
     if not file.is_file() or file.stat().st_size == 0:
         return None
@@ -97,6 +102,10 @@ def repair_tail(path: str | Path) -> str | None:
         data = file.read_bytes()
         cut = data.rfind(b"\n") + 1
         fragment = data[cut:]
+        if _is_json(fragment):
+            handle.seek(0, os.SEEK_END)
+            handle.write(b"\n")
+            return None
         with file.with_name(file.name + ".torn").open("ab") as kept:
             kept.write(fragment + b"\n")
         handle.truncate(cut)
@@ -108,6 +117,14 @@ def append_jsonl(path: str | Path, rows: Iterable[str]) -> None:
     with Path(path).open("a", encoding="utf-8") as handle:
         for row in rows:
             handle.write(row + "\n")
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

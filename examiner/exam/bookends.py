@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from typing import Any
@@ -98,10 +97,8 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
         for u in units
     ]
     ctx.store.append(records)
-    with (ctx.store.dir / "passages.jsonl").open("w", encoding="utf-8") as handle:
-        for passage in corpus.passages:
-            handle.write(json.dumps({"id": passage.id, "document": passage.document, "start": passage.start,
-                                     "end": passage.end, "text": passage.text}) + "\n")
+    ctx.store.write_passages({"id": p.id, "document": p.document, "start": p.start, "end": p.end, "text": p.text}
+                             for p in corpus.passages)
     ctx.units = {r.id: r for r in records}
     ctx.passages = {p.id: p.text for p in corpus.passages}
     info = ctx.store.read_info()
@@ -194,14 +191,8 @@ def finish(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
 def load_for_resume(ctx: ExamContext) -> None:
     """Reload units and passages from the run directory (the checkpointer keeps only ids)."""
     ctx.units = ctx.store.all(UnitRecord)
-    path = ctx.store.dir / "passages.jsonl"
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            ctx.passages[row["id"]] = row["text"]
+    for passage_id, row in ctx.store.read_passages().items():
+        ctx.passages[passage_id] = row["text"]
 
 
 __all__ = ["prepare_units", "finish", "outcomes", "load_for_resume", "RunInfo"]

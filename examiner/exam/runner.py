@@ -24,6 +24,7 @@ from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
 from examiner.exam.nodes import ExamContext
 from examiner.exam.progress import ExamProgress
+from examiner.core import rundir
 from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
 from examiner.llm import Gateway
@@ -62,11 +63,11 @@ def _check_request(settings: Settings, request: ExamRequest) -> None:
 
 def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
     store = RunStore(run_dir)
-    (run_dir / "request.json").write_text(json.dumps(asdict(request), indent=1), encoding="utf-8")
-    (run_dir / "config.yaml").write_text(
+    (run_dir / rundir.REQUEST).write_text(json.dumps(asdict(request), indent=1), encoding="utf-8")
+    (run_dir / rundir.CONFIG).write_text(
         yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
     )
-    if not (run_dir / "run.json").exists():
+    if not (run_dir / rundir.RUN_INFO).exists():
         store.write_info(
             RunInfo(
                 run_id=request.run_id, mode=request.mode, targets=request.targets,  # type: ignore[arg-type]
@@ -79,7 +80,7 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
 async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool) -> RunInfo:
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
-        embed_cache = EmbeddingCache(run_dir / "embeddings.sqlite")
+        embed_cache = EmbeddingCache(run_dir / rundir.EMBEDDINGS)
         ctx = ExamContext(
             settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
             targets=request.targets, mode=request.mode, judge_mode=request.judge_mode,
@@ -90,7 +91,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
         graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field)
         config: dict[str, Any] = {"configurable": {"thread_id": request.run_id}, "recursion_limit": 10_000}
         try:
-            async with AsyncSqliteSaver.from_conn_string(str(run_dir / "checkpoints.sqlite")) as saver:
+            async with AsyncSqliteSaver.from_conn_string(str(run_dir / rundir.CHECKPOINTS)) as saver:
                 app = graph.compile(checkpointer=saver)
                 if resume:
                     snapshot = await app.aget_state(config)
@@ -149,8 +150,8 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
     """Settings and request saved in a run directory."""
     run_dir = Path(run_dir)
     try:
-        request = ExamRequest(**json.loads((run_dir / "request.json").read_text(encoding="utf-8")))
-        data = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+        request = ExamRequest(**json.loads((run_dir / rundir.REQUEST).read_text(encoding="utf-8")))
+        data = yaml.safe_load((run_dir / rundir.CONFIG).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(f"{run_dir} is not an exam run directory (no request.json / config.yaml)") from None
     return Settings.model_validate(data), request
@@ -184,7 +185,7 @@ async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool
     with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
         run_dir = Path(scratch) / "run"
         info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
-        records = [r for r in read_ledger(run_dir / "ledger.jsonl") if r.get("outcome", "ok") == "ok"]
+        records = [r for r in read_ledger(run_dir / rundir.LEDGER) if r.get("outcome", "ok") == "ok"]
         by_role = aggregate(records, by=("role",))
         total = aggregate(records, by=())[0] if records else {}
         clusters = sum(r.clusters for r in info.rounds)

@@ -1,49 +1,37 @@
-"""The run directory: append-only JSONL records, read back keeping the last record per id."""
+"""The exam's writer of its run directory: append-only records with an in-memory index by id.
+
+File names, the JSONL policy and the typed readers live in examiner/core/rundir.py; this class adds
+what the running exam needs on top: a lock (nodes append from concurrent tasks), one tail repair per
+file before the first append, and an index so that a node can look a record up without rereading.
+"""
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
-from typing import Iterable, TypeVar
+from typing import Any, Iterable, TypeVar
 
 from pydantic import BaseModel
 
-from examiner.core.jsonl import read_models, repair_tail
-from examiner.core.records import (
-    AnswerRecord,
-    ClusterRound,
-    QuestionRecord,
-    RunInfo,
-    UnitOutcome,
-    UnitRecord,
-    VerdictRecord,
-    record_key,
-)
+from examiner.core.records import ClusterRound, RunInfo, record_key
+from examiner.core.rundir import RunDir
 
 M = TypeVar("M", bound=BaseModel)
-
-FILES = {
-    UnitRecord: "units.jsonl",
-    QuestionRecord: "questions.jsonl",
-    AnswerRecord: "answers.jsonl",
-    VerdictRecord: "verdicts.jsonl",
-    UnitOutcome: "outcomes.jsonl",
-}
 
 
 class RunStore:
     """Writes records to a run directory and keeps an in-memory index of them by id."""
 
     def __init__(self, run_dir: str | Path) -> None:
-        self.dir = Path(run_dir)
+        self.run = RunDir(run_dir)
+        self.dir = self.run.path
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._index: dict[type[BaseModel], dict[str, BaseModel]] = {}
-        self._checked: set[type[BaseModel]] = set()
+        self._repaired: set[type[BaseModel]] = set()
 
     def path(self, model: type[BaseModel]) -> Path:
-        return self.dir / FILES[model]
+        return self.run.record_file(model)
 
     def append(self, records: Iterable[BaseModel]) -> None:
         """Append records (grouped by type) and index them; a record with a known id replaces it."""
@@ -52,19 +40,15 @@ class RunStore:
             by_type.setdefault(type(record), []).append(record)
         with self._lock:
             for model, items in by_type.items():
-                if model not in self._checked:
-                    repair_tail(self.path(model))
-                    self._checked.add(model)
-                with self.path(model).open("a", encoding="utf-8") as handle:
-                    for item in items:
-                        handle.write(item.model_dump_json() + "\n")
+                self.run.append_records(model, items, repair=model not in self._repaired)
+                self._repaired.add(model)
                 index = self._loaded(model)
                 for item in items:
                     index[record_key(item)] = item
 
     def _loaded(self, model: type[M]) -> dict[str, M]:
         if model not in self._index:
-            self._index[model] = read_models(self.path(model), model, record_key)  # type: ignore[assignment]
+            self._index[model] = self.run.records(model)  # type: ignore[assignment]
         return self._index[model]  # type: ignore[return-value]
 
     def all(self, model: type[M]) -> dict[str, M]:
@@ -77,21 +61,16 @@ class RunStore:
             return self._loaded(model)[record_id]
 
     def write_clusters(self, clusters: ClusterRound) -> None:
-        folder = self.dir / "clusters" / _safe(clusters.target)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"round-{clusters.round}.json").write_text(clusters.model_dump_json(indent=1), encoding="utf-8")
+        self.run.write_clusters(clusters)
 
     def read_info(self) -> RunInfo:
-        return RunInfo.model_validate_json((self.dir / "run.json").read_text(encoding="utf-8"))
+        return self.run.read_info()
 
     def write_info(self, info: RunInfo) -> None:
-        temporary = self.dir / "run.json.tmp"
-        temporary.write_text(info.model_dump_json(indent=1), encoding="utf-8")
-        temporary.replace(self.dir / "run.json")
+        self.run.write_info(info)
 
-    def write_json(self, name: str, data: object) -> None:
-        (self.dir / name).write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    def write_passages(self, passages: Iterable[dict[str, Any]]) -> None:
+        self.run.write_passages(passages)
 
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    def read_passages(self) -> dict[str, dict[str, Any]]:
+        return self.run.read_passages()

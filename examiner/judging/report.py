@@ -8,15 +8,15 @@ unparseable judgments are always counted.
 
 from __future__ import annotations
 
-import json
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from examiner import stats
+from examiner.core.rundir import JUDGMENTS
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
+from examiner.report.writer import cell, write_jsonl, write_report
 
 
 def judgments(records: Iterable[Mapping[str, Any]]) -> list[Judgment]:
@@ -111,19 +111,13 @@ def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Seq
     return report
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.3f}"
-    return str(value)
-
-
 def markdown(report: Mapping[str, Any]) -> str:
     """A human-readable rendering of `build_report`'s output."""
     lines = [f"# Judging report: {report.get('method')}", ""]
     for key in ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "cache_hits",
                 "cost_usd", "wall_s"):
         if key in report:
-            lines.append(f"- {key.replace('_', ' ')}: {_fmt(report[key])}")
+            lines.append(f"- {key.replace('_', ' ')}: {cell(report[key])}")
     section = report.get("pairwise")
     if section:
         lines += ["", "## Pairwise", "", f"- judgments: {section['n_judgments']}, unparseable: "
@@ -135,22 +129,22 @@ def markdown(report: Mapping[str, Any]) -> str:
         if table:
             lines += ["", "| comparison | n | accuracy | macro P | macro R | macro F1 |", "|---|---|---|---|---|---|"]
             for name, m in table:
-                lines.append(f"| {name} | {m['n']} | {_fmt(m['accuracy'])} | {_fmt(m['macro_precision'])} | "
-                             f"{_fmt(m['macro_recall'])} | {_fmt(m['macro_f1'])} |")
+                lines.append(f"| {name} | {m['n']} | {cell(m['accuracy'])} | {cell(m['macro_precision'])} | "
+                             f"{cell(m['macro_recall'])} | {cell(m['macro_f1'])} |")
         swap = section.get("swap")
         if swap:
             lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "
                       "bias 1st (all pairs) | bias 2nd (all pairs) | delta (all pairs) |",
                       "|---|---|---|---|---|---|---|---|",
-                      f"| {swap['n_pairs_both_orders']} | {_fmt(swap['consistency'])} | {_fmt(swap['bias_first'])} | "
-                      f"{_fmt(swap['bias_second'])} | {_fmt(swap['delta_bias'])} | "
-                      f"{_fmt(swap['bias_first_all_pairs'])} | {_fmt(swap['bias_second_all_pairs'])} | "
-                      f"{_fmt(swap['delta_bias_all_pairs'])} |"]
+                      f"| {swap['n_pairs_both_orders']} | {cell(swap['consistency'])} | {cell(swap['bias_first'])} | "
+                      f"{cell(swap['bias_second'])} | {cell(swap['delta_bias'])} | "
+                      f"{cell(swap['bias_first_all_pairs'])} | {cell(swap['bias_second_all_pairs'])} | "
+                      f"{cell(swap['delta_bias_all_pairs'])} |"]
     section = report.get("single")
     if section:
         lines += ["", "## Scores", "", f"- judgments: {section['n_judgments']}, scored: {section['n_scored']}, "
                   f"unparseable: {section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
-                  f"- mean score: {_fmt(section['mean_score'])}"]
+                  f"- mean score: {cell(section['mean_score'])}"]
         if section.get("geval_paths"):
             lines.append(f"- G-Eval paths: {section['geval_paths']}, unparseable samples excluded: "
                          f"{section['geval_unparseable_samples']}")
@@ -160,35 +154,18 @@ def markdown(report: Mapping[str, Any]) -> str:
             for name, levels in corr.items():
                 for level, c in levels.items():
                     n = c.get("n", c.get("n_groups_used"))
-                    lines.append(f"| {name} | {level} | {n} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} | "
-                                 f"{_fmt(c['kendall'])} |")
+                    lines.append(f"| {name} | {level} | {n} | {cell(c['pearson'])} | {cell(c['spearman'])} | "
+                                 f"{cell(c['kendall'])} |")
     if report.get("skipped"):
         lines += ["", "## Skipped rows", ""] + [f"- {s['message']}" for s in report["skipped"]]
     return "\n".join(lines) + "\n"
 
 
-def _clean(value: Any) -> Any:
-    """JSON-safe: NaN -> None."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
 def write_outputs(out_dir: Path, records: Sequence[Mapping[str, Any]], report: Mapping[str, Any],
                   stem: str = "") -> dict[str, Path]:
-    """judgments.jsonl (when records given), report.json, report.md in out_dir."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"report_json": out_dir / f"{stem}report.json", "report_md": out_dir / f"{stem}report.md"}
+    """judgments.jsonl (when records given), report.json, report.md in out_dir, through the one writer."""
+    written = write_report(out_dir, report, markdown=markdown(report), stem=stem)
+    paths = {"report_json": written["json"], "report_md": written["md"]}
     if records:
-        paths["judgments"] = out_dir / f"{stem}judgments.jsonl"
-        with paths["judgments"].open("w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(_clean(dict(record)), ensure_ascii=False) + "\n")
-    paths["report_json"].write_text(json.dumps(_clean(dict(report)), indent=2, ensure_ascii=False) + "\n",
-                                    encoding="utf-8")
-    paths["report_md"].write_text(markdown(report), encoding="utf-8")
+        paths["judgments"] = write_jsonl(out_dir / f"{stem}{JUDGMENTS}", records)
     return paths

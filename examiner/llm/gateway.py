@@ -30,6 +30,7 @@ from examiner.llm.limits import TokenRateLimiter
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
 from examiner.core.tokens import count_message_tokens, count_tokens
+from examiner.core import rundir
 from examiner.llm.types import Attempt, CallResult, TokenLogprob, Unparseable
 
 log = logging.getLogger(__name__)
@@ -97,8 +98,8 @@ class Gateway:
         self.settings = settings
         self.run_dir = Path(run_dir) if run_dir else None
         use_cache = settings.cache if cache is None else cache
-        self.cache = ResponseCache(self.run_dir / "cache.sqlite") if (use_cache and self.run_dir) else None
-        self.ledger = Ledger(self.run_dir / "ledger.jsonl" if self.run_dir else None)
+        self.cache = ResponseCache(self.run_dir / rundir.CACHE) if (use_cache and self.run_dir) else None
+        self.ledger = Ledger(self.run_dir / rundir.LEDGER if self.run_dir else None)
         limit = budget_usd if budget_usd is not None else settings.budget_usd
         if limit is not None and limit < 0:
             raise ConfigError(f"budget must be zero or more dollars, got {limit}")

@@ -7,12 +7,8 @@ side with the judge the exam actually used. There is no gold label, so there is 
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel, ValidationError
 
 from examiner.errors import UserError
 from examiner.core.records import (
@@ -21,37 +17,22 @@ from examiner.core.records import (
     UnitRecord,
     VerdictRecord,
 )
+from examiner.core.rundir import RunDir
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.prompting import unit_block
 
 EXAM_JUDGE = "exam-judge"
-R = TypeVar("R", bound=BaseModel)
-
-
-def _read(path: Path, model: type[R]) -> dict[str, R]:
-    """Records by id, last one winning (exam files are append-only and may repeat after a resume)."""
-    if not path.is_file():
-        raise UserError(f"exam run directory lacks {path.name} ({path})")
-    out: dict[str, R] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = model.model_validate_json(line)
-        except (ValidationError, json.JSONDecodeError):
-            raise UserError(f"{path} line {n} is not a valid {model.__name__}") from None
-        out[record.id] = record  # type: ignore[attr-defined]
-    return out
 
 
 def load_exam_triples(run_dir: Path, sample: int | None = None, seed: int = 0) -> tuple[list[MetaItem], list[Assessment]]:
     """A seeded sample of the run's judged triples, and the exam judge's own assessments of them."""
     if not run_dir.is_dir():
         raise UserError(f"exam run directory {run_dir} does not exist")
-    units = _read(run_dir / "units.jsonl", UnitRecord)
-    questions = _read(run_dir / "questions.jsonl", QuestionRecord)
-    answers = _read(run_dir / "answers.jsonl", AnswerRecord)
-    verdicts = _read(run_dir / "verdicts.jsonl", VerdictRecord)
+    run = RunDir(run_dir)
+    units = run.require_records(UnitRecord)
+    questions = run.require_records(QuestionRecord)
+    answers = run.require_records(AnswerRecord)
+    verdicts = run.require_records(VerdictRecord)
     usable = [v for v in verdicts.values()
               if v.answer_id in answers and v.question_id in questions and v.unit_id in units]
     if not usable:

@@ -49,6 +49,7 @@ from examiner.core.assessments import (
     MetaJudgment,
 )
 from examiner.meta.store import JsonlStore
+from examiner.core import rundir
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +234,7 @@ async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_d
                imported: Sequence[Assessment], say: Callable[[str], None]) -> MetaRun:
     evaluators = list(dict.fromkeys(config.evaluators))
     path = (lambda name: out_dir / name) if out_dir is not None else (lambda name: None)
-    a_store: JsonlStore[Assessment] = JsonlStore(path("assessments.jsonl"), Assessment, key="assessment")
+    a_store: JsonlStore[Assessment] = JsonlStore(path(rundir.ASSESSMENTS), Assessment, key="assessment")
     for a in imported:
         if f"{a.item_id}|{a.evaluator}" not in a_store:
             a_store.add(a)
@@ -265,8 +266,8 @@ async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_d
 async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Assessment], evaluators: list[str],
                     path: Callable[[str], Path | None]) -> None:
     config = run.config
-    j_store: JsonlStore[MetaJudgment] = JsonlStore(path("judgments.jsonl"), MetaJudgment)
-    d_store: JsonlStore[Debate] = JsonlStore(path("debates.jsonl"), Debate, key="judgment_id")
+    j_store: JsonlStore[MetaJudgment] = JsonlStore(path(rundir.JUDGMENTS), MetaJudgment)
+    d_store: JsonlStore[Debate] = JsonlStore(path(rundir.DEBATES), Debate, key="judgment_id")
     graph = build_debate_graph(gw, DebateConfig(max_rounds=config.max_rounds, statement_words=config.statement_words,
                                                 referee_words=config.reasoning_words, referee_endpoint=config.meta_judge)) if config.method == "mdeval" else None
     planned: list[str] = []
@@ -348,7 +349,7 @@ def _md_task(graph: Any, item: MetaItem, a1: Assessment, a2: Assessment, draw: i
 async def _individual(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Assessment], evaluators: list[str],
                       path: Callable[[str], Path | None]) -> None:
     config = run.config
-    store: JsonlStore[IndividualJudgment] = JsonlStore(path("individual.jsonl"), IndividualJudgment)
+    store: JsonlStore[IndividualJudgment] = JsonlStore(path(rundir.INDIVIDUAL), IndividualJudgment)
     fn = jdeval_i if config.method == "jdeval-i" else bsmeval
     planned: list[str] = []
     tasks: list[Callable[[], Awaitable[Any]]] = []

@@ -1,4 +1,5 @@
-"""Meta-evaluation report: report.json, report.md and a self-contained report.html.
+"""Meta-evaluation report: report.json, report.md and a self-contained report.html (written by the one
+report writer, examiner/report/writer.py).
 
 The HTML embeds the win-rate heatmap as a base64 PNG (matplotlib, Agg backend) so it can be mailed or
 archived as one file; it also holds the Elo / Bradley-Terry tables with their intervals, the baseline
@@ -10,20 +11,11 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
-import math
 from pathlib import Path
 from typing import Any
 
 from examiner.meta.pipeline import MetaRun
-
-
-def _f(x: Any, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
+from examiner.report.writer import cell, dumps, write_report
 
 
 def ranking_rows(run: MetaRun) -> list[dict[str, Any]]:
@@ -66,10 +58,10 @@ def to_markdown(run: MetaRun) -> str:
               f"| evaluator | baseline | win rate | {extra}Elo (mean ± std) | Elo min-max | BT rating [95% CI] |",
               "|---|---|---|" + ("---|" if extra else "") + "---|---|---|"]
     for row in ranking_rows(run):
-        ms = f"{_f(row['mean_score'], 2)} | " if extra else ""
-        lines.append(f"| {row['evaluator']} | {_f(row['baseline'])} | {_f(row['win_rate'])} | {ms}"
-                     f"{_f(row['elo'], 1)} ± {_f(row['elo_std'], 1)} | {_f(row['elo_min'], 1)}-{_f(row['elo_max'], 1)} | "
-                     f"{_f(row['bt'], 1)} [{_f(row['bt_low'], 1)}, {_f(row['bt_high'], 1)}] |")
+        ms = f"{cell(row['mean_score'], 2)} | " if extra else ""
+        lines.append(f"| {row['evaluator']} | {cell(row['baseline'])} | {cell(row['win_rate'])} | {ms}"
+                     f"{cell(row['elo'], 1)} ± {cell(row['elo_std'], 1)} | {cell(row['elo_min'], 1)}-{cell(row['elo_max'], 1)} | "
+                     f"{cell(row['bt'], 1)} [{cell(row['bt_low'], 1)}, {cell(row['bt_high'], 1)}] |")
     lines.append("")
     if baseline_order(run):
         lines.append(f"Baseline order: {' > '.join(baseline_order(run))}")
@@ -80,7 +72,7 @@ def to_markdown(run: MetaRun) -> str:
     if agree:
         lines += ["## Agreement with the baseline", "", "| ranking | Kendall tau | Spearman rho | top-1 match |", "|---|---|---|---|"]
         for name, a in agree.items():
-            lines.append(f"| {name} | {_f(a['kendall_tau'])} | {_f(a['spearman_rho'])} | {a['top1_match']} |")
+            lines.append(f"| {name} | {cell(a['kendall_tau'])} | {cell(a['spearman_rho'])} | {a['top1_match']} |")
         lines.append("")
     wr = r.get("win_rates")
     if wr:
@@ -88,10 +80,10 @@ def to_markdown(run: MetaRun) -> str:
         lines += ["## Win rates (row over column; ties excluded from wins)", "",
                   "| | " + " | ".join(players) + " |", "|---" * (len(players) + 1) + "|"]
         for p in players:
-            lines.append(f"| {p} | " + " | ".join("-" if q == p else _f(wr["win_rate"][p][q]) for q in players) + " |")
+            lines.append(f"| {p} | " + " | ".join("-" if q == p else cell(wr["win_rate"][p][q]) for q in players) + " |")
         lines.append("")
-    lines += ["## Counts", "", "```", json.dumps(run.counts, indent=2), "```", "",
-              "## Usage", "", "```", json.dumps(run.usage, indent=2), "```", ""]
+    lines += ["## Counts", "", "```", dumps(run.counts), "```", "",
+              "## Usage", "", "```", dumps(run.usage), "```", ""]
     if run.debates:
         shown = run.debates[:20]
         lines += [f"## Debates (first {len(shown)} of {len(run.debates)}; all in debates.jsonl)", ""]
@@ -155,11 +147,11 @@ def to_html(run: MetaRun) -> str:
                  + ("<th>mean score</th>" if has_mean else "")
                  + "<th>Elo mean</th><th>Elo std</th><th>Elo min-max</th><th>BT rating</th><th>BT 95% interval</th></tr>")
     for row in ranking_rows(run):
-        parts.append(f"<tr><td>{esc(row['evaluator'])}</td><td>{_f(row['baseline'])}</td><td>{_f(row['win_rate'])}</td>"
-                     + (f"<td>{_f(row['mean_score'], 2)}</td>" if has_mean else "")
-                     + f"<td>{_f(row['elo'], 1)}</td><td>{_f(row['elo_std'], 1)}</td>"
-                     f"<td>{_f(row['elo_min'], 1)}-{_f(row['elo_max'], 1)}</td><td>{_f(row['bt'], 1)}</td>"
-                     f"<td>[{_f(row['bt_low'], 1)}, {_f(row['bt_high'], 1)}]</td></tr>")
+        parts.append(f"<tr><td>{esc(row['evaluator'])}</td><td>{cell(row['baseline'])}</td><td>{cell(row['win_rate'])}</td>"
+                     + (f"<td>{cell(row['mean_score'], 2)}</td>" if has_mean else "")
+                     + f"<td>{cell(row['elo'], 1)}</td><td>{cell(row['elo_std'], 1)}</td>"
+                     f"<td>{cell(row['elo_min'], 1)}-{cell(row['elo_max'], 1)}</td><td>{cell(row['bt'], 1)}</td>"
+                     f"<td>[{cell(row['bt_low'], 1)}, {cell(row['bt_high'], 1)}]</td></tr>")
     parts.append("</table>")
     if baseline_order(run):
         parts.append(f"<p>Baseline order: {esc(' > '.join(baseline_order(run)))}<br>")
@@ -169,14 +161,14 @@ def to_html(run: MetaRun) -> str:
         parts.append("<h2>Agreement with the baseline</h2><table><tr><th>ranking</th><th>Kendall tau</th>"
                      "<th>Spearman rho</th><th>top-1 match</th></tr>")
         for name, a in r["agreement"].items():
-            parts.append(f"<tr><td>{esc(name)}</td><td>{_f(a['kendall_tau'])}</td><td>{_f(a['spearman_rho'])}</td>"
+            parts.append(f"<tr><td>{esc(name)}</td><td>{cell(a['kendall_tau'])}</td><td>{cell(a['spearman_rho'])}</td>"
                          f"<td>{a['top1_match']}</td></tr>")
         parts.append("</table>")
     png = heatmap_png(run)
     if png:
         parts.append(f"<h2>Win rates</h2><img alt='win-rate heatmap' src='data:image/png;base64,{png}'>")
-    parts.append(f"<h2>Counts</h2><pre>{esc(json.dumps(run.counts, indent=2))}</pre>"
-                 f"<h2>Usage</h2><pre>{esc(json.dumps(run.usage, indent=2))}</pre>")
+    parts.append(f"<h2>Counts</h2><pre>{esc(dumps(run.counts))}</pre>"
+                 f"<h2>Usage</h2><pre>{esc(dumps(run.usage))}</pre>")
     if run.debates:
         parts.append(f"<h2>Debates ({len(run.debates)})</h2>")
         for d in run.debates:
@@ -190,10 +182,6 @@ def to_html(run: MetaRun) -> str:
 
 
 def write_reports(run: MetaRun, out_dir: Path) -> dict[str, Path]:
-    """report.json, report.md, report.html in `out_dir`."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out_dir / "report.json", "md": out_dir / "report.md", "html": out_dir / "report.html"}
-    paths["json"].write_text(json.dumps(run.to_dict(), indent=2, default=str), encoding="utf-8")
-    paths["md"].write_text(to_markdown(run), encoding="utf-8")
-    paths["html"].write_text(to_html(run), encoding="utf-8")
-    return paths
+    """report.json (strict: an undefined figure, e.g. a rank correlation against a tied baseline, is null
+    with its reason), report.md and report.html in `out_dir`."""
+    return write_report(out_dir, run.to_dict(), markdown=to_markdown(run), html=to_html(run))

@@ -1,12 +1,19 @@
-"""Append-only JSONL files of pydantic records, read back by id: what makes a meta run resumable."""
+"""Append-only JSONL files of pydantic records, read back by id: what makes a meta run resumable.
+
+The files follow the one JSONL policy of examiner/core/jsonl.py: a torn last line (a run killed
+mid-write) is counted in `torn_lines` and its record redone; damage elsewhere is a CorruptRunFile naming
+file and line; before the first append a torn tail is moved to `<file>.torn`.
+"""
 
 from __future__ import annotations
 
-import json
+from io import TextIOWrapper
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+
+from examiner.core.jsonl import read_jsonl, repair_tail
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -19,18 +26,13 @@ class JsonlStore(Generic[R]):
         self.model = model
         self.key = key
         self.records: dict[str, R] = {}
-        self.skipped_lines = 0
-        if path is not None and path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if not line.strip():
-                    continue
-                try:
-                    record = model.model_validate_json(line)
-                except (ValidationError, json.JSONDecodeError):
-                    self.skipped_lines += 1  # a line cut off by an interrupted run: redone
-                    continue
+        self.torn_lines = 0
+        if path is not None:
+            read = read_jsonl(path, model.model_validate_json)
+            self.torn_lines = int(read.torn_tail)
+            for record in read.rows:
                 self.records[self.id_of(record)] = record
-        self._fh = None
+        self._fh: TextIOWrapper | None = None
 
     def id_of(self, record: R) -> str:
         if self.key == "assessment":
@@ -45,6 +47,7 @@ class JsonlStore(Generic[R]):
         if self.path is not None:
             if self._fh is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                repair_tail(self.path)
                 self._fh = open(self.path, "a", encoding="utf-8")
             self._fh.write(record.model_dump_json() + "\n")
             self._fh.flush()

@@ -2,6 +2,8 @@
 
     build_report(run_dir) -> {"json": Path, "md": Path, "html": Path, "figure:<name>": Path, ...}
     compare(run_dirs) -> (markdown, html)
+
+writer.py is the one report writer every method uses (exam here, judge and meta in their packages).
 """
 
 from examiner.report.build import build_report

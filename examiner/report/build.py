@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
-from typing import Any
 
+from examiner.core.rundir import FIGURES
 from examiner.report import figures as fg
 from examiner.report.html import render_html
 from examiner.report.markdown import render_markdown
 from examiner.report.store import load_run
 from examiner.report.summary import summarize
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe: nan/inf -> None, dict keys -> str."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+from examiner.report.writer import write_report
 
 
 def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, seed: int = 0) -> dict[str, Path]:
@@ -33,7 +21,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     run = load_run(run_dir)
     summary = summarize(run, seed=seed)
     out_dir = run.path
-    fig_dir = out_dir / "figures"
+    fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}
     targets = summary["targets"]
     if targets:
@@ -47,13 +35,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
         if path is not None:
             pngs[f"map:{target}"] = path
     summary["figures"] = {k: str(v.relative_to(out_dir)) for k, v in pngs.items()}
-    paths = {
-        "json": out_dir / "report.json",
-        "md": out_dir / "report.md",
-        "html": out_dir / "report.html",
-    }
-    paths["json"].write_text(json.dumps(_clean(summary), indent=2), encoding="utf-8")
-    paths["md"].write_text(render_markdown(summary, summary["figures"]), encoding="utf-8")
-    paths["html"].write_text(render_html(summary, pngs), encoding="utf-8")
+    paths: dict[str, Path] = write_report(out_dir, summary, markdown=render_markdown(summary, summary["figures"]),
+                                          html=render_html(summary, pngs))
     paths.update({f"figure:{k}": v for k, v in pngs.items()})
     return paths

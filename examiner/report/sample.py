@@ -30,6 +30,7 @@ from examiner.core.records import (
     UnitRecord,
     VerdictRecord,
 )
+from examiner.core.rundir import CONFIG, LEDGER, RunDir
 
 DOCUMENTS = {
     "rivers.txt": (
@@ -76,6 +77,7 @@ def write_sample_run(run_dir: str | Path, corpus_dir: str | Path | None = None, 
     """Write the corpus (beside the run unless given) and a run directory; returns the run directory."""
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
+    files = RunDir(run)
     corpus_root = Path(corpus_dir) if corpus_dir else run.parent / "sample-corpus"
     corpus_root.mkdir(parents=True, exist_ok=True)
     for name, text in DOCUMENTS.items():
@@ -102,7 +104,6 @@ def write_sample_run(run_dir: str | Path, corpus_dir: str | Path | None = None, 
     outcomes: list[UnitOutcome] = []
     summaries: list[RoundSummary] = []
     ledger: list[dict[str, Any]] = []
-    (run / "clusters").mkdir(exist_ok=True)
 
     def call(role: str, stage: str, rnd: int, unit_ids: list[str], p: int, c: int, endpoint: str,
              cache_hit: bool = False) -> None:
@@ -128,10 +129,7 @@ def write_sample_run(run_dir: str | Path, corpus_dir: str | Path | None = None, 
                                       members=[ids[i] for i in g]) for j, g in enumerate(groups)]
             projection = {ids[i]: (float(j * 3 + (i % 3) * 0.4), float(j % 2 * 2 + (i % 4) * 0.3))
                           for j, g in enumerate(groups) for i in g}
-            (run / "clusters" / target).mkdir(exist_ok=True)
-            (run / "clusters" / target / f"round-{rnd}.json").write_text(
-                ClusterRound(round=rnd, target=target, k=k, clusters=clusters,
-                             projection=projection).model_dump_json(), encoding="utf-8")
+            files.write_clusters(ClusterRound(round=rnd, target=target, k=k, clusters=clusters, projection=projection))
             covered_now: list[int] = []
             unknown = always_unknown | (late if rnd == 1 else set())
             for cluster, group in zip(clusters, groups):
@@ -192,18 +190,18 @@ def write_sample_run(run_dir: str | Path, corpus_dir: str | Path | None = None, 
                    skipped_files=[{"path": str(corpus_root / "image.bin"), "reason": "binary file"}],
                    rounds=summaries, unparseable_judgments=0, leak_rejections=1, ignored_verdicts=1,
                    started=1_700_000_000.0, finished=1_700_000_042.0)
-    (run / "run.json").write_text(info.model_dump_json(indent=2), encoding="utf-8")
-    (run / "config.yaml").write_text("mode: refeval\ncluster_size: 4\nmax_rounds: 4\n", encoding="utf-8")
-    _dump(run / "units.jsonl", units)
-    _dump(run / "questions.jsonl", questions, duplicate_every=3)
-    _dump(run / "answers.jsonl", answers, duplicate_every=2)
-    _dump(run / "verdicts.jsonl", verdicts, duplicate_every=5)
+    files.write_info(info)
+    files.file(CONFIG).write_text("mode: refeval\ncluster_size: 4\nmax_rounds: 4\n", encoding="utf-8")
+    _dump(files.record_file(UnitRecord), units)
+    _dump(files.record_file(QuestionRecord), questions, duplicate_every=3)
+    _dump(files.record_file(AnswerRecord), answers, duplicate_every=2)
+    _dump(files.record_file(VerdictRecord), verdicts, duplicate_every=5)
     if with_outcomes:
-        _dump(run / "outcomes.jsonl", outcomes, duplicate_every=4)
+        _dump(files.record_file(UnitOutcome), outcomes, duplicate_every=4)
     call("examiner", "extract_units", 0, [], 0, 0, "examiner-model")
     ledger[-1]["outcome"] = "failed"
     text = "\n".join(json.dumps(r) for r in ledger) + "\n" + '{"role": "judge", "stage'  # torn by a kill
-    (run / "ledger.jsonl").write_text(text, encoding="utf-8")
+    files.file(LEDGER).write_text(text, encoding="utf-8")
     return run
 
 

@@ -2,20 +2,17 @@
 
 Why a reader of its own: the exam appends records and may write the same id again after a resume, and a
 killed run may lack its final files (outcomes.jsonl, a finished run.json). The report must still be built
-from whatever is there, so this module keeps the last record per id, skips a torn last line, and derives
-unit outcomes from the verdicts when outcomes.jsonl is missing.
+from whatever is there, so this module reads the files through examiner.core.rundir (last record per id,
+a torn last line counted, damage elsewhere a one-line error) and derives unit outcomes from the verdicts
+when outcomes.jsonl is missing.
 """
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
-
-import yaml
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from examiner.errors import UserError
 from examiner.core.records import (
@@ -26,14 +23,8 @@ from examiner.core.records import (
     UnitOutcome,
     UnitRecord,
     VerdictRecord,
-    record_key,
 )
-from examiner.core.jsonl import read_models
-from examiner.llm.ledger import read_ledger
-
-log = logging.getLogger(__name__)
-
-M = TypeVar("M", bound=BaseModel)
+from examiner.core.rundir import RunDir
 
 COVERING = ("correct", "incorrect")
 """Verdict types that cover a unit; `unrelated` and `unparseable` leave it in the pool."""
@@ -58,6 +49,9 @@ class RunData:
     outcomes_derived: bool = False
     """True when outcomes.jsonl was absent and outcomes were rebuilt from the verdicts."""
     unreadable_lines: dict[str, int] = field(default_factory=dict)
+    """Per file name, the torn last lines met while reading (a killed writer's last record)."""
+    passages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """passages.jsonl by id: the passages as the exam read them (empty for runs that predate it)."""
 
     @property
     def targets(self) -> list[str]:
@@ -81,51 +75,24 @@ class RunData:
         return index
 
 
-def _read_clusters(run_dir: Path) -> dict[str, list[ClusterRound]]:
-    """clusters/<target>/round-N.json, also accepting the flat clusters/round-N.json layout."""
-    result: dict[str, dict[int, ClusterRound]] = defaultdict(dict)
-    root = run_dir / "clusters"
-    if not root.is_dir():
-        return {}
-    for file in sorted(root.rglob("round-*.json")):
-        try:
-            rnd = ClusterRound.model_validate_json(file.read_text(encoding="utf-8"))
-        except (ValidationError, ValueError, OSError) as exc:
-            log.warning("skipping unreadable %s: %s", file, exc)
-            continue
-        result[rnd.target][rnd.round] = rnd
-    return {t: [rounds[r] for r in sorted(rounds)] for t, rounds in result.items()}
-
-
 def load_run(run_dir: str | Path) -> RunData:
-    """Read a run directory; UserError (one line for the CLI) when it is not one."""
+    """Read a run directory; UserError (one line for the CLI) when it is not one or a file is damaged."""
     path = Path(run_dir)
     if not path.is_dir():
         raise UserError(f"run directory not found: {run_dir}")
-    info_file = path / "run.json"
-    if not info_file.is_file():
-        raise UserError(f"not a run directory (no run.json): {run_dir}")
-    try:
-        info = RunInfo.model_validate_json(info_file.read_text(encoding="utf-8"))
-    except (ValidationError, ValueError) as exc:
-        first = str(exc).splitlines()[0]
-        raise UserError(f"invalid run.json in {run_dir}: {first}") from None
-    config: dict[str, Any] = {}
-    if (path / "config.yaml").is_file():
-        try:
-            config = yaml.safe_load((path / "config.yaml").read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError:
-            log.warning("config.yaml of %s is not valid YAML", run_dir)
-    bad: dict[str, int] = {}
-    units = read_models(path / "units.jsonl", UnitRecord, record_key, bad)
-    questions = read_models(path / "questions.jsonl", QuestionRecord, record_key, bad)
-    answers = read_models(path / "answers.jsonl", AnswerRecord, record_key, bad)
-    verdicts = read_models(path / "verdicts.jsonl", VerdictRecord, record_key, bad)
-    raw_outcomes = read_models(path / "outcomes.jsonl", UnitOutcome, record_key, bad)
-    clusters = _read_clusters(path)
-    ledger = read_ledger(path / "ledger.jsonl")
+    files = RunDir(path)
+    info = files.read_info()
+    config = files.read_config()
+    units = files.records(UnitRecord)
+    questions = files.records(QuestionRecord)
+    answers = files.records(AnswerRecord)
+    verdicts = files.records(VerdictRecord)
+    raw_outcomes = files.records(UnitOutcome)
+    clusters = files.read_clusters()
+    ledger = files.read_ledger()
+    passages = files.read_passages()
     run = RunData(path, info, config, units, clusters, questions, answers, verdicts, {}, ledger,
-                  unreadable_lines=bad)
+                  unreadable_lines=files.torn, passages=passages)
     if raw_outcomes:
         for outcome in raw_outcomes.values():
             run.outcomes.setdefault(outcome.target, {})[outcome.unit_id] = outcome

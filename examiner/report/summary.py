@@ -9,7 +9,6 @@ rendering lets Markdown, HTML and `compare` show exactly the same values.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -259,17 +258,8 @@ class PassageReader:
 
     def _read_snapshot(self) -> dict[str, tuple[str, int, int, str]]:
         """passages.jsonl of the run (the passages as the exam read them), when the engine wrote it."""
-        snapshot: dict[str, tuple[str, int, int, str]] = {}
-        file = self.run.path / "passages.jsonl"
-        if not file.is_file():
-            return snapshot
-        for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                row = json.loads(line)
-                snapshot[row["id"]] = (row["document"], int(row["start"]), int(row["end"]), row["text"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                continue
-        return snapshot
+        return {pid: (row["document"], int(row["start"]), int(row["end"]), row["text"])
+                for pid, row in self.run.passages.items()}
 
     def source(self, document: str, passage_id: str, start: int, end: int) -> dict[str, Any] | None:
         """The recorded span's text and the passage around it, or None when neither the corpus file nor the

@@ -1,0 +1,219 @@
+"""The run directory: the name of every file a run writes, and typed readers and writers for them.
+
+Why one owner: the exam writes a run directory, and the reports, the provenance graph, `examiner cost`
+and `examiner meta --exam` read it back; judge and meta runs write theirs. Spelling a file name in one
+place keeps writers and readers in step, and reading every JSONL file through core/jsonl.py gives every
+reader the same policy (a torn last line is tolerated and counted, damage elsewhere is a one-line
+error naming file and line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from examiner.core.jsonl import CorruptRunFile, append_jsonl, read_jsonl, read_models, repair_tail
+from examiner.core.records import (
+    AnswerRecord,
+    ClusterRound,
+    QuestionRecord,
+    RunInfo,
+    UnitOutcome,
+    UnitRecord,
+    VerdictRecord,
+    record_key,
+)
+from examiner.errors import UserError
+
+M = TypeVar("M", bound=BaseModel)
+
+# --- every file name a run directory holds -------------------------------------------------------------
+
+RUN_INFO = "run.json"
+"""RunInfo: status, rounds, counters (rewritten atomically)."""
+REQUEST = "request.json"
+"""The exam request (corpus paths, targets, mode), for resuming."""
+CONFIG = "config.yaml"
+"""The settings the run used."""
+UNITS = "units.jsonl"
+PASSAGES = "passages.jsonl"
+"""The corpus passages as the exam read them (id, document, start, end, text)."""
+QUESTIONS = "questions.jsonl"
+ANSWERS = "answers.jsonl"
+VERDICTS = "verdicts.jsonl"
+OUTCOMES = "outcomes.jsonl"
+CLUSTERS = "clusters"
+"""Folder: clusters/<target>/round-N.json."""
+LEDGER = "ledger.jsonl"
+"""One line per model call: tokens, dollars, cache hits (written by the gateway)."""
+CACHE = "cache.sqlite"
+CHECKPOINTS = "checkpoints.sqlite"
+"""LangGraph's checkpointer: where a killed exam resumes from."""
+EMBEDDINGS = "embeddings.sqlite"
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+FIGURES = "figures"
+PROVENANCE = "provenance.graphml"
+JUDGMENTS = "judgments.jsonl"
+"""Judge runs: one line per judgment; meta runs: one line per meta-judgment."""
+ASSESSMENTS = "assessments.jsonl"
+DEBATES = "debates.jsonl"
+INDIVIDUAL = "individual.jsonl"
+
+RECORD_FILES: dict[type[BaseModel], str] = {
+    UnitRecord: UNITS,
+    QuestionRecord: QUESTIONS,
+    AnswerRecord: ANSWERS,
+    VerdictRecord: VERDICTS,
+    UnitOutcome: OUTCOMES,
+}
+"""The exam's record types and the append-only file each lives in."""
+
+
+def report_paths(folder: Path, stem: str = "") -> dict[str, Path]:
+    """{"json", "md", "html"} -> the report files of a run (a stem prefixes them, e.g. `stats-`)."""
+    return {"json": folder / f"{stem}{REPORT_JSON}", "md": folder / f"{stem}{REPORT_MD}",
+            "html": folder / f"{stem}{REPORT_HTML}"}
+
+
+def safe_name(name: str) -> str:
+    """A target name usable as a folder name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+class RunDir:
+    """One run directory on disk: paths by role, and records read under the one JSONL policy.
+
+    `torn` counts, per file name, the torn last lines the reads met (a killed writer's last record;
+    the run that resumes redoes it). Reading never creates the folder; writing does.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.torn: dict[str, int] = {}
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    def record_file(self, model: type[BaseModel]) -> Path:
+        return self.path / RECORD_FILES[model]
+
+    # --- exam records ------------------------------------------------------------------------------
+
+    def records(self, model: type[M]) -> dict[str, M]:
+        """Every record of an exam record type by id, the last write winning (missing file: empty)."""
+        return read_models(self.record_file(model), model, record_key, self.torn)
+
+    def require_records(self, model: type[M]) -> dict[str, M]:
+        """As `records`, but a missing file is a UserError (for readers that need a finished exam)."""
+        if not self.record_file(model).is_file():
+            raise UserError(f"{self.path} lacks {RECORD_FILES[model]} (is it an exam run directory?)")
+        return self.records(model)
+
+    def append_records(self, model: type[BaseModel], records: Iterable[BaseModel], *, repair: bool) -> None:
+        """Append records of one type; `repair` first cuts off a torn tail (once per file and writer)."""
+        path = self.record_file(model)
+        self.path.mkdir(parents=True, exist_ok=True)
+        if repair:
+            repair_tail(path)
+        append_jsonl(path, (record.model_dump_json() for record in records))
+
+    # --- run.json, config.yaml ---------------------------------------------------------------------
+
+    def read_info(self) -> RunInfo:
+        """run.json; a missing or invalid one is a one-line UserError."""
+        file = self.file(RUN_INFO)
+        if not file.is_file():
+            raise UserError(f"not a run directory (no {RUN_INFO}): {self.path}")
+        try:
+            return RunInfo.model_validate_json(file.read_text(encoding="utf-8"))
+        except (ValidationError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise UserError(f"invalid {RUN_INFO} in {self.path}: {first}") from None
+
+    def write_info(self, info: RunInfo) -> None:
+        """Replace run.json atomically (a kill mid-write leaves the previous one)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        _write_atomic(self.file(RUN_INFO), info.model_dump_json(indent=1))
+
+    def read_config(self) -> dict[str, Any]:
+        """config.yaml as a mapping ({} when absent); invalid YAML is a one-line UserError."""
+        file = self.file(CONFIG)
+        if not file.is_file():
+            return {}
+        try:
+            return yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise UserError(f"{file}: not valid YAML ({str(exc).splitlines()[0]})") from None
+
+    # --- clusters ------------------------------------------------------------------------------------
+
+    def write_clusters(self, clusters: ClusterRound) -> Path:
+        folder = self.file(CLUSTERS) / safe_name(clusters.target)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"round-{clusters.round}.json"
+        _write_atomic(path, clusters.model_dump_json(indent=1))
+        return path
+
+    def read_clusters(self) -> dict[str, list[ClusterRound]]:
+        """Per target, the rounds' clusterings in round order (also the flat clusters/round-N.json layout).
+
+        A clustering file is replaced whole and atomically, so one that does not parse is damage: a
+        CorruptRunFile naming it.
+        """
+        result: dict[str, dict[int, ClusterRound]] = defaultdict(dict)
+        root = self.file(CLUSTERS)
+        if not root.is_dir():
+            return {}
+        for file in sorted(root.rglob("round-*.json")):
+            try:
+                rnd = ClusterRound.model_validate_json(file.read_text(encoding="utf-8"))
+            except (ValidationError, ValueError) as exc:
+                raise CorruptRunFile(f"{file}: not a valid clustering ({str(exc).strip().splitlines()[0]})") from None
+            result[rnd.target][rnd.round] = rnd
+        return {t: [rounds[r] for r in sorted(rounds)] for t, rounds in result.items()}
+
+    # --- ledger ---------------------------------------------------------------------------------------
+
+    def read_ledger(self) -> list[dict[str, Any]]:
+        """ledger.jsonl rows in call order ([] when absent); a torn last line is counted in `torn`."""
+        return self._rows(LEDGER)
+
+    # --- passages ------------------------------------------------------------------------------------
+
+    def write_passages(self, passages: Iterable[dict[str, Any]]) -> None:
+        """passages.jsonl, written whole once per run (rows: id, document, start, end, text)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        file = self.file(PASSAGES)
+        file.write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")
+
+    def read_passages(self) -> dict[str, dict[str, Any]]:
+        """passages.jsonl by passage id ({} when absent)."""
+        return {str(row["id"]): row for row in self._rows(PASSAGES)}
+
+    def _rows(self, name: str) -> list[Any]:
+        read = read_jsonl(self.file(name))
+        if read.torn_tail:
+            self.torn[name] = self.torn.get(name, 0) + 1
+        return read.rows
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write a whole file so that a kill leaves either the old or the new content, never half."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
+
+
+__all__ = [
+    "ANSWERS", "ASSESSMENTS", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
+    "JUDGMENTS", "LEDGER", "OUTCOMES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
+    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "UNITS", "VERDICTS", "report_paths", "safe_name",
+]

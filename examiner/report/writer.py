@@ -1,0 +1,114 @@
+"""The one report writer: strict JSON, Markdown and HTML for every method (exam, judge, meta).
+
+Each method computes its figures as plain data and renders its own sections; this module decides how
+they reach the disk, the same way for all three:
+
+- JSON is strict. NaN and Infinity are not JSON (most parsers outside Python reject them), so a
+  non-finite number becomes null and a `<key>_null_reason` next to it says what it was (for a list,
+  the reason sits next to the list and names the item). The result then goes through
+  `json.dumps(..., allow_nan=False)`, so a value this module fails to clean raises instead of slipping out.
+- Markdown and HTML show an undefined number the same way everywhere (`cell`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from examiner.core.rundir import report_paths
+
+NULL_REASON = "_null_reason"
+"""Suffix of the key that explains a null which stands for a non-finite number."""
+UNDEFINED = "n/a"
+"""How Markdown and HTML show a number that is undefined (null, NaN, infinite)."""
+
+
+def _why(value: float) -> str:
+    if math.isnan(value):
+        return "undefined for these data (NaN), e.g. a correlation over a constant ranking or an empty sample"
+    return f"not finite ({'+' if value > 0 else '-'}Infinity)"
+
+
+def _finite(value: Any) -> tuple[Any, str | None]:
+    """(JSON-ready value, reason) for a scalar: a non-finite float is (None, reason)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, _why(value)
+    return value, None
+
+
+def strict(value: Any) -> Any:
+    """A JSON-ready copy of `value`: non-finite floats -> null plus a reason, keys -> str, tuples -> lists."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if isinstance(item, (Mapping, list, tuple)):
+                out[name], reason = strict(item), _list_reason(item)
+            else:
+                out[name], reason = _finite(item)
+            if reason is not None:
+                out[name + NULL_REASON] = reason
+        return out
+    if isinstance(value, (list, tuple)):
+        return [strict(item) for item in value]
+    if isinstance(value, Path):
+        return str(value)
+    return _finite(value)[0]
+
+
+def _list_reason(items: Any) -> str | None:
+    """For a list holding non-finite numbers directly: which items became null, and why."""
+    if not isinstance(items, (list, tuple)):
+        return None
+    reasons = [f"item {i}: {why}" for i, item in enumerate(items) if (why := _finite(item)[1]) is not None]
+    return "; ".join(reasons) or None
+
+
+def dumps(data: Any, indent: int | None = 2) -> str:
+    """Strict JSON text of `data` (see the module docstring)."""
+    return json.dumps(strict(data), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> Path:
+    """A whole JSONL file of records, each line strict JSON."""
+    path.write_text("".join(dumps(record, indent=None) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def write_report(folder: Path, data: Mapping[str, Any], *, markdown: str | None = None, html: str | None = None,
+                 stem: str = "") -> dict[str, Path]:
+    """report.json (always), report.md and report.html (when the method renders them) in `folder`.
+
+    Returns {"json", "md", "html"} -> path for the files written; `stem` prefixes the names.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = report_paths(folder, stem)
+    text = dumps(data) + "\n"
+    paths["json"].write_text(text, encoding="utf-8")
+    written = {"json": paths["json"]}
+    for kind, rendered in (("md", markdown), ("html", html)):
+        if rendered is not None:
+            paths[kind].write_text(rendered, encoding="utf-8")
+            written[kind] = paths[kind]
+    return written
+
+
+def cell(value: Any, digits: int = 3) -> str:
+    """A table cell: floats to `digits` places, undefined numbers as n/a, anything else as text."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return UNDEFINED
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+__all__ = ["NULL_REASON", "UNDEFINED", "cell", "dumps", "strict", "write_jsonl", "write_report"]
