@@ -39,6 +39,18 @@ class Mark(Generic[L]):
         return cls(Unscored(reason, raw), reason)
 
 
+@dataclass(frozen=True)
+class ExamTask:
+    """What an exam judge marks: one answer to one question, judged on the question's target units."""
+
+    question: str
+    answer: str
+    units: tuple[tuple[str, str], ...]
+    """(unit id, reference text) per target unit; the exam mode chooses the text (the unit itself, or
+    for the Top baseline the unit's source passage)."""
+    round: int
+
+
 class Judge(Protocol[T_contra, L]):
     """The contract every judge keeps (compare inspect_ai's Scorer: a small callable protocol)."""
 
@@ -67,4 +79,4 @@ def majority(marks: Mapping[str, Mark[L]]) -> Mark[L]:
     return Mark(winner, reason, dict(marks))  # type: ignore[arg-type]
 
 
-__all__ = ["Judge", "Mark", "majority"]
+__all__ = ["ExamTask", "Judge", "Mark", "majority"]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-VerdictType = Literal["correct", "incorrect", "unrelated", "unparseable"]
+VerdictType = Literal["correct", "incorrect", "unrelated", "unscored"]
+"""A verdict's label on disk; `unscored` is a unit the judge gave no usable verdict for (its reason says
+why). Runs written before this spelling have `unparseable`, read as `unscored`."""
 QuestionType = Literal["who", "what", "when", "where", "why", "how", "other"]
 UnitStatus = Literal["correct", "incorrect", "unanswered", "uncovered"]
 RunStatus = Literal["running", "completed", "budget_exhausted", "failed"]
@@ -91,6 +93,13 @@ class AnswerRecord(BaseModel):
     """Cosine similarity of answer and concatenated reference texts (all-MiniLM-L6-v2)."""
 
 
+class MemberVerdict(BaseModel):
+    """One panel member's verdict on a unit (inside a VerdictRecord)."""
+
+    type: VerdictType
+    reason: str
+
+
 class VerdictRecord(BaseModel):
     """verdicts.jsonl: the judge's label for one unit given one answer."""
 
@@ -103,6 +112,13 @@ class VerdictRecord(BaseModel):
     type: VerdictType
     reason: str
     mode: Literal["refeval", "top", "noref"] = "refeval"
+    members: dict[str, MemberVerdict] = Field(default_factory=dict)
+    """With a judge panel: each member's own verdict, by member (endpoint) name; empty for one judge."""
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _older_spelling(cls, value: object) -> object:
+        return "unscored" if value == "unparseable" else value
 
 
 class UnitOutcome(BaseModel):

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
 COVERING = ("correct", "incorrect")
-"""Verdict types that cover a unit; `unrelated` and `unparseable` leave it in the pool."""
+"""Verdict types that cover a unit; `unrelated` and `unscored` leave it in the pool."""
 
 
 @dataclass

@@ -327,7 +327,7 @@ def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[di
 def counts(run: RunData) -> dict[str, Any]:
     """What was skipped, unparseable, rejected or ignored: from run.json, or the records when higher."""
     info = run.info
-    unparseable_verdicts = sum(1 for v in run.verdicts.values() if v.type == "unparseable")
+    unparseable_verdicts = sum(1 for v in run.verdicts.values() if v.type == "unscored")
     unparseable_questions = sum(1 for q in run.questions.values() if q.status == "unparseable")
     leaks = sum(q.leak_rejections for q in run.questions.values())
     dropped = sum(len(q.dropped_targets) for q in run.questions.values())
