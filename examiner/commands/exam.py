@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.judging.exam_judges import JUDGE_METHODS
 from examiner.errors import UserError
 from examiner.core.records import RunInfo
+from examiner.exam.modes import MODES
 from examiner.exam.runner import (
-    JUDGE_MODES,
-    MODES,
     ExamRequest,
     default_run_dir,
     estimate_exam,
@@ -31,10 +31,10 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", default=[], metavar="ENDPOINT",
                         help="endpoint to examine (repeat to give several targets the same paper); "
                              "default: the candidate role's endpoint")
-    parser.add_argument("--mode", choices=MODES, default="refeval",
+    parser.add_argument("--mode", choices=list(MODES), default="refeval",
                         help="refeval (clustered questions), top (one unit at a time, judged against its "
                              "passage), noref (judge without reference text)")
-    parser.add_argument("--judge-mode", choices=JUDGE_MODES, default="refeval",
+    parser.add_argument("--judge-mode", choices=JUDGE_METHODS, default="refeval",
                         help="how answers are judged: refeval judge, RevisEval reviser+judge, or G-Eval")
     parser.add_argument("--units", choices=("sentences", "llm"), help="knowledge-unit extraction mode")
     parser.add_argument("--jsonl-field", default="text", help="text field of .jsonl corpus files")

@@ -11,7 +11,7 @@ from typing import Any
 from examiner.roles.extractor import extract_statements
 from examiner.corpus import Corpus, Passage, load_corpus
 from examiner.errors import UserError
-from examiner.exam.nodes import ExamContext
+from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.exam.state import ExamState
 from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_long_unit, units_from_statements

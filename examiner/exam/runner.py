@@ -22,15 +22,15 @@ from examiner.config import Settings
 from examiner.errors import UserError
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
-from examiner.exam.nodes import ExamContext
+from examiner.exam.modes import MODES, exam_mode
+from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
+from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.vectors import EmbeddingCache, Embedder
 
-MODES = ("refeval", "top", "noref")
-JUDGE_MODES = ("refeval", "reviseval", "geval")
 
 
 @dataclass
@@ -48,8 +48,8 @@ class ExamRequest:
 def _check_request(settings: Settings, request: ExamRequest) -> None:
     if request.mode not in MODES:
         raise UserError(f"unknown mode '{request.mode}' (choose from {', '.join(MODES)})")
-    if request.judge_mode not in JUDGE_MODES:
-        raise UserError(f"unknown judge mode '{request.judge_mode}' (choose from {', '.join(JUDGE_MODES)})")
+    if request.judge_mode not in JUDGE_METHODS:
+        raise UserError(f"unknown judge mode '{request.judge_mode}' (choose from {', '.join(JUDGE_METHODS)})")
     if len(set(request.targets)) != len(request.targets):
         raise UserError("each --target may be given once")
     for target in request.targets:
@@ -80,10 +80,12 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         embed_cache = EmbeddingCache(run_dir / "embeddings.sqlite")
+        mode = exam_mode(request.mode)
+        judge = exam_judge(gateway, method=request.judge_mode, reads_references=mode.reads_references,
+                           stage=mode.judge_stage)
         ctx = ExamContext(
             settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
-            targets=request.targets, mode=request.mode, judge_mode=request.judge_mode,
-            progress=ExamProgress(gateway.totals, enabled=not quiet),
+            targets=request.targets, mode=mode, judge=judge, progress=ExamProgress(gateway.totals, enabled=not quiet),
         )
         if resume:
             load_for_resume(ctx)
