@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from examiner.core.contract import agreement_with_panel
 from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.llm.ledger import aggregate
 from examiner.report.store import COVERING, RunData
@@ -346,6 +347,23 @@ def counts(run: RunData) -> dict[str, Any]:
     }
 
 
+def judge_panel(run: RunData) -> dict[str, Any] | None:
+    """Per-member agreement with the panel's verdict (all targets, then per target); None without a panel.
+
+    Agreement = share of the units where the member and the panel both gave a label on which the labels
+    are the same; `unscored` counts the units where the member gave no usable label."""
+    marks = [(v.target, v.mark()) for v in run.verdicts.values() if v.members]
+    if not marks:
+        return None
+    rows = []
+    for target in [None, *run.targets]:
+        chosen = [m for t, m in marks if target is None or t == target]
+        rows += [{"target": target or "all", "member": a.member, "agreed": a.agreed, "compared": a.compared,
+                  "unscored": a.unscored, "agreement": a.rate} for a in agreement_with_panel(chosen)]
+    return {"members": list(dict.fromkeys(r["member"] for r in rows)), "verdicts": len(marks),
+            "tied_or_unscored": sum(not m.scored for _, m in marks), "agreement": rows}
+
+
 def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
     """All report figures of one run as JSON-ready data."""
     info = run.info
@@ -384,4 +402,5 @@ def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
         "targets": targets,
         "cost": cost_tables(run),
         "counts": counts(run),
+        "judge_panel": judge_panel(run),
     }

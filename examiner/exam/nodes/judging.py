@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from examiner.core.contract import ExamTask, Mark
-from examiner.core.labels import Verdict
-from examiner.core.records import AnswerRecord, MemberVerdict, QuestionRecord, VerdictRecord
+from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
 from examiner.exam.state import ExamState
 
@@ -60,19 +59,9 @@ async def judge_answer(ctx: ExamContext, answer: AnswerRecord, rnd: int) -> Judg
     for uid in strays:
         log.info("ignored a verdict for %s, not a target of question %s", uid, question.id)
     records = [
-        verdict_record(marks.get(uid, NO_MARK), id=stable_id("verdict", answer.id, uid), answer_id=answer.id,
-                       question_id=question.id, unit_id=uid, round=rnd, target=answer.target, mode=ctx.mode.name)
+        VerdictRecord.from_mark(marks.get(uid, NO_MARK), id=stable_id("verdict", answer.id, uid),
+                                answer_id=answer.id, question_id=question.id, unit_id=uid, round=rnd,
+                                target=answer.target, mode=ctx.mode.name)
         for uid in question.targets
     ]
     return Judged(records, len(strays), any(r.type == "unscored" for r in records))
-
-
-def _label(mark: Mark[Verdict]) -> str:
-    """A mark's label as verdicts.jsonl spells it (the one edge where Unscored becomes text)."""
-    return str(mark.label) if mark.scored else "unscored"
-
-
-def verdict_record(mark: Mark[Verdict], **fields: Any) -> VerdictRecord:
-    """The record of one mark, with each panel member's own verdict when a panel gave it."""
-    members = {name: MemberVerdict(type=_label(m), reason=m.reason) for name, m in mark.members.items()}  # type: ignore[arg-type]
-    return VerdictRecord(type=_label(mark), reason=mark.reason, members=members, **fields)  # type: ignore[arg-type]
