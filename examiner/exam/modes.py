@@ -23,7 +23,7 @@ MAX_PROJECTED = 20000
 
 
 class ExamMode:
-    """Ref-Eval's behaviour; the baselines override what they change."""
+    """What a mode decides, with Ref-Eval's answers; the baselines override what they change."""
 
     name = "refeval"
     probes = True
@@ -65,7 +65,8 @@ class ExamMode:
         return f"max rounds ({max_rounds})" if round >= max_rounds else None
 
 
-RefEval = ExamMode
+class RefEval(ExamMode):
+    """Ref-Eval itself (METHODS.md section 1): the defaults above."""
 
 
 class TopBaseline(ExamMode):
