@@ -10,8 +10,9 @@
 - `GEvalJudge`: one form-filling call per unit on the 1-5 agreement scale
   (examiner/prompting/geval_exam.py); the expected score becomes a label by `label_from_agreement`.
 
-Every judge can be sent to another endpoint than the `judge` role's (a panel member is one). The exam
-builds its judge once with `exam_judge` and never asks which kind it holds.
+Every judge can be sent to another endpoint than its roles' own (a panel member is one; a RevisEval or
+G-Eval member makes all of its calls there). The exam builds its judge once with `exam_judge` and never
+asks which kind it holds.
 """
 
 from __future__ import annotations
