@@ -103,10 +103,4 @@ class NoReference(ExamMode):
 MODES: dict[str, ExamMode] = {mode.name: mode for mode in (RefEval(), TopBaseline(), NoReference())}
 """Every exam mode by the name `--mode` takes and run.json records."""
 
-
-def exam_mode(name: str) -> ExamMode:
-    """The mode called `name` (KeyError for an unknown one; the runner checks names first)."""
-    return MODES[name]
-
-
-__all__ = ["MODES", "ExamMode", "NoReference", "RefEval", "TopBaseline", "exam_mode"]
+__all__ = ["MODES", "ExamMode", "NoReference", "RefEval", "TopBaseline"]

@@ -22,7 +22,7 @@ from examiner.config import Settings
 from examiner.errors import UserError
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
-from examiner.exam.modes import MODES, exam_mode
+from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core.records import RunInfo
@@ -30,7 +30,6 @@ from examiner.exam.store import RunStore
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.vectors import EmbeddingCache, Embedder
-
 
 
 @dataclass
@@ -84,7 +83,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         embed_cache = EmbeddingCache(run_dir / "embeddings.sqlite")
-        mode = exam_mode(request.mode)
+        mode = MODES[request.mode]
         judge = exam_judge(gateway, method=request.judge_mode, reads_references=mode.reads_references,
                            stage=mode.judge_stage, endpoints=request.judges)
         ctx = ExamContext(
