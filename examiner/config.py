@@ -128,6 +128,22 @@ class Settings(BaseModel):
     budget_usd: float | None = Field(None, ge=0)
     cache: bool = True
     exam: ExamSettings = Field(default_factory=ExamSettings)
+    judge_panel: list[str] = Field(default_factory=list)
+    """Endpoints of a judge panel (written `roles: {judge: [A, B, C]}`): each judges every answer and
+    the majority label is the verdict; ties and all-unscored stay unscored. Empty: the `judge` role's
+    endpoint judges alone."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _judge_panel_from_roles(cls, data: Any) -> Any:
+        """`roles: {judge: [A, B, C]}` names a panel; the judge role then resolves to its first member."""
+        roles = data.get("roles") if isinstance(data, dict) else None
+        if isinstance(roles, dict) and isinstance(roles.get("judge"), list):
+            members = [str(m) for m in roles["judge"]]
+            if not members:
+                raise ValueError("roles.judge: a judge panel needs at least one endpoint")
+            data = {**data, "roles": {**roles, "judge": members[0]}, "judge_panel": members}
+        return data
 
     @field_validator("roles")
     @classmethod
@@ -146,12 +162,14 @@ class Settings(BaseModel):
         self.endpoints.setdefault("simulated", EndpointSpec(provider="simulated", model="sim"))
         for role in ROLES:
             self.roles.setdefault(role, "local")
-        for role, name in self.roles.items():
+        for role, name in [*self.roles.items(), *(("judge", m) for m in self.judge_panel)]:
             if name not in self.endpoints:
                 raise ValueError(
                     f"role '{role}' uses endpoint '{name}', which is not defined "
                     f"(defined: {', '.join(sorted(self.endpoints))})"
                 )
+        if len(set(self.judge_panel)) != len(self.judge_panel):
+            raise ValueError(f"judge panel members must be distinct endpoints, got {self.judge_panel}")
         return self
 
     def endpoint_for(self, role: str) -> tuple[str, EndpointSpec]:
@@ -186,6 +204,7 @@ class Settings(BaseModel):
         for role, name in self.roles.items():
             if self.endpoints[name].provider != "simulated":
                 data["roles"][role] = f"sim-{name}"
+        data["judge_panel"] = [n if self.endpoints[n].provider == "simulated" else f"sim-{n}" for n in self.judge_panel]
         return Settings.model_validate(data)
 
 

@@ -177,7 +177,7 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
     paid_before = {r["request_id"] for r in before_resume if not r.get("cache_hit")}
 
     info = await resume_exam(killed, quiet=True, report=False)
-    assert info.status == "completed"
+    assert info.status == "completed", info.stop_reason
     expected = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(reference).items()}
     actual = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(killed).items()}
     assert actual == expected

@@ -1,4 +1,4 @@
-"""Exam judge modes (RevisEval, G-Eval per-unit verdicts) and the simulated pairwise judge's knobs."""
+"""Exam judges (RevisEval, G-Eval per-unit marks) and the simulated pairwise judge's knobs."""
 
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ import pytest
 import examiner.simulator.judging_roles  # noqa: F401 - registers the judging behaviours
 from examiner.config import EndpointSpec, Settings
 from examiner.judging.dataset import Row
-from examiner.judging.exam_modes import geval_unit_verdicts, label_from_agreement, reviseval_unit_verdicts
+from examiner.core.contract import ExamTask
+from examiner.core.labels import Unscored
+from examiner.judging.exam_judges import GEvalJudge, RevisEvalJudge, label_from_agreement
 from examiner.judging.pairwise import PairwiseOptions, run_pairwise
 from examiner.judging.report import pairwise_section
 from examiner.simulator.judging_roles import pairwise_oracle
 from examiner.llm.gateway import Gateway
 from examiner.simulator import SimulatedServer
 
-UNITS = [("u1", "Quokkas live on Rottnest Island."), ("u2", "Quokkas are marsupials."),
-         ("u3", "Quokkas weigh about three kilograms.")]
+UNITS = (("u1", "Quokkas live on Rottnest Island."), ("u2", "Quokkas are marsupials."),
+         ("u3", "Quokkas weigh about three kilograms."))
 ANSWER = "Quokkas live on Rottnest Island (u1:known). They are rodents (u2:wrong). They are friendly."
+TASK = ExamTask("What are quokkas?", ANSWER, UNITS, 1)
 
 
 def _settings(url: str, logprobs: bool = True, **roles: str) -> Settings:
@@ -38,24 +41,25 @@ EXPECTED = {"u1": "correct", "u2": "incorrect", "u3": "unrelated"}
 
 async def test_reviseval_unit_verdicts(server: SimulatedServer) -> None:
     async with Gateway(_settings(server.base_url)) as gw:
-        verdicts = await reviseval_unit_verdicts(gw, question="What are quokkas?", answer=ANSWER, units=UNITS, round=1)
-        assert {uid: v[0] for uid, v in verdicts.items()} == EXPECTED
-        assert all(v[1] for v in verdicts.values())
+        marks = await RevisEvalJudge(gw).mark(TASK)
+        assert {uid: str(m.label) for uid, m in marks.items()} == EXPECTED
+        assert all(m.reason for m in marks.values())
         assert gw.totals.calls == 2
 
 
 @pytest.mark.parametrize("logprobs", [True, False])
 async def test_geval_unit_verdicts(server: SimulatedServer, logprobs: bool) -> None:
     async with Gateway(_settings(server.base_url, logprobs)) as gw:
-        verdicts = await geval_unit_verdicts(gw, question="What are quokkas?", answer=ANSWER, units=UNITS, round=1)
-        assert {uid: v[0] for uid, v in verdicts.items()} == EXPECTED
-        assert all(("logprobs" if logprobs else "samples") in v[1] for v in verdicts.values())
+        marks = await GEvalJudge(gw).mark(TASK)
+        assert {uid: str(m.label) for uid, m in marks.items()} == EXPECTED
+        assert all(("logprobs" if logprobs else "samples") in m.reason for m in marks.values())
         assert gw.totals.calls == 1 + len(UNITS)  # steps once + one call per unit
 
 
 def test_agreement_thresholds() -> None:
-    assert [label_from_agreement(s) for s in (None, 1.0, 2.5, 2.6, 3.4, 3.5, 5.0)] == [
-        "unparseable", "incorrect", "incorrect", "unrelated", "unrelated", "correct", "correct"]
+    assert isinstance(label_from_agreement(None), Unscored)
+    assert [str(label_from_agreement(s)) for s in (1.0, 2.5, 2.6, 3.4, 3.5, 5.0)] == [
+        "incorrect", "incorrect", "unrelated", "unrelated", "correct", "correct"]
 
 
 async def test_simulated_pairwise_accuracy_and_position_bias(server: SimulatedServer) -> None:

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from examiner.core.contract import Mark, majority
+from examiner.core.contract import Mark, agreement_with_panel, majority
 from examiner.core.labels import Preference, Unscored, Verdict
-from examiner.judging.panel import Panel, agreement_with_panel
+from examiner.judging.panel import Panel
 from examiner.llm.gateway import ModelCallError
 
 C, I, U = Verdict.CORRECT, Verdict.INCORRECT, Verdict.UNRELATED

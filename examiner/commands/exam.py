@@ -11,12 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.judging.exam_judges import JUDGE_METHODS
 from examiner.errors import UserError
 from examiner.core import rundir
 from examiner.core.records import RunInfo
+from examiner.exam.modes import MODES
 from examiner.exam.runner import (
-    JUDGE_MODES,
-    MODES,
     ExamRequest,
     default_run_dir,
     estimate_exam,
@@ -32,11 +32,14 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", default=[], metavar="ENDPOINT",
                         help="endpoint to examine (repeat to give several targets the same paper); "
                              "default: the candidate role's endpoint")
-    parser.add_argument("--mode", choices=MODES, default="refeval",
+    parser.add_argument("--mode", choices=list(MODES), default="refeval",
                         help="refeval (clustered questions), top (one unit at a time, judged against its "
                              "passage), noref (judge without reference text)")
-    parser.add_argument("--judge-mode", choices=JUDGE_MODES, default="refeval",
+    parser.add_argument("--judge-mode", choices=JUDGE_METHODS, default="refeval",
                         help="how answers are judged: refeval judge, RevisEval reviser+judge, or G-Eval")
+    parser.add_argument("--judge", action="append", default=[], metavar="ENDPOINT",
+                        help="judge endpoint; repeat for a panel whose majority gives each unit's verdict "
+                             "(default: the judge role, or `roles: {judge: [A, B, C]}` in the config)")
     parser.add_argument("--units", choices=("sentences", "llm"), help="knowledge-unit extraction mode")
     parser.add_argument("--jsonl-field", default="text", help="text field of .jsonl corpus files")
     parser.add_argument("--cluster-size", type=int, help="target number of units per cluster")
@@ -81,12 +84,13 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
             setattr(exam, name, value)
     if exam.cluster_size < 1 or exam.max_rounds < 1:
         raise UserError("--cluster-size and --max-rounds must be at least 1")
-    targets = list(args.target)
+    targets, judges = list(args.target), list(args.judge)
     if getattr(args, "simulate", False):
         targets = [f"sim-{t}" if f"sim-{t}" in settings.endpoints else t for t in targets]
+        judges = [f"sim-{j}" if f"sim-{j}" in settings.endpoints else j for j in judges]
     request = ExamRequest(
         corpus_paths=[str(p) for p in args.paths], targets=targets, mode=args.mode,
-        judge_mode=args.judge_mode, jsonl_field=args.jsonl_field,
+        judge_mode=args.judge_mode, judges=judges, jsonl_field=args.jsonl_field,
     )
     return request, settings
 
@@ -115,9 +119,22 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
                 str(counts.get("unanswered", "")), str(counts.get("uncovered", "")),
             )
         console.print(table)
+        if report.get("judge_panel"):
+            console.print(panel_table(report["judge_panel"]))
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
         if (run_dir / name).exists():
             console.print(f"{name}: {run_dir / name}")
+
+
+def panel_table(panel: dict) -> Table:
+    """Per-member agreement with the judge panel (report.json's `judge_panel`)."""
+    table = Table(title=f"judge panel: {panel['verdicts']} verdicts, {panel['tied_or_unscored']} tied or unscored")
+    for column in ("target", "member", "agreement with panel", "agreed / compared", "member unscored"):
+        table.add_column(column)
+    for row in panel["agreement"]:
+        rate = "-" if row["agreement"] is None else f"{row['agreement']:.3f}"
+        table.add_row(row["target"], row["member"], rate, f"{row['agreed']} / {row['compared']}", str(row["unscored"]))
+    return table
 
 
 def _exit_code(info: RunInfo) -> int:

@@ -11,7 +11,7 @@ of them are interchangeable.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -37,6 +37,18 @@ class Mark(Generic[L]):
     @classmethod
     def unscored(cls, reason: str, raw: str = "") -> "Mark[L]":
         return cls(Unscored(reason, raw), reason)
+
+
+@dataclass(frozen=True)
+class ExamTask:
+    """What an exam judge marks: one answer to one question, judged on the question's target units."""
+
+    question: str
+    answer: str
+    units: tuple[tuple[str, str], ...]
+    """(unit id, reference text) per target unit; the exam mode chooses the text (the unit itself, or
+    for the Top baseline the unit's source passage)."""
+    round: int
 
 
 class Judge(Protocol[T_contra, L]):
@@ -67,4 +79,37 @@ def majority(marks: Mapping[str, Mark[L]]) -> Mark[L]:
     return Mark(winner, reason, dict(marks))  # type: ignore[arg-type]
 
 
-__all__ = ["Judge", "Mark", "majority"]
+@dataclass(frozen=True)
+class MemberAgreement:
+    """How often one member's label was the panel's, over the marks where both had a label."""
+
+    member: str
+    agreed: int
+    compared: int
+    unscored: int
+    """Marks where this member gave no usable label."""
+
+    @property
+    def rate(self) -> float | None:
+        return self.agreed / self.compared if self.compared else None
+
+
+def agreement_with_panel(marks: Iterable[Mark[L]]) -> list[MemberAgreement]:
+    """Per member, agreement with the panel's decision over every scored panel mark."""
+    agreed: dict[str, int] = {}
+    compared: dict[str, int] = {}
+    unscored: dict[str, int] = {}
+    for mark in marks:
+        for name, own in mark.members.items():
+            agreed.setdefault(name, 0)
+            compared.setdefault(name, 0)
+            unscored.setdefault(name, 0)
+            if not own.scored:
+                unscored[name] += 1
+            elif mark.scored:
+                compared[name] += 1
+                agreed[name] += int(own.label == mark.label)
+    return [MemberAgreement(n, agreed[n], compared[n], unscored[n]) for n in agreed]
+
+
+__all__ = ["ExamTask", "Judge", "Mark", "MemberAgreement", "agreement_with_panel", "majority"]

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-VerdictType = Literal["correct", "incorrect", "unrelated", "unparseable"]
+from examiner.core.contract import Mark
+from examiner.core.labels import Unscored, Verdict
+
+VerdictType = Literal["correct", "incorrect", "unrelated", "unscored"]
+"""A verdict's label on disk; `unscored` is a unit the judge gave no usable verdict for (its reason says
+why). Runs written before this spelling have `unparseable`, read as `unscored`."""
 QuestionType = Literal["who", "what", "when", "where", "why", "how", "other"]
 UnitStatus = Literal["correct", "incorrect", "unanswered", "uncovered"]
 RunStatus = Literal["running", "completed", "budget_exhausted", "failed"]
@@ -91,6 +96,22 @@ class AnswerRecord(BaseModel):
     """Cosine similarity of answer and concatenated reference texts (all-MiniLM-L6-v2)."""
 
 
+def _spelling(mark: Mark[Verdict]) -> VerdictType:
+    return str(mark.label) if mark.scored else "unscored"  # type: ignore[return-value]
+
+
+def _mark(type: VerdictType, reason: str, members: dict[str, Mark[Verdict]] | None = None) -> Mark[Verdict]:
+    label: Verdict | Unscored = Unscored(reason) if type == "unscored" else Verdict(type)
+    return Mark(label, reason, members or {})
+
+
+class MemberVerdict(BaseModel):
+    """One panel member's verdict on a unit (inside a VerdictRecord)."""
+
+    type: VerdictType
+    reason: str
+
+
 class VerdictRecord(BaseModel):
     """verdicts.jsonl: the judge's label for one unit given one answer."""
 
@@ -103,6 +124,24 @@ class VerdictRecord(BaseModel):
     type: VerdictType
     reason: str
     mode: Literal["refeval", "top", "noref"] = "refeval"
+    members: dict[str, MemberVerdict] = Field(default_factory=dict)
+    """With a judge panel: each member's own verdict, by member (endpoint) name; empty for one judge."""
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _older_spelling(cls, value: object) -> object:
+        return "unscored" if value == "unparseable" else value
+
+    @classmethod
+    def from_mark(cls, mark: Mark[Verdict], **fields: object) -> "VerdictRecord":
+        """The record of a judge's mark (a panel's with each member's own verdict): the one place where
+        a mark becomes text on disk."""
+        members = {name: MemberVerdict(type=_spelling(m), reason=m.reason) for name, m in mark.members.items()}
+        return cls(type=_spelling(mark), reason=mark.reason, members=members, **fields)  # type: ignore[arg-type]
+
+    def mark(self) -> Mark[Verdict]:
+        """The judge's mark again, as the reports read it."""
+        return _mark(self.type, self.reason, {n: _mark(m.type, m.reason) for n, m in self.members.items()})
 
 
 class UnitOutcome(BaseModel):

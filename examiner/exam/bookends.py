@@ -9,12 +9,14 @@ from typing import Any
 
 from examiner.roles.extractor import extract_statements
 from examiner.corpus import Corpus, Passage, load_corpus
-from examiner.errors import UserError
-from examiner.exam.nodes import ExamContext
+from examiner.errors import BudgetExhausted, UserError
+from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.exam.state import ExamState
 from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_long_unit, units_from_statements
 from examiner.llm import Unparseable
+from examiner.llm.gateway import ModelCallError
+from examiner.runtime import run_bounded
 from examiner.core.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -22,8 +24,8 @@ log = logging.getLogger(__name__)
 EXTRACT_BATCH_TOKENS = 1200
 
 
-async def llm_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
-    """`llm` unit mode: the examiner condenses several passages per call into linked statements."""
+def _batches(corpus: Corpus) -> list[list[Passage]]:
+    """Consecutive passages in batches of about EXTRACT_BATCH_TOKENS tokens."""
     batches: list[list[Passage]] = [[]]
     size = 0
     for passage in corpus.passages:
@@ -33,33 +35,36 @@ async def llm_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
             size = 0
         batches[-1].append(passage)
         size += tokens
-    statements: list[tuple[Passage, str]] = []
-    unknown = 0
+    return [batch for batch in batches if batch]
+
+
+async def _extract(ctx: ExamContext, batch: list[Passage]) -> tuple[list[tuple[Passage, str]], int]:
+    """(passage, statement) pairs of one batch and the count of statements naming an unknown passage;
+    an unparseable reply falls back to the batch's sentences."""
+    result = await extract_statements(ctx.gateway, [(p.id, p.text) for p in batch])
+    if isinstance(result.parsed, Unparseable):
+        log.warning("unit extraction unparseable for %d passages; they fall back to sentences", len(batch))
+        return [(p, s.text) for p in batch for s in sentence_units([p], ctx.exam.max_unit_tokens)], 0
+    by_id = {p.id: p for p in batch}
+    found = [(by_id[item.passage_id], item.text.strip()) for item in result.parsed.units
+             if item.passage_id in by_id and item.text.strip()]
+    return found, len(result.parsed.units) - len(found)
+
+
+async def llm_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
+    """`llm` unit mode: the examiner condenses several passages per call into linked statements. The
+    units are the start of the exam, so a budget stop or a failed call here ends the run."""
+    batches = _batches(corpus)
     with ctx.progress.stage(0, "extract units", len(batches), 0) as tick:
-
-        async def one(batch: list[Passage]) -> list[tuple[Passage, str]]:
-            try:
-                result = await extract_statements(ctx.gateway, [(p.id, p.text) for p in batch])
-            finally:
-                tick.advance()
-            if isinstance(result.parsed, Unparseable):
-                log.warning("unit extraction unparseable for %d passages; they fall back to sentences", len(batch))
-                return [(p, s.text) for p in batch for s in sentence_units([p], ctx.exam.max_unit_tokens)]
-            by_id = {p.id: p for p in batch}
-            found = []
-            for item in result.value().units:
-                if item.passage_id in by_id and item.text.strip():
-                    found.append((by_id[item.passage_id], item.text.strip()))
-                else:
-                    nonlocal unknown
-                    unknown += 1
-            return found
-
-        for part in await asyncio.gather(*(one(b) for b in batches if b)):
-            statements += part
+        summary = await run_bounded(batches, lambda b: _extract(ctx, b), on_done=lambda _: tick.advance())
+    if summary.budget_stopped:
+        raise BudgetExhausted("budget exhausted during unit extraction")
+    if summary.failed:
+        raise ModelCallError(f"unit extraction failed: {summary.first_error()}", [])
+    unknown = sum(n for _, n in summary.values)
     if unknown:
         log.warning("ignored %d extracted statements naming an unknown passage", unknown)
-    return units_from_statements(statements)
+    return units_from_statements([pair for found, _ in summary.values for pair in found])
 
 
 def _split_oversized(units: list[KnowledgeUnit], limit: int) -> list[KnowledgeUnit]:

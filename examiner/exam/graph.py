@@ -13,18 +13,50 @@ Any node that hits the budget (or finds every call failing) routes straight to `
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
 from examiner.exam.bookends import finish, prepare_units
-from examiner.exam.nodes import ExamContext, ExamNodes
+from examiner.exam.nodes.answers import collect_answers
+from examiner.exam.nodes.cluster import cluster
+from examiner.exam.nodes.context import ExamContext, running
+from examiner.exam.nodes.coverage import route_after_update, update_coverage
+from examiner.exam.nodes.judging import judge
+from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
+from examiner.exam.nodes.questions import generate_questions
 from examiner.exam.state import ExamState
+
+Node = Callable[[ExamContext, ExamState], Awaitable[dict[str, Any]]]
+
+
+def continue_to(next_node: str) -> Callable[[ExamState], str]:
+    """Router that continues to `next_node` unless a stop (budget, failure) was recorded."""
+
+    def route(state: ExamState) -> str:
+        return next_node if running(state) else "finish"
+
+    route.__name__ = f"continue_to_{next_node}"
+    return route
 
 
 def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str = "text") -> StateGraph:
     """The uncompiled graph for one run (compile it with a checkpointer)."""
-    nodes = ExamNodes(ctx)
+
+    def node(step: Node) -> Callable[[ExamState], Awaitable[dict[str, Any]]]:
+        async def run(state: ExamState) -> dict[str, Any]:
+            return await step(ctx, state)
+
+        run.__name__ = step.__name__
+        return run
+
+    def decide(router: Callable[[ExamContext, ExamState], str]) -> Callable[[ExamState], str]:
+        def route(state: ExamState) -> str:
+            return router(ctx, state)
+
+        route.__name__ = router.__name__
+        return route
 
     async def prepare(state: ExamState) -> dict[str, Any]:
         return await prepare_units(ctx, corpus_paths, jsonl_field)
@@ -34,32 +66,31 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
 
     graph = StateGraph(ExamState)
     graph.add_node("prepare_units", prepare)
-    graph.add_node("cluster", nodes.cluster)
-    graph.add_node("generate_questions", nodes.generate_questions)
-    graph.add_node("collect_answers", nodes.collect_answers)
-    graph.add_node("judge", nodes.judge)
-    graph.add_node("probe", nodes.probe)
-    graph.add_node("update_coverage", nodes.update_coverage)
+    graph.add_node("cluster", node(cluster))
+    graph.add_node("generate_questions", node(generate_questions))
+    graph.add_node("collect_answers", node(collect_answers))
+    graph.add_node("judge", node(judge))
+    graph.add_node("probe", node(probe))
+    graph.add_node("update_coverage", node(update_coverage))
     graph.add_node("finish", wrap_up)
 
     graph.add_edge(START, "prepare_units")
     graph.add_edge("prepare_units", "cluster")
     graph.add_edge("cluster", "generate_questions")
     graph.add_conditional_edges(
-        "generate_questions", nodes.route_or_finish("collect_answers"),
+        "generate_questions", continue_to("collect_answers"),
         {"collect_answers": "collect_answers", "finish": "finish"},
     )
+    graph.add_conditional_edges("collect_answers", continue_to("judge"), {"judge": "judge", "finish": "finish"})
     graph.add_conditional_edges(
-        "collect_answers", nodes.route_or_finish("judge"), {"judge": "judge", "finish": "finish"}
+        "judge", decide(route_after_judge), {"probe": "probe", "update": "update_coverage", "finish": "finish"}
     )
     graph.add_conditional_edges(
-        "judge", nodes.route_after_judge, {"probe": "probe", "update": "update_coverage", "finish": "finish"}
+        "probe", decide(route_after_probe),
+        {"answer": "collect_answers", "update": "update_coverage", "finish": "finish"},
     )
     graph.add_conditional_edges(
-        "probe", nodes.route_after_probe, {"answer": "collect_answers", "update": "update_coverage", "finish": "finish"}
-    )
-    graph.add_conditional_edges(
-        "update_coverage", nodes.route_after_update, {"next_round": "cluster", "finish": "finish"}
+        "update_coverage", decide(route_after_update), {"next_round": "cluster", "finish": "finish"}
     )
     graph.add_edge("finish", END)
     return graph

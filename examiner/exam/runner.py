@@ -22,16 +22,15 @@ from examiner.config import Settings
 from examiner.errors import UserError
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
-from examiner.exam.nodes import ExamContext
+from examiner.exam.modes import MODES
+from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
 from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
+from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.vectors import EmbeddingCache, Embedder
-
-MODES = ("refeval", "top", "noref")
-JUDGE_MODES = ("refeval", "reviseval", "geval")
 
 
 @dataclass
@@ -42,6 +41,9 @@ class ExamRequest:
     targets: list[str] = field(default_factory=list)
     mode: str = "refeval"
     judge_mode: str = "refeval"
+    judges: list[str] = field(default_factory=list)
+    """Judge endpoints: two or more make a panel (majority per unit); empty: the `judge` role's endpoint.
+    A new run fills it from the settings' `judge_panel` when no --judge was given."""
     jsonl_field: str = "text"
     run_id: str = ""
 
@@ -49,16 +51,17 @@ class ExamRequest:
 def _check_request(settings: Settings, request: ExamRequest) -> None:
     if request.mode not in MODES:
         raise UserError(f"unknown mode '{request.mode}' (choose from {', '.join(MODES)})")
-    if request.judge_mode not in JUDGE_MODES:
-        raise UserError(f"unknown judge mode '{request.judge_mode}' (choose from {', '.join(JUDGE_MODES)})")
-    if len(set(request.targets)) != len(request.targets):
-        raise UserError("each --target may be given once")
-    for target in request.targets:
-        settings.endpoint(target)
+    if request.judge_mode not in JUDGE_METHODS:
+        raise UserError(f"unknown judge mode '{request.judge_mode}' (choose from {', '.join(JUDGE_METHODS)})")
+    for flag, names in (("--target", request.targets), ("--judge", request.judges)):
+        if len(set(names)) != len(names):
+            raise UserError(f"each {flag} may be given once")
+    for name in request.targets + request.judges:
+        settings.endpoint(name)
     for role in ("examiner", "judge"):
         settings.endpoint_for(role)[1].api_key()
-    for target in request.targets:
-        settings.endpoint(target).api_key()
+    for name in request.targets + request.judges:
+        settings.endpoint(name).api_key()
 
 
 def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
@@ -81,10 +84,12 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         embed_cache = EmbeddingCache(run_dir / rundir.EMBEDDINGS)
+        mode = MODES[request.mode]
+        judge = exam_judge(gateway, method=request.judge_mode, reads_references=mode.reads_references,
+                           stage=mode.judge_stage, endpoints=request.judges)
         ctx = ExamContext(
             settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
-            targets=request.targets, mode=request.mode, judge_mode=request.judge_mode,
-            progress=ExamProgress(gateway.totals, enabled=not quiet),
+            targets=request.targets, mode=mode, judge=judge, progress=ExamProgress(gateway.totals, enabled=not quiet),
         )
         if resume:
             load_for_resume(ctx)
@@ -134,6 +139,7 @@ async def start_exam(
         raise UserError(f"run directory {run_dir} is not empty (use `examiner resume {run_dir}` to continue it)")
     if not request.targets:
         request.targets = [settings.roles["candidate"]]
+    request.judges = request.judges or list(settings.judge_panel)
     # Absolute, so `resume` and `report` work from any directory.
     request.corpus_paths = [str(Path(p).resolve()) for p in request.corpus_paths]
     _check_request(settings, request)
@@ -182,6 +188,7 @@ async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool
     simulated = settings.simulated()
     sim_request = ExamRequest(**{**asdict(request), "run_id": "estimate"})
     sim_request.targets = [f"sim-{t}" for t in (request.targets or [settings.roles["candidate"]])]
+    sim_request.judges = [f"sim-{j}" if f"sim-{j}" in simulated.endpoints else j for j in request.judges]
     with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
         run_dir = Path(scratch) / "run"
         info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)

@@ -3,14 +3,14 @@
 A panel is itself a `Judge`, so anything that takes a judge takes a panel. Members are asked at the
 same time. A member whose model call fails after the gateway's retries gives an unscored mark (its
 reason says so) and the others still decide; a budget stop ends the whole task, as for any judge.
-`agreement_with_panel` is what the reports show per member.
+What the reports show per member is `agreement_with_panel` (examiner.core.contract: the exam report,
+below the methods, computes it from verdict records too).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 from examiner.core.contract import Judge, L, Mark, majority
@@ -54,37 +54,4 @@ class Panel(Generic[T, L]):
         return result.get(key) or Mark.unscored("this member gave no verdict for it")
 
 
-@dataclass(frozen=True)
-class MemberAgreement:
-    """How often one member's label was the panel's, over the marks where both had a label."""
-
-    member: str
-    agreed: int
-    compared: int
-    unscored: int
-    """Marks where this member gave no usable label."""
-
-    @property
-    def rate(self) -> float | None:
-        return self.agreed / self.compared if self.compared else None
-
-
-def agreement_with_panel(marks: Iterable[Mark[L]]) -> list[MemberAgreement]:
-    """Per member, agreement with the panel's decision over every scored panel mark."""
-    agreed: dict[str, int] = {}
-    compared: dict[str, int] = {}
-    unscored: dict[str, int] = {}
-    for mark in marks:
-        for name, own in mark.members.items():
-            agreed.setdefault(name, 0)
-            compared.setdefault(name, 0)
-            unscored.setdefault(name, 0)
-            if not own.scored:
-                unscored[name] += 1
-            elif mark.scored:
-                compared[name] += 1
-                agreed[name] += int(own.label == mark.label)
-    return [MemberAgreement(n, agreed[n], compared[n], unscored[n]) for n in agreed]
-
-
-__all__ = ["MemberAgreement", "Panel", "agreement_with_panel"]
+__all__ = ["Panel"]

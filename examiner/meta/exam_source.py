@@ -47,6 +47,6 @@ def load_exam_triples(run_dir: Path, sample: int | None = None, seed: int = 0) -
                               text=answers[v.answer_id].text, reference=unit_block([(unit.id, unit.text)]),
                               source=f"exam:{v.target}"))
         own.append(Assessment(item_id=v.id, evaluator=EXAM_JUDGE,
-                              decision=None if v.type == "unparseable" else v.type, explanation=v.reason,
-                              status="unparseable" if v.type == "unparseable" else "ok", source="exam"))
+                              decision=None if v.type == "unscored" else v.type, explanation=v.reason,
+                              status="unparseable" if v.type == "unscored" else "ok", source="exam"))
     return items, own

@@ -15,11 +15,14 @@ from examiner.report.markdown import (
     COST_HEADER,
     COUNT_LABELS,
     GROUP_TAIL,
+    PANEL_HEADER,
+    PANEL_NOTE,
     PER_CLUSTER_ROWS,
     SCORE_HEADER,
     baseline_rows,
     cost_rows,
     group_rows,
+    panel_rows,
     pct,
     qtype_table,
     run_lines,
@@ -146,7 +149,13 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
           table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))),
           "<h2>Classic baselines</h2>",
           "<p class=\"note\">Correlation of each answer's score with its share of correct verdicts.</p>",
-          table(BASELINE_HEADER, baseline_rows(summary)), "<h2>Incorrect units</h2>"]
+          table(BASELINE_HEADER, baseline_rows(summary))]
+    panel = summary.get("judge_panel")
+    if panel:
+        p += ["<h2>Judge panel</h2>", f"<p class=\"note\">{escape(PANEL_NOTE)}</p>",
+              f"<p>Members: {escape(', '.join(panel['members']))}; {panel['verdicts']} verdicts, "
+              f"{panel['tied_or_unscored']} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
+    p.append("<h2>Incorrect units</h2>")
     for name, t in summary["targets"].items():
         p.append(f"<h3>{escape(name)} ({len(t['incorrect'])})</h3>")
         if not t["incorrect"]:

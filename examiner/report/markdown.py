@@ -92,6 +92,17 @@ def baseline_rows(summary: dict[str, Any]) -> list[list[Any]]:
 BASELINE_HEADER = ["target", "answers", "mean BLEU", "BLEU vs judge (Pearson)", "BLEU vs judge (Spearman)",
                    "mean embedding sim.", "emb. vs judge (Pearson)", "emb. vs judge (Spearman)"]
 
+PANEL_HEADER = ["target", "member", "agreement with the panel", "agreed", "compared", "member unscored"]
+PANEL_NOTE = ("Each unit's verdict is the majority label of the panel's members; a tie or no usable label "
+              "leaves it unscored (the unit stays in the pool). Agreement = share of the units both the "
+              "member and the panel labelled on which they gave the same label.")
+
+
+def panel_rows(panel: dict[str, Any]) -> list[list[Any]]:
+    return [[r["target"], r["member"], pct(r["agreement"]), r["agreed"], r["compared"], r["unscored"]]
+            for r in panel["agreement"]]
+
+
 COUNT_LABELS = [
     ("skipped_files", "skipped input files"),
     ("decoded_with_replacement", "files decoded with replacement characters"),
@@ -175,6 +186,11 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     out += ["## Classic baselines", "",
             "Correlation of each answer's score with its share of correct verdicts (correct / covered).", "",
             table(BASELINE_HEADER, baseline_rows(summary)), ""]
+    panel = summary.get("judge_panel")
+    if panel:
+        out += ["## Judge panel", "", PANEL_NOTE, "",
+                f"Members: {', '.join(panel['members'])}; {panel['verdicts']} verdicts, "
+                f"{panel['tied_or_unscored']} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
     out += ["## Incorrect units", ""]
     for name, t in summary["targets"].items():
         out += [f"### {name} ({len(t['incorrect'])})", ""]

@@ -27,7 +27,7 @@ from examiner.core.records import (
 from examiner.core.rundir import RunDir
 
 COVERING = ("correct", "incorrect")
-"""Verdict types that cover a unit; `unrelated` and `unparseable` leave it in the pool."""
+"""Verdict types that cover a unit; `unrelated` and `unscored` leave it in the pool."""
 
 
 @dataclass

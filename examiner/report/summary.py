@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from examiner.core.contract import agreement_with_panel
 from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.llm.ledger import aggregate
 from examiner.report.store import COVERING, RunData
@@ -317,7 +318,7 @@ def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[di
 def counts(run: RunData) -> dict[str, Any]:
     """What was skipped, unparseable, rejected or ignored: from run.json, or the records when higher."""
     info = run.info
-    unparseable_verdicts = sum(1 for v in run.verdicts.values() if v.type == "unparseable")
+    unparseable_verdicts = sum(1 for v in run.verdicts.values() if v.type == "unscored")
     unparseable_questions = sum(1 for q in run.questions.values() if q.status == "unparseable")
     leaks = sum(q.leak_rejections for q in run.questions.values())
     dropped = sum(len(q.dropped_targets) for q in run.questions.values())
@@ -334,6 +335,23 @@ def counts(run: RunData) -> dict[str, Any]:
         "failed_requests": sum(1 for r in run.ledger if r.get("outcome", "ok") != "ok"),
         "unreadable_record_lines": dict(run.unreadable_lines),
     }
+
+
+def judge_panel(run: RunData) -> dict[str, Any] | None:
+    """Per-member agreement with the panel's verdict (all targets, then per target); None without a panel.
+
+    Agreement = share of the units where the member and the panel both gave a label on which the labels
+    are the same; `unscored` counts the units where the member gave no usable label."""
+    marks = [(v.target, v.mark()) for v in run.verdicts.values() if v.members]
+    if not marks:
+        return None
+    rows = []
+    for target in [None, *run.targets]:
+        chosen = [m for t, m in marks if target is None or t == target]
+        rows += [{"target": target or "all", "member": a.member, "agreed": a.agreed, "compared": a.compared,
+                  "unscored": a.unscored, "agreement": a.rate} for a in agreement_with_panel(chosen)]
+    return {"members": list(dict.fromkeys(r["member"] for r in rows)), "verdicts": len(marks),
+            "tied_or_unscored": sum(not m.scored for _, m in marks), "agreement": rows}
 
 
 def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
@@ -374,4 +392,5 @@ def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
         "targets": targets,
         "cost": cost_tables(run),
         "counts": counts(run),
+        "judge_panel": judge_panel(run),
     }

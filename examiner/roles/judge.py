@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, create_model
 
+from examiner.core.contract import Mark
+from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallResult, Gateway
 from examiner.prompting import render, unit_block
 
@@ -33,6 +36,22 @@ class AnswerVerdict(BaseModel):
     reason: str
 
 
+class LabelledUnit(Protocol):
+    """A per-unit verdict as any judge reply schema spells it."""
+
+    unit_id: str
+    type: str
+    reason: str
+
+
+def marks_from_verdicts(verdicts: Iterable[LabelledUnit]) -> dict[str, Mark[Verdict]]:
+    """A mark per unit id the judge named (its first verdict wins when it names a unit twice)."""
+    marks: dict[str, Mark[Verdict]] = {}
+    for verdict in verdicts:
+        marks.setdefault(verdict.unit_id, Mark(verdict_from_text(verdict.type), verdict.reason))
+    return marks
+
+
 def judgment_schema(unit_ids: list[str]) -> type[Judgment]:
     """Judgment with exactly one verdict per shown unit, each naming one of these ids."""
     ids = Literal.__getitem__(tuple(unit_ids))  # type: ignore[attr-defined]
@@ -51,21 +70,22 @@ async def judge_units(
     *,
     round: int,
     stage: str = "judge",
+    endpoint: str | None = None,
 ) -> CallResult[Judgment]:
     """Per-unit verdicts; `references` pairs each unit id with the text it is checked against."""
     messages = render("exam_judge", question=question, answer=answer, units=unit_block(references))
     return await gateway.chat(
         "judge", messages, schema=Judgment, response_schema=judgment_schema([uid for uid, _ in references]), stage=stage, round=round,
-        unit_ids=[uid for uid, _ in references], max_tokens=120 + 160 * len(references),
+        unit_ids=[uid for uid, _ in references], max_tokens=120 + 160 * len(references), endpoint=endpoint,
     )
 
 
 async def judge_without_reference(
-    gateway: Gateway, question: str, answer: str, *, round: int, unit_ids: list[str]
+    gateway: Gateway, question: str, answer: str, *, round: int, unit_ids: list[str], endpoint: str | None = None
 ) -> CallResult[AnswerVerdict]:
     """One verdict for the answer from the judge's own knowledge (no reference text shown)."""
     messages = render("exam_judge_noref", question=question, answer=answer)
     return await gateway.chat(
         "judge", messages, schema=AnswerVerdict, stage="judge_noref", round=round,
-        unit_ids=unit_ids, max_tokens=200,
+        unit_ids=unit_ids, max_tokens=200, endpoint=endpoint,
     )

@@ -10,6 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from examiner.core.contract import Mark
+from examiner.core.labels import Verdict
+from examiner.roles.judge import marks_from_verdicts
 from examiner.roles.parsing import parse_single_score
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import Unparseable
@@ -66,23 +69,17 @@ async def label_units_with_revision(
     units: list[tuple[str, str]],
     round: int = 0,
     endpoint: str | None = None,
-) -> dict[str, tuple[str, str]]:
-    """{unit_id: (type, reason)}; units the judge skipped, or all of them on an unparseable reply,
-    are labelled `unparseable`."""
+) -> dict[str, Mark[Verdict]]:
+    """A mark per unit: the judge's label, or unscored (with why) for a unit it skipped or for every unit
+    when its reply did not parse. Verdicts naming other ids are dropped."""
     messages = render("reference_judge_units", question=question, answer=answer, revised=revised,
                       units=unit_block(units))
     result = await gw.chat(ROLE, messages, schema=UnitVerdicts, stage="reviseval_units", round=round,
                            unit_ids=[u for u, _ in units], endpoint=endpoint, max_tokens=1024)
-    out: dict[str, tuple[str, str]] = {}
     if isinstance(result.parsed, UnitVerdicts):
-        known = {u for u, _ in units}
-        for verdict in result.parsed.verdicts:
-            if verdict.unit_id in known and verdict.unit_id not in out:
-                out[verdict.unit_id] = (verdict.type, verdict.reason)
-        missing_reason = "the judge gave no verdict for this unit"
+        found = marks_from_verdicts(result.parsed.verdicts)
+        missing = Mark.unscored("the judge gave no verdict for this unit")
     else:
         error = result.parsed.error if isinstance(result.parsed, Unparseable) else "no reply"
-        missing_reason = f"unparseable judge reply: {error}"
-    for uid, _ in units:
-        out.setdefault(uid, ("unparseable", missing_reason))
-    return out
+        found, missing = {}, Mark.unscored(f"unparseable judge reply: {error}", result.text)
+    return {uid: found.get(uid, missing) for uid, _ in units}

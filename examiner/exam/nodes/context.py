@@ -1,0 +1,100 @@
+"""What every exam node shares: the run's resources, deterministic ids, and one fan-out policy.
+
+A node fans its work out with `fan_out` (examiner.runtime.run_bounded under a progress bar) and ends
+with `stop_update`: a budget stop routes the graph to `finish` as `budget_exhausted`, every call failing
+(an endpoint that is down) as `failed`; records already written are kept either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+from examiner.config import ExamSettings, Settings
+from examiner.core.contract import ExamTask, Judge
+from examiner.core.labels import Verdict
+from examiner.core.records import UnitRecord
+from examiner.exam.modes import ExamMode
+from examiner.exam.progress import ExamProgress
+from examiner.exam.state import ExamState
+from examiner.exam.store import RunStore
+from examiner.llm import Gateway
+from examiner.runtime import RunSummary, run_bounded
+from examiner.vectors import Embedder
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def stable_id(*parts: object) -> str:
+    """Short deterministic id from its inputs (what makes a resumed run write the same records)."""
+    return hashlib.sha1("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class ExamContext:
+    """Resources the nodes share; rebuilt on resume (the checkpointer saves only the state)."""
+
+    settings: Settings
+    gateway: Gateway
+    store: RunStore
+    embedder: Embedder
+    targets: list[str]
+    mode: ExamMode
+    judge: Judge[ExamTask, Verdict]
+    """Built once for the run (a single judge or a panel); the nodes never ask which."""
+    progress: ExamProgress
+    units: dict[str, UnitRecord] = field(default_factory=dict)
+    passages: dict[str, str] = field(default_factory=dict)
+    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def exam(self) -> ExamSettings:
+        return self.settings.exam
+
+    def unit_texts(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(id, text) of units, the shape prompts show them in."""
+        return [(uid, self.units[uid].text) for uid in ids]
+
+    def references(self, ids: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """(id, reference text) of units as the exam mode judges them."""
+        return tuple((uid, self.mode.reference(self.units[uid], self.passages)) for uid in ids)
+
+    def vectors(self, ids: list[str]) -> np.ndarray:
+        """Unit embeddings, computed once per run and unit."""
+        missing = [uid for uid in ids if uid not in self._vectors]
+        if missing:
+            embedded = self.embedder.embed([self.units[uid].text for uid in missing])
+            self._vectors.update(zip(missing, embedded))
+        return np.stack([self._vectors[uid] for uid in ids]) if ids else np.zeros((0, 384), np.float32)
+
+
+def pool_size(state: ExamState) -> int:
+    """Units still uncovered over the active targets (shown on the progress bars)."""
+    return sum(len(state["pools"][t]) for t in state["active"])
+
+
+async def fan_out(
+    ctx: ExamContext, state: ExamState, label: str, items: Sequence[T], work: Callable[[T], Awaitable[R]]
+) -> RunSummary[R]:
+    """`work` on every item under the runtime's budget and failure policy, with a progress bar."""
+    with ctx.progress.stage(state["round"], label, len(items), pool_size(state)) as tick:
+        return await run_bounded(items, work, on_done=lambda _: tick.advance())
+
+
+def stop_update(summary: RunSummary[Any], stage: str) -> dict[str, Any]:
+    """State updates for a node's end: a budget stop, or every call failing (endpoint down)."""
+    if summary.budget_stopped:
+        return {"status": "budget_exhausted", "stop_reason": f"budget exhausted during {stage}"}
+    if summary.all_failed:
+        return {"status": "failed", "stop_reason": f"every {stage} call failed: {summary.first_error()}"}
+    return {}
+
+
+def running(state: ExamState) -> bool:
+    """False once a node recorded a stop (budget, failure)."""
+    return state.get("status", "running") == "running"

@@ -1,0 +1,110 @@
+"""Node `generate_questions`: one validated question per cluster, put to every active target.
+
+A question must target units of its cluster, stay under the word limit and not give away a target's
+content; a rejected draft is regenerated with the reason as feedback (up to MAX_QUESTION_ATTEMPTS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from examiner.core.records import QuestionRecord
+from examiner.exam.checks import leaking_targets, question_type, word_count
+from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
+from examiner.exam.state import ClusterState, ExamState
+from examiner.llm import Unparseable
+from examiner.roles.questioner import Question, write_question
+
+MAX_QUESTION_ATTEMPTS = 3
+
+
+async def generate_questions(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
+    """Ask once per distinct cluster, then give each target its own copy of the question."""
+    distinct: dict[str, ClusterState] = {}
+    for target in state["active"]:
+        for cluster in state["clusters"][target]:
+            distinct.setdefault(cluster["id"], cluster)
+    summary = await fan_out(ctx, state, "generate questions", list(distinct.values()),
+                            lambda c: question_for(ctx, c, state["round"]))
+    drafts = {d.cluster_id: d for d in summary.values}
+    records = [
+        draft.model_copy(update={"target": target, "id": stable_id(draft.id, target)})
+        for target in state["active"]
+        for cluster in state["clusters"][target]
+        if (draft := drafts.get(cluster["id"])) is not None
+    ]
+    counters = dict(state["counters"])
+    counters["leak_rejections"] += sum(d.leak_rejections for d in drafts.values())
+    counters["unparseable_questions"] += sum(d.status == "unparseable" for d in drafts.values())
+    ctx.store.append(records)
+    return {"pending": [r.id for r in records if r.status == "ok"], "counters": counters,
+            **stop_update(summary, "question generation")}
+
+
+@dataclass
+class Drafting:
+    """What the attempts at one cluster's question have produced so far."""
+
+    cluster: ClusterState
+    round: int
+    texts: dict[str, str]
+    feedback: str = ""
+    leaks: int = 0
+    regenerations: int = 0
+    dropped: list[str] = field(default_factory=list)
+    last: Question | None = None
+
+    def record(self, text: str, targets: list[str], status: str) -> QuestionRecord:
+        return QuestionRecord(
+            id=stable_id(self.round, self.cluster["id"], text, *targets),
+            round=self.round, target="", cluster_id=self.cluster["id"], kind="question", text=text,
+            targets=targets, qtype=question_type(text), leak_rejections=self.leaks,
+            regenerations=self.regenerations, dropped_targets=sorted(set(self.dropped)),
+            status=status,  # type: ignore[arg-type]
+        )
+
+
+async def question_for(ctx: ExamContext, cluster: ClusterState, rnd: int) -> QuestionRecord:
+    """A validated question for a cluster, or a record saying why there is none."""
+    draft = Drafting(cluster, rnd, dict(ctx.unit_texts(cluster["members"])))
+    for attempt in range(MAX_QUESTION_ATTEMPTS):
+        result = await write_question(ctx.gateway, ctx.unit_texts(cluster["members"]), round=rnd,
+                                      max_words=ctx.exam.question_max_words, feedback=draft.feedback)
+        if isinstance(result.parsed, Unparseable):
+            return draft.record("", [], "unparseable")
+        draft.regenerations = attempt
+        problem = review(ctx, draft, result.parsed)
+        if problem is None:
+            assert draft.last is not None
+            return draft.record(draft.last.question, draft.last.target, "ok")
+        draft.feedback = problem
+    return salvage(ctx, draft)
+
+
+def review(ctx: ExamContext, draft: Drafting, question: Question) -> str | None:
+    """Keep the draft's targets inside the cluster; the feedback for a rejected draft, None if it passes."""
+    inside = [uid for uid in dict.fromkeys(question.target) if uid in draft.texts]
+    draft.dropped += [uid for uid in question.target if uid not in draft.texts]
+    draft.last = question.model_copy(update={"target": inside})
+    limit = ctx.exam.question_max_words
+    if not inside:
+        return "the target list named no unit shown; list ids of the units above."
+    if word_count(question.question) > limit:
+        return f"the question had {word_count(question.question)} words; stay under {limit}."
+    leaking = leaking_targets(question.question, inside, draft.texts, ctx.exam.leak_threshold)
+    if leaking:
+        draft.leaks += 1
+        return f"the question gives away the content of unit(s) {', '.join(leaking)}; ask without revealing it."
+    return None
+
+
+def salvage(ctx: ExamContext, draft: Drafting) -> QuestionRecord:
+    """Out of attempts: the last question minus its leaking targets when it is otherwise usable."""
+    last = draft.last
+    if last is not None and last.target and word_count(last.question) <= ctx.exam.question_max_words:
+        leaking = set(leaking_targets(last.question, last.target, draft.texts, ctx.exam.leak_threshold))
+        kept = [uid for uid in last.target if uid not in leaking]
+        if kept:
+            return draft.record(last.question, kept, "ok")
+    return draft.record(last.question if last else "", [], "no_targets")

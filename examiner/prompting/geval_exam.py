@@ -1,0 +1,20 @@
+"""The task and criterion of G-Eval as an exam judge (prompt fragments of prompts/geval_unit.md).
+
+The criterion is a bipolar 1-5 "agreement" scale: 1 = the answer contradicts the unit, 3 = the answer
+does not address it, 5 = it states it correctly. Putting "not addressed" at the middle makes an unsure
+judge (mass on both 1 and 5) land on `unrelated`, which an exam counts as "no evidence either way"
+instead of a wrong credit.
+"""
+
+from __future__ import annotations
+
+GEVAL_TASK = ("You will be given a question, a reference fact about its subject, and a response written by "
+              "a candidate. Your task is to rate how the response relates to the reference fact.")
+GEVAL_CRITERION = ("Agreement (1-5): whether the response states the reference fact correctly. "
+                   "1 = the response contradicts the fact; 2 = it partly contradicts it; 3 = the response "
+                   "does not address the fact at all; 4 = it states the fact with minor inaccuracy or "
+                   "vagueness; 5 = it states the fact correctly.")
+AGREEMENT_SCALE = 5
+"""The top of the criterion's scale."""
+
+__all__ = ["AGREEMENT_SCALE", "GEVAL_CRITERION", "GEVAL_TASK"]
