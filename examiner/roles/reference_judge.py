@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from examiner.roles.parsing import parse_single_score
 from examiner.llm.gateway import Gateway
-from examiner.llm.types import Unparseable
+from examiner.llm.types import CallContext, GenerationConfig, Unparseable
 from examiner.prompting import render, unit_block
 
 ROLE = "judge"
@@ -41,8 +41,8 @@ async def score_with_reference(
 ) -> ReferenceScore:
     """Grade `response` against `reference` on 1..scale."""
     messages = render("reference_judge", instruction=instruction, response=response, reference=reference, scale=scale)
-    result = await gw.chat(ROLE, messages, stage="reference_score", item_id=item_id, endpoint=endpoint,
-                           max_tokens=max_tokens)
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+                           CallContext(stage="reference_score", item_id=item_id), endpoint=endpoint)
     score, reason, error = parse_single_score(result.text, 1, scale)
     return ReferenceScore(score, reason, error, result.text)
 
@@ -71,8 +71,9 @@ async def label_units_with_revision(
     are labelled `unparseable`."""
     messages = render("reference_judge_units", question=question, answer=answer, revised=revised,
                       units=unit_block(units))
-    result = await gw.chat(ROLE, messages, schema=UnitVerdicts, stage="reviseval_units", round=round,
-                           unit_ids=[u for u, _ in units], endpoint=endpoint, max_tokens=1024)
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=1024),
+                           CallContext(stage="reviseval_units", round=round, unit_ids=tuple(u for u, _ in units)),
+                           schema=UnitVerdicts, endpoint=endpoint)
     out: dict[str, tuple[str, str]] = {}
     if isinstance(result.parsed, UnitVerdicts):
         known = {u for u, _ in units}
