@@ -38,8 +38,12 @@ def unit_block(units: list[tuple[str, str]]) -> str:
     return "\n".join(f'<unit id="{uid}">{text}</unit>' for uid, text in units)
 
 
-def headers(role: str, stage: str = "") -> dict[str, str]:
-    return {"X-Examiner-Role": role, "X-Examiner-Stage": stage or "-"}
+def headers(role: str, stage: str = "", **hints: object) -> dict[str, str]:
+    """What the gateway sends: role, stage and the call's hints (as JSON, when there are any)."""
+    out = {"X-Examiner-Role": role, "X-Examiner-Stage": stage or "-"}
+    if hints:
+        out["X-Examiner-Hints"] = json.dumps(hints)
+    return out
 
 
 def enc() -> tiktoken.Encoding:
@@ -333,7 +337,7 @@ async def test_logprobs_shape(server):
         assert tok.logprob <= 0
     score = await client.chat.completions.create(
         model=MODEL, messages=user("Rate the answer on a scale of 1-10. Answer: ok (k1:known)"),
-        logprobs=True, top_logprobs=10, max_tokens=2, temperature=0, extra_headers=headers("geval"))
+        logprobs=True, top_logprobs=10, max_tokens=2, temperature=0, extra_headers=headers("geval", scale=10))
     (only,) = score.choices[0].logprobs.content
     assert only.token == score.choices[0].message.content == "10"
     assert sorted(int(t.token) for t in only.top_logprobs) == list(range(1, 11))
