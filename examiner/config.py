@@ -42,7 +42,7 @@ ROLES = (
 class EndpointSpec(BaseModel):
     """One model endpoint reachable over the OpenAI chat-completions protocol."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     provider: Literal["openai", "local", "simulated"] = "openai"
     """Which kind of endpoint this is; `local` and `simulated` are started by examiner itself."""
@@ -106,7 +106,7 @@ class EndpointSpec(BaseModel):
 class ExamSettings(BaseModel):
     """Knobs of the Ref-Eval examination loop (see METHODS.md section 1)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     unit_mode: Literal["sentences", "llm"] = "sentences"
     """How the corpus becomes knowledge units: `sentences` (one unit per sentence, no model calls) or
@@ -143,7 +143,7 @@ class ExamSettings(BaseModel):
 class Settings(BaseModel):
     """Everything a command needs: endpoints, role assignments, budget, exam knobs."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     endpoints: dict[str, EndpointSpec] = Field(default_factory=dict)
     """Model endpoints by name; `local` (the embedded model) and `simulated` are always defined."""

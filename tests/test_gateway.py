@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from examiner.config import EndpointSpec, Settings
-from examiner.errors import BudgetExhausted
+from examiner.config import EndpointSpec, ExamSettings, Settings
+from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError, Unparseable
 from examiner.llm.ledger import aggregate, read_ledger
-from examiner.simulator import SimulatedServer
+from examiner.simulator import SimRequest, SimulatedServer, register_behaviour
 from examiner.llm.structured import extract_json, parse_structured
 
 PRICE_IN, PRICE_OUT = 2.5, 10.0
@@ -263,3 +263,46 @@ def test_config_from_yaml_and_environment(tmp_path: Path) -> None:
     assert settings.endpoint_for("examiner")[0] == "gpt"
     assert settings.endpoint_for("candidate")[0] == "local"
     assert "MY_KEY" in json.dumps(settings.model_dump()) and os.environ.get("MY_KEY") is None
+
+
+async def test_call_context_goes_out_as_request_metadata_and_the_ledger_keeps_its_fields(server, tmp_path: Path) -> None:
+    """Stage and hints reach the endpoint as headers (the simulator reads them instead of prompt prose);
+    the ledger records the same context fields as before, without the hints."""
+    seen: list[tuple[str, dict[str, object]]] = []
+
+    @register_behaviour("context_probe")
+    def probe(req: SimRequest) -> str:
+        seen.append((req.stage, dict(req.hints)))
+        return "ok"
+
+    url = server()
+    context = CallContext(stage="referee", round=2, unit_ids=("u1",), item_id="i9", hints={"max_rounds": 3})
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        result = await gw.chat("context_probe", [{"role": "user", "content": "hi"}], GenerationConfig(max_tokens=4),
+                               context, endpoint="sim")
+    assert seen == [("referee", {"round": 2, "max_rounds": 3})]
+    assert result.parsed == result.text == result.value() == "ok" and result.ok
+    (record,) = read_ledger(tmp_path / "ledger.jsonl")
+    assert {k: record[k] for k in ("role", "stage", "round", "unit_ids", "item_id")} == {
+        "role": "context_probe", "stage": "referee", "round": 2, "unit_ids": ["u1"], "item_id": "i9"}
+    assert "hints" not in record and "max_rounds" not in record
+
+
+def test_settings_are_frozen_and_changed_by_validated_merged_copies() -> None:
+    settings = Settings(exam={"max_rounds": 3, "cluster_size": 4})
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.budget_usd = 1.0  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.exam.max_rounds = 9  # type: ignore[misc]
+    merged = settings.merged({"budget_usd": 2.5, "exam": {"max_rounds": 5}})
+    assert (merged.budget_usd, merged.exam.max_rounds, merged.exam.cluster_size) == (2.5, 5, 4)
+    assert settings.budget_usd is None and settings.exam.max_rounds == 3
+    assert merged.endpoints == settings.endpoints and merged.roles == settings.roles
+    with pytest.raises(ConfigError, match="max_rounds"):
+        settings.merged({"exam": {"max_rounds": 0}})
+
+
+@pytest.mark.parametrize("model", [EndpointSpec, ExamSettings, Settings])
+def test_every_settings_field_is_documented(model: type[BaseModel]) -> None:
+    undocumented = [name for name, field in model.model_fields.items() if not (field.description or "").strip()]
+    assert not undocumented, f"{model.__name__} fields without a docstring: {undocumented}"
