@@ -9,7 +9,6 @@ completions at temperature 1 and averages (see examiner/roles/geval_math.py).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from examiner.roles.geval_math import GEvalScore, allowed_scores, expected_from_logprobs, mean_of_samples
 from examiner.llm.gateway import Gateway
