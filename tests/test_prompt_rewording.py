@@ -114,16 +114,24 @@ def _records(folder: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     return out
 
 
-def _exam(run_dir: Path) -> list[tuple[str, list[dict[str, Any]]]]:
+EXAM_MODES = (("refeval", "refeval"), ("refeval", "reviseval"), ("refeval", "geval"), ("noref", "refeval"))
+"""(exam mode, judge mode) pairs the exam runs in: every judge the exam can use."""
+
+
+def _exam(folder: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     spec = EndpointSpec(provider="simulated", model="sim", max_concurrency=16,
                         options={"knowledge": {"known": 0.6, "wrong": 0.2, "unknown": 0.2}})
-    settings = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("examiner", "candidate", "judge")},
-                        exam={"max_rounds": 2})
-    corpus = sorted(Path("corpora/examiner-handbook").glob("*.md"))[:1]
-    info = asyncio.run(start_exam(settings, ExamRequest([str(p) for p in corpus], targets=["sim"]), run_dir,
-                                  quiet=True, report=False))
-    assert info.status == "completed"
-    return _records(run_dir)
+    roles = ("examiner", "candidate", "judge", "reviser", "geval")
+    settings = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in roles}, exam={"max_rounds": 2})
+    corpus = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:1]]
+    out = []
+    for mode, judge_mode in EXAM_MODES:
+        run_dir = folder / f"{mode}-{judge_mode}"
+        request = ExamRequest(corpus, targets=["sim"], mode=mode, judge_mode=judge_mode)
+        info = asyncio.run(start_exam(settings, request, run_dir, quiet=True, report=False))
+        assert info.status == "completed"
+        out += _records(run_dir)
+    return out
 
 
 PAIRS = [{"id": f"q{i}", "question": f"Explain topic {i}.", "a": f"Topic {i} is this (t{i}:known).",
