@@ -6,7 +6,7 @@ Dispatch is on the `X-Examiner-Role` / `X-Examiner-Stage` headers the gateway se
 states in prose (debate round and last round, word limit, score scale, ...) comes in the
 `X-Examiner-Hints` JSON header (`SimRequest.hints`). Behaviours never read prompt wording: only the
 data blocks that code builds and substitutes into prompts (below), so rewording a prompt file changes
-no simulated result (tests/test_simulated.py rewrites every prompt to check it).
+no simulated result (tests/test_prompt_rewording.py rewrites every prompt to check it).
 
 Other modules add behaviours without editing this one:
 
