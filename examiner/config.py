@@ -4,11 +4,15 @@ Sources, later ones winning: built-in defaults (every role on the embedded local
 (`--config FILE`), environment variables (`EXAMINER_ROLE_<ROLE>=<endpoint>`, `EXAMINER_BUDGET_USD`),
 then CLI flags. API keys are never part of the configuration: an endpoint names the environment
 variable that holds its key, and the key is read only when the client is built.
+
+Settings are frozen once validated: a command that changes a knob after loading makes a validated copy
+with `Settings.merged({...})`, so no part of a run sees settings change under it.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +42,7 @@ ROLES = (
 class EndpointSpec(BaseModel):
     """One model endpoint reachable over the OpenAI chat-completions protocol."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     provider: Literal["openai", "local", "simulated"] = "openai"
     """Which kind of endpoint this is; `local` and `simulated` are started by examiner itself."""
@@ -49,30 +53,31 @@ class EndpointSpec(BaseModel):
     api_key_env: str | None = None
     """Name of the environment variable holding the API key (the key itself never enters config)."""
     price_input_per_1m: float = Field(0.0, ge=0)
-    """Dollars per one million prompt tokens."""
+    """Price of prompt tokens, in US dollars per one million tokens."""
     price_output_per_1m: float = Field(0.0, ge=0)
-    """Dollars per one million completion tokens."""
+    """Price of completion tokens, in US dollars per one million tokens."""
     max_concurrency: int = Field(8, ge=1)
-    """Requests in flight at once against this endpoint."""
+    """Most requests in flight at once against this endpoint (a count)."""
     tokens_per_minute: int | None = Field(None, ge=1)
-    """Optional rate limit on prompt + completion tokens per minute."""
+    """Optional rate limit, in prompt + completion tokens per minute (None: no limit)."""
     temperature: float = Field(0.0, ge=0, le=2)
-    """Default sampling temperature."""
+    """Sampling temperature (0-2) of calls that do not set their own."""
     seed: int | None = 0
-    """Default sampling seed, sent where the endpoint honours it."""
+    """Sampling seed of calls that do not set their own, sent where the endpoint honours it (None: none)."""
     timeout_s: float = Field(120.0, gt=0)
-    """Per-attempt request timeout."""
+    """Timeout of one HTTP attempt, in seconds."""
     max_attempts: int = Field(6, ge=1, le=20)
-    """Attempts per call, first try included, for 429 / 5xx / timeouts / connection errors."""
+    """Attempts per call (a count), first try included, for 429 / 5xx / timeouts / connection errors."""
     backoff_base_s: float = Field(0.5, ge=0)
-    """First retry back-off; doubles each attempt (with full jitter), capped at 30 s. Retry-After wins."""
+    """First retry back-off, in seconds; doubles each attempt (with full jitter), capped at 30 s.
+    A Retry-After header wins."""
     supports_n: bool = True
     """Whether the endpoint returns several choices for `n` > 1; if not, the gateway sends n requests."""
     structured_output: Literal["json_schema", "json_object_schema", "json_object", "text"] = "json_schema"
     """How to ask for structured output: OpenAI `json_schema`; `json_object_schema` (llama.cpp servers:
     JSON mode plus a schema compiled to a grammar); plain JSON mode; or text + tolerant extraction."""
     context_tokens: int = Field(8192, ge=256)
-    """Context window of the model; longer inputs are split by callers that can."""
+    """Context window of the model, in tokens; longer inputs are split by callers that can."""
     supports_logprobs: bool = True
     """Whether the endpoint returns top_logprobs (G-Eval falls back to sampling when it does not)."""
     options: dict[str, Any] = Field(default_factory=dict)
@@ -101,33 +106,56 @@ class EndpointSpec(BaseModel):
 class ExamSettings(BaseModel):
     """Knobs of the Ref-Eval examination loop (see METHODS.md section 1)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     unit_mode: Literal["sentences", "llm"] = "sentences"
+    """How the corpus becomes knowledge units: `sentences` (one unit per sentence, no model calls) or
+    `llm` (the examiner role condenses each passage into atomic statements)."""
     max_unit_tokens: int = Field(80, ge=8)
+    """Longest knowledge unit, in tokens; longer sentences are split."""
     min_unit_tokens: int = Field(8, ge=1)
+    """Shortest knowledge unit, in tokens; shorter sentences are joined to a neighbour."""
     dedup_threshold: float = Field(0.95, gt=0, le=1)
+    """Cosine similarity (0-1] of unit embeddings at or above which units are merged as near-duplicates."""
     cluster_size: int = Field(6, ge=1)
+    """Wanted units per cluster (a count); each round makes ceil(uncovered units / cluster_size) clusters,
+    and each cluster gets one question."""
     max_rounds: int = Field(8, ge=1)
+    """Most exam rounds (cluster, question, answer, judge, update) before the run stops."""
     min_round_coverage: float = Field(0.02, ge=0, le=1)
+    """Share (0-1) of a target's remaining units that a round must cover for the target to go on to the
+    next round."""
     max_probes: int = Field(1, ge=0)
+    """Follow-up (probe) questions per round, a count; 0 turns probing off."""
     max_targeted: int = Field(3, ge=1)
+    """Times (a count) a unit may be judged unrelated in answers before it is recorded as unanswered."""
     leak_threshold: float = Field(0.6, gt=0, le=1)
+    """Share (0-1] of a target unit's distinctive words that, found in a question, marks the question
+    as leaking that unit's answer."""
     question_max_words: int = Field(50, ge=5)
+    """Word limit of a question (longer questions are asked again with feedback)."""
     answer_max_words: int = Field(200, ge=5)
+    """Word limit of a candidate's answer (asked for in the prompt; max_tokens follows from it)."""
     seed: int = 0
+    """Seed of the exam's own random choices (clustering, projection); not the models' sampling seed."""
 
 
 class Settings(BaseModel):
     """Everything a command needs: endpoints, role assignments, budget, exam knobs."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     endpoints: dict[str, EndpointSpec] = Field(default_factory=dict)
+    """Model endpoints by name; `local` (the embedded model) and `simulated` are always defined."""
     roles: dict[str, str] = Field(default_factory=dict)
+    """The endpoint name each model role uses (see ROLES); a role not named uses `local`."""
     budget_usd: float | None = Field(None, ge=0)
+    """Most a run may spend, in US dollars at the endpoints' prices (None: no limit); a call that could
+    exceed it is not made and the run stops as `budget_exhausted`."""
     cache: bool = True
+    """Whether model replies are cached in the run directory (cache.sqlite) and reused on resume."""
     exam: ExamSettings = Field(default_factory=ExamSettings)
+    """Knobs of the Ref-Eval exam."""
     judge_panel: list[str] = Field(default_factory=list)
     """Endpoints of a judge panel (written `roles: {judge: [A, B, C]}`): each judges every answer and
     the majority label is the verdict; ties and all-unscored stay unscored. Empty: the `judge` role's
@@ -153,15 +181,25 @@ class Settings(BaseModel):
                 raise ValueError(f"unknown role '{role}' (known: {', '.join(ROLES)})")
         return roles
 
-    @model_validator(mode="after")
-    def _defaults_and_references(self) -> "Settings":
-        self.endpoints.setdefault("local", EndpointSpec(
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        """The built-in endpoints and role assignments, filled in before validation (settings are frozen)."""
+        if not isinstance(data, dict):
+            return data
+        endpoints = dict(data.get("endpoints") or {})
+        endpoints.setdefault("local", EndpointSpec(
             provider="local", model="smollm2-135m-instruct", max_concurrency=1, supports_n=False,
             structured_output="json_object_schema",
         ))
-        self.endpoints.setdefault("simulated", EndpointSpec(provider="simulated", model="sim"))
+        endpoints.setdefault("simulated", EndpointSpec(provider="simulated", model="sim"))
+        roles = dict(data.get("roles") or {})
         for role in ROLES:
-            self.roles.setdefault(role, "local")
+            roles.setdefault(role, "local")
+        return {**data, "endpoints": endpoints, "roles": roles}
+
+    @model_validator(mode="after")
+    def _references(self) -> "Settings":
         for role, name in [*self.roles.items(), *(("judge", m) for m in self.judge_panel)]:
             if name not in self.endpoints:
                 raise ValueError(
@@ -185,6 +223,15 @@ class Settings(BaseModel):
             raise ConfigError(f"unknown endpoint '{name}' (defined: {', '.join(sorted(self.endpoints))})")
         return self.endpoints[name]
 
+    def merged(self, changes: Mapping[str, Any]) -> "Settings":
+        """A validated copy with `changes` merged in: a nested mapping merges key by key (so
+        `{"exam": {"max_rounds": 2}}` keeps the other exam knobs), any other value replaces.
+        Raises ConfigError when the result is not valid."""
+        try:
+            return Settings.model_validate(_merge(self.model_dump(), changes))
+        except ValidationError as exc:
+            raise ConfigError(f"invalid configuration: {_describe(exc)}") from None
+
     def simulated(self) -> "Settings":
         """A copy where every endpoint `X` gains a simulated twin `sim-X` (same prices and concurrency,
         the `simulated` endpoint's options) and every role uses the twin of its endpoint."""
@@ -206,6 +253,15 @@ class Settings(BaseModel):
                 data["roles"][role] = f"sim-{name}"
         data["judge_panel"] = [n if self.endpoints[n].provider == "simulated" else f"sim-{n}" for n in self.judge_panel]
         return Settings.model_validate(data)
+
+
+def _merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `changes` merged in, recursively for mappings on both sides."""
+    out = dict(base)
+    for key, value in changes.items():
+        old = out.get(key)
+        out[key] = _merge(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
+    return out
 
 
 def _describe(error: ValidationError) -> str:

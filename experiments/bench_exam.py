@@ -58,12 +58,9 @@ def settings(args: argparse.Namespace) -> Settings:
                  "targets_per_question": args.targets_per_question,
                  "reason_tokens": BRIEF_REASONS if args.brief_reasons else {}},
     )
-    result = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("examiner", "candidate", "judge")})
-    result.exam.cluster_size = args.cluster_size
-    result.exam.max_probes = args.max_probes
-    result.exam.max_targeted = args.max_targeted
-    result.exam.max_rounds = args.max_rounds
-    return result
+    exam = {"cluster_size": args.cluster_size, "max_probes": args.max_probes, "max_targeted": args.max_targeted,
+            "max_rounds": args.max_rounds}
+    return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("examiner", "candidate", "judge")}, exam=exam)
 
 
 def figures(run_dir: Path, seconds: float) -> dict[str, float]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from examiner.config import EndpointSpec, Settings
-from examiner.llm import Gateway
+from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.simulator import SimulatedProcess
 
 RESULTS = Path(__file__).parent / "results"
@@ -56,7 +56,8 @@ async def through_gateway(url: str, calls: int, concurrency: int, salt: str, run
     async with Gateway(settings, run_dir, cache=False) as gateway:
         await gateway.ensure_started("candidate")
         started = time.perf_counter()
-        await asyncio.gather(*(gateway.chat("candidate", m, stage="answer", max_tokens=64) for m in prompts(calls, salt)))
+        config, context = GenerationConfig(max_tokens=64), CallContext(stage="answer")
+        await asyncio.gather(*(gateway.chat("candidate", m, config, context) for m in prompts(calls, salt)))
         elapsed = time.perf_counter() - started
     return calls / elapsed
 

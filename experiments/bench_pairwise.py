@@ -52,12 +52,13 @@ def synthetic_rows(n: int) -> list[Row]:
 
 async def bench(url: str, data: list[Row], opts: PairwiseOptions, concurrency: int, run_dir: Path | None,
                 ) -> dict[str, Any]:
-    from examiner.llm.gateway import Gateway
+    from examiner.llm import CallContext, Gateway, GenerationConfig
 
     spec = EndpointSpec(provider="openai", base_url=url, model="sim-judge", max_concurrency=concurrency)
     settings = Settings(endpoints={"bench": spec}, roles={"pairwise": "bench"})
     async with Gateway(settings, run_dir=run_dir) as gw:
-        await gw.chat("pairwise", [{"role": "user", "content": "warm-up"}], stage="grade", max_tokens=4)
+        await gw.chat("pairwise", [{"role": "user", "content": "warm-up"}], GenerationConfig(max_tokens=4),
+                      CallContext(stage="grade"))
         wall0, cpu0 = time.perf_counter(), time.process_time()
         records = await run_pairwise(gw, data, opts)
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0

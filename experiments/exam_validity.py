@@ -29,8 +29,8 @@ RESULTS = Path(__file__).parent / "results"
 async def one_run(corpus: Path, seed: int, run_dir: Path) -> dict[str, float]:
     spec = EndpointSpec(provider="simulated", model="sim", max_concurrency=16,
                         options={"knowledge": PROFILE, "seed": seed})
-    settings = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("examiner", "candidate", "judge")})
-    settings.exam.max_rounds = 5
+    settings = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("examiner", "candidate", "judge")},
+                        exam={"max_rounds": 5})
     info = await start_exam(settings, ExamRequest([str(corpus)], targets=["sim"]), run_dir, quiet=True, report=False)
     outcomes = list(RunStore(run_dir).all(UnitOutcome).values())
     category = {o.unit_id: unit_category(seed, "sim", o.unit_id, PROFILE) for o in outcomes}

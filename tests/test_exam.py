@@ -32,11 +32,7 @@ def sim_settings(*, latency: float = 0.0, max_rounds: int = 5, models: tuple[str
         )
         for name in models
     }
-    settings = Settings(endpoints=endpoints, roles={r: models[0] for r in ROLES})
-    settings.exam.max_rounds = max_rounds
-    for key, value in exam.items():
-        setattr(settings.exam, key, value)
-    return settings
+    return Settings(endpoints=endpoints, roles={r: models[0] for r in ROLES}, exam={"max_rounds": max_rounds, **exam})
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +133,7 @@ async def test_classic_baseline_scores_on_every_answer(small_corpus: Path, tmp_p
 
 
 async def test_budget_stop_keeps_records_and_spend(small_corpus: Path, tmp_path: Path) -> None:
-    settings = sim_settings()
-    settings.budget_usd = 0.02
+    settings = sim_settings().merged({"budget_usd": 0.02})
     info = await start_exam(settings, ExamRequest([str(small_corpus)]), tmp_path, quiet=True, report=False)
     assert info.status == "budget_exhausted"
     spent = sum(r.get("cost_usd", 0.0) for r in read_ledger(tmp_path / "ledger.jsonl"))

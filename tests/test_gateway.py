@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from examiner.config import EndpointSpec, Settings
-from examiner.errors import BudgetExhausted
-from examiner.llm import Gateway, ModelCallError, Unparseable
+from examiner.config import EndpointSpec, ExamSettings, Settings
+from examiner.errors import BudgetExhausted, ConfigError
+from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError, Unparseable
 from examiner.llm.ledger import aggregate, read_ledger
-from examiner.simulator import SimulatedServer
+from examiner.simulator import SimRequest, SimulatedServer, register_behaviour
 from examiner.llm.structured import extract_json, parse_structured
 
 PRICE_IN, PRICE_OUT = 2.5, 10.0
@@ -54,7 +54,7 @@ async def test_rate_limit_retry_honours_retry_after(server, tmp_path: Path) -> N
     # Guards: a 429 must wait the server's Retry-After, not the (tiny) exponential back-off.
     url = server(faults={"rate_limit": 0.6}, retry_after_s=0.2)
     async with Gateway(settings_for(url), tmp_path) as gw:
-        results = [await gw.chat("examiner", [{"role": "user", "content": f"hello {i}"}], max_tokens=8) for i in range(6)]
+        results = [await gw.chat("examiner", [{"role": "user", "content": f"hello {i}"}], GenerationConfig(max_tokens=8)) for i in range(6)]
     limited = [a for r in results for a in r.attempts if a.status == "429"]
     assert limited, "expected some 429 attempts at a 60% fault rate"
     assert all(a.wait_s == pytest.approx(0.2) for a in limited)
@@ -65,7 +65,7 @@ async def test_server_errors_retried_then_surfaced(server, tmp_path: Path) -> No
     url = server(faults={"server_error": 1.0})
     async with Gateway(settings_for(url, max_attempts=3), tmp_path) as gw:
         with pytest.raises(ModelCallError) as caught:
-            await gw.chat("candidate", [{"role": "user", "content": "hi"}], max_tokens=8)
+            await gw.chat("candidate", [{"role": "user", "content": "hi"}], GenerationConfig(max_tokens=8))
     assert [a.status for a in caught.value.attempts] == ["500", "500", "500"]
     failed = [r for r in read_ledger(tmp_path / "ledger.jsonl") if r["outcome"] == "failed"]
     assert len(failed) == 1 and failed[0]["cost_usd"] == 0.0
@@ -75,14 +75,14 @@ async def test_timeouts_retried_then_surfaced(server, tmp_path: Path) -> None:
     url = server(faults={"timeout": 1.0}, timeout_sleep_s=2.0)
     async with Gateway(settings_for(url, max_attempts=2, timeout_s=0.3), tmp_path) as gw:
         with pytest.raises(ModelCallError) as caught:
-            await gw.chat("candidate", [{"role": "user", "content": "hi"}], max_tokens=8)
+            await gw.chat("candidate", [{"role": "user", "content": "hi"}], GenerationConfig(max_tokens=8))
     assert [a.status for a in caught.value.attempts] == ["timeout", "timeout"]
 
 
 async def test_server_errors_recovered_when_intermittent(server, tmp_path: Path) -> None:
     url = server(faults={"server_error": 0.3, "empty_choices": 0.1})
     async with Gateway(settings_for(url, max_attempts=8), tmp_path) as gw:
-        results = [await gw.chat("candidate", [{"role": "user", "content": f"q{i}"}], max_tokens=8) for i in range(10)]
+        results = [await gw.chat("candidate", [{"role": "user", "content": f"q{i}"}], GenerationConfig(max_tokens=8)) for i in range(10)]
     statuses = {a.status for r in results for a in r.attempts}
     assert {"500", "ok"} <= statuses
     assert all(r.text for r in results)
@@ -91,7 +91,8 @@ async def test_server_errors_recovered_when_intermittent(server, tmp_path: Path)
 async def test_malformed_json_is_repaired(server, tmp_path: Path) -> None:
     url = server(faults={"malformed_json": 1.0})
     async with Gateway(settings_for(url), tmp_path) as gw:
-        result = await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question", max_tokens=200)
+        result = await gw.chat("examiner", QUESTION_PROMPT, GenerationConfig(max_tokens=200), CallContext(stage="question"),
+                               schema=Question)
     assert isinstance(result.parsed, Question)
     assert set(result.parsed.target) <= {f"u{i}" for i in range(5)}
 
@@ -100,7 +101,8 @@ async def test_truncated_json_is_unparseable_with_raw_text(server, tmp_path: Pat
     # Guards: closing a cut-off JSON object would invent a complete-looking answer.
     url = server(faults={"truncated_json": 1.0})
     async with Gateway(settings_for(url), tmp_path) as gw:
-        result = await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question", max_tokens=200)
+        result = await gw.chat("examiner", QUESTION_PROMPT, GenerationConfig(max_tokens=200), CallContext(stage="question"),
+                               schema=Question)
     assert isinstance(result.parsed, Unparseable)
     assert result.parsed.raw and "cut off" in result.parsed.error
     assert gw.totals.unparseable == 1
@@ -120,7 +122,7 @@ async def test_second_identical_run_makes_no_new_calls(server, tmp_path: Path) -
     for attempt in range(2):
         async with Gateway(settings_for(url), tmp_path) as gw:
             for prompt in prompts:
-                await gw.chat("candidate", prompt, max_tokens=32)
+                await gw.chat("candidate", prompt, GenerationConfig(max_tokens=32))
             if attempt == 0:
                 assert gw.totals.calls == 5 and gw.totals.cache_hits == 0
             else:
@@ -133,7 +135,7 @@ async def test_concurrent_identical_requests_are_paid_once(server, tmp_path: Pat
 
     url = server(latency_s=0.05)
     async with Gateway(settings_for(url), tmp_path) as gw:
-        results = await asyncio.gather(*(gw.chat("candidate", [{"role": "user", "content": "same"}], max_tokens=16) for _ in range(4)))
+        results = await asyncio.gather(*(gw.chat("candidate", [{"role": "user", "content": "same"}], GenerationConfig(max_tokens=16)) for _ in range(4)))
     assert sum(not r.cache_hit for r in results) == 1
     assert len({r.text for r in results}) == 1
 
@@ -142,8 +144,10 @@ async def test_ledger_dollars_match_hand_computation(server, tmp_path: Path) -> 
     url = server()
     async with Gateway(settings_for(url, structured_output="json_schema"), tmp_path, cache=False) as gw:
         for i in range(3):
-            await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question", round=1, unit_ids=["u0", "u1"])
-            await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], stage="answer", max_tokens=64)
+            await gw.chat("examiner", QUESTION_PROMPT, context=CallContext(stage="question", round=1, unit_ids=("u0", "u1")),
+                          schema=Question)
+            await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], GenerationConfig(max_tokens=64),
+                          CallContext(stage="answer"))
     records = read_ledger(tmp_path / "ledger.jsonl")
     assert len(records) == 6 and all(r["usage_source"] == "api" for r in records)
     for record in records:
@@ -158,7 +162,7 @@ async def test_ledger_dollars_match_hand_computation(server, tmp_path: Path) -> 
 async def test_tiktoken_counts_when_usage_is_absent(server, tmp_path: Path) -> None:
     url = server(report_usage=False)
     async with Gateway(settings_for(url), tmp_path) as gw:
-        result = await gw.chat("candidate", [{"role": "user", "content": "tell me"}], max_tokens=64)
+        result = await gw.chat("candidate", [{"role": "user", "content": "tell me"}], GenerationConfig(max_tokens=64))
     assert result.usage_source == "tiktoken" and result.prompt_tokens > 0 and result.completion_tokens > 0
 
 
@@ -171,7 +175,7 @@ async def test_budget_stop_leaves_spend_within_budget(server, tmp_path: Path) ->
 
         async def ask(i: int) -> str:
             try:
-                await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], max_tokens=300)
+                await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], GenerationConfig(max_tokens=300))
                 return "ok"
             except BudgetExhausted:
                 return "stopped"
@@ -189,7 +193,7 @@ async def test_api_key_never_written(server, tmp_path: Path, monkeypatch: pytest
     url = server()
     settings = settings_for(url, api_key_env="EXAMINER_TEST_KEY")
     async with Gateway(settings, tmp_path) as gw:
-        await gw.chat("examiner", QUESTION_PROMPT, schema=Question, stage="question")
+        await gw.chat("examiner", QUESTION_PROMPT, context=CallContext(stage="question"), schema=Question)
         await gw.chat("candidate", [{"role": "user", "content": "hello"}])
     (tmp_path / "settings.json").write_text(settings.model_dump_json())
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -212,7 +216,7 @@ async def test_logprobs_pass_through(server, tmp_path: Path) -> None:
     async with Gateway(settings_for(url), tmp_path) as gw:
         result = await gw.chat(
             "geval", [{"role": "user", "content": "Rate coherence from 1 to 5. Coherence:"}],
-            max_tokens=1, logprobs=True, top_logprobs=5, endpoint="sim",
+            GenerationConfig(max_tokens=1, logprobs=True, top_logprobs=5), endpoint="sim",
         )
     assert result.logprobs and result.logprobs[0].top
     assert all(isinstance(v, float) for v in result.logprobs[0].top.values())
@@ -221,7 +225,8 @@ async def test_logprobs_pass_through(server, tmp_path: Path) -> None:
 async def test_n_samples_fan_out_when_endpoint_returns_one_choice(server, tmp_path: Path) -> None:
     url = server()
     async with Gateway(settings_for(url, supports_n=False), tmp_path) as gw:
-        result = await gw.chat("candidate", [{"role": "user", "content": "sample"}], n=4, temperature=1.0, max_tokens=16)
+        result = await gw.chat("candidate", [{"role": "user", "content": "sample"}],
+                                GenerationConfig(max_tokens=16, temperature=1.0, n=4))
     assert len(result.texts) == 4
 
 
@@ -258,3 +263,46 @@ def test_config_from_yaml_and_environment(tmp_path: Path) -> None:
     assert settings.endpoint_for("examiner")[0] == "gpt"
     assert settings.endpoint_for("candidate")[0] == "local"
     assert "MY_KEY" in json.dumps(settings.model_dump()) and os.environ.get("MY_KEY") is None
+
+
+async def test_call_context_goes_out_as_request_metadata_and_the_ledger_keeps_its_fields(server, tmp_path: Path) -> None:
+    """Stage and hints reach the endpoint as headers (the simulator reads them instead of prompt prose);
+    the ledger records the same context fields as before, without the hints."""
+    seen: list[tuple[str, dict[str, object]]] = []
+
+    @register_behaviour("context_probe")
+    def probe(req: SimRequest) -> str:
+        seen.append((req.stage, dict(req.hints)))
+        return "ok"
+
+    url = server()
+    context = CallContext(stage="referee", round=2, unit_ids=("u1",), item_id="i9", hints={"max_rounds": 3})
+    async with Gateway(settings_for(url), tmp_path) as gw:
+        result = await gw.chat("context_probe", [{"role": "user", "content": "hi"}], GenerationConfig(max_tokens=4),
+                               context, endpoint="sim")
+    assert seen == [("referee", {"round": 2, "max_rounds": 3})]
+    assert result.parsed == result.text == result.value() == "ok" and result.ok
+    (record,) = read_ledger(tmp_path / "ledger.jsonl")
+    assert {k: record[k] for k in ("role", "stage", "round", "unit_ids", "item_id")} == {
+        "role": "context_probe", "stage": "referee", "round": 2, "unit_ids": ["u1"], "item_id": "i9"}
+    assert "hints" not in record and "max_rounds" not in record
+
+
+def test_settings_are_frozen_and_changed_by_validated_merged_copies() -> None:
+    settings = Settings(exam={"max_rounds": 3, "cluster_size": 4})
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.budget_usd = 1.0  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.exam.max_rounds = 9  # type: ignore[misc]
+    merged = settings.merged({"budget_usd": 2.5, "exam": {"max_rounds": 5}})
+    assert (merged.budget_usd, merged.exam.max_rounds, merged.exam.cluster_size) == (2.5, 5, 4)
+    assert settings.budget_usd is None and settings.exam.max_rounds == 3
+    assert merged.endpoints == settings.endpoints and merged.roles == settings.roles
+    with pytest.raises(ConfigError, match="max_rounds"):
+        settings.merged({"exam": {"max_rounds": 0}})
+
+
+@pytest.mark.parametrize("model", [EndpointSpec, ExamSettings, Settings])
+def test_every_settings_field_is_documented(model: type[BaseModel]) -> None:
+    undocumented = [name for name, field in model.model_fields.items() if not (field.description or "").strip()]
+    assert not undocumented, f"{model.__name__} fields without a docstring: {undocumented}"

@@ -38,8 +38,12 @@ def unit_block(units: list[tuple[str, str]]) -> str:
     return "\n".join(f'<unit id="{uid}">{text}</unit>' for uid, text in units)
 
 
-def headers(role: str, stage: str = "") -> dict[str, str]:
-    return {"X-Examiner-Role": role, "X-Examiner-Stage": stage or "-"}
+def headers(role: str, stage: str = "", **hints: object) -> dict[str, str]:
+    """What the gateway sends: role, stage and the call's hints (as JSON, when there are any)."""
+    out = {"X-Examiner-Role": role, "X-Examiner-Stage": stage or "-"}
+    if hints:
+        out["X-Examiner-Hints"] = json.dumps(hints)
+    return out
 
 
 def enc() -> tiktoken.Encoding:
@@ -333,11 +337,40 @@ async def test_logprobs_shape(server):
         assert tok.logprob <= 0
     score = await client.chat.completions.create(
         model=MODEL, messages=user("Rate the answer on a scale of 1-10. Answer: ok (k1:known)"),
-        logprobs=True, top_logprobs=10, max_tokens=2, temperature=0, extra_headers=headers("geval"))
+        logprobs=True, top_logprobs=10, max_tokens=2, temperature=0, extra_headers=headers("geval", scale=10))
     (only,) = score.choices[0].logprobs.content
     assert only.token == score.choices[0].message.content == "10"
     assert sorted(int(t.token) for t in only.top_logprobs) == list(range(1, 11))
     assert abs(sum(2.718281828 ** t.logprob for t in only.top_logprobs) - 1) < 1e-6
+    await client.close()
+
+
+async def test_hints_not_prose_set_scale_word_limit_stance_and_last_round(server):
+    """Guards the move off prompt wording: the prose below states other numbers and the other side; the
+    behaviours follow the X-Examiner-Hints header, and a malformed header is a 400, not a guess."""
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+    scored = await client.chat.completions.create(
+        model=MODEL, messages=user("Rate from 1 to 3. Answer: ok (k1:known)"), max_tokens=2, temperature=0,
+        extra_headers=headers("geval", "score", scale=7))
+    assert scored.choices[0].message.content == "7"
+    item = "<instruction>\nPick one.\n</instruction>\n<output_1>\nA\n</output_1>\n<output_2>\nB\n</output_2>"
+    prose = "You are Assistant1. Stay under 500 words. Your judgment (Assistant1):\nDecision: Answer2\n"
+    statement = await client.chat.completions.create(
+        model=MODEL, messages=user(f"{item}\n{prose}"), max_tokens=300,
+        extra_headers=headers("debater", "debate", side="Assistant2", decision="Answer1", max_words=15))
+    words = statement.choices[0].message.content.split()
+    assert " ".join(words[:7]) == "As Assistant2 I keep my decision Answer1." and len(words) <= 15
+    for rnd in (1, 2, 3):  # the last round (hint) always gets a verdict, whatever the prose says
+        turn = await client.chat.completions.create(
+            model=MODEL, messages=user(f"{item}\nThis is round 1 of at most 9."), max_tokens=400,
+            extra_headers=headers("meta_judge", "referee", round=rnd, max_rounds=rnd))
+        assert json.loads(turn.choices[0].message.content)["verdict"] in ("Assistant1", "Assistant2", "equally good")
+    plain = await post(server.base_url, {"model": MODEL, "messages": user("x")}, "judge")
+    assert plain.status_code == 200
+    async with httpx.AsyncClient(timeout=10.0) as http:
+        bad = await http.post(f"{server.base_url}/chat/completions", json={"model": MODEL, "messages": user("x")},
+                              headers={**headers("judge"), "X-Examiner-Hints": "[1, 2]"})
+    assert bad.status_code == 400 and "X-Examiner-Hints" in bad.text
     await client.close()
 
 

@@ -74,16 +74,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
     settings = settings_from_args(args)
-    exam = settings.exam
     overrides = {
         "unit_mode": args.units, "cluster_size": args.cluster_size, "max_rounds": args.max_rounds,
         "max_probes": args.max_probes, "seed": args.seed,
     }
-    for name, value in overrides.items():
-        if value is not None:
-            setattr(exam, name, value)
-    if exam.cluster_size < 1 or exam.max_rounds < 1:
+    if any(value is not None and value < 1 for value in (args.cluster_size, args.max_rounds)):
         raise UserError("--cluster-size and --max-rounds must be at least 1")
+    settings = settings.merged({"exam": {k: v for k, v in overrides.items() if v is not None}})
     targets, judges = list(args.target), list(args.judge)
     if getattr(args, "simulate", False):
         targets = [f"sim-{t}" if f"sim-{t}" in settings.endpoints else t for t in targets]
@@ -181,8 +178,7 @@ def run_estimate(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     from examiner.config import load_settings
 
-    settings = load_settings(None)
-    settings.exam.max_rounds = args.max_rounds
+    settings = load_settings(None).merged({"exam": {"max_rounds": args.max_rounds}})
     corpus = Path(args.corpus)
     if not corpus.exists():
         raise UserError(f"demo corpus {corpus} not found (run from the repository root)")

@@ -87,13 +87,13 @@ def _faiss_probe() -> str:
 
 def _endpoint_probe(settings: Settings, name: str) -> Callable[[], str]:
     def probe() -> str:
-        from examiner.llm import Gateway
+        from examiner.llm import CallContext, Gateway, GenerationConfig
 
         async def ping() -> str:
             async with Gateway(settings, cache=False) as gateway:
                 result = await gateway.chat(
                     "candidate", [{"role": "user", "content": "Reply with the word ok."}],
-                    max_tokens=4, endpoint=name, stage="doctor",
+                    GenerationConfig(max_tokens=4), CallContext(stage="doctor"), endpoint=name,
                 )
                 return f"replied {result.text.strip()[:20]!r} in {result.latency_s:.2f}s"
 
@@ -149,7 +149,7 @@ def run_models(args: argparse.Namespace) -> int:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from examiner.llm import Gateway, ModelCallError
+    from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError
 
     settings = settings_from_args(args)
     name, spec = settings.endpoint_for(args.as_role)
@@ -159,7 +159,8 @@ def run_chat(args: argparse.Namespace) -> int:
     async def go() -> None:
         async with Gateway(settings, run_dir=Path(args.run_dir) if args.run_dir else None) as gateway:
             result = await gateway.chat(
-                args.as_role, [{"role": "user", "content": args.prompt}], max_tokens=args.max_tokens, stage="chat"
+                args.as_role, [{"role": "user", "content": args.prompt}], GenerationConfig(max_tokens=args.max_tokens),
+                CallContext(stage="chat"),
             )
             console.print(f"[bold]{name}[/bold] ({spec.model}) replied:")
             console.print(result.text.strip() or "(empty reply)")

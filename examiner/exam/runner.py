@@ -169,7 +169,7 @@ async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool 
     run_dir = Path(run_dir)
     settings, request = load_run(run_dir)
     if budget_usd is not None:
-        settings.budget_usd = budget_usd
+        settings = settings.merged({"budget_usd": budget_usd})
     info = RunStore(run_dir).read_info()
     if info.status in ("completed", "budget_exhausted"):
         if report:

@@ -9,13 +9,14 @@ All traffic uses the `openai` SDK's AsyncOpenAI client, so any OpenAI-compatible
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, overload
 
 import openai
 from openai import AsyncOpenAI
@@ -31,7 +32,7 @@ from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
 from examiner.core.tokens import count_message_tokens, count_tokens
 from examiner.core import rundir
-from examiner.llm.types import Attempt, CallResult, TokenLogprob, Unparseable
+from examiner.llm.types import M, Attempt, CallContext, CallResult, GenerationConfig, TokenLogprob, Unparseable
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,26 @@ class Totals:
     cost_usd: float = 0.0
     unparseable: int = 0
     failed: int = 0
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One request's role, context and ledger fields, as the request helpers pass them along."""
+
+    role: str
+    context: CallContext
+    record: dict[str, Any]
+    """The ledger fields of the call (role, stage, round, unit_ids, item_id, call_id, repair)."""
+
+    def headers(self) -> dict[str, str]:
+        """Request metadata: role, stage and the hints (with the round) as JSON; never the prompt."""
+        headers = {"X-Examiner-Role": self.role, "X-Examiner-Stage": self.context.stage or "-"}
+        hints = dict(self.context.hints)
+        if self.context.round:
+            hints.setdefault("round", self.context.round)
+        if hints:
+            headers["X-Examiner-Hints"] = json.dumps(hints, sort_keys=True, ensure_ascii=True)
+        return headers
 
 
 class _Endpoint:
@@ -148,61 +169,69 @@ class Gateway:
         return (await self._endpoint(name, spec)).base_url
 
     # ------------------------------------------------------------------ public call
+    @overload
     async def chat(
         self,
         role: str,
         messages: list[dict[str, str]],
+        config: GenerationConfig = ...,
+        context: CallContext = ...,
+        *,
+        schema: None = None,
+        response_schema: type[BaseModel] | None = None,
+        endpoint: str | None = None,
+    ) -> CallResult[str]: ...
+
+    @overload
+    async def chat(
+        self,
+        role: str,
+        messages: list[dict[str, str]],
+        config: GenerationConfig = ...,
+        context: CallContext = ...,
+        *,
+        schema: type[M],
+        response_schema: type[BaseModel] | None = None,
+        endpoint: str | None = None,
+    ) -> CallResult[M]: ...
+
+    async def chat(
+        self,
+        role: str,
+        messages: list[dict[str, str]],
+        config: GenerationConfig = GenerationConfig(),
+        context: CallContext = CallContext(),
         *,
         schema: type[BaseModel] | None = None,
         response_schema: type[BaseModel] | None = None,
-        stage: str = "",
-        round: int = 0,
-        unit_ids: Sequence[str] = (),
-        item_id: str = "",
-        max_tokens: int = 512,
-        temperature: float | None = None,
-        n: int = 1,
-        logprobs: bool = False,
-        top_logprobs: int | None = None,
-        seed: int | None = None,
-        stop: list[str] | None = None,
         endpoint: str | None = None,
     ) -> CallResult[Any]:
-        """One logical call: returns text, the parsed object (or Unparseable), logprobs, tokens and cost.
+        """One logical call of `role` (which picks the endpoint unless `endpoint` names one).
 
-        `schema` validates the reply; `response_schema` (default: `schema`) is what the endpoint is asked
-        to follow, e.g. a stricter variant whose enums a grammar can enforce while parsing stays lenient.
+        `config` says how to generate, `context` why the call is made (ledger and request metadata).
+        Without `schema` the result's value is the text; with it, the validated object or Unparseable.
+        `response_schema` (default: `schema`) is what the endpoint is asked to follow, e.g. a stricter
+        variant whose enums a grammar can enforce while parsing stays lenient.
 
         Raises BudgetExhausted when the budget could be exceeded, ModelCallError when every attempt failed.
         """
         name, spec = self.resolve(role, endpoint)
         ep = self._endpoints.get(name) or await self._endpoint(name, spec)
-        params: dict[str, Any] = {
-            "max_tokens": max_tokens,
-            "temperature": spec.temperature if temperature is None else temperature,
-        }
-        chosen_seed = spec.seed if seed is None else seed
-        if chosen_seed is not None:
-            params["seed"] = chosen_seed
-        if logprobs:
-            params["logprobs"] = True
-            if top_logprobs:
-                params["top_logprobs"] = top_logprobs
-        if stop:
-            params["stop"] = stop
-        context = {
+        params = self._params(spec, config)
+        record = {
             "role": role,
-            "stage": stage,
-            "round": round,
-            "unit_ids": list(unit_ids),
-            "item_id": item_id,
+            "stage": context.stage,
+            "round": context.round,
+            "unit_ids": list(context.unit_ids),
+            "item_id": context.item_id,
             "call_id": uuid.uuid4().hex[:12],
         }
+        call = _Call(role, context, record)
         conversation = list(messages)
         requested = response_schema or schema
         if requested is not None and ep.structured_mode in ("json_object", "text"):
             conversation = self._with_schema_hint(conversation, requested)
-        result = await self._request(ep, conversation, params, n, requested, context)
+        result = await self._request(ep, conversation, params, config.n, requested, call)
         if schema is None:
             return result
         parsed, error = parse_structured(result.text, schema, truncated=result.finish_reason == "length")
@@ -216,7 +245,8 @@ class Gateway:
                     "content": f"That reply could not be used: {error}. Reply again with the JSON object only.",
                 },
             ]
-            result = await self._request(ep, conversation, params, n, requested, dict(context, repair=repairs))
+            result = await self._request(ep, conversation, params, config.n, requested,
+                                         _Call(role, context, dict(record, repair=repairs)))
             parsed, error = parse_structured(result.text, schema, truncated=result.finish_reason == "length")
         if parsed is None:
             self.totals.unparseable += 1
@@ -224,6 +254,24 @@ class Gateway:
         else:
             result.parsed = parsed
         return result
+
+    @staticmethod
+    def _params(spec: EndpointSpec, config: GenerationConfig) -> dict[str, Any]:
+        """The request body's generation fields (n is added per request), endpoint defaults filled in."""
+        params: dict[str, Any] = {
+            "max_tokens": config.max_tokens,
+            "temperature": spec.temperature if config.temperature is None else config.temperature,
+        }
+        seed = spec.seed if config.seed is None else config.seed
+        if seed is not None:
+            params["seed"] = seed
+        if config.logprobs:
+            params["logprobs"] = True
+            if config.top_logprobs:
+                params["top_logprobs"] = config.top_logprobs
+        if config.stop:
+            params["stop"] = list(config.stop)
+        return params
 
     @staticmethod
     def _with_schema_hint(messages: list[dict[str, str]], schema: type[BaseModel]) -> list[dict[str, str]]:
@@ -239,7 +287,7 @@ class Gateway:
         params: dict[str, Any],
         n: int,
         schema: type[BaseModel] | None,
-        context: dict[str, Any],
+        call: "_Call",
     ) -> CallResult[Any]:
         fmt = response_format(schema, ep.structured_mode) if schema is not None else None
         request = dict(params, n=n)
@@ -247,7 +295,7 @@ class Gateway:
             request["response_format"] = fmt
 
         async def fetch() -> dict[str, Any]:
-            return await self._send(ep, messages, request, context)
+            return await self._send(ep, messages, request, call)
 
         started = time.perf_counter()
         if self.cache is not None:
@@ -256,11 +304,11 @@ class Gateway:
         else:
             payload, hit = await fetch(), False
         result = self._result(ep, payload, hit, time.perf_counter() - started)
-        self._record(ep, result, context)
+        self._record(ep, result, call.record)
         return result
 
     async def _send(
-        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], context: dict[str, Any]
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call
     ) -> dict[str, Any]:
         """Budget, rate limits and retried HTTP for one request; returns a cacheable payload."""
         spec = ep.spec
@@ -274,9 +322,9 @@ class Gateway:
             if ep.tpm is not None:
                 await ep.tpm.acquire(prompt_estimate + request["max_tokens"] * n)
             if n > 1 and not spec.supports_n:
-                payload = await self._fan_out(ep, messages, request, context)
+                payload = await self._fan_out(ep, messages, request, call)
             else:
-                payload = await self._attempts(ep, messages, request, context)
+                payload = await self._attempts(ep, messages, request, call)
         except BaseException:
             if ticket is not None:
                 self.budget.settle(ticket, 0.0)
@@ -286,12 +334,12 @@ class Gateway:
         return payload
 
     async def _fan_out(
-        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], context: dict[str, Any]
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call
     ) -> dict[str, Any]:
         """n samples from an endpoint that returns one choice per request: n requests, distinct seeds."""
         base_seed = int(request.get("seed") or 0)
         singles = [dict(request, n=1, seed=base_seed + i) for i in range(int(request["n"]))]
-        parts = await asyncio.gather(*(self._attempts(ep, messages, s, context) for s in singles))
+        parts = await asyncio.gather(*(self._attempts(ep, messages, s, call) for s in singles))
         merged = dict(parts[0])
         merged["texts"] = [p["texts"][0] if p["texts"] else "" for p in parts]
         merged["prompt_tokens"] = sum(p["prompt_tokens"] for p in parts)
@@ -300,11 +348,11 @@ class Gateway:
         return merged
 
     async def _attempts(
-        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], context: dict[str, Any]
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call
     ) -> dict[str, Any]:
         spec = ep.spec
         attempts: list[Attempt] = []
-        headers = {"X-Examiner-Role": context["role"], "X-Examiner-Stage": context["stage"] or "-"}
+        headers = call.headers()
         for number in range(1, spec.max_attempts + 1):
             began = time.perf_counter()
             wait: float | None = None
@@ -348,7 +396,7 @@ class Gateway:
                 await asyncio.sleep(wait)
         self.totals.failed += 1
         summary = ", ".join(a.status for a in attempts)
-        self.ledger.append(dict(context, endpoint=ep.name, model=spec.model, outcome="failed",
+        self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
                                 attempts=[a.__dict__ for a in attempts], cost_usd=0.0))
         raise ModelCallError(f"{ep.name}: no usable reply after {len(attempts)} attempts ({summary})", attempts)
 
@@ -396,8 +444,10 @@ class Gateway:
     def _result(self, ep: _Endpoint, payload: dict[str, Any], hit: bool, latency: float) -> CallResult[Any]:
         texts = payload["texts"]
         cost = 0.0 if hit else ep.spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"])
+        text = texts[0] if texts else ""
         return CallResult(
-            text=texts[0] if texts else "",
+            text=text,
+            parsed=text,
             texts=texts,
             logprobs=[TokenLogprob(t, lp, top) for t, lp, top in payload["logprobs"]] if payload["logprobs"] else None,
             prompt_tokens=payload["prompt_tokens"],

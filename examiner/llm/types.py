@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-T = TypeVar("T", bound=BaseModel)
+T = TypeVar("T")
+"""What a call yields: `str` for a text call, the schema's model for a structured one."""
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -39,14 +42,43 @@ class TokenLogprob:
 
 
 @dataclass(frozen=True)
-class CallContext:
-    """Bookkeeping attached to a call for the ledger: who asked, in which stage and round, about which units."""
+class GenerationConfig:
+    """How the model should generate: what goes into the request body (and so into the cache key)."""
 
-    role: str
+    max_tokens: int = 512
+    """Upper bound on completion tokens per choice (also what the budget reserves before the call)."""
+    temperature: float | None = None
+    """Sampling temperature; None takes the endpoint's configured temperature."""
+    n: int = 1
+    """Number of choices; an endpoint without `supports_n` gets n requests with seeds seed, seed+1, ..."""
+    logprobs: bool = False
+    """Ask for per-token log-probabilities of the first choice."""
+    top_logprobs: int | None = None
+    """How many alternatives per token to return with `logprobs` (None or 0: none)."""
+    seed: int | None = None
+    """Sampling seed; None takes the endpoint's configured seed (if any)."""
+    stop: tuple[str, ...] = ()
+    """Stop sequences (empty: none)."""
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who asks and why: recorded in the ledger and sent to the endpoint as request metadata, never
+    part of the prompt. The simulated backend chooses its behaviour from it (with the role)."""
+
     stage: str = ""
+    """The step of the method that makes the call (`question`, `answer`, `referee`, ...); sent as the
+    `X-Examiner-Stage` header and recorded in the ledger."""
     round: int = 0
+    """Exam round or debate round (0: not in a round); recorded in the ledger and sent in the hints."""
     unit_ids: tuple[str, ...] = ()
+    """Knowledge units the call is about; recorded in the ledger."""
     item_id: str = ""
+    """Dataset item the call is about; recorded in the ledger."""
+    hints: Mapping[str, Any] = field(default_factory=dict)
+    """JSON-able facts of the call that a prompt states in prose (word limit, score scale, last round,
+    ...), sent as the `X-Examiner-Hints` JSON header so that a test backend need not read the prose.
+    Not recorded in the ledger and not part of the cache key."""
 
 
 @dataclass
@@ -55,8 +87,9 @@ class CallResult(Generic[T]):
 
     text: str
     """Raw text of the first choice (empty when the endpoint returned no choices)."""
-    parsed: T | Unparseable | None = None
-    """Validated object when a schema was given; Unparseable when it never validated; None without schema."""
+    parsed: T | Unparseable
+    """The call's value: the text itself for a text call; for a call with a schema the validated object,
+    or Unparseable when it never validated (even after re-asking)."""
     texts: list[str] = field(default_factory=list)
     """Every choice's text when n > 1."""
     logprobs: list[TokenLogprob] | None = None
@@ -76,14 +109,12 @@ class CallResult(Generic[T]):
 
     @property
     def ok(self) -> bool:
-        """True when structured output validated (or no schema was asked for and text came back)."""
-        if self.parsed is None:
-            return bool(self.text)
-        return not isinstance(self.parsed, Unparseable)
+        """True when structured output validated (or, for a text call, when text came back)."""
+        return not isinstance(self.parsed, Unparseable) and self.parsed != ""
 
     def value(self) -> T:
-        """The validated object; raises ValueError for Unparseable results (callers should check `ok`)."""
-        if self.parsed is None or isinstance(self.parsed, Unparseable):
+        """The call's value; raises ValueError for Unparseable results (callers should check `ok`)."""
+        if isinstance(self.parsed, Unparseable):
             raise ValueError("call result has no validated value")
         return self.parsed
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from examiner.llm import CallResult, Gateway
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 from examiner.prompting import render
 
 
@@ -15,10 +15,10 @@ async def answer(
     unit_ids: list[str],
     stage: str = "answer",
     max_words: int = 200,
-) -> CallResult[None]:
+) -> CallResult[str]:
     """The target endpoint's one-paragraph answer (tokens capped a little above the word limit)."""
     messages = render("exam_answer", question=question, max_words=max_words)
     return await gateway.chat(
-        "candidate", messages, stage=stage, round=round, unit_ids=unit_ids,
-        max_tokens=int(max_words * 1.6) + 16, endpoint=target,
+        "candidate", messages, GenerationConfig(max_tokens=int(max_words * 1.6) + 16),
+        CallContext(stage=stage, round=round, unit_ids=tuple(unit_ids)), endpoint=target,
     )

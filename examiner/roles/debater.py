@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from examiner.llm import Gateway
+from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.llm.gateway import ModelCallError
 from examiner.core.assessments import Assessment, MetaItem, Turn
 from examiner.prompting.meta_blocks import assessment_text, item_block, transcript_text
@@ -24,8 +24,12 @@ async def answer(gateway: Gateway, endpoint: str | None, item: MetaItem, side: s
                       other=assessment_text(other), transcript=transcript_text(turns), question=question,
                       max_words=max_words)
     try:
-        result = await gateway.chat("debater", messages, stage="debate", round=round, item_id=item.id,
-                                    endpoint=endpoint, max_tokens=statement_tokens(max_words))
+        result = await gateway.chat(
+            "debater", messages, GenerationConfig(max_tokens=statement_tokens(max_words)),
+            CallContext(stage="debate", round=round, item_id=item.id,
+                        hints={"side": side, "decision": own.decision, "max_words": max_words}),
+            endpoint=endpoint,
+        )
     except ModelCallError:
         return None
     return (result.text or "").strip()

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
-from examiner.llm.types import Unparseable
+from examiner.llm.types import CallContext, GenerationConfig, Unparseable
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.prompting.meta_blocks import item_block
 from examiner.prompting import render
@@ -42,8 +42,8 @@ async def assess(gateway: Gateway, endpoint: str, item: MetaItem, *, max_words: 
     messages = render(_PROMPT[item.kind], item=item_block(item), max_words=max_words)
     try:
         result = await gateway.chat(
-            "evaluator", messages, schema=_SCHEMA[item.kind], stage=f"assess_{item.kind}", item_id=item.id,
-            endpoint=endpoint, max_tokens=int(max_words * 2) + 60,
+            "evaluator", messages, GenerationConfig(max_tokens=int(max_words * 2) + 60),
+            CallContext(stage=f"assess_{item.kind}", item_id=item.id), schema=_SCHEMA[item.kind], endpoint=endpoint,
         )
     except ModelCallError as exc:
         return Assessment(item_id=item.id, evaluator=endpoint, status="failed", error=str(exc))

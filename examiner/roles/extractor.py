@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from examiner.llm import CallResult, Gateway
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 from examiner.prompting import render
 
 
@@ -30,5 +30,6 @@ async def extract_statements(
     """One call over several passages."""
     messages = render("exam_extract", passages=passage_block(passages))
     return await gateway.chat(
-        "examiner", messages, schema=Statements, stage="extract_units", max_tokens=max_tokens
+        "examiner", messages, GenerationConfig(max_tokens=max_tokens), CallContext(stage="extract_units"),
+        schema=Statements,
     )

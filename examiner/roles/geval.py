@@ -9,10 +9,10 @@ completions at temperature 1 and averages (see examiner/roles/geval_math.py).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from examiner.roles.geval_math import GEvalScore, allowed_scores, expected_from_logprobs, mean_of_samples
 from examiner.llm.gateway import Gateway
+from examiner.llm.types import CallContext, GenerationConfig
 from examiner.prompting import render
 
 ROLE = "geval"
@@ -29,8 +29,9 @@ async def evaluation_steps(gw: Gateway, *, task: str, criterion: str, endpoint: 
         future = asyncio.get_running_loop().create_future()
         _STEPS[key] = future
         try:
-            result = await gw.chat(ROLE, render("geval_steps", task=task, criterion=criterion), stage="steps",
-                                   endpoint=endpoint, max_tokens=320, temperature=0.0)
+            result = await gw.chat(ROLE, render("geval_steps", task=task, criterion=criterion),
+                                   GenerationConfig(max_tokens=320, temperature=0.0), CallContext(stage="steps"),
+                                   endpoint=endpoint)
             future.set_result((result.text or "").strip())
         except BaseException as exc:
             _STEPS.pop(key, None)
@@ -67,16 +68,18 @@ async def form_fill(
     allowed = allowed_scores(scale)
     _, spec = gw.resolve(ROLE, endpoint)
     want_logprobs = spec.supports_logprobs if use_logprobs is None else use_logprobs
-    common: dict[str, Any] = dict(stage=stage, item_id=item_id, round=round, unit_ids=unit_ids, endpoint=endpoint)
+    context = CallContext(stage=stage, round=round, unit_ids=tuple(unit_ids), item_id=item_id,
+                          hints={"scale": scale})
     reason = ""
     if want_logprobs:
-        result = await gw.chat(ROLE, messages, max_tokens=4, temperature=0.0, logprobs=True,
-                               top_logprobs=min(20, max(5, len(allowed))), **common)
+        config = GenerationConfig(max_tokens=4, temperature=0.0, logprobs=True, top_logprobs=min(20, max(5, len(allowed))))
+        result = await gw.chat(ROLE, messages, config, context, endpoint=endpoint)
         scored = expected_from_logprobs(result.logprobs, allowed)
         if scored is not None:
             return scored
         reason = "no logprobs returned" if not result.logprobs else f"no score token in {result.text[:40]!r}"
-    result = await gw.chat(ROLE, messages, max_tokens=4, temperature=1.0, n=n, **common)
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=4, temperature=1.0, n=n), context,
+                           endpoint=endpoint)
     texts = result.texts or [result.text]
     return mean_of_samples(texts, allowed, fallback_reason=reason)
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, create_model
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
-from examiner.llm import CallResult, Gateway
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 from examiner.prompting import render, unit_block
 
 Label = Literal["correct", "incorrect", "unrelated"]
@@ -75,8 +75,9 @@ async def judge_units(
     """Per-unit verdicts; `references` pairs each unit id with the text it is checked against."""
     messages = render("exam_judge", question=question, answer=answer, units=unit_block(references))
     return await gateway.chat(
-        "judge", messages, schema=Judgment, response_schema=judgment_schema([uid for uid, _ in references]), stage=stage, round=round,
-        unit_ids=[uid for uid, _ in references], max_tokens=120 + 160 * len(references), endpoint=endpoint,
+        "judge", messages, GenerationConfig(max_tokens=120 + 160 * len(references)),
+        CallContext(stage=stage, round=round, unit_ids=tuple(uid for uid, _ in references)),
+        schema=Judgment, response_schema=judgment_schema([uid for uid, _ in references]), endpoint=endpoint,
     )
 
 
@@ -86,6 +87,6 @@ async def judge_without_reference(
     """One verdict for the answer from the judge's own knowledge (no reference text shown)."""
     messages = render("exam_judge_noref", question=question, answer=answer)
     return await gateway.chat(
-        "judge", messages, schema=AnswerVerdict, stage="judge_noref", round=round,
-        unit_ids=unit_ids, max_tokens=200, endpoint=endpoint,
+        "judge", messages, GenerationConfig(max_tokens=200),
+        CallContext(stage="judge_noref", round=round, unit_ids=tuple(unit_ids)), schema=AnswerVerdict, endpoint=endpoint,
     )

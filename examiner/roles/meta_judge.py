@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
-from examiner.llm.types import Unparseable
+from examiner.llm.types import CallContext, GenerationConfig, Unparseable
 from examiner.core.assessments import Assessment, MetaItem, Turn, labels_for
 from examiner.prompting.meta_blocks import (
     JDEVAL_TAGS,
@@ -55,8 +55,8 @@ async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessmen
     messages = render("meta_jdeval", item=item_block(item), assessments=assessments_block(a1, a2),
                       choices=choices_text(item), max_words=max_words)
     try:
-        result = await gateway.chat("meta_judge", messages, stage="jdeval", item_id=item.id, endpoint=endpoint,
-                                    max_tokens=_tokens(2 * max_words), seed=seed)
+        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words), seed=seed),
+                                    CallContext(stage="jdeval", item_id=item.id), endpoint=endpoint)
     except ModelCallError as exc:
         return JDEvalReply(None, None, error=str(exc), failed=True)
     tags = read_tags(result.text or "", JDEVAL_TAGS)
@@ -107,8 +107,10 @@ async def referee(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessme
                       max_words=max_words)
     schema = RefereeVerdict if forced else RefereeTurn
     try:
-        result = await gateway.chat("meta_judge", messages, schema=schema, stage="referee", round=round,
-                                    item_id=item.id, endpoint=endpoint, max_tokens=_tokens(2 * max_words))
+        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words)),
+                                    CallContext(stage="referee", round=round, item_id=item.id,
+                                                hints={"max_rounds": max_rounds}),
+                                    schema=schema, endpoint=endpoint)
     except ModelCallError as exc:
         return f"failed: {exc}"
     if isinstance(result.parsed, Unparseable) or result.parsed is None:
@@ -131,8 +133,8 @@ async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint:
     messages = render("meta_jdeval_i", item=item_block(item), assessment=assessment_text(a), own_what=own_what,
                       max_words=max_words)
     try:
-        result = await gateway.chat("meta_judge", messages, schema=JDIReply, stage="jdeval_i", item_id=item.id,
-                                    endpoint=endpoint, max_tokens=_tokens(2 * max_words))
+        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words)),
+                                    CallContext(stage="jdeval_i", item_id=item.id), schema=JDIReply, endpoint=endpoint)
     except ModelCallError as exc:
         return f"failed: {exc}"
     if isinstance(result.parsed, Unparseable) or result.parsed is None:
@@ -155,8 +157,10 @@ async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpo
     messages = render("meta_bsm_branch", item=item_block(item), assessment=assessment_text(a),
                       max_branches=max_branches)
     try:
-        result = await gateway.chat("meta_judge", messages, schema=Branches, stage="bsm_branch", item_id=item.id,
-                                    endpoint=endpoint, max_tokens=60 + 40 * max_branches)
+        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=60 + 40 * max_branches),
+                                    CallContext(stage="bsm_branch", item_id=item.id,
+                                                hints={"max_branches": max_branches}),
+                                    schema=Branches, endpoint=endpoint)
     except ModelCallError as exc:
         return f"failed: {exc}"
     if isinstance(result.parsed, Unparseable) or result.parsed is None:
@@ -174,8 +178,9 @@ async def bsm_solve(gateway: Gateway, item: MetaItem, a: Assessment, criterion: 
     messages = render("meta_bsm_solve", item=item_block(item), assessment=assessment_text(a), criterion=criterion,
                       max_words=max_words)
     try:
-        result = await gateway.chat("meta_judge", messages, schema=BranchScore, stage="bsm_solve", item_id=item.id,
-                                    endpoint=endpoint, max_tokens=_tokens(max_words))
+        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(max_words)),
+                                    CallContext(stage="bsm_solve", item_id=item.id, hints={"criterion": criterion}),
+                                    schema=BranchScore, endpoint=endpoint)
     except ModelCallError as exc:
         return f"failed: {exc}"
     if isinstance(result.parsed, Unparseable) or result.parsed is None:

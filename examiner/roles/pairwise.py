@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from examiner.roles.parsing import parse_score_line, verdict_from_scores
 from examiner.llm.gateway import Gateway
-from examiner.llm.types import Unparseable
+from examiner.llm.types import CallContext, GenerationConfig, Unparseable
 from examiner.prompting import render
 
 ROLE = "pairwise"
@@ -86,8 +86,9 @@ async def judge_pair(
     messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only, structured)
     if structured:
         schema = PairGrades if grade_only else PairGradesReason
-        result = await gw.chat(ROLE, messages, schema=schema, stage="grade" if grade_only else "explain",
-                               item_id=item_id, endpoint=endpoint, max_tokens=40 if grade_only else max_tokens)
+        result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=40 if grade_only else max_tokens),
+                               CallContext(stage="grade" if grade_only else "explain", item_id=item_id),
+                               schema=schema, endpoint=endpoint)
         parsed = result.parsed
         if isinstance(parsed, PairGrades) and not all(1 <= v <= 10 for v in (parsed.score_1, parsed.score_2)):
             return PairJudgment(None, None, None, "", f"grades {parsed.score_1} {parsed.score_2} outside 1-10",
@@ -99,8 +100,8 @@ async def judge_pair(
         error = parsed.error if isinstance(parsed, Unparseable) else "no reply"
         return PairJudgment(None, None, None, "", f"unparseable JSON grades: {error}", result.text)
     result = await gw.chat(
-        ROLE, messages, stage="grade" if grade_only else "explain", item_id=item_id, endpoint=endpoint,
-        max_tokens=GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens,
+        ROLE, messages, GenerationConfig(max_tokens=GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens),
+        CallContext(stage="grade" if grade_only else "explain", item_id=item_id), endpoint=endpoint,
     )
     line = parse_score_line(result.text)
     verdict = None

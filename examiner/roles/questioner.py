@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from examiner.llm import CallResult, Gateway
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 from examiner.prompting import render, unit_block
 
 
@@ -43,8 +43,9 @@ async def write_question(
     note = f"\nYour previous attempt was rejected: {feedback}\n" if feedback else ""
     messages = render("exam_question", units=unit_block(units), max_words=max_words, feedback=note)
     return await gateway.chat(
-        "examiner", messages, schema=Question, response_schema=question_schema([uid for uid, _ in units]), stage="question", round=round,
-        unit_ids=[uid for uid, _ in units], max_tokens=question_tokens(len(units)),
+        "examiner", messages, GenerationConfig(max_tokens=question_tokens(len(units))),
+        CallContext(stage="question", round=round, unit_ids=tuple(uid for uid, _ in units)),
+        schema=Question, response_schema=question_schema([uid for uid, _ in units]),
     )
 
 
@@ -62,6 +63,7 @@ async def write_probe(
         "exam_probe", question=question, answer=answer, units=unit_block(units), max_words=max_words
     )
     return await gateway.chat(
-        "examiner", messages, schema=Question, response_schema=question_schema([uid for uid, _ in units]), stage="probe", round=round,
-        unit_ids=[uid for uid, _ in units], max_tokens=question_tokens(len(units)),
+        "examiner", messages, GenerationConfig(max_tokens=question_tokens(len(units))),
+        CallContext(stage="probe", round=round, unit_ids=tuple(uid for uid, _ in units)),
+        schema=Question, response_schema=question_schema([uid for uid, _ in units]),
     )

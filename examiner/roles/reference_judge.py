@@ -15,7 +15,7 @@ from examiner.core.labels import Verdict
 from examiner.roles.judge import marks_from_verdicts
 from examiner.roles.parsing import parse_single_score
 from examiner.llm.gateway import Gateway
-from examiner.llm.types import Unparseable
+from examiner.llm.types import CallContext, GenerationConfig, Unparseable
 from examiner.prompting import render, unit_block
 
 ROLE = "judge"
@@ -44,8 +44,8 @@ async def score_with_reference(
 ) -> ReferenceScore:
     """Grade `response` against `reference` on 1..scale."""
     messages = render("reference_judge", instruction=instruction, response=response, reference=reference, scale=scale)
-    result = await gw.chat(ROLE, messages, stage="reference_score", item_id=item_id, endpoint=endpoint,
-                           max_tokens=max_tokens)
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+                           CallContext(stage="reference_score", item_id=item_id), endpoint=endpoint)
     score, reason, error = parse_single_score(result.text, 1, scale)
     return ReferenceScore(score, reason, error, result.text)
 
@@ -74,8 +74,9 @@ async def label_units_with_revision(
     when its reply did not parse. Verdicts naming other ids are dropped."""
     messages = render("reference_judge_units", question=question, answer=answer, revised=revised,
                       units=unit_block(units))
-    result = await gw.chat(ROLE, messages, schema=UnitVerdicts, stage="reviseval_units", round=round,
-                           unit_ids=[u for u, _ in units], endpoint=endpoint, max_tokens=1024)
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=1024),
+                           CallContext(stage="reviseval_units", round=round, unit_ids=tuple(u for u, _ in units)),
+                           schema=UnitVerdicts, endpoint=endpoint)
     if isinstance(result.parsed, UnitVerdicts):
         found = marks_from_verdicts(result.parsed.verdicts)
         missing = Mark.unscored("the judge gave no verdict for this unit")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from examiner.llm.gateway import Gateway
+from examiner.llm.types import CallContext, GenerationConfig
 from examiner.prompting import render, unit_block
 
 ROLE = "reviser"
@@ -48,7 +49,8 @@ async def revise(
                           rubric_line=_rubric_line(rubric))
     else:
         messages = render("reviser", instruction=instruction, response=response, rubric_line=_rubric_line(rubric))
-    result = await gw.chat(ROLE, messages, stage="revise", item_id=item_id, endpoint=endpoint, max_tokens=max_tokens)
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+                           CallContext(stage="revise", item_id=item_id), endpoint=endpoint)
     text = (result.text or "").strip()
     return Revision(text, None if text else "reviser returned an empty reply")
 
@@ -65,7 +67,8 @@ async def revise_with_units(
 ) -> Revision:
     """Exam mode: the answer corrected against the reference units (the units act as the rubric)."""
     messages = render("reviser_units", question=question, answer=answer, units=unit_block(units))
-    result = await gw.chat(ROLE, messages, stage="exam_revise", round=round, unit_ids=[u for u, _ in units],
-                           endpoint=endpoint, max_tokens=max_tokens)
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+                           CallContext(stage="exam_revise", round=round, unit_ids=tuple(u for u, _ in units)),
+                           endpoint=endpoint)
     text = (result.text or "").strip()
     return Revision(text, None if text else "reviser returned an empty reply")

@@ -4,8 +4,9 @@
     with SimulatedServer({"knowledge": {"known": 0.6, "wrong": 0.2, "unknown": 0.2}}, seed=0) as base_url:
         ...  # point an OpenAI client (or the gateway) at base_url
 
-See behaviours.py for the prompt conventions and the behaviour registry, faults.py for fault injection,
-server.OPTION_NAMES for the options.
+See behaviours.py for the request information behaviours read (role and stage headers, the
+X-Examiner-Hints header, data blocks; never prompt wording) and the behaviour registry, faults.py for fault
+injection, server.OPTION_NAMES for the options.
 """
 
 from examiner.simulator.behaviours import (

@@ -2,7 +2,11 @@
 
 A behaviour is a function of one `SimRequest` (one choice of one chat request) that returns the
 completion: text, or a JSON-able value that the server serialises (and fits to the requested schema).
-Dispatch is on the `X-Examiner-Role` / `X-Examiner-Stage` headers the gateway sends.
+Dispatch is on the `X-Examiner-Role` / `X-Examiner-Stage` headers the gateway sends; what a prompt
+states in prose (debate round and last round, word limit, score scale, ...) comes in the
+`X-Examiner-Hints` JSON header (`SimRequest.hints`). Behaviours never read prompt wording: only the
+data blocks that code builds and substitutes into prompts (below), so rewording a prompt file changes
+no simulated result (tests/test_prompt_rewording.py rewrites every prompt to check it).
 
 Other modules add behaviours without editing this one:
 
@@ -15,14 +19,16 @@ Lookup order: (role, stage), then (role, any stage), then the generic behaviour.
 for the same key replaces an earlier one. The package imports judging_roles and meta_roles, so every
 server, in this process or another, knows every role.
 
-Prompt conventions the behaviours read (the real agents follow them):
+Data blocks the behaviours read (the real agents build them the same way):
   `<unit id="ID">text</unit>`, `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
-  and in answers the claim markers `ID:known` / `ID:wrong`.
+  in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
+  their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -51,6 +57,7 @@ UNIT_RE = re.compile(r'<unit id="([^"]*)"')
 PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
 REF_RE = re.compile(r"\[ref:([^\]]*)\]")
 MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong)\b")
+DATA_RE = re.compile(r'<(unit|passage) id="[^"]*">.*?</\1>|<([a-z][a-z0-9_]*)>\n.*?\n</\2>|\[ref:[^\]]*\]', re.S)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
@@ -72,6 +79,8 @@ class SimRequest:
     """The JSON schema of response_format json_schema, if any."""
     json_mode: bool = False
     """True when response_format asks for JSON (json_schema or json_object)."""
+    hints: Mapping[str, Any] = field(default_factory=dict)
+    """The call's facts sent in the `X-Examiner-Hints` header (round, max_rounds, max_words, scale, ...)."""
 
     @property
     def model(self) -> str:
@@ -105,9 +114,22 @@ class SimRequest:
 
     @cached_property
     def prompt_key(self) -> int:
-        """A hash of the whole conversation (model included), the base of this request's randomness."""
-        parts = [self.model] + [f"{m.get('role')}:{content_text(m.get('content'))}" for m in self.messages]
-        return stable_int(*parts)
+        """The base of this request's randomness: model, role, stage, hints and the conversation's data.
+
+        Of a system or user message only its data blocks count (`data_of`), never its wording, so a
+        reworded prompt gives the same completions; an assistant message (a model's reply) counts whole.
+        A conversation without any data block (a free-form prompt) is keyed on its text."""
+        data = [content_text(m.get("content")) if m.get("role") == "assistant" else data_of(content_text(m.get("content")))
+                for m in self.messages]
+        if not any(data):
+            data = [content_text(m.get("content")) for m in self.messages]
+        head = [self.model, self.role, self.stage, json.dumps(dict(self.hints), sort_keys=True, default=str)]
+        return stable_int(*head, *(f"{m.get('role')}:{d}" for m, d in zip(self.messages, data)))
+
+    def hint(self, name: str, default: Any) -> Any:
+        """A hint the gateway sent with the call, or `default` when it sent none."""
+        value = self.hints.get(name)
+        return default if value is None else value
 
     @property
     def sampling_salt(self) -> tuple[Any, ...]:
@@ -195,6 +217,14 @@ def ref_ids(text: str) -> list[str]:
     return [part.strip() for part in match.group(1).split(",") if part.strip()]
 
 
+def data_of(text: str) -> str:
+    """The data blocks of a prompt message (unit, passage and tagged blocks, `[ref:...]` markers, claim
+    markers), joined: what code substituted into the prompt, without the prompt's wording."""
+    blocks = [m.group(0) for m in DATA_RE.finditer(text)]
+    blocks += [f"{uid}:{kind}" for uid, kind in MARK_RE.findall(text)]
+    return "\x1f".join(blocks)
+
+
 def claim_markers(text: str) -> dict[str, str]:
     """Claim markers `ID:known` / `ID:wrong` in `text`, by unit id (a later marker wins)."""
     return {uid: kind for uid, kind in MARK_RE.findall(text)}
@@ -272,7 +302,7 @@ def candidate_answer(req: SimRequest) -> Completion:
         category = unit_category(req.seed, req.model, uid, profile)
         if category == "unknown":
             continue
-        if stable_uniform(req.seed, "recall", uid, question, *req.sampling_salt) >= recall:
+        if stable_uniform(req.seed, "recall", uid, req.prompt_key, *req.sampling_salt) >= recall:
             continue
         claims.append(f"{filler_sentence(rng)[:-1]} ({uid}:{category}).")
     if claims:
@@ -308,7 +338,7 @@ def judge_verdicts(req: SimRequest) -> Completion:
     units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt) or list(markers)
     noise = float(req.option("judge_noise", 0.0))
     reason_tokens = dict(req.option("reason_tokens", {}))
-    answer_key = stable_int(prompt)
+    answer_key = req.prompt_key
     rng = req.rng("judge")
     verdicts = []
     for uid in units:
@@ -323,25 +353,21 @@ def judge_verdicts(req: SimRequest) -> Completion:
 
 # ---------------------------------------------------------------- geval
 
-_SCALE_RE = re.compile(r"\b1\s*(?:-|–|to)\s*(10|[2-9])\b")
-
-
-def score_scale(text: str) -> int:
-    """The top of a 1..N scale mentioned in a prompt (default 5)."""
-    match = _SCALE_RE.search(text)
-    return int(match.group(1)) if match else 5
+def score_scale(req: SimRequest) -> int:
+    """The top of the call's 1..N score scale: the `scale` hint (default 5)."""
+    return int(req.hint("scale", 5))
 
 
 @register_behaviour("geval")
 def geval_score(req: SimRequest) -> Completion:
-    """A single score on the prompt's 1..N scale: the share of `known` markers, else a seeded value.
+    """A single score on the call's 1..N scale: the share of `known` markers, else a seeded value.
 
     With a schema it falls back to the schema faker.
     """
     if req.schema is not None or req.json_mode:
         return generic(req)
     prompt = req.last_user
-    top = score_scale(prompt)
+    top = score_scale(req)
     markers = list(claim_markers(prompt).values())
     rng = req.rng("geval")
     if markers:

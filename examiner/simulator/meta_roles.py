@@ -13,9 +13,11 @@ Known ground truth makes the meta-evaluation checkable:
   evaluators agree with it, it prefers the higher `[detail]` with the same reliability (a draw that
   depends on presentation order, so showing a pair both ways reveals some inconsistency).
   As referee it asks `referee_questions` questions (option; default a seeded 0-2 per debate) and then
-  decides; the last round always gets a verdict. Option `meta_garbage` (0-1) makes that share of its
-  replies unreadable.
-- debaters (role `debater`): defend their decision in about 40-120 words, within the prompt's limit.
+  decides; the last round (hints `round`, `max_rounds`) always gets a verdict. Option `meta_garbage`
+  (0-1) makes that share of its replies unreadable.
+- debaters (role `debater`): defend their decision (hints `side`, `decision`) in about 40-120 words,
+  within the word limit (hint `max_words`).
+Items and assessments are read from the tagged blocks of prompting/meta_blocks.py, never from wording.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
+from examiner.simulator.behaviours import UNIT_RE
 from examiner.simulator.prose import (
     filler_sentence,
     filler_text,
@@ -39,9 +42,6 @@ _ASSISTANT = re.compile(r"<assistant(?:_(\d))?>\n(.*?)\n</assistant(?:_\d)?>", r
 _DECISION = re.compile(r"^Decision: (.+)$", re.MULTILINE)
 _SCORE = re.compile(r"^Score: ([0-9.]+)$", re.MULTILINE)
 _DETAIL = re.compile(r"\[detail:([0-9.]+)\]")
-_ROUND = re.compile(r"This is round (\d+) of at most (\d+)")
-_WORDS = re.compile(r"under (\d+) words")
-_UNIT_ID = re.compile(r'<unit id="([^"]*)"')
 _CRITERIA = (
     "decision matches what the instruction requires",
     "explanation names the decisive difference",
@@ -84,7 +84,7 @@ def _item(text: str) -> dict[str, Any]:
 def _gold(req: SimRequest, item: dict[str, Any]) -> Any:
     """Gold label / score: the oracle's, the claim markers' (verdict items), else a seeded stand-in."""
     if item["kind"] == "verdict":
-        ids = _UNIT_ID.findall(item["reference"])
+        ids = UNIT_RE.findall(item["reference"])
         mark = claim_markers(item["answer"]).get(ids[0]) if ids else None
         return "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
     value = req.oracle.get(item["key"])
@@ -190,8 +190,7 @@ def meta_referee(req: SimRequest) -> Any:
         return "Let me think about it some more."
     text = req.last_user
     item = _item(text)
-    m = _ROUND.search(text)
-    rnd, cap = (int(m.group(1)), int(m.group(2))) if m else (1, 5)
+    rnd, cap = int(req.hint("round", 1)), int(req.hint("max_rounds", 5))
     a = _assistants(text)
     wanted = req.options.get("referee_questions")
     questions = int(wanted) if wanted is not None else stable_int(
@@ -240,8 +239,7 @@ def _grade(req: SimRequest, item: dict[str, Any], answer: Any, salt: object) -> 
 def meta_bsm_branch(req: SimRequest) -> Any:
     if _garbage(req):
         return "criteria: accuracy"
-    m = re.search(r"between 1 and (\d+)", req.last_user)
-    cap = int(m.group(1)) if m else 5
+    cap = int(req.hint("max_branches", 5))
     k = 3 + stable_int(req.seed, "nbranch", req.prompt_key) % 3
     start = stable_int(req.seed, "branch0", req.prompt_key) % len(_CRITERIA)
     return {"criteria": [_CRITERIA[(start + i) % len(_CRITERIA)] for i in range(min(k, cap))]}
@@ -252,20 +250,17 @@ def meta_bsm_solve(req: SimRequest) -> Any:
     if _garbage(req):
         return "good"
     item = _item(req.last_user)
-    crit = re.search(r"^Criterion: (.+)$", req.last_user, re.MULTILINE)
     return {"reasoning": filler_sentence(req.rng("solve")),
-            "score": _grade(req, item, _meta_answer(req, item), crit.group(1) if crit else "")}
+            "score": _grade(req, item, _meta_answer(req, item), str(req.hint("criterion", "")))}
 
 
 # ------------------------------------------------------------------ debaters
 
 @register_behaviour("debater")
 def debater(req: SimRequest) -> Any:
-    text = req.last_user
-    m = _WORDS.search(text)
-    limit = int(m.group(1)) if m else 200
-    own = re.search(r"Your judgment \((Assistant\d)\):\nDecision: (.+)$", text, re.MULTILINE)
-    stance = f"As {own.group(1)} I keep my decision {own.group(2).strip()}." if own else "I keep my judgment."
+    limit = int(req.hint("max_words", 200))
+    side, decision = req.hint("side", ""), req.hint("decision", None)
+    stance = f"As {side} I keep my decision {str(decision).strip()}." if side and decision is not None else "I keep my judgment."
     rng = req.rng("debate")
     target = min(limit, 40 + stable_int(req.seed, "len", req.prompt_key) % 80)
     body = filler_text(rng, int(target * 1.3))

@@ -118,12 +118,23 @@ def _response_format(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, bo
     return None, kind == "json_object"
 
 
-def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, index: int,
+def _hints(request: web.Request) -> dict[str, Any]:
+    """The `X-Examiner-Hints` header: a JSON object (absent: no hints). Raises ValueError otherwise."""
+    raw = request.headers.get("X-Examiner-Hints")
+    if not raw:
+        return {}
+    hints = orjson.loads(raw)
+    if not isinstance(hints, dict):
+        raise ValueError("X-Examiner-Hints must be a JSON object")
+    return hints
+
+
+def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, hints: dict[str, Any], index: int,
             schema: dict[str, Any] | None, json_mode: bool, fault: str | None,
             body_key: bytes) -> tuple[dict[str, Any], int]:
     """One choice and its completion-token count."""
     req = SimRequest(body=body, role=role, stage=stage, index=index, seed=state.seed, options=state.options,
-                     oracle=state.oracle, schema=schema, json_mode=json_mode)
+                     oracle=state.oracle, schema=schema, json_mode=json_mode, hints=hints)
     result = find_behaviour(role, stage)(req)
     if isinstance(result, str):
         content = result
@@ -149,7 +160,7 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, index:
     if body.get("logprobs"):
         top = int(body.get("top_logprobs") or 0)
         key = stable_int(state.seed, req.prompt_key, *req.sampling_salt, index)
-        choice["logprobs"] = {"content": token_logprobs(content, top, key, score_scale(req.last_user)),
+        choice["logprobs"] = {"content": token_logprobs(content, top, key, score_scale(req)),
                               "refusal": None}
     return choice, _count(content)
 
@@ -162,6 +173,7 @@ async def chat_completions(request: web.Request) -> web.Response:
         body = orjson.loads(raw)
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise ValueError("body must be an object with a `messages` list")
+        hints = _hints(request)
     except ValueError as exc:
         state.bad_requests += 1
         return _error(400, f"invalid request: {exc}", "invalid_request_error")
@@ -200,7 +212,7 @@ async def chat_completions(request: web.Request) -> web.Response:
     choices = []
     completion = 0
     for index in range(n):
-        choice, used = _choice(state, body, role, stage, index, schema, json_mode, fault, body_key)
+        choice, used = _choice(state, body, role, stage, hints, index, schema, json_mode, fault, body_key)
         choices.append(choice)
         completion += used
     if fault == "empty_choices":
