@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from examiner.roles.pairwise import judge_pair
-from examiner.judging.common import RunFlags, per_row
+from examiner.judging.common import RunFlags, judge_rows
 from examiner.judging.dataset import Row
 from examiner.roles.parsing import unswap
 from examiner.llm.gateway import Gateway
@@ -63,4 +63,4 @@ async def run_pairwise(gw: Gateway, rows: list[Row], opts: PairwiseOptions, flag
                        ) -> list[dict[str, Any]]:
     """Judge every row; records in row order."""
     flags = flags or RunFlags()
-    return await per_row(rows, lambda r: judge_row(gw, r, opts), lambda r, m: error_records(r, m, opts), flags)
+    return await judge_rows(rows, lambda r: judge_row(gw, r, opts), lambda r, m: error_records(r, m, opts), flags)

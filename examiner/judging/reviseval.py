@@ -18,7 +18,7 @@ from typing import Any
 
 from examiner.roles.reference_judge import score_with_reference
 from examiner.roles.reviser import revise
-from examiner.judging.common import RunFlags, per_row
+from examiner.judging.common import RunFlags, judge_rows
 from examiner.judging.dataset import Row
 from examiner.judging.pairwise import PairwiseOptions, error_records, judge_row
 from examiner.llm.gateway import Gateway
@@ -130,11 +130,11 @@ async def run_reviseval(gw: Gateway, rows: list[Row], opts: RevisEvalOptions, pa
     """RevisEval over rows (pairwise or single), classic metrics included; records in row order."""
     flags = flags or RunFlags()
     if pairwise:
-        records = await per_row(rows, lambda r: _pair_row(gw, r, opts),
+        records = await judge_rows(rows, lambda r: _pair_row(gw, r, opts),
                                 lambda r, m: error_records(r, m, opts.pairwise, "reviseval"), flags)
         add_metric_preferences(records, rows, opts.metrics)
     else:
-        records = await per_row(rows, lambda r: _single_row(gw, r, opts),
+        records = await judge_rows(rows, lambda r: _single_row(gw, r, opts),
                                 lambda r, m: [single_error(r, m, "reviseval")], flags)
         add_single_metrics(records, rows, opts.metrics)
     return records

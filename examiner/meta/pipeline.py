@@ -9,7 +9,6 @@ messages in the result; the rest of the results are kept.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections import Counter
@@ -18,11 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
-
 from examiner.roles.evaluator import assess
 from examiner.config import Settings
-from examiner.errors import UserError
+from examiner.errors import BudgetExhausted, UserError
 from examiner.llm import Gateway
 from examiner.meta import ranking
 from examiner.meta.baseline import baseline
@@ -49,6 +46,7 @@ from examiner.core.assessments import (
     MetaJudgment,
 )
 from examiner.meta.store import JsonlStore
+from examiner.runtime import Outcome, run_bounded
 
 log = logging.getLogger(__name__)
 
@@ -124,33 +122,23 @@ def check_inputs(items: Sequence[MetaItem], config: MetaConfig) -> None:
 
 
 async def register_gold(gateway: Gateway, items: Sequence[MetaItem], endpoints: Sequence[str]) -> None:
-    """Tell simulated endpoints the gold labels (POST /sim/oracle), so simulated judges have an accuracy."""
+    """Tell simulated endpoints the gold labels (through the gateway), so simulated judges have an accuracy."""
     gold = {i.oracle_key(): (i.gold_label if i.kind != "individual" else i.gold_score) for i in items}
     gold = {k: v for k, v in gold.items() if v is not None}
-    if not gold:
-        return
-    done: set[str] = set()
-    for name in endpoints:
-        spec = gateway.settings.endpoints.get(name)
-        if spec is None or spec.provider != "simulated":
-            continue
-        url = await gateway.ensure_started("evaluator", name)
-        if url in done:
-            continue
-        done.add(url)
-        async with httpx.AsyncClient(timeout=30) as client:
-            (await client.post(url.removesuffix("/v1") + "/sim/oracle", json={"items": gold})).raise_for_status()
+    for name in dict.fromkeys(endpoints):
+        await gateway.register_oracle(name, gold)
 
 
-async def _bounded(tasks: Sequence[Callable[[], Awaitable[Any]]], limit: int, sink: Callable[[Any], None]) -> None:
-    """Run task factories with at most `limit` in flight, handing each result to `sink` as it lands."""
-    sem = asyncio.Semaphore(max(1, limit))
+async def _fan_out(works: Sequence[Callable[[], Awaitable[Any]]], limit: int, sink: Callable[[Any], None]) -> None:
+    """Run every piece of work under the one runner, handing each result to `sink` as it lands (so it is
+    on disk before the next finishes). A budget stop ends the run after the finished work is kept."""
+    def keep(outcome: Outcome[Any]) -> None:
+        if outcome.ok and outcome.value is not None:
+            sink(outcome.value)
 
-    async def one(factory: Callable[[], Awaitable[Any]]) -> None:
-        async with sem:
-            sink(await factory())
-
-    await asyncio.gather(*(one(t) for t in tasks))
+    summary = await run_bounded(works, lambda work: work(), limit=limit, on_done=keep)
+    if summary.budget_stopped:
+        raise BudgetExhausted("budget reached; finished records are kept and a rerun resumes from them")
 
 
 async def collect_assessments(gateway: Gateway, items: Sequence[MetaItem], evaluators: Sequence[str],
@@ -161,7 +149,7 @@ async def collect_assessments(gateway: Gateway, items: Sequence[MetaItem], evalu
     def factory(item: MetaItem, e: str) -> Callable[[], Awaitable[Assessment]]:
         return lambda: assess(gateway, e, item)
 
-    await _bounded([factory(i, e) for i, e in wanted], concurrency, store.add)
+    await _fan_out([factory(i, e) for i, e in wanted], concurrency, store.add)
     ids = {i.id for i in items}
     return [a for a in store.values() if a.item_id in ids and a.evaluator in evaluators]
 
@@ -295,7 +283,7 @@ async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Ass
         else:
             j_store.add(result)
 
-    await _bounded(tasks, config.concurrency, sink)
+    await _fan_out(tasks, config.concurrency, sink)
     j_store.close()
     d_store.close()
     judgments = [j_store.records[j] for j in planned if j in j_store]
@@ -361,7 +349,7 @@ async def _individual(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], A
             planned.append(jid)
             if jid not in store:
                 tasks.append((lambda it=item, asm=a: fn(gw, it, asm, endpoint=config.meta_judge)))
-    await _bounded(tasks, config.concurrency, store.add)
+    await _fan_out(tasks, config.concurrency, store.add)
     store.close()
     judged = [store.records[j] for j in planned if j in store]
     run.individual = judged
