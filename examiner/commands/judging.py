@@ -218,7 +218,8 @@ def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments f
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Normalised pairwise records (id, order, verdict in original labelling, label) and skipped rows."""
     from examiner.judging.dataset import RowError, parse_label, parse_number
-    from examiner.roles.parsing import unswap, verdict_from_scores
+    from examiner.judging.pairwise import number
+    from examiner.roles.parsing import verdict_from_scores
 
     bounds = _range(args.score_range, "--score-range")
     names = [x.strip() for x in args.score_fields.split(",")]
@@ -244,14 +245,14 @@ def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments f
                 value = obj[args.verdict_field]
                 verdict = None if value is None else parse_label(value, args.verdict_field)
                 if verdict is not None and args.verdict_in_shown_order and order == "swapped":
-                    verdict = unswap(verdict)
+                    verdict = verdict.swapped()
             elif all(n in obj for n in names):
                 if any(obj[n] is None for n in names):
                     verdict = None
                 else:
                     s1, s2 = (parse_number(obj[n], n, bounds) for n in names)
                     verdict = verdict_from_scores(s1, s2, args.tie_threshold)
-                    verdict = unswap(verdict) if order == "swapped" else verdict
+                    verdict = verdict.swapped() if order == "swapped" else verdict
             else:
                 raise RowError(args.verdict_field, f"missing field '{args.verdict_field}' (and no {args.score_fields})")
             label = obj.get(args.label_field)
@@ -259,12 +260,12 @@ def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments f
         except RowError as exc:
             skipped.append({"line": line_no, "field": exc.field, "message": f"row {line_no}: {exc}"})
             continue
-        records.append({"id": str(obj[args.id_field]), "order": order, "verdict": verdict, "label": label,
+        records.append({"id": str(obj[args.id_field]), "order": order, "verdict": number(verdict), "label": number(label),
                         "failed": bool(obj.get("failed"))})
     return records, skipped
 
 
-def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, int], list[dict[str, Any]]]:
+def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from examiner.judging.dataset import RowError, parse_label
 
     labels: dict[str, int] = {}

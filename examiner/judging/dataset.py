@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from examiner.core.labels import Preference, preference_from_text
 from examiner.errors import UserError
-
-LABELS = (0, 1, 2)
-
 
 @dataclass
 class FieldMap:
@@ -46,7 +44,7 @@ class Row:
     output_1: str = ""
     output_2: str = ""
     reference: str | None = None
-    label: int | None = None
+    label: Preference | None = None
     human: float | None = None
     source: str = ""
     group: str | None = None
@@ -101,17 +99,12 @@ def _text(obj: dict[str, Any], key: str, *, required: bool, allow_empty: bool = 
     return value
 
 
-def parse_label(value: Any, key: str) -> int:
-    """A preference label 0 (tie), 1 or 2 (ints or digit strings); RowError otherwise."""
-    if isinstance(value, bool):
-        raise RowError(key, f"field '{key}' must be 0, 1 or 2, got {value!r}")
+def parse_label(value: Any, key: str) -> Preference:
+    """A gold preference: 1, 2 or 0 (tie), or another input spelling of them; RowError otherwise."""
     try:
-        number = float(value)
-    except (TypeError, ValueError):
+        return preference_from_text(value)
+    except ValueError:
         raise RowError(key, f"field '{key}' must be 0, 1 or 2, got {value!r}") from None
-    if number not in LABELS:
-        raise RowError(key, f"field '{key}' must be 0, 1 or 2, got {value!r}")
-    return int(number)
 
 
 def parse_number(value: Any, key: str, bounds: tuple[float, float] | None) -> float:

@@ -20,7 +20,7 @@ from examiner.roles.reference_judge import score_with_reference
 from examiner.roles.reviser import revise
 from examiner.judging.common import RunFlags, judge_rows
 from examiner.judging.dataset import Row
-from examiner.judging.pairwise import PairwiseOptions, error_records, judge_row
+from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_records, judge_row
 from examiner.llm.gateway import Gateway
 
 CLASSIC_METRICS = ("bleu", "rouge1", "rouge2", "rougeL", "bertscore", "embedding")
@@ -68,7 +68,7 @@ async def _pair_row(gw: Gateway, row: Row, opts: RevisEvalOptions) -> list[dict[
                             rubric=opts.rubric, item_id=row.id, endpoint=opts.endpoint)
     if not revision.ok:
         return error_records(row, f"revision failed: {revision.error}", opts.pairwise, "reviseval")
-    records = await judge_row(gw, row, opts.pairwise, reference=revision.text, method="reviseval")
+    records = await judge_row(PairwiseJudge(gw, opts.pairwise), row, reference=revision.text, method="reviseval")
     for record in records:
         record["revised_from"] = target
         record["revised_reference"] = revision.text
