@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", help="JSONL file, one item per line")
     p.add_argument("--method", required=True, choices=METHODS)
-    p.add_argument("--judge", metavar="ENDPOINT", help="endpoint for every judging call (default: each role's endpoint)")
+    p.add_argument("--judge", metavar="ENDPOINT", action="append", default=[],
+                   help="endpoint for every judging call (default: each role's endpoint); give it two or more "
+                        "times for a judge panel (pairwise): the majority decides, ties stay unscored")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for judgments.jsonl, report.json/.md, ledger, cache")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached replies in --out")
@@ -94,6 +96,7 @@ def _range(text: str | None, flag: str) -> tuple[float, float] | None:
 
 
 def _judge_endpoint(settings: Settings, name: str | None, simulate: bool) -> str | None:
+    """The endpoint a --judge name is sent to (its simulated twin under --simulate)."""
     if name is None:
         return None
     if simulate:
@@ -130,9 +133,13 @@ def run_judge(args: argparse.Namespace) -> int:
         print(f"examiner: ... and {len(skipped) - 20} more skipped rows (see the report)", file=sys.stderr)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    endpoint = _judge_endpoint(settings, args.judge, args.simulate)
+    judges = list(dict.fromkeys(args.judge))
+    if len(judges) > 1 and args.method != "pairwise":
+        raise UserError(f"a judge panel (--judge given {len(judges)} times) works with --method pairwise")
+    panel = {name: _judge_endpoint(settings, name, args.simulate) for name in judges} if len(judges) > 1 else None
+    endpoint = _judge_endpoint(settings, judges[0] if judges else None, args.simulate)
     started = time.perf_counter()
-    records, meta = asyncio.run(_judge(args, settings, rows, endpoint, out, pair_method))
+    records, meta = asyncio.run(_judge(args, settings, rows, endpoint, out, pair_method, panel))
     meta.update(dataset=str(args.data), wall_s=round(time.perf_counter() - started, 3))
     from examiner.judging.report import build_report, write_outputs
 
@@ -147,7 +154,8 @@ def run_judge(args: argparse.Namespace) -> int:
 
 
 async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpoint: str | None, out: Path,
-                 pair_method: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                 pair_method: bool, panel: dict[str, str | None] | None,
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     import examiner.simulator.judging_roles  # noqa: F401 - simulated behaviours for in-process simulated endpoints
     from examiner.judging.common import RunFlags
     from examiner.judging.pairwise import PairwiseOptions, run_pairwise
@@ -164,7 +172,7 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
         raise UserError(f"unknown --classic-metrics {', '.join(unknown)} (known: {', '.join(CLASSIC_METRICS)})")
     async with Gateway(settings, run_dir=out, cache=not args.no_cache) as gw:
         if args.method == "pairwise":
-            records = await run_pairwise(gw, rows, pw, flags)
+            records = await run_pairwise(gw, rows, pw, flags, panel=panel)
         elif args.method == "reviseval":
             opts = RevisEvalOptions(pairwise=pw, rubric=args.rubric, seed=args.seed, metrics=metrics,
                                     scale=args.scale or 10, endpoint=endpoint)
@@ -179,7 +187,8 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
         else:
             records = await run_reference(gw, rows, scale=args.scale or 10, endpoint=endpoint, flags=flags)
         totals = gw.totals
-        meta = {"judge": endpoint or "role defaults", "status": "budget_exhausted" if flags.budget_exhausted else "ok",
+        judge = f"panel of {', '.join(panel)}" if panel else (endpoint or "role defaults")
+        meta = {"judge": judge, "status": "budget_exhausted" if flags.budget_exhausted else "ok",
                 "calls": totals.calls, "cache_hits": totals.cache_hits, "cost_usd": round(totals.cost_usd, 6),
                 "failed_calls": flags.failed_calls}
     return records, meta

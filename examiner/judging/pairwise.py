@@ -12,7 +12,7 @@ order shown. A panel's records carry every member's own verdict under `panel`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -117,12 +117,12 @@ def error_records(row: Row, message: str, opts: PairwiseOptions, method: str = "
 
 
 async def run_pairwise(gw: Gateway, rows: list[Row], opts: PairwiseOptions, flags: RunFlags | None = None,
-                       panel: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Judge every row, by the one judge of `opts` or by a panel of the endpoints in `panel`; records in
+                       panel: Mapping[str, str | None] | None = None) -> list[dict[str, Any]]:
+    """Judge every row, by the one judge of `opts` or by a panel (member name -> its endpoint); records in
     row order."""
     flags = flags or RunFlags()
     if panel:
-        members = Panel([PairwiseJudge(gw, replace(opts, endpoint=name), name) for name in panel])
+        members = Panel([PairwiseJudge(gw, replace(opts, endpoint=endpoint), name) for name, endpoint in panel.items()])
         return await judge_rows(rows, lambda r: panel_row(members, r, opts), lambda r, m: error_records(r, m, opts),
                                 flags)
     judge = PairwiseJudge(gw, opts)
