@@ -56,7 +56,7 @@ async def stats(url: str) -> dict:
 
 
 async def bench_models(url: str) -> dict:
-    items = load_items("llmbar:Natural,Processed_MT-Bench_200,Processed_LLMEval2", limit=334)
+    items, _ = load_items("llmbar:Natural,Processed_MT-Bench_200,Processed_LLMEval2", limit=334)
     async with httpx.AsyncClient() as c:
         gold = {i.oracle_key(): i.gold_label for i in items}
         (await c.post(url.removesuffix("/v1") + "/sim/oracle", json={"items": gold})).raise_for_status()

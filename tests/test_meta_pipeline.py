@@ -15,6 +15,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
 from examiner.meta.items import FieldMap, load_items
 from examiner.core.assessments import Assessment, MetaItem
+from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta
 from examiner.meta.report import to_html, to_markdown
 
@@ -101,9 +102,10 @@ def test_field_mapping(tmp_path: Path):
             {"uid": "b", "prompt": "Say no", "resp_a": "yes", "resp_b": "no", "pref": 0}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     fm = FieldMap(id="uid", instruction="prompt", output_1="resp_a", output_2="resp_b", label="pref")
-    items = load_items(str(path), fm)
-    assert [(i.id, i.kind, i.gold_label, i.output_2) for i in items] == [("a", "pairwise", "Answer1", "bye"),
-                                                                          ("b", "pairwise", "tie", "no")]
+    items, skipped = load_items(str(path), fm)
+    assert not skipped
+    assert [(i.id, i.kind, i.gold_label, i.output_2) for i in items] == [("a", "pairwise", Preference.FIRST, "bye"),
+                                                                          ("b", "pairwise", Preference.TIE, "no")]
     with pytest.raises(UserError, match="field-mapping"):
         load_items(str(path))
 
@@ -117,7 +119,7 @@ def _write_config(tmp_path: Path) -> Path:
 def test_cli_jsonl_mdeval_writes_reports(tmp_path: Path, capsys):
     data = tmp_path / "items.jsonl"
     data.write_text("\n".join(json.dumps({"id": i.id, "input": i.instruction, "output_1": i.output_1,
-                                          "output_2": i.output_2, "label": 1 if i.gold_label == "Answer1" else 2})
+                                          "output_2": i.output_2, "label": 1 if i.gold_label is Preference.FIRST else 2})
                               for i in pair_items(6)) + "\n")
     out = tmp_path / "run"
     rc = main(["meta", str(data), "--config", str(_write_config(tmp_path)), "--evaluators", "e80,e65,e50",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from pathlib import Path
@@ -208,25 +207,10 @@ _ORIGINAL = {"original", "forward", "ab", "0", "false", "1-2", "12"}
 _SWAPPED = {"swapped", "swap", "reverse", "reversed", "ba", "1", "true", "2-1", "21"}
 
 
-def _read_jsonl(path: str, what: str) -> list[tuple[int, Any]]:
-    file = Path(path)
-    if not file.is_file():
-        raise UserError(f"{what} {file} does not exist")
-    out = []
-    with file.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    out.append((line_no, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    out.append((line_no, exc))
-    return out
-
-
 def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments file",
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Normalised pairwise records (id, order, verdict in original labelling, label) and skipped rows."""
-    from examiner.judging.dataset import RowError, parse_label, parse_number
+    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_number, parse_preference
     from examiner.judging.pairwise import number
     from examiner.roles.parsing import verdict_from_scores
 
@@ -234,63 +218,56 @@ def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments f
     names = [x.strip() for x in args.score_fields.split(",")]
     if len(names) != 2:
         raise UserError(f"--score-fields expects two names, got '{args.score_fields}'")
-    records, skipped = [], []
-    for line_no, obj in _read_jsonl(path, what):
-        try:
-            if isinstance(obj, Exception):
-                raise RowError("-", f"not valid JSON ({obj})")
-            if not isinstance(obj, dict):
-                raise RowError("-", "not a JSON object")
-            if obj.get(args.id_field) is None:
-                raise RowError(args.id_field, f"missing field '{args.id_field}'")
-            order_raw = str(obj.get(args.order_field, "original")).strip().lower()
-            if order_raw in _ORIGINAL:
-                order = "original"
-            elif order_raw in _SWAPPED:
-                order = "swapped"
+
+    def record(source: SourceRecord) -> dict[str, Any]:
+        obj = source.data
+        if obj.get(args.id_field) is None:
+            raise RowError(args.id_field, f"missing field '{args.id_field}'")
+        order_raw = str(obj.get(args.order_field, "original")).strip().lower()
+        if order_raw in _ORIGINAL:
+            order = "original"
+        elif order_raw in _SWAPPED:
+            order = "swapped"
+        else:
+            raise RowError(args.order_field, f"field '{args.order_field}' must be original or swapped, got {order_raw!r}")
+        if args.verdict_field in obj:
+            value = obj[args.verdict_field]
+            verdict = None if value is None else parse_preference(value, args.verdict_field)
+            if verdict is not None and args.verdict_in_shown_order and order == "swapped":
+                verdict = verdict.swapped()
+        elif all(n in obj for n in names):
+            if any(obj[n] is None for n in names):
+                verdict = None
             else:
-                raise RowError(args.order_field, f"field '{args.order_field}' must be original or swapped, got {order_raw!r}")
-            if args.verdict_field in obj:
-                value = obj[args.verdict_field]
-                verdict = None if value is None else parse_label(value, args.verdict_field)
-                if verdict is not None and args.verdict_in_shown_order and order == "swapped":
-                    verdict = verdict.swapped()
-            elif all(n in obj for n in names):
-                if any(obj[n] is None for n in names):
-                    verdict = None
-                else:
-                    s1, s2 = (parse_number(obj[n], n, bounds) for n in names)
-                    verdict = verdict_from_scores(s1, s2, args.tie_threshold)
-                    verdict = verdict.swapped() if order == "swapped" else verdict
-            else:
-                raise RowError(args.verdict_field, f"missing field '{args.verdict_field}' (and no {args.score_fields})")
-            label = obj.get(args.label_field)
-            label = parse_label(label, args.label_field) if label is not None else None
-        except RowError as exc:
-            skipped.append({"line": line_no, "field": exc.field, "message": f"row {line_no}: {exc}"})
-            continue
-        records.append({"id": str(obj[args.id_field]), "order": order, "verdict": number(verdict), "label": number(label),
-                        "failed": bool(obj.get("failed"))})
-    return records, skipped
+                s1, s2 = (parse_number(obj[n], n, bounds) for n in names)
+                verdict = verdict_from_scores(s1, s2, args.tie_threshold)
+                verdict = verdict.swapped() if order == "swapped" else verdict
+        else:
+            raise RowError(args.verdict_field, f"missing field '{args.verdict_field}' (and no {args.score_fields})")
+        label = obj.get(args.label_field)
+        label = parse_preference(label, args.label_field) if label is not None else None
+        return {"id": str(obj[args.id_field]), "order": order, "verdict": number(verdict), "label": number(label),
+                "failed": bool(obj.get("failed")), "panel": obj.get("panel")}
+
+    # one pair has two records (one per order), so ids repeat: key rows by (id, order) instead
+    records, skipped = load_dataset(path, record, lambda r: f"{r['id']}|{r['order']}", id_field=args.id_field,
+                                    what=what)
+    return records, [s.to_dict() for s in skipped]
 
 
 def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from examiner.judging.dataset import RowError, parse_label
+    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_preference
 
-    labels: dict[str, int] = {}
-    skipped = []
-    for line_no, obj in _read_jsonl(path, "labels file"):
-        try:
-            if isinstance(obj, Exception) or not isinstance(obj, dict):
-                raise RowError("-", "not a JSON object")
-            if obj.get(args.id_field) is None:
-                raise RowError(args.id_field, f"missing field '{args.id_field}'")
-            if obj.get(args.label_field) is None:
-                raise RowError(args.label_field, f"missing field '{args.label_field}'")
-            labels[str(obj[args.id_field])] = parse_label(obj[args.label_field], args.label_field)
-        except RowError as exc:
-            skipped.append({"line": line_no, "field": exc.field, "message": f"labels row {line_no}: {exc}"})
-    return labels, skipped
+    def label(source: SourceRecord) -> tuple[str, Any]:
+        obj = source.data
+        if obj.get(args.id_field) is None:
+            raise RowError(args.id_field, f"missing field '{args.id_field}'")
+        if obj.get(args.label_field) is None:
+            raise RowError(args.label_field, f"missing field '{args.label_field}'")
+        return str(obj[args.id_field]), parse_preference(obj[args.label_field], args.label_field)
+
+    labels, skipped = load_dataset(path, label, lambda pair: pair[0], id_field=args.id_field, what="labels file")
+    return dict(labels), [dict(s.to_dict(), message=f"labels {s.message}") for s in skipped]
 
 
 def run_judge_stats(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from examiner.roles.evaluator import assess
 from examiner.config import Settings
+from examiner.datasets import Skipped
 from examiner.errors import BudgetExhausted, UserError
 from examiner.llm import Gateway
 from examiner.meta import ranking
@@ -46,6 +47,7 @@ from examiner.core.assessments import (
     MetaJudgment,
 )
 from examiner.meta.store import JsonlStore
+from examiner.prompting.meta_blocks import decision_text
 from examiner.runtime import Outcome, run_bounded
 
 log = logging.getLogger(__name__)
@@ -92,11 +94,15 @@ class MetaRun:
     counts: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    """Input records the dataset loader could not use (named and counted, never guessed)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "config": asdict(self.config),
             "items": len(self.items),
+            "items_skipped": len(self.skipped),
+            "skipped": [s.to_dict() for s in self.skipped],
             "item_kind": self.items[0].kind if self.items else None,
             "baseline": self.baseline,
             "rankings": self.rankings,
@@ -122,9 +128,14 @@ def check_inputs(items: Sequence[MetaItem], config: MetaConfig) -> None:
 
 
 async def register_gold(gateway: Gateway, items: Sequence[MetaItem], endpoints: Sequence[str]) -> None:
-    """Tell simulated endpoints the gold labels (through the gateway), so simulated judges have an accuracy."""
-    gold = {i.oracle_key(): (i.gold_label if i.kind != "individual" else i.gold_score) for i in items}
-    gold = {k: v for k, v in gold.items() if v is not None}
+    """Tell simulated endpoints the gold labels (through the gateway), so simulated judges have an accuracy.
+    Labels go in the spelling the prompts use, which is what a simulated judge reads and answers in."""
+    gold: dict[str, Any] = {}
+    for i in items:
+        if i.kind == "individual" and i.gold_score is not None:
+            gold[i.oracle_key()] = i.gold_score
+        elif i.kind != "individual" and i.gold_label is not None:
+            gold[i.oracle_key()] = decision_text(i.gold_label)
     for name in dict.fromkeys(endpoints):
         await gateway.register_oracle(name, gold)
 
@@ -201,8 +212,8 @@ def rank(matches: Sequence[ranking.Match], players: Sequence[str], base: dict[st
 
 
 async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Settings, out_dir: Path | None, *,
-                   imported: Sequence[Assessment] = (), gateway: Gateway | None = None,
-                   progress: Callable[[str], None] | None = None) -> MetaRun:
+                   imported: Sequence[Assessment] = (), skipped: Sequence[Skipped] = (),
+                   gateway: Gateway | None = None, progress: Callable[[str], None] | None = None) -> MetaRun:
     """The whole pipeline; writes JSONL records as it goes (report files are written by report.write_reports)."""
     check_inputs(items, config)
     say = progress or (lambda _m: None)
@@ -211,10 +222,15 @@ async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Sett
     own_gateway = gateway is None
     gw = gateway or Gateway(settings, run_dir=out_dir, cache=True)
     try:
-        return await _run(items, config, gw, out_dir, imported, say)
+        run = await _run(items, config, gw, out_dir, imported, say)
     finally:
         if own_gateway:
             await gw.aclose()
+    if skipped:
+        run.skipped = list(skipped)
+        run.problems.insert(0, f"{len(skipped)} input record(s) could not be used and were skipped "
+                               f"(first: {skipped[0].message})")
+    return run
 
 
 async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_dir: Path | None,
@@ -295,10 +311,10 @@ async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Ass
         "planned": len(planned), "judgments": len(judgments), "usable": len(judgments) - len(excluded),
         "unparseable": statuses.get("unparseable", 0), "failed": statuses.get("failed", 0),
         "rule_violations": sum(j.rule_violation for j in judgments),
-        "outcomes": dict(Counter(j.outcome for j in judgments if j.outcome)),
+        "outcomes": {str(k): n for k, n in Counter(j.outcome for j in judgments if j.outcome is not None).items()},
     }
     gold = {i.id: i.gold_label for i in run.items if i.gold_label is not None}
-    answered = [j for j in judgments if j.better_answer and j.item_id in gold]
+    answered = [j for j in judgments if j.better_answer is not None and j.item_id in gold]
     if answered:
         run.counts["meta_judge_answer_accuracy"] = sum(j.better_answer == gold[j.item_id] for j in answered) / len(answered)
     if config.both_orders:
