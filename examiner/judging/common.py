@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from examiner.core.labels import Unscored
 from examiner.runtime import run_bounded
 
 T = TypeVar("T")
@@ -43,3 +44,10 @@ async def judge_rows(
         else:
             records += outcome.value or []
     return records
+
+
+def score_columns(score: float | Unscored) -> dict[str, Any]:
+    """A grade in the judgments JSONL: `score`, and `error` saying why there is none (score null)."""
+    if isinstance(score, Unscored):
+        return {"score": None, "error": score.reason}
+    return {"score": score, "error": None}

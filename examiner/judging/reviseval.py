@@ -18,7 +18,7 @@ from typing import Any
 
 from examiner.roles.reference_judge import score_with_reference
 from examiner.roles.reviser import revise
-from examiner.judging.common import RunFlags, judge_rows
+from examiner.judging.common import RunFlags, judge_rows, score_columns
 from examiner.judging.dataset import Row
 from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_records, judge_row
 from examiner.llm.gateway import Gateway
@@ -83,8 +83,8 @@ async def _single_row(gw: Gateway, row: Row, opts: RevisEvalOptions) -> list[dic
     graded = await score_with_reference(gw, instruction=row.instruction, response=row.output,
                                         reference=revision.text, scale=opts.scale, item_id=row.id,
                                         endpoint=opts.endpoint)
-    return [{"id": row.id, "line": row.line, "method": "reviseval", "score": graded.score, "reason": graded.reason,
-             "error": graded.error, "human": row.human, "group": row.group, "system": row.system,
+    return [{"id": row.id, "line": row.line, "method": "reviseval", **score_columns(graded.score), "reason": graded.reason,
+             "human": row.human, "group": row.group, "system": row.system,
              "revised_reference": revision.text}]
 
 
