@@ -132,6 +132,34 @@ def test_cli_jsonl_mdeval_writes_reports(tmp_path: Path, capsys):
     assert "data:image/png;base64," in html and "<details>" in html
 
 
+def test_cli_bad_records_are_named_skipped_and_counted(tmp_path: Path, capsys):
+    """One loader, one policy: bad records do not stop the run; each is named and the run says how many."""
+    good = [{"id": i.id, "input": i.instruction, "output_1": i.output_1, "output_2": i.output_2, "label": 1}
+            for i in pair_items(4)]
+    rows = [json.dumps(r) for r in good] + [
+        "{broken",                                                                    # row 5
+        json.dumps({"id": "x1", "input": "q", "output_1": "a", "output_2": "b", "label": 7}),  # row 6
+        json.dumps({"id": "x2", "input": "q", "answer": "a"}),                         # row 7: no outputs
+        json.dumps(good[0]),                                                          # row 8: repeated id
+    ]
+    data = tmp_path / "items.jsonl"
+    data.write_text("\n".join(rows) + "\n")
+    imported = tmp_path / "ready.jsonl"
+    imported.write_text(json.dumps({"item_id": "p0", "evaluator": "outside", "decision": "maybe"}) + "\n")
+    out = tmp_path / "run"
+    rc = main(["meta", str(data), "--config", str(_write_config(tmp_path)), "--evaluators", "e80,e50",
+               "--assessments", str(imported), "--out", str(out), "--bootstrap", "20", "--shuffles", "10"])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "row 5: not valid JSON" in err and "row 6: field 'label' must be 0, 1 or 2, got 7" in err
+    assert "row 7: has neither" in err and "row 8: duplicate id 'p0'" in err
+    assert "assessments file row 1: not an assessment record" in err
+    report = json.loads((out / "report.json").read_text())
+    assert report["items"] == 4 and report["items_skipped"] == 5
+    assert [s["line"] for s in report["skipped"]] == [5, 6, 7, 8, 1]
+    assert report["problems"][0].startswith("5 input record(s) could not be used and were skipped")
+
+
 def test_cli_bad_input_messages(tmp_path: Path, capsys):
     cfg = str(_write_config(tmp_path))
     assert main(["meta", "llmbar:Natural", "--config", cfg, "--evaluators", "e80", "--out", str(tmp_path / "x")]) == 2

@@ -9,7 +9,6 @@ messages in the result; the rest of the results are kept.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,9 +16,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from examiner.roles.evaluator import assess
 from examiner.config import Settings
-from examiner.datasets import Skipped
+from examiner.datasets import RowError, Skipped, SourceRecord, load_dataset
 from examiner.errors import BudgetExhausted, UserError
 from examiner.llm import Gateway
 from examiner.meta import ranking
@@ -384,20 +385,23 @@ async def _individual(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], A
                         bootstrap=config.bootstrap, seed=config.seed, scores=scores)
 
 
-def load_imported(path: Path) -> list[Assessment]:
-    """Assessments made elsewhere (JSONL of item_id, evaluator, decision|score, explanation)."""
-    if not path.is_file():
-        raise UserError(f"assessments file {path} does not exist")
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+def load_imported(path: Path) -> tuple[list[Assessment], list[Skipped]]:
+    """Assessments made elsewhere (JSONL of item_id, evaluator, decision|score, explanation), read by the one
+    dataset loader: a record that is not an assessment is named, skipped and counted."""
+
+    def assessment(record: SourceRecord) -> Assessment:
+        data = record.data
+        for key in ("item_id", "evaluator"):
+            if data.get(key) is None:
+                raise RowError(key, f"missing field '{key}'")
         try:
-            record = json.loads(line)
-            out.append(Assessment(item_id=str(record["item_id"]), evaluator=str(record["evaluator"]),
-                                  decision=record.get("decision"), score=record.get("score"),
-                                  explanation=str(record.get("explanation", "")), source="imported",
-                                  status=record.get("status", "ok")))
-        except (KeyError, ValueError, TypeError) as exc:
-            raise UserError(f"{path} line {n}: not an assessment record ({exc})") from None
-    return out
+            return Assessment(item_id=str(data["item_id"]), evaluator=str(data["evaluator"]),
+                              decision=data.get("decision"), score=data.get("score"),
+                              explanation=str(data.get("explanation", "")), source="imported",
+                              status=data.get("status", "ok"))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise RowError(".".join(str(p) for p in first["loc"]) or "-", f"not an assessment record ({first['msg']})") from None
+
+    return load_dataset(str(path), assessment, lambda a: f"{a.item_id}|{a.evaluator}", id_field="item_id",
+                        what="assessments file")
