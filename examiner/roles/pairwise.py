@@ -1,4 +1,4 @@
-"""Pairwise judge agent (JudgeLM style): two grades on the first line, then an optional reason.
+"""Pairwise judge role (JudgeLM style): two grades on the first line, then an optional reason.
 
 Grade-only mode asks for the grade line alone and caps the reply at a few tokens: the verdict needs
 nothing else, so judging is several times cheaper (the reason is for humans).

@@ -1,6 +1,6 @@
 """Reading judge replies: the JudgeLM score line ("8 6" then a reason) and single scores.
 
-Why separate: the agents, the swap metrics and `judge-stats` on imported judgments must read scores
+Why separate: the roles, the swap metrics and `judge-stats` on imported judgments must read scores
 identically, and a reply that does not parse must stay unparseable (never a tie or a zero).
 """
 
