@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from examiner.core.contract import Mark
-from examiner.core.labels import Preference, Preferred, preference_to_number
+from examiner.core.labels import Preference, Preferred, Unscored, preference_to_number
 from examiner.judging.common import RunFlags, judge_rows
 from examiner.judging.dataset import Row
 from examiner.judging.panel import Panel
@@ -38,7 +38,11 @@ class PairwiseOptions:
 
 def number(label: Preferred | None) -> int | None:
     """A preference in the records' spelling: 1, 2, 0, or None when there is none."""
-    return preference_to_number(label) if isinstance(label, Preference) else None
+    if label is None or isinstance(label, Unscored):
+        return None
+    if not isinstance(label, Preference):  # an unconverted spelling from outside: convert it where it enters
+        raise TypeError(f"expected a Preference, got {label!r}")
+    return preference_to_number(label)
 
 
 class PairwiseJudge:
@@ -67,8 +71,9 @@ class PairwiseJudge:
         return given if given is not None else (row.reference if self.opts.use_reference else None)
 
     async def mark(self, row: Row) -> dict[str, Mark[Preference]]:
-        """Each ordering's preference in the original labelling (the contract's view of `judge`)."""
-        return {order: Mark(_original(order, j.preference), j.reason or _why(j.preference))
+        """Each ordering's preference in the original labelling (the contract's view of `judge`); the reason
+    is why there is none when the reply did not parse, else the judge's own."""
+        return {order: Mark(_original(order, j.preference), _why(j.preference) or j.reason)
                 for order, j in await self.judge(row)}
 
 
