@@ -85,6 +85,10 @@ def test_cli_judge_panel_end_to_end(tmp_path: Path) -> None:
     assert rates == {"right": 1.0, "wrong": 0.0, "also_right": 1.0}
     assert report["pairwise"]["swap"]["n_pairs_both_orders"] == 6
     assert "| panel member | agrees with panel |" in (out / "report.md").read_text()
+    # the judgments file alone is enough to recompute the panel's figures
+    assert main(["judge-stats", str(out / "judgments.jsonl"), "--out", str(tmp_path / "stats")]) == 0
+    again = json.loads((tmp_path / "stats" / "report.json").read_text())
+    assert again["pairwise"]["panel_agreement"] == report["pairwise"]["panel_agreement"]
 
 
 def test_cli_panel_needs_a_method_that_gives_a_preference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
