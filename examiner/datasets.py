@@ -1,20 +1,23 @@
 """Loaders for the public validation sets in the shared data folder (see its README.md).
 
 Each loader reads one set's real files into small frozen records, so experiments and tests do not parse
-raw JSON themselves. The data root is `$EXAMINER_DATA`, else `../shared/data` next to the project root.
+raw JSON themselves. The last section is the one loader of users' datasets (JSONL, JSON arrays, LLMBar
+subsets) that `examiner judge` and `examiner meta` share. The data root is `$EXAMINER_DATA`, else `../shared/data` next to the project root.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from examiner.core.labels import Preference, preference_from_text
 from examiner.corpus import Corpus, corpus_from_texts
 from examiner.errors import UserError
 
@@ -269,18 +272,20 @@ class PairItem:
         return f"{self.subset}/{self.index}"
 
 
+def _llmbar_records(subsets: Sequence[str], root: Path | None = None) -> list[tuple[str, int, dict[str, Any]]]:
+    """(subset, index, raw record) of the given subsets, in the order given."""
+    unknown = [s for s in subsets if s not in LLMBAR_SUBSETS]
+    if unknown:
+        raise UserError(f"unknown LLMBar subset(s) {', '.join(unknown)}; known: {', '.join(LLMBAR_SUBSETS)}")
+    return [(name, i, r) for name in subsets
+            for i, r in enumerate(json.loads(_file("llmbar", f"{name}.json", root=root).read_text(encoding="utf-8")))]
+
+
 def load_llmbar(subsets: Sequence[str] | None = None, root: Path | None = None) -> list[PairItem]:
     """Pairs of the given subsets (all of them by default), subset by subset in LLMBAR_SUBSETS order."""
     names = list(subsets) if subsets is not None else list(LLMBAR_SUBSETS)
-    unknown = [s for s in names if s not in LLMBAR_SUBSETS]
-    if unknown:
-        raise UserError(f"unknown LLMBar subset(s) {', '.join(unknown)}; known: {', '.join(LLMBAR_SUBSETS)}")
-    out = []
-    for name in names:
-        raw = json.loads(_file("llmbar", f"{name}.json", root=root).read_text(encoding="utf-8"))
-        out.extend(PairItem(name, i, r["input"], r["output_1"], r["output_2"], int(r["label"]))
-                   for i, r in enumerate(raw))
-    return out
+    return [PairItem(name, i, r["input"], r["output_1"], r["output_2"], int(r["label"]))
+            for name, i, r in _llmbar_records(names, root)]
 
 
 # --- MT-bench --------------------------------------------------------------------------------------------
@@ -309,3 +314,133 @@ def load_mt_bench(root: Path | None = None) -> list[MTBenchQuestion]:
         MTBenchQuestion(int(q["question_id"]), q["category"], tuple(q["turns"]), refs.get(int(q["question_id"])))
         for q in _jsonl(_file("mt_bench", "question.jsonl", root=root))
     ]
+
+
+# --- Datasets given to `examiner judge` and `examiner meta` ----------------------------------------------
+# One loader and one bad-row policy for every method that reads a user's dataset: a record that cannot
+# be used (broken JSON, not an object, a missing or malformed field, a repeated id) is named by where
+# it is (JSONL line, JSON array index, LLMBar subset/index), skipped and counted; the run goes on with
+# the others and says how many it skipped. Only a file that cannot be read at all is an error.
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """One record of a dataset and where it came from."""
+
+    data: Any
+    """The parsed JSON value (usually an object; anything else is skipped by `load_dataset`)."""
+    place: str
+    """How messages name it: `row 7` (JSONL line), `record 3` (JSON array index), `Natural/3` (LLMBar)."""
+    line: int
+    """The JSONL line number, or the 1-based position in a JSON array or LLMBar subset."""
+    source: str
+    """The file's stem, or the LLMBar subset."""
+    index: int
+    """0-based position within its source."""
+    broken: str = ""
+    """Why the record could not even be parsed (a JSONL line that is not JSON); empty when it was."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A record that could not be used, with the offending field and a message naming both."""
+
+    line: int
+    field: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "field": self.field, "message": self.message}
+
+
+class RowError(Exception):
+    """Why one record cannot be used; `field` names the offending key ("-" for the record as a whole)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
+    """Every record of `llmbar:SUBSET[,SUBSET]`, a .json array file or a JSONL file, in order (a JSONL
+    line that is not JSON comes back `broken`). UserError only when the file as a whole is unusable."""
+    if spec.startswith("llmbar:"):
+        names = [s for s in spec.removeprefix("llmbar:").split(",") if s]
+        return [SourceRecord(r, f"{name}/{i}", i + 1, name, i) for name, i, r in _llmbar_records(names)]
+    path = Path(spec)
+    if not path.is_file():
+        raise UserError(f"{what} {path} does not exist (or use llmbar:SUBSET)")
+    if path.suffix == ".json":
+        try:
+            values = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path} is not valid JSON: {exc}") from None
+        if not isinstance(values, list):
+            raise UserError(f"{path} must hold a JSON array of records")
+        return [SourceRecord(v, f"record {i}", i + 1, path.stem, i) for i, v in enumerate(values)]
+    records: list[SourceRecord] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data, broken = json.loads(line), ""
+            except json.JSONDecodeError as exc:
+                data, broken = None, f"not valid JSON ({exc.msg})"
+            records.append(SourceRecord(data, f"row {line_no}", line_no, path.stem, len(records), broken))
+    return records
+
+
+def load_dataset(spec: str, make: Callable[[SourceRecord], T], row_id: Callable[[T], str], *, id_field: str = "id",
+                 limit: int | None = None, what: str = "dataset") -> tuple[list[T], list[Skipped]]:
+    """Usable rows (`make` of each record) and the skipped records, in file order.
+
+    `make` raises RowError for a record it cannot use; a row whose id repeats an earlier one is skipped
+    too. `limit` keeps the first N records of the file, usable or not."""
+    rows: list[T] = []
+    skipped: list[Skipped] = []
+    seen: set[str] = set()
+    for record in read_records(spec, what):
+        if limit is not None and len(rows) + len(skipped) >= limit:
+            break
+        try:
+            if record.broken:
+                raise RowError("-", record.broken)
+            if not isinstance(record.data, dict):
+                raise RowError("-", "expected a JSON object")
+            row = make(record)
+        except RowError as exc:
+            skipped.append(Skipped(record.line, exc.field, f"{record.place}: {exc}"))
+            continue
+        key = row_id(row)
+        if key in seen:
+            skipped.append(Skipped(record.line, id_field, f"{record.place}: duplicate id '{key}' in field '{id_field}'"))
+            continue
+        seen.add(key)
+        rows.append(row)
+    return rows, skipped
+
+
+def parse_preference(value: Any, key: str) -> Preference:
+    """A gold (or imported) preference: 1, 2 or 0 (tie), or another input spelling of them; RowError otherwise."""
+    try:
+        return preference_from_text(value)
+    except ValueError:
+        raise RowError(key, f"field '{key}' must be 0, 1 or 2, got {value!r}") from None
+
+
+def parse_number(value: Any, key: str, bounds: tuple[float, float] | None = None) -> float:
+    """A finite number, within `bounds` when given; RowError otherwise."""
+    if isinstance(value, bool):
+        raise RowError(key, f"field '{key}' must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise RowError(key, f"field '{key}' must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise RowError(key, f"field '{key}' must be a finite number, got {value!r}")
+    if bounds is not None and not bounds[0] <= number <= bounds[1]:
+        raise RowError(key, f"field '{key}' = {number:g} is outside {bounds[0]:g}-{bounds[1]:g}")
+    return number

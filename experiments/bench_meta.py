@@ -36,8 +36,10 @@ from examiner.meta import ranking
 from examiner.meta.items import load_items
 from examiner.core import rundir
 from examiner.core.assessments import Assessment
+from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, collect_assessments, run_meta
 from examiner.meta.store import JsonlStore
+from examiner.prompting.meta_blocks import decision_text
 
 RESULTS = Path(__file__).parent / "results"
 EVALUATORS = {"e80": "sim-acc0.8", "e65": "sim-acc0.65", "e50": "sim-acc0.5"}
@@ -57,9 +59,9 @@ async def stats(url: str) -> dict:
 
 
 async def bench_models(url: str) -> dict:
-    items = load_items("llmbar:Natural,Processed_MT-Bench_200,Processed_LLMEval2", limit=334)
+    items, _ = load_items("llmbar:Natural,Processed_MT-Bench_200,Processed_LLMEval2", limit=334)
     async with httpx.AsyncClient() as c:
-        gold = {i.oracle_key(): i.gold_label for i in items}
+        gold = {i.oracle_key(): decision_text(i.gold_label) for i in items}
         (await c.post(url.removesuffix("/v1") + "/sim/oracle", json={"items": gold})).raise_for_status()
     out: dict = {}
     s = settings(url)
@@ -100,7 +102,8 @@ def bench_elo() -> dict:
         i, j = rng.choice(len(players), 2, replace=False)
         p = 1 / (1 + np.exp(strength[j] - strength[i]))
         u = rng.random()
-        matches.append((players[i], players[j], "tie" if abs(u - p) < 0.05 else "a" if u < p else "b"))
+        matches.append((players[i], players[j],
+                        Preference.TIE if abs(u - p) < 0.05 else Preference.FIRST if u < p else Preference.SECOND))
     began = time.perf_counter()
     elo = ranking.elo(matches, n_shuffles=200, seed=0)
     elo_s = time.perf_counter() - began

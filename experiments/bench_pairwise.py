@@ -30,8 +30,9 @@ if str(ROOT) not in sys.path:
 
 from examiner.config import EndpointSpec, Settings  # noqa: E402
 from examiner.datasets import load_llmbar  # noqa: E402
+from examiner.core.labels import preference_from_text  # noqa: E402
 from examiner.judging.dataset import Row  # noqa: E402
-from examiner.judging.pairwise import PairwiseOptions, run_pairwise  # noqa: E402
+from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise  # noqa: E402
 from examiner.judging.report import pairwise_section  # noqa: E402
 from examiner.simulator.judging_roles import pairwise_oracle  # noqa: E402
 from examiner.simulator import SimulatedProcess  # noqa: E402
@@ -46,7 +47,7 @@ def synthetic_rows(n: int) -> list[Row]:
         item = base[i % len(base)]
         instruction = f"{item.input}\n(variant {i})"
         out.append(Row(line=i + 1, id=f"b{i}", instruction=instruction, output_1=item.output_1,
-                       output_2=item.output_2, label=item.label))
+                       output_2=item.output_2, label=preference_from_text(item.label)))
     return out
 
 
@@ -91,7 +92,7 @@ def main() -> int:
     with server as url, tempfile.TemporaryDirectory() as tmp:
         import httpx
 
-        oracle = pairwise_oracle((r.instruction, r.output_1, r.output_2, int(r.label or 0)) for r in data)
+        oracle = pairwise_oracle((r.instruction, r.output_1, r.output_2, number(r.label) or 0) for r in data)
         httpx.post(url.removesuffix("/v1") + "/sim/oracle", json={"items": oracle}, timeout=60).raise_for_status()
         run_dir = None if args.no_run_dir else Path(tmp)
         assert server.proc is not None

@@ -36,7 +36,8 @@ import examiner.simulator.judging_roles  # noqa: E402,F401 - simulated judging b
 from examiner.config import EndpointSpec, Settings  # noqa: E402
 from examiner.datasets import load_llmbar  # noqa: E402
 from examiner.judging.dataset import Row  # noqa: E402
-from examiner.judging.pairwise import PairwiseOptions, run_pairwise  # noqa: E402
+from examiner.core.labels import preference_from_text  # noqa: E402
+from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise  # noqa: E402
 from examiner.judging.report import pairwise_section  # noqa: E402
 from examiner.simulator.judging_roles import pairwise_oracle  # noqa: E402
 from examiner.llm.gateway import Gateway  # noqa: E402
@@ -50,7 +51,7 @@ def rows(limit: int | None) -> list[Row]:
     if limit:
         items = items[:limit]
     return [Row(line=i + 1, id=it.id, instruction=it.input, output_1=it.output_1, output_2=it.output_2,
-                label=it.label) for i, it in enumerate(items)]
+                label=preference_from_text(it.label)) for i, it in enumerate(items)]
 
 
 async def judge(settings: Settings, data: list[Row], opts: PairwiseOptions) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -65,7 +66,7 @@ async def judge(settings: Settings, data: list[Row], opts: PairwiseOptions) -> t
 
 def run_sim(data: list[Row], opts: PairwiseOptions) -> dict[str, Any]:
     with SimulatedServer(SIM_OPTIONS, seed=0) as url:
-        server_oracle = pairwise_oracle((r.instruction, r.output_1, r.output_2, int(r.label or 0)) for r in data)
+        server_oracle = pairwise_oracle((r.instruction, r.output_1, r.output_2, number(r.label) or 0) for r in data)
         post_oracle(url, server_oracle)
         spec = EndpointSpec(provider="openai", base_url=url, model="sim-judge", max_concurrency=16)
         settings = Settings(endpoints={"sim": spec}, roles={"pairwise": "sim"})

@@ -158,8 +158,8 @@ async def main() -> None:
     ap.add_argument("--local-budget-s", type=float, default=420.0)
     ap.add_argument("--skip-local", action="store_true")
     args = ap.parse_args()
-    natural = load_items("llmbar:Natural", limit=args.limit)
-    mtbench = load_items("llmbar:Processed_MT-Bench_200", limit=args.limit)
+    natural, _ = load_items("llmbar:Natural", limit=args.limit)
+    mtbench, _ = load_items("llmbar:Processed_MT-Bench_200", limit=args.limit)
     items = natural + mtbench
     print(f"items: {len(natural)} LLMBar Natural + {len(mtbench)} MT-Bench-200; evaluators {EVALUATORS}")
     sim = await simulated_part(items, args.seed)

@@ -8,9 +8,9 @@ import examiner.simulator.judging_roles  # noqa: F401 - registers the judging be
 from examiner.config import EndpointSpec, Settings
 from examiner.judging.dataset import Row
 from examiner.core.contract import ExamTask
-from examiner.core.labels import Unscored
+from examiner.core.labels import Unscored, preference_from_text
 from examiner.judging.exam_judges import GEvalJudge, RevisEvalJudge, label_from_agreement
-from examiner.judging.pairwise import PairwiseOptions, run_pairwise
+from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise
 from examiner.judging.report import pairwise_section
 from examiner.simulator.judging_roles import pairwise_oracle
 from examiner.llm.gateway import Gateway
@@ -65,8 +65,8 @@ def test_agreement_thresholds() -> None:
 async def test_simulated_pairwise_accuracy_and_position_bias(server: SimulatedServer) -> None:
     rows = [Row(line=i + 1, id=f"p{i}", instruction=f"Request number {i}: describe item {i}.",
                 output_1=f"First response to request {i}.", output_2=f"Second response to request {i}.",
-                label=1 + (i * 7 % 3 == 0)) for i in range(200)]
-    server.register_oracle(pairwise_oracle((r.instruction, r.output_1, r.output_2, r.label) for r in rows))
+                label=preference_from_text(1 + (i * 7 % 3 == 0))) for i in range(200)]
+    server.register_oracle(pairwise_oracle((r.instruction, r.output_1, r.output_2, number(r.label)) for r in rows))
     async with Gateway(_settings(server.base_url)) as gw:
         records = await run_pairwise(gw, rows, PairwiseOptions(swap=True, grade_only=True))
     section = pairwise_section(records)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from examiner.cli import main
-from examiner.roles.parsing import parse_score_line, parse_single_score, unswap, verdict_from_scores
+from examiner.core.labels import Preference, Unscored, preference_from_text, preference_to_number
+from examiner.roles.parsing import parse_score_line, parse_single_score, verdict_from_scores
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
 
 # (id, original-order verdict, swapped-order verdict in the ORIGINAL labelling); "-" = not judged
@@ -25,12 +26,16 @@ HAND = [
 LABELS = {"p1": 1, "p2": 2, "p3": 1, "p4": 1, "p5": 1, "p6": 2, "p7": 1, "p8": 1}
 
 
+def _pref(v: int | None) -> Preference | Unscored:
+    return Unscored("unparseable") if v is None else preference_from_text(v)
+
+
 def hand_judgments() -> list[Judgment]:
     out = []
     for pid, v1, v2 in HAND:
-        out.append(Judgment(pid, "original", v1))
+        out.append(Judgment(pid, "original", _pref(v1)))
         if v2 != "-":
-            out.append(Judgment(pid, "swapped", v2))
+            out.append(Judgment(pid, "swapped", _pref(v2)))
     return out
 
 
@@ -48,7 +53,7 @@ def test_swap_metrics_by_hand() -> None:
 
 
 def test_agreement_by_hand() -> None:
-    a = agreement(hand_judgments(), LABELS)
+    a = agreement(hand_judgments(), {k: _pref(v) for k, v in LABELS.items()})
     assert a["n"] == 14 and a["n_unparseable"] == 1
     assert a["accuracy"] == pytest.approx(8 / 14)
     p1, r1 = 6 / 7, 6 / 11
@@ -67,7 +72,7 @@ def test_macro_matches_sklearn() -> None:
 
     pred = [1, 1, 2, 0, 2, 1, 0, 2, 1]
     gold = [1, 2, 2, 0, 1, 1, 1, 2, 0]
-    ours = classification_metrics(pred, gold)
+    ours = classification_metrics([_pref(v) for v in pred], [_pref(v) for v in gold])
     p, r, f, _ = precision_recall_fscore_support(gold, pred, labels=[1, 2, 0], average="macro", zero_division=0)
     assert (ours["macro_precision"], ours["macro_recall"], ours["macro_f1"]) == pytest.approx((p, r, f))
 
@@ -82,9 +87,10 @@ def test_score_line_parsing() -> None:
     assert parse_score_line("").error == "empty reply"
     assert parse_single_score("Grade: 4\nok", 1, 5)[0] == 4
     assert parse_single_score("0", 1, 5)[2] == "score 0 outside 1-5"
-    assert verdict_from_scores(8, 6) == 1 and verdict_from_scores(6, 8) == 2
-    assert verdict_from_scores(7, 7.5, tie_threshold=0.5) == 0 and verdict_from_scores(7, 7.6, 0.5) == 2
-    assert [unswap(v) for v in (1, 2, 0, None)] == [2, 1, 0, None]
+    assert verdict_from_scores(8, 6) is Preference.FIRST and verdict_from_scores(6, 8) is Preference.SECOND
+    assert verdict_from_scores(7, 7.5, tie_threshold=0.5) is Preference.TIE
+    assert verdict_from_scores(7, 7.6, 0.5) is Preference.SECOND
+    assert [_pref(v).swapped() for v in (1, 2, 0)] == [Preference.SECOND, Preference.FIRST, Preference.TIE]
 
 
 def _write(path: Path, rows: list) -> Path:
@@ -95,7 +101,8 @@ def _write(path: Path, rows: list) -> Path:
 def test_judge_stats_on_imported_judgments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = []
     for j in hand_judgments():
-        shown = None if j.verdict is None else (j.verdict if j.order == "original" else unswap(j.verdict))
+        shown = (None if not isinstance(j.verdict, Preference) else
+                 preference_to_number(j.verdict if j.order == "original" else j.verdict.swapped()))
         # an external tool's format: order as ab/ba, verdict in the order shown
         rows.append({"pair": j.id, "dir": "ab" if j.order == "original" else "ba", "winner": shown})
     rows.append({"pair": "p9", "dir": "ab", "winner": 7})        # label outside {0,1,2}

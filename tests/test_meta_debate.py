@@ -10,6 +10,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
 from examiner.meta.debate import DebateConfig, build_debate_graph, run_debate
 from examiner.core.assessments import Assessment, MetaItem
+from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, register_gold, run_meta
 
 ITEM = MetaItem(id="d1", kind="pairwise", instruction="Give a synonym of quick.", output_1="fast",
@@ -34,13 +35,13 @@ async def debate(meta_options: dict, max_rounds: int = 5, words: int = 200):
 
 def test_referee_that_keeps_asking_is_forced_to_decide_in_round_5():
     judgment, d = asyncio.run(debate({"referee_questions": 99}))
-    assert d.rounds == 5 and d.forced and d.verdict == "Assistant1"
+    assert d.rounds == 5 and d.forced and d.verdict is Preference.FIRST
     assert d.questions == 4
     assert [t.round for t in d.turns if t.speaker == "referee"] == [1, 2, 3, 4, 5]
     statements = [t for t in d.turns if t.kind == "statement"]
     assert len(statements) == 8  # both debaters, rounds 1-4
     assert {t.speaker for t in statements} == {"assistant_1", "assistant_2"}
-    assert judgment.outcome == "a" and judgment.status == "ok" and judgment.rounds == 5
+    assert judgment.outcome is Preference.FIRST and judgment.status == "ok" and judgment.rounds == 5
 
 
 def test_referee_asking_twice_decides_in_round_3_and_transcript_is_ordered():

@@ -15,7 +15,8 @@ from examiner.meta.jdeval import (
     order_consistency,
     rule_outcome,
 )
-from examiner.core.assessments import MetaItem, MetaJudgment
+from examiner.core.assessments import MetaItem, MetaJudgment, decision_from_text
+from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta
 from examiner.prompting.meta_blocks import JDEVAL_TAGS, match_assistant, match_label, read_tags
 
@@ -35,28 +36,42 @@ def pair_items(n: int) -> list[MetaItem]:
 
 # ------------------------------------------------------------------ rules
 
+A_WINS, B_WINS, TIE = Preference.FIRST, Preference.SECOND, Preference.TIE
+ANSWER1, ANSWER2 = Preference.FIRST, Preference.SECOND
+
 @pytest.mark.parametrize("meta, d1, d2, expected", [
-    ("Answer1", "Answer1", "Answer2", "a"),      # only the first agrees -> it wins
-    ("Answer1", "Answer2", "Answer1", "b"),      # only the second agrees
-    ("Answer2", "Answer1", "Answer1", "tie"),    # neither -> equally good
-    ("tie", "tie", "Answer1", "a"),              # a tie is a decision like any other
-    ("Answer1", "Answer1", "Answer1", None),     # both agree -> the explanation decides
-    ("Answer1", None, "Answer1", "b"),           # a missing decision never agrees
+    (ANSWER1, ANSWER1, ANSWER2, A_WINS),   # only the first agrees -> it wins
+    (ANSWER1, ANSWER2, ANSWER1, B_WINS),   # only the second agrees
+    (ANSWER2, ANSWER1, ANSWER1, TIE),      # neither -> equally good
+    (TIE, TIE, ANSWER1, A_WINS),           # a tie is a decision like any other
+    (ANSWER1, ANSWER1, ANSWER1, None),     # both agree -> the explanation decides
+    (ANSWER1, None, ANSWER1, B_WINS),      # a missing decision never agrees
 ])
 def test_rule_outcome(meta, d1, d2, expected):
     assert rule_outcome(meta, d1, d2) == expected
 
 
 def test_apply_rules_enforce_overrides_and_flags_violation():
-    outcome, by_rule, violation = apply_rules("Answer1", "Answer1", "Answer2", "Assistant2", "enforce")
-    assert (outcome, by_rule, violation) == ("a", "a", True)
-    outcome, _, violation = apply_rules("Answer1", "Answer1", "Answer2", "Assistant2", "trust")
-    assert (outcome, violation) == ("b", True)
+    outcome, by_rule, violation = apply_rules(ANSWER1, ANSWER1, ANSWER2, B_WINS, "enforce")
+    assert (outcome, by_rule, violation) == (A_WINS, A_WINS, True)
+    outcome, _, violation = apply_rules(ANSWER1, ANSWER1, ANSWER2, B_WINS, "trust")
+    assert (outcome, violation) == (B_WINS, True)
     # both agree: the stated better explanation decides, and no rule is broken
-    assert apply_rules("Answer2", "Answer2", "Answer2", "Assistant2") == ("b", None, False)
-    assert apply_rules("Answer2", "Answer2", "Answer2", "equally good") == ("tie", None, False)
+    assert apply_rules(ANSWER2, ANSWER2, ANSWER2, B_WINS) == (B_WINS, None, False)
+    assert apply_rules(ANSWER2, ANSWER2, ANSWER2, TIE) == (TIE, None, False)
     # neither agrees: equally good, whatever was stated
-    assert apply_rules("tie", "Answer1", "Answer2", "Assistant1")[0] == "tie"
+    assert apply_rules(TIE, ANSWER1, ANSWER2, A_WINS)[0] is TIE
+
+
+def test_decisions_read_from_every_spelling_records_have_used():
+    assert decision_from_text("Answer1") is ANSWER1 and decision_from_text("tie") is TIE
+    assert decision_from_text("correct").value == "correct"
+    judgment = MetaJudgment(id="j", method="jdeval", item_id="i", draw=0, assistant_1="x", assistant_2="y",
+                            better_assistant="equally good", outcome="b", better_answer="Answer2")
+    assert (judgment.better_assistant, judgment.outcome, judgment.better_answer) == (TIE, B_WINS, ANSWER2)
+    assert MetaJudgment.model_validate_json(judgment.model_dump_json()) == judgment
+    with pytest.raises(ValueError):
+        MetaJudgment(id="j", method="jdeval", item_id="i", draw=0, assistant_1="x", assistant_2="y", outcome="maybe")
 
 
 def test_draw_pairs_seeded_distinct_and_complete():
@@ -80,19 +95,19 @@ def test_tagged_reply_parsing():
             "<better_assistant>Assistant1")  # last tag left open, as small models do
     tags = read_tags(text, JDEVAL_TAGS)
     assert tags is not None and tags["better_assistant"] == "Assistant1"
-    assert match_label(tags["better_answer"], ("Answer1", "Answer2", "tie")) == "Answer1"
+    assert match_label(tags["better_answer"], tuple(Preference)) is ANSWER1
     assert read_tags("<better_answer>Answer1</better_answer>", JDEVAL_TAGS) is None
-    assert match_assistant("Equally good.") == "equally good"
+    assert match_assistant("Equally good.") is TIE and match_assistant(tags["better_assistant"]) is A_WINS
     assert match_assistant("Assistant1 or Assistant2") is None
-    assert match_label("Answer1 and Answer2", ("Answer1", "Answer2", "tie")) is None
+    assert match_label("Answer1 and Answer2", tuple(Preference)) is None
 
 
 def test_order_consistency_counts_identity_level_agreement():
     def j(order, a1, a2, outcome, draw=0):
         return MetaJudgment(id=f"{order}{draw}", method="jdeval", item_id="i", draw=draw, order=order,
                             assistant_1=a1, assistant_2=a2, outcome=outcome)
-    js = [j("forward", "x", "y", "a"), j("reversed", "y", "x", "b"),            # x both times: agree
-          j("forward", "x", "y", "a", 1), j("reversed", "y", "x", "a", 1)]      # x then y: disagree
+    js = [j("forward", "x", "y", A_WINS), j("reversed", "y", "x", B_WINS),            # x both times: agree
+          j("forward", "x", "y", A_WINS, 1), j("reversed", "y", "x", A_WINS, 1)]      # x then y: disagree
     assert order_consistency(js) == {"pairs_both_orders": 2, "agreeing": 1, "consistency": 0.5}
 
 

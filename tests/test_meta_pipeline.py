@@ -15,6 +15,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
 from examiner.meta.items import FieldMap, load_items
 from examiner.core.assessments import Assessment, MetaItem
+from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta
 from examiner.meta.report import to_html, to_markdown
 
@@ -101,9 +102,10 @@ def test_field_mapping(tmp_path: Path):
             {"uid": "b", "prompt": "Say no", "resp_a": "yes", "resp_b": "no", "pref": 0}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     fm = FieldMap(id="uid", instruction="prompt", output_1="resp_a", output_2="resp_b", label="pref")
-    items = load_items(str(path), fm)
-    assert [(i.id, i.kind, i.gold_label, i.output_2) for i in items] == [("a", "pairwise", "Answer1", "bye"),
-                                                                          ("b", "pairwise", "tie", "no")]
+    items, skipped = load_items(str(path), fm)
+    assert not skipped
+    assert [(i.id, i.kind, i.gold_label, i.output_2) for i in items] == [("a", "pairwise", Preference.FIRST, "bye"),
+                                                                          ("b", "pairwise", Preference.TIE, "no")]
     with pytest.raises(UserError, match="field-mapping"):
         load_items(str(path))
 
@@ -117,7 +119,7 @@ def _write_config(tmp_path: Path) -> Path:
 def test_cli_jsonl_mdeval_writes_reports(tmp_path: Path, capsys):
     data = tmp_path / "items.jsonl"
     data.write_text("\n".join(json.dumps({"id": i.id, "input": i.instruction, "output_1": i.output_1,
-                                          "output_2": i.output_2, "label": 1 if i.gold_label == "Answer1" else 2})
+                                          "output_2": i.output_2, "label": 1 if i.gold_label is Preference.FIRST else 2})
                               for i in pair_items(6)) + "\n")
     out = tmp_path / "run"
     rc = main(["meta", str(data), "--config", str(_write_config(tmp_path)), "--evaluators", "e80,e65,e50",
@@ -128,6 +130,34 @@ def test_cli_jsonl_mdeval_writes_reports(tmp_path: Path, capsys):
     assert len(report["debates"]) == 18
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "<details>" in html
+
+
+def test_cli_bad_records_are_named_skipped_and_counted(tmp_path: Path, capsys):
+    """One loader, one policy: bad records do not stop the run; each is named and the run says how many."""
+    good = [{"id": i.id, "input": i.instruction, "output_1": i.output_1, "output_2": i.output_2, "label": 1}
+            for i in pair_items(4)]
+    rows = [json.dumps(r) for r in good] + [
+        "{broken",                                                                    # row 5
+        json.dumps({"id": "x1", "input": "q", "output_1": "a", "output_2": "b", "label": 7}),  # row 6
+        json.dumps({"id": "x2", "input": "q", "answer": "a"}),                         # row 7: no outputs
+        json.dumps(good[0]),                                                          # row 8: repeated id
+    ]
+    data = tmp_path / "items.jsonl"
+    data.write_text("\n".join(rows) + "\n")
+    imported = tmp_path / "ready.jsonl"
+    imported.write_text(json.dumps({"item_id": "p0", "evaluator": "outside", "decision": "maybe"}) + "\n")
+    out = tmp_path / "run"
+    rc = main(["meta", str(data), "--config", str(_write_config(tmp_path)), "--evaluators", "e80,e50",
+               "--assessments", str(imported), "--out", str(out), "--bootstrap", "20", "--shuffles", "10"])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "row 5: not valid JSON" in err and "row 6: field 'label' must be 0, 1 or 2, got 7" in err
+    assert "row 7: has neither" in err and "row 8: duplicate id 'p0'" in err
+    assert "assessments file row 1: not an assessment record" in err
+    report = json.loads((out / "report.json").read_text())
+    assert report["items"] == 4 and report["items_skipped"] == 5
+    assert [s["line"] for s in report["skipped"]] == [5, 6, 7, 8, 1]
+    assert report["problems"][0].startswith("5 input record(s) could not be used and were skipped")
 
 
 def test_cli_bad_input_messages(tmp_path: Path, capsys):

@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from examiner.core.labels import Preference
 from examiner.meta.ranking import (
     Match,
     bradley_terry,
@@ -18,8 +19,10 @@ from examiner.meta.ranking import (
     win_rates,
 )
 
+A_WINS, B_WINS, TIE = Preference.FIRST, Preference.SECOND, Preference.TIE
 
-def _synthetic(strengths: dict[str, float], n: int, seed: int, tie_p: float = 0.0) -> list[tuple[str, str, str]]:
+
+def _synthetic(strengths: dict[str, float], n: int, seed: int, tie_p: float = 0.0) -> list[tuple[str, str, Preference]]:
     """Matches drawn from a Bradley-Terry model (with an optional fixed tie probability)."""
     rng = np.random.default_rng(seed)
     names = list(strengths)
@@ -29,7 +32,7 @@ def _synthetic(strengths: dict[str, float], n: int, seed: int, tie_p: float = 0.
         a, b = names[i], names[j]
         p_a = (1 - tie_p) * strengths[a] / (strengths[a] + strengths[b])
         u = rng.random()
-        out.append((a, b, "a" if u < p_a else ("tie" if u < p_a + tie_p else "b")))
+        out.append((a, b, A_WINS if u < p_a else (TIE if u < p_a + tie_p else B_WINS)))
     return out
 
 
@@ -49,7 +52,7 @@ def test_win_rate_identity_is_exact():
 
 
 def test_win_rates_count_by_hand():
-    w = win_rates([("a", "b", "a"), ("b", "a", "a"), ("a", "b", "tie"), Match("a", "c", "b")])
+    w = win_rates([("a", "b", A_WINS), ("b", "a", A_WINS), ("a", "b", TIE), Match("a", "c", B_WINS)])
     # a-b: a won once, b won once, one tie
     assert w.rate("a", "b") == Fraction(1, 3) and w.rate("b", "a") == Fraction(1, 3)
     assert w.tie_rate("a", "b") == Fraction(1, 3)
@@ -64,7 +67,7 @@ def test_elo_three_matches_by_hand():
     #    B = 998.0115128, C = 999.9884872.
     # 3) C vs A, A wins ("b"): E_C = 1/(1 + 10^((1002 - 999.9884872)/400)) = 0.4971052
     #    C += 4*(0 - 0.4971052) = -1.9884209 -> C = 998.0000663, A = 1003.9884209.
-    r = elo_in_order([("A", "B", "a"), ("B", "C", "tie"), ("C", "A", "b")])
+    r = elo_in_order([("A", "B", A_WINS), ("B", "C", TIE), ("C", "A", B_WINS)])
     assert r["A"] == pytest.approx(1003.9884209, abs=1e-6)
     assert r["B"] == pytest.approx(998.0115128, abs=1e-6)
     assert r["C"] == pytest.approx(998.0000663, abs=1e-6)
@@ -94,7 +97,7 @@ def test_elo_mean_stabilises_with_more_shuffles():
 
 def test_bradley_terry_two_players_by_hand():
     # A: 2 wins + 2 ties (= 3 half-win units), B: 0 wins + 2 ties (= 1). MLE p_A / p_B = 3 / 1.
-    matches = [("A", "B", "a"), ("B", "A", "b"), ("A", "B", "tie"), ("B", "A", "tie")]
+    matches = [("A", "B", A_WINS), ("B", "A", B_WINS), ("A", "B", TIE), ("B", "A", TIE)]
     bt = bradley_terry(matches, n_bootstrap=50, prior=0.0)
     s = {r.player: r for r in bt.ratings}
     assert s["A"].strength / s["B"].strength == pytest.approx(3.0, rel=1e-6)
@@ -118,7 +121,7 @@ def test_bradley_terry_recovers_known_strengths():
 
 
 def test_bradley_terry_prior_keeps_winless_player_finite():
-    matches = [("A", "B", "a")] * 5 + [("B", "C", "a")] * 5 + [("A", "C", "a")] * 3
+    matches = [("A", "B", A_WINS)] * 5 + [("B", "C", A_WINS)] * 5 + [("A", "C", A_WINS)] * 3
     bt = bradley_terry(matches, n_bootstrap=100)
     assert all(math.isfinite(r.rating) and math.isfinite(r.rating_low) for r in bt.ratings)
     assert bt.ranking() == ["A", "B", "C"]
@@ -126,7 +129,7 @@ def test_bradley_terry_prior_keeps_winless_player_finite():
 
 def test_bradley_terry_rejects_disconnected_graph():
     with pytest.raises(ValueError, match="not connected"):
-        bradley_terry([("A", "B", "a"), ("C", "D", "b")], n_bootstrap=10)
+        bradley_terry([("A", "B", A_WINS), ("C", "D", B_WINS)], n_bootstrap=10)
 
 
 def test_elo_and_bt_agree_on_order():
@@ -152,4 +155,4 @@ def test_bad_outcome_and_self_match_rejected():
     with pytest.raises(ValueError):
         win_rates([("a", "b", "maybe")])
     with pytest.raises(ValueError):
-        elo([("a", "a", "tie")])
+        elo([("a", "a", TIE)])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", help="JSONL file, one item per line")
     p.add_argument("--method", required=True, choices=METHODS)
-    p.add_argument("--judge", metavar="ENDPOINT", help="endpoint for every judging call (default: each role's endpoint)")
+    p.add_argument("--judge", metavar="ENDPOINT", action="append", default=[],
+                   help="endpoint for every judging call (default: each role's endpoint); give it two or more "
+                        "times for a judge panel (pairwise): the majority decides, ties stay unscored")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for judgments.jsonl, report.json/.md, ledger, cache")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached replies in --out")
@@ -94,6 +95,7 @@ def _range(text: str | None, flag: str) -> tuple[float, float] | None:
 
 
 def _judge_endpoint(settings: Settings, name: str | None, simulate: bool) -> str | None:
+    """The endpoint a --judge name is sent to (its simulated twin under --simulate)."""
     if name is None:
         return None
     if simulate:
@@ -130,9 +132,13 @@ def run_judge(args: argparse.Namespace) -> int:
         print(f"examiner: ... and {len(skipped) - 20} more skipped rows (see the report)", file=sys.stderr)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    endpoint = _judge_endpoint(settings, args.judge, args.simulate)
+    judges = list(dict.fromkeys(args.judge))
+    if len(judges) > 1 and args.method != "pairwise":
+        raise UserError(f"a judge panel (--judge given {len(judges)} times) works with --method pairwise")
+    panel = {name: _judge_endpoint(settings, name, args.simulate) for name in judges} if len(judges) > 1 else None
+    endpoint = _judge_endpoint(settings, judges[0] if judges else None, args.simulate)
     started = time.perf_counter()
-    records, meta = asyncio.run(_judge(args, settings, rows, endpoint, out, pair_method))
+    records, meta = asyncio.run(_judge(args, settings, rows, endpoint, out, pair_method, panel))
     meta.update(dataset=str(args.data), wall_s=round(time.perf_counter() - started, 3))
     from examiner.judging.report import build_report, write_outputs
 
@@ -147,7 +153,8 @@ def run_judge(args: argparse.Namespace) -> int:
 
 
 async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpoint: str | None, out: Path,
-                 pair_method: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                 pair_method: bool, panel: dict[str, str | None] | None,
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     import examiner.simulator.judging_roles  # noqa: F401 - simulated behaviours for in-process simulated endpoints
     from examiner.judging.common import RunFlags
     from examiner.judging.pairwise import PairwiseOptions, run_pairwise
@@ -164,7 +171,7 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
         raise UserError(f"unknown --classic-metrics {', '.join(unknown)} (known: {', '.join(CLASSIC_METRICS)})")
     async with Gateway(settings, run_dir=out, cache=not args.no_cache) as gw:
         if args.method == "pairwise":
-            records = await run_pairwise(gw, rows, pw, flags)
+            records = await run_pairwise(gw, rows, pw, flags, panel=panel)
         elif args.method == "reviseval":
             opts = RevisEvalOptions(pairwise=pw, rubric=args.rubric, seed=args.seed, metrics=metrics,
                                     scale=args.scale or 10, endpoint=endpoint)
@@ -179,7 +186,8 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
         else:
             records = await run_reference(gw, rows, scale=args.scale or 10, endpoint=endpoint, flags=flags)
         totals = gw.totals
-        meta = {"judge": endpoint or "role defaults", "status": "budget_exhausted" if flags.budget_exhausted else "ok",
+        judge = f"panel of {', '.join(panel)}" if panel else (endpoint or "role defaults")
+        meta = {"judge": judge, "status": "budget_exhausted" if flags.budget_exhausted else "ok",
                 "calls": totals.calls, "cache_hits": totals.cache_hits, "cost_usd": round(totals.cost_usd, 6),
                 "failed_calls": flags.failed_calls}
     return records, meta
@@ -199,88 +207,67 @@ _ORIGINAL = {"original", "forward", "ab", "0", "false", "1-2", "12"}
 _SWAPPED = {"swapped", "swap", "reverse", "reversed", "ba", "1", "true", "2-1", "21"}
 
 
-def _read_jsonl(path: str, what: str) -> list[tuple[int, Any]]:
-    file = Path(path)
-    if not file.is_file():
-        raise UserError(f"{what} {file} does not exist")
-    out = []
-    with file.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    out.append((line_no, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    out.append((line_no, exc))
-    return out
-
-
 def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments file",
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Normalised pairwise records (id, order, verdict in original labelling, label) and skipped rows."""
-    from examiner.judging.dataset import RowError, parse_label, parse_number
-    from examiner.roles.parsing import unswap, verdict_from_scores
+    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_number, parse_preference
+    from examiner.judging.pairwise import number
+    from examiner.roles.parsing import verdict_from_scores
 
     bounds = _range(args.score_range, "--score-range")
     names = [x.strip() for x in args.score_fields.split(",")]
     if len(names) != 2:
         raise UserError(f"--score-fields expects two names, got '{args.score_fields}'")
-    records, skipped = [], []
-    for line_no, obj in _read_jsonl(path, what):
-        try:
-            if isinstance(obj, Exception):
-                raise RowError("-", f"not valid JSON ({obj})")
-            if not isinstance(obj, dict):
-                raise RowError("-", "not a JSON object")
-            if obj.get(args.id_field) is None:
-                raise RowError(args.id_field, f"missing field '{args.id_field}'")
-            order_raw = str(obj.get(args.order_field, "original")).strip().lower()
-            if order_raw in _ORIGINAL:
-                order = "original"
-            elif order_raw in _SWAPPED:
-                order = "swapped"
+
+    def record(source: SourceRecord) -> dict[str, Any]:
+        obj = source.data
+        if obj.get(args.id_field) is None:
+            raise RowError(args.id_field, f"missing field '{args.id_field}'")
+        order_raw = str(obj.get(args.order_field, "original")).strip().lower()
+        if order_raw in _ORIGINAL:
+            order = "original"
+        elif order_raw in _SWAPPED:
+            order = "swapped"
+        else:
+            raise RowError(args.order_field, f"field '{args.order_field}' must be original or swapped, got {order_raw!r}")
+        if args.verdict_field in obj:
+            value = obj[args.verdict_field]
+            verdict = None if value is None else parse_preference(value, args.verdict_field)
+            if verdict is not None and args.verdict_in_shown_order and order == "swapped":
+                verdict = verdict.swapped()
+        elif all(n in obj for n in names):
+            if any(obj[n] is None for n in names):
+                verdict = None
             else:
-                raise RowError(args.order_field, f"field '{args.order_field}' must be original or swapped, got {order_raw!r}")
-            if args.verdict_field in obj:
-                value = obj[args.verdict_field]
-                verdict = None if value is None else parse_label(value, args.verdict_field)
-                if verdict is not None and args.verdict_in_shown_order and order == "swapped":
-                    verdict = unswap(verdict)
-            elif all(n in obj for n in names):
-                if any(obj[n] is None for n in names):
-                    verdict = None
-                else:
-                    s1, s2 = (parse_number(obj[n], n, bounds) for n in names)
-                    verdict = verdict_from_scores(s1, s2, args.tie_threshold)
-                    verdict = unswap(verdict) if order == "swapped" else verdict
-            else:
-                raise RowError(args.verdict_field, f"missing field '{args.verdict_field}' (and no {args.score_fields})")
-            label = obj.get(args.label_field)
-            label = parse_label(label, args.label_field) if label is not None else None
-        except RowError as exc:
-            skipped.append({"line": line_no, "field": exc.field, "message": f"row {line_no}: {exc}"})
-            continue
-        records.append({"id": str(obj[args.id_field]), "order": order, "verdict": verdict, "label": label,
-                        "failed": bool(obj.get("failed"))})
-    return records, skipped
+                s1, s2 = (parse_number(obj[n], n, bounds) for n in names)
+                verdict = verdict_from_scores(s1, s2, args.tie_threshold)
+                verdict = verdict.swapped() if order == "swapped" else verdict
+        else:
+            raise RowError(args.verdict_field, f"missing field '{args.verdict_field}' (and no {args.score_fields})")
+        label = obj.get(args.label_field)
+        label = parse_preference(label, args.label_field) if label is not None else None
+        return {"id": str(obj[args.id_field]), "order": order, "verdict": number(verdict), "label": number(label),
+                "failed": bool(obj.get("failed")), "panel": obj.get("panel")}
+
+    # one pair has two records (one per order), so ids repeat: key rows by (id, order) instead
+    records, skipped = load_dataset(path, record, lambda r: f"{r['id']}|{r['order']}", id_field=args.id_field,
+                                    what=what)
+    return records, [s.to_dict() for s in skipped]
 
 
-def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, int], list[dict[str, Any]]]:
-    from examiner.judging.dataset import RowError, parse_label
+def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_preference
 
-    labels: dict[str, int] = {}
-    skipped = []
-    for line_no, obj in _read_jsonl(path, "labels file"):
-        try:
-            if isinstance(obj, Exception) or not isinstance(obj, dict):
-                raise RowError("-", "not a JSON object")
-            if obj.get(args.id_field) is None:
-                raise RowError(args.id_field, f"missing field '{args.id_field}'")
-            if obj.get(args.label_field) is None:
-                raise RowError(args.label_field, f"missing field '{args.label_field}'")
-            labels[str(obj[args.id_field])] = parse_label(obj[args.label_field], args.label_field)
-        except RowError as exc:
-            skipped.append({"line": line_no, "field": exc.field, "message": f"labels row {line_no}: {exc}"})
-    return labels, skipped
+    def label(source: SourceRecord) -> tuple[str, Any]:
+        obj = source.data
+        if obj.get(args.id_field) is None:
+            raise RowError(args.id_field, f"missing field '{args.id_field}'")
+        if obj.get(args.label_field) is None:
+            raise RowError(args.label_field, f"missing field '{args.label_field}'")
+        return str(obj[args.id_field]), parse_preference(obj[args.label_field], args.label_field)
+
+    labels, skipped = load_dataset(path, label, lambda pair: pair[0], id_field=args.id_field, what="labels file")
+    return dict(labels), [dict(s.to_dict(), message=f"labels {s.message}") for s in skipped]
 
 
 def run_judge_stats(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -84,6 +85,7 @@ def run_meta_command(args: argparse.Namespace) -> int:
         raise UserError("give either a data file (or llmbar:SUBSET) or --exam RUN_DIR")
     settings = settings_from_args(args)
     imported = []
+    skipped = []
     if args.exam:
         items, own = load_exam_triples(Path(args.exam), sample=args.sample, seed=args.seed)
         if not args.no_exam_judge:
@@ -92,11 +94,17 @@ def run_meta_command(args: argparse.Namespace) -> int:
     else:
         fields = FieldMap(id=args.id_field, instruction=args.instruction_field, output_1=args.output1_field,
                           output_2=args.output2_field, label=args.label_field, text=args.text_field, score=args.score_field)
-        items = load_items(args.data, fields, args.limit)
+        items, skipped = load_items(args.data, fields, args.limit)
     if args.limit:
         items = items[: args.limit]
     if args.assessments:
-        imported += load_imported(Path(args.assessments))
+        ready, bad = load_imported(Path(args.assessments))
+        imported += ready
+        skipped += [replace(s, message=f"assessments file {s.message}") for s in bad]
+    for s in skipped[:20]:
+        console.print(f"[yellow]skipped[/yellow] {s.message}")
+    if len(skipped) > 20:
+        console.print(f"... and {len(skipped) - 20} more skipped records (see the report)")
     if len(set(evaluators)) < 2:
         raise UserError("meta-evaluation needs at least two distinct evaluators (--evaluators E1,E2[,...])")
     called = [e for e in evaluators if e not in {a.evaluator for a in imported}]
@@ -108,7 +116,7 @@ def run_meta_command(args: argparse.Namespace) -> int:
                         statement_words=args.statement_words, shuffles=args.shuffles, bootstrap=args.bootstrap,
                         concurrency=args.concurrency, debater=args.debater)
     out = Path(args.out)
-    run = asyncio.run(run_meta(items, config, settings, out, imported=imported,
+    run = asyncio.run(run_meta(items, config, settings, out, imported=imported, skipped=skipped,
                                progress=lambda m: console.print(f"[dim]{m}[/dim]")))
     paths = write_reports(run, out)
     _print_summary(run)

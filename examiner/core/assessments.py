@@ -1,35 +1,56 @@
 """Records of a meta-evaluation run: items, evaluator assessments, meta-judgments, debates.
 
 Three item kinds share one record so every stage handles them alike:
-- `pairwise`: instruction + two outputs, gold preference Answer1 / Answer2 / tie (METHODS.md section 5);
+- `pairwise`: instruction + two outputs, a decision is a `Preference` (METHODS.md section 5);
 - `individual`: a text with a gold human score (1-5 scale by default);
-- `verdict`: an exam triple (question, answer, reference unit), decision correct / incorrect / unrelated.
-Every record is one JSONL line in the run directory; files are append-only and read back keyed by id,
-which is what makes a run resumable.
+- `verdict`: an exam triple (question, answer, reference unit), a decision is a `Verdict`.
+A meta-judge's choice between two evaluators (JDEval's better assistant, a debate's verdict, a match
+outcome) is a `Preference` too: FIRST = the evaluator shown first. Labels are written in the one
+vocabulary (examiner.core.labels); records written by earlier versions (Answer1, Assistant2, a/b/tie)
+are read back through its converters. Every record is one JSONL line in the run directory; files are
+append-only and read back keyed by id, which is what makes a run resumable.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
+
+from examiner.core.labels import Preference, Verdict, preference_from_text, verdict_from_text
 
 ItemKind = Literal["pairwise", "individual", "verdict"]
 Status = Literal["ok", "unparseable", "failed"]
 
-PAIRWISE_LABELS = ("Answer1", "Answer2", "tie")
-VERDICT_LABELS = ("correct", "incorrect", "unrelated")
-ASSISTANT_LABELS = ("Assistant1", "Assistant2", "equally good")
-GOLD_TO_LABEL = {1: "Answer1", 2: "Answer2", 0: "tie"}
+Decision = Union[Preference, Verdict]
+"""What an evaluator (or the meta-judge) decides about an item: a preference or a unit verdict."""
 
 
-def labels_for(kind: ItemKind) -> tuple[str, ...]:
+def decision_from_text(value: Any) -> Decision:
+    """A decision from any input spelling (`correct`, `Answer1`, `tie`, 1 ...); ValueError otherwise."""
+    if isinstance(value, (Preference, Verdict)):
+        return value
+    try:
+        return verdict_from_text(value)
+    except ValueError:
+        return preference_from_text(value)
+
+
+def _optional(convert: Any) -> BeforeValidator:
+    return BeforeValidator(lambda value: None if value is None else convert(value))
+
+
+DecisionField = Annotated[Union[Decision, None], _optional(decision_from_text)]
+PreferenceField = Annotated[Union[Preference, None], _optional(preference_from_text)]
+
+
+def labels_for(kind: ItemKind) -> tuple[Decision, ...]:
     """The decisions an evaluator (and the meta-judge) may give for an item of this kind."""
     if kind == "pairwise":
-        return PAIRWISE_LABELS
+        return tuple(Preference)
     if kind == "verdict":
-        return VERDICT_LABELS
+        return tuple(Verdict)
     return ()
 
 
@@ -46,7 +67,7 @@ class MetaItem(BaseModel):
     """Individual: the text scored. Verdict: the candidate's answer."""
     reference: str = ""
     """Verdict: the reference unit (as a `<unit id=...>` line)."""
-    gold_label: str | None = None
+    gold_label: DecisionField = None
     """Pairwise / verdict gold decision (None when unknown)."""
     gold_score: float | None = None
     """Individual gold human score."""
@@ -72,7 +93,7 @@ class Assessment(BaseModel):
 
     item_id: str
     evaluator: str
-    decision: str | None = None
+    decision: DecisionField = None
     score: float | None = None
     explanation: str = ""
     status: Status = "ok"
@@ -96,13 +117,13 @@ class MetaJudgment(BaseModel):
     assistant_1: str
     """Evaluator shown as Assistant1."""
     assistant_2: str
-    better_answer: str | None = None
+    better_answer: DecisionField = None
     """The meta-judge's own decision on the item."""
-    better_assistant: str | None = None
-    """What the meta-judge said: Assistant1 / Assistant2 / equally good."""
-    outcome: Literal["a", "b", "tie"] | None = None
+    better_assistant: PreferenceField = None
+    """What the meta-judge said: FIRST (Assistant1), SECOND (Assistant2) or TIE (equally good)."""
+    outcome: PreferenceField = None
     """Match outcome for (assistant_1, assistant_2); None when unparseable / failed (excluded)."""
-    rule_outcome: Literal["a", "b", "tie"] | None = None
+    rule_outcome: PreferenceField = None
     """What the JDEval rules give for the meta-judge's better answer (None when the explanation decides)."""
     rule_violation: bool = False
     """The meta-judge's stated better assistant contradicts the rules."""
@@ -136,7 +157,8 @@ class Debate(BaseModel):
     turns: list[Turn] = Field(default_factory=list)
     rounds: int = 0
     questions: int = 0
-    verdict: str | None = None
+    verdict: PreferenceField = None
+    """The referee's verdict (FIRST = Assistant1); None when the debate ended without one."""
     forced: bool = False
     """The verdict came in the last allowed round, where the referee may only decide."""
     status: Status = "ok"

@@ -1,18 +1,18 @@
-"""Running one coroutine per dataset row, keeping going when a row's model call fails.
+"""Judging every dataset row under the one runner (examiner.runtime.run_bounded), keeping going when a
+row's model call fails.
 
-A failed call (after the gateway's retries) or a budget stop becomes an error record for that row,
+A failed call (after the gateway's retries) or a budget stop becomes a failure record for that row,
 never a verdict; the run goes on and the report counts failures.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from examiner.errors import BudgetExhausted
-from examiner.llm.gateway import ModelCallError
+from examiner.core.labels import Unscored
+from examiner.runtime import run_bounded
 
 T = TypeVar("T")
 
@@ -25,28 +25,29 @@ class RunFlags:
     failed_calls: int = 0
 
 
-async def per_row(
+async def judge_rows(
     rows: Sequence[T],
     work: Callable[[T], Awaitable[list[dict[str, Any]]]],
-    on_error: Callable[[T, str], list[dict[str, Any]]],
+    on_failure: Callable[[T, str], list[dict[str, Any]]],
     flags: RunFlags,
-    concurrency: int = 256,
 ) -> list[dict[str, Any]]:
-    """Records of every row, in row order; `concurrency` caps rows in flight (the gateway caps calls)."""
-    gate = asyncio.Semaphore(concurrency)
+    """Records of every row, in row order: `work`'s, or `on_failure`'s when the row could not be judged."""
+    summary = await run_bounded(rows, work)
+    flags.budget_exhausted = flags.budget_exhausted or summary.budget_stopped
+    flags.failed_calls += summary.failed
+    records: list[dict[str, Any]] = []
+    for row, outcome in zip(rows, summary.outcomes):
+        if outcome.budget_stopped:
+            records += on_failure(row, "not judged: budget exhausted")
+        elif outcome.error:
+            records += on_failure(row, f"model call failed: {outcome.error}")
+        else:
+            records += outcome.value or []
+    return records
 
-    async def one(row: T) -> list[dict[str, Any]]:
-        if flags.budget_exhausted:
-            return on_error(row, "not judged: budget exhausted")
-        async with gate:
-            try:
-                return await work(row)
-            except BudgetExhausted as exc:
-                flags.budget_exhausted = True
-                return on_error(row, f"not judged: {exc}")
-            except ModelCallError as exc:
-                flags.failed_calls += 1
-                return on_error(row, f"model call failed: {exc}")
 
-    results = await asyncio.gather(*(one(r) for r in rows))
-    return [record for group in results for record in group]
+def score_columns(score: float | Unscored) -> dict[str, Any]:
+    """A grade in the judgments JSONL: `score`, and `error` saying why there is none (score null)."""
+    if isinstance(score, Unscored):
+        return {"score": None, "error": score.reason}
+    return {"score": score, "error": None}

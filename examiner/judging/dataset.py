@@ -1,21 +1,19 @@
-"""Reading a judging dataset (JSONL) with user-chosen field names, row by row, with clear skips.
+"""What `examiner judge` needs from each dataset record, with user-chosen field names.
 
-Why row by row: one bad row (missing field, empty response, label outside {0,1,2}, human score out of
-range, broken JSON) must not stop a long paid run; it is reported with its line number and field and
-counted in the report, and the other rows still run.
+The records come from the one dataset loader (examiner.datasets.load_dataset) and its bad-row policy:
+one bad row (missing field, empty response, label outside {0,1,2}, human score out of range, broken
+JSON) must not stop a long paid run; it is reported with its line number and field and counted in the
+report, and the other rows still run.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from examiner.errors import UserError
-
-LABELS = (0, 1, 2)
+from examiner.core.labels import Preference
+from examiner.datasets import RowError, Skipped, SourceRecord, load_dataset, parse_number, parse_preference
 
 
 @dataclass
@@ -46,23 +44,11 @@ class Row:
     output_1: str = ""
     output_2: str = ""
     reference: str | None = None
-    label: int | None = None
+    label: Preference | None = None
     human: float | None = None
     source: str = ""
     group: str | None = None
     system: str | None = None
-
-
-@dataclass
-class Skipped:
-    """A row that could not be used, with the offending field and a message naming both."""
-
-    line: int
-    field: str
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "field": self.field, "message": self.message}
 
 
 @dataclass
@@ -80,12 +66,6 @@ class Requirements:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class RowError(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
 def _text(obj: dict[str, Any], key: str, *, required: bool, allow_empty: bool = False) -> str | None:
     if key not in obj or obj[key] is None:
         if required:
@@ -101,35 +81,8 @@ def _text(obj: dict[str, Any], key: str, *, required: bool, allow_empty: bool = 
     return value
 
 
-def parse_label(value: Any, key: str) -> int:
-    """A preference label 0 (tie), 1 or 2 (ints or digit strings); RowError otherwise."""
-    if isinstance(value, bool):
-        raise RowError(key, f"field '{key}' must be 0, 1 or 2, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise RowError(key, f"field '{key}' must be 0, 1 or 2, got {value!r}") from None
-    if number not in LABELS:
-        raise RowError(key, f"field '{key}' must be 0, 1 or 2, got {value!r}")
-    return int(number)
-
-
-def parse_number(value: Any, key: str, bounds: tuple[float, float] | None) -> float:
-    """A finite number, within `bounds` when given; RowError otherwise."""
-    if isinstance(value, bool):
-        raise RowError(key, f"field '{key}' must be a number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise RowError(key, f"field '{key}' must be a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise RowError(key, f"field '{key}' must be a finite number, got {value!r}")
-    if bounds is not None and not bounds[0] <= number <= bounds[1]:
-        raise RowError(key, f"field '{key}' = {number:g} is outside {bounds[0]:g}-{bounds[1]:g}")
-    return number
-
-
-def _row(line: int, obj: dict[str, Any], fields: FieldMap, req: Requirements) -> Row:
+def _row(record: SourceRecord, fields: FieldMap, req: Requirements) -> Row:
+    obj, line = record.data, record.line
     row = Row(line=line, id=str(obj.get(fields.id, f"row{line}")))
     for name in req.text_fields:
         setattr(row, name, _text(obj, getattr(fields, name), required=True))
@@ -140,7 +93,7 @@ def _row(line: int, obj: dict[str, Any], fields: FieldMap, req: Requirements) ->
     ref = _text(obj, fields.reference, required=req.need_reference)
     row.reference = ref
     if fields.label in obj and obj[fields.label] is not None:
-        row.label = parse_label(obj[fields.label], fields.label)
+        row.label = parse_preference(obj[fields.label], fields.label)
     elif req.need_label:
         raise RowError(fields.label, f"missing field '{fields.label}'")
     if fields.human in obj and obj[fields.human] is not None:
@@ -154,37 +107,8 @@ def _row(line: int, obj: dict[str, Any], fields: FieldMap, req: Requirements) ->
     return row
 
 
-def load_rows(path: str | Path, fields: FieldMap, req: Requirements, limit: int | None = None,
+def load_rows(spec: str | Path, fields: FieldMap, req: Requirements, limit: int | None = None,
               ) -> tuple[list[Row], list[Skipped]]:
-    """Usable rows and skipped rows of a JSONL file (UserError only when the file itself is unusable)."""
-    file = Path(path)
-    if not file.is_file():
-        raise UserError(f"dataset {file} does not exist")
-    rows: list[Row] = []
-    skipped: list[Skipped] = []
-    seen: set[str] = set()
-    with file.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            if limit is not None and len(rows) + len(skipped) >= limit:
-                break
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                skipped.append(Skipped(line_no, "-", f"row {line_no}: not valid JSON ({exc.msg})"))
-                continue
-            if not isinstance(obj, dict):
-                skipped.append(Skipped(line_no, "-", f"row {line_no}: expected a JSON object"))
-                continue
-            try:
-                row = _row(line_no, obj, fields, req)
-            except RowError as exc:
-                skipped.append(Skipped(line_no, exc.field, f"row {line_no}: {exc}"))
-                continue
-            if row.id in seen:
-                skipped.append(Skipped(line_no, fields.id, f"row {line_no}: duplicate id '{row.id}' in field '{fields.id}'"))
-                continue
-            seen.add(row.id)
-            rows.append(row)
-    return rows, skipped
+    """Usable rows and skipped rows of a dataset (UserError only when the file itself is unusable)."""
+    return load_dataset(str(spec), lambda record: _row(record, fields, req), lambda row: row.id, id_field=fields.id,
+                        limit=limit)

@@ -14,35 +14,50 @@ from pathlib import Path
 from typing import Any
 
 from examiner import stats
+from examiner.core.contract import Mark, agreement_with_panel
+from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
 from examiner.core.rundir import JUDGMENTS
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
 from examiner.report.writer import cell, write_jsonl, write_report
 
 
+def _preference(value: Any) -> Preferred:
+    """A judgments-JSONL verdict (1, 2, 0, or null for none) as a preference."""
+    return Unscored("unparseable") if value is None else preference_from_text(value)
+
+
 def judgments(records: Iterable[Mapping[str, Any]]) -> list[Judgment]:
     """Judgment values of pairwise records."""
-    return [Judgment(str(r["id"]), str(r.get("order", "original")), r.get("verdict")) for r in records]
+    return [Judgment(str(r["id"]), str(r.get("order", "original")), _preference(r.get("verdict"))) for r in records]
+
+
+def _gold(labels: Mapping[Any, Any]) -> dict[Any, Preference]:
+    return {key: preference_from_text(value) for key, value in labels.items()}
 
 
 def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, int] | None = None,
                      teacher: Mapping[Any, int] | None = None) -> dict[str, Any]:
-    """Agreement (labels from `labels` or the records' `label`), teacher agreement, swap metrics."""
+    """Agreement (labels from `labels` or the records' `label`), teacher agreement, swap metrics, and each
+    panel member's agreement with the panel when a panel judged."""
     js = judgments(records)
-    gold = dict(labels) if labels is not None else {
-        str(r["id"]): int(r["label"]) for r in records if r.get("label") is not None}
+    gold = _gold(labels if labels is not None else {
+        str(r["id"]): r["label"] for r in records if r.get("label") is not None})
     out: dict[str, Any] = {
         "n_judgments": len(js),
-        "n_unparseable": sum(1 for j in js if j.verdict is None),
+        "n_unparseable": sum(1 for j in js if not is_scored(j.verdict)),
         "n_failed_calls": sum(1 for r in records if r.get("failed")),
         "verdicts": {str(k): v for k, v in sorted(Counter(
-            "unparseable" if j.verdict is None else j.verdict for j in js).items(), key=str)},
+            preference_to_number(j.verdict) if isinstance(j.verdict, Preference) else "unparseable"
+            for j in js).items(), key=str)},
     }
     if gold:
         out["agreement"] = agreement(js, gold)
     if teacher:
-        out["teacher_agreement"] = agreement(js, teacher)
+        out["teacher_agreement"] = agreement(js, _gold(teacher))
     if any(j.order == "swapped" for j in js):
         out["swap"] = swap_metrics(js)
+    if any(r.get("panel") for r in records):
+        out["panel_agreement"] = panel_agreement(records)
     metric_prefs = [r for r in records if r.get("metric_preferences")]
     if metric_prefs and gold:
         per_metric: dict[str, Any] = {}
@@ -50,10 +65,20 @@ def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, 
         usable = [r for r in metric_prefs if str(r["id"]) in gold]
         target = [gold[str(r["id"])] for r in usable]
         for name in names:
-            per_metric[name] = classification_metrics([r["metric_preferences"][name] for r in usable], target)
-        per_metric["majority"] = classification_metrics([r["metric_majority"] for r in usable], target)
+            per_metric[name] = classification_metrics(
+                [preference_from_text(r["metric_preferences"][name]) for r in usable], target)
+        per_metric["majority"] = classification_metrics([preference_from_text(r["metric_majority"]) for r in usable],
+                                                        target)
         out["classic_metric_agreement"] = per_metric
     return out
+
+
+def panel_agreement(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per panel member: how often its verdict was the panel's, over the judgments the panel decided."""
+    marks = [Mark(_preference(r.get("verdict")), members={
+        name: Mark(_preference(own.get("verdict"))) for name, own in r["panel"].items()}) for r in records if r.get("panel")]
+    return [{"member": m.member, "agreed": m.agreed, "compared": m.compared, "unscored": m.unscored, "rate": m.rate}
+            for m in agreement_with_panel(marks)]
 
 
 def _correlations(scores: list[float], human: list[float], groups: list[Any], systems: list[Any]) -> dict[str, Any]:
@@ -131,6 +156,11 @@ def markdown(report: Mapping[str, Any]) -> str:
             for name, m in table:
                 lines.append(f"| {name} | {m['n']} | {cell(m['accuracy'])} | {cell(m['macro_precision'])} | "
                              f"{cell(m['macro_recall'])} | {cell(m['macro_f1'])} |")
+        members = section.get("panel_agreement")
+        if members:
+            lines += ["", "| panel member | agrees with panel | compared | unscored |", "|---|---|---|---|"]
+            lines += [f"| {m['member']} | {cell(m['rate'])} | {m['compared']} | "
+                      f"{m['unscored']} |" for m in members]
         swap = section.get("swap")
         if swap:
             lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "

@@ -18,9 +18,9 @@ from typing import Any
 
 from examiner.roles.reference_judge import score_with_reference
 from examiner.roles.reviser import revise
-from examiner.judging.common import RunFlags, per_row
+from examiner.judging.common import RunFlags, judge_rows, score_columns
 from examiner.judging.dataset import Row
-from examiner.judging.pairwise import PairwiseOptions, error_records, judge_row
+from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_records, judge_row
 from examiner.llm.gateway import Gateway
 
 CLASSIC_METRICS = ("bleu", "rouge1", "rouge2", "rougeL", "bertscore", "embedding")
@@ -68,7 +68,7 @@ async def _pair_row(gw: Gateway, row: Row, opts: RevisEvalOptions) -> list[dict[
                             rubric=opts.rubric, item_id=row.id, endpoint=opts.endpoint)
     if not revision.ok:
         return error_records(row, f"revision failed: {revision.error}", opts.pairwise, "reviseval")
-    records = await judge_row(gw, row, opts.pairwise, reference=revision.text, method="reviseval")
+    records = await judge_row(PairwiseJudge(gw, opts.pairwise), row, reference=revision.text, method="reviseval")
     for record in records:
         record["revised_from"] = target
         record["revised_reference"] = revision.text
@@ -83,8 +83,8 @@ async def _single_row(gw: Gateway, row: Row, opts: RevisEvalOptions) -> list[dic
     graded = await score_with_reference(gw, instruction=row.instruction, response=row.output,
                                         reference=revision.text, scale=opts.scale, item_id=row.id,
                                         endpoint=opts.endpoint)
-    return [{"id": row.id, "line": row.line, "method": "reviseval", "score": graded.score, "reason": graded.reason,
-             "error": graded.error, "human": row.human, "group": row.group, "system": row.system,
+    return [{"id": row.id, "line": row.line, "method": "reviseval", **score_columns(graded.score), "reason": graded.reason,
+             "human": row.human, "group": row.group, "system": row.system,
              "revised_reference": revision.text}]
 
 
@@ -130,11 +130,11 @@ async def run_reviseval(gw: Gateway, rows: list[Row], opts: RevisEvalOptions, pa
     """RevisEval over rows (pairwise or single), classic metrics included; records in row order."""
     flags = flags or RunFlags()
     if pairwise:
-        records = await per_row(rows, lambda r: _pair_row(gw, r, opts),
+        records = await judge_rows(rows, lambda r: _pair_row(gw, r, opts),
                                 lambda r, m: error_records(r, m, opts.pairwise, "reviseval"), flags)
         add_metric_preferences(records, rows, opts.metrics)
     else:
-        records = await per_row(rows, lambda r: _single_row(gw, r, opts),
+        records = await judge_rows(rows, lambda r: _single_row(gw, r, opts),
                                 lambda r, m: [single_error(r, m, "reviseval")], flags)
         add_single_metrics(records, rows, opts.metrics)
     return records

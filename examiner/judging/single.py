@@ -11,7 +11,7 @@ from typing import Any
 
 from examiner.roles.geval import DEFAULT_SAMPLES, evaluation_steps, geval_score
 from examiner.roles.reference_judge import score_with_reference
-from examiner.judging.common import RunFlags, per_row
+from examiner.judging.common import RunFlags, judge_rows, score_columns
 from examiner.judging.dataset import Row
 from examiner.judging.reviseval import single_error
 from examiner.llm.gateway import Gateway
@@ -49,7 +49,7 @@ async def run_geval(gw: Gateway, rows: list[Row], opts: GEvalOptions, flags: Run
                   "human": row.human, "group": row.group, "system": row.system}
         return [record]
 
-    return await per_row(rows, one, lambda r, m: [single_error(r, m, "geval")], flags)
+    return await judge_rows(rows, one, lambda r, m: [single_error(r, m, "geval")], flags)
 
 
 async def run_reference(gw: Gateway, rows: list[Row], *, scale: int = 10, endpoint: str | None = None,
@@ -61,8 +61,8 @@ async def run_reference(gw: Gateway, rows: list[Row], *, scale: int = 10, endpoi
         assert row.reference is not None
         graded = await score_with_reference(gw, instruction=row.instruction, response=row.output,
                                             reference=row.reference, scale=scale, item_id=row.id, endpoint=endpoint)
-        return [{"id": row.id, "line": row.line, "method": "reference", "score": graded.score,
-                 "reason": graded.reason, "error": graded.error, "human": row.human, "group": row.group,
+        return [{"id": row.id, "line": row.line, "method": "reference", **score_columns(graded.score),
+                 "reason": graded.reason, "human": row.human, "group": row.group,
                  "system": row.system}]
 
-    return await per_row(rows, one, lambda r, m: [single_error(r, m, "reference")], flags)
+    return await judge_rows(rows, one, lambda r, m: [single_error(r, m, "reference")], flags)

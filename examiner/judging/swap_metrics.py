@@ -1,8 +1,9 @@
 """Reliability and agreement metrics of pairwise judgments (JudgeLM section of METHODS.md §4).
 
-Input: judgments, each for one pair `id` in one `order` ("original" or "swapped"), with the verdict
-expressed in the ORIGINAL labelling (1 = the pair's first response wins, 2 = the second, 0 = tie,
-None = unparseable). Works for judgments made by `examiner judge` or imported from elsewhere.
+Input: judgments, each for one pair `id` in one `order` ("original" or "swapped"), with the preference
+expressed in the ORIGINAL labelling (FIRST = the pair's first response wins, SECOND, TIE, or Unscored).
+Works for judgments made by `examiner judge` or imported from elsewhere. Class lists in the output are
+in the gold-label spelling (1, 2, 0), as the published tables write them.
 
 - agreement / macro P, R, F1 against labels or a teacher, over every parseable judgment (both orders
   count); macro averages run over the classes present in gold or predictions (so a dataset without
@@ -23,25 +24,29 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from examiner.core.labels import Preference, Preferred, is_scored, preference_to_number
+
 ORDERS = ("original", "swapped")
-CLASSES = (1, 2, 0)
+CLASSES = (Preference.FIRST, Preference.SECOND, Preference.TIE)
+_LEAN = {Preference.FIRST: 1, Preference.SECOND: -1, Preference.TIE: 0}
 
 
 @dataclass(frozen=True)
 class Judgment:
-    """One verdict on one ordering of a pair, in the original labelling."""
+    """One preference on one ordering of a pair, in the original labelling."""
 
     id: str
     order: str
-    verdict: int | None
+    verdict: Preferred
 
 
-def _shown(verdict: int, order: str) -> int:
-    """The verdict in the order shown to the judge (1 = first position)."""
-    return verdict if order == "original" or verdict == 0 else 3 - verdict
+def _shown(verdict: Preference, order: str) -> Preference:
+    """The preference in the order shown to the judge (FIRST = first position)."""
+    return verdict if order == "original" else verdict.swapped()
 
 
-def classification_metrics(pred: Sequence[int], gold: Sequence[int]) -> dict[str, float | int | list[int]]:
+def classification_metrics(pred: Sequence[Preference], gold: Sequence[Preference],
+                           ) -> dict[str, float | int | list[int]]:
     """Accuracy and macro precision / recall / F1 over the classes present in pred or gold."""
     if len(pred) != len(gold):
         raise ValueError("pred and gold must have the same length")
@@ -64,30 +69,30 @@ def classification_metrics(pred: Sequence[int], gold: Sequence[int]) -> dict[str
         "macro_precision": sum(precisions) / k if labels else float("nan"),
         "macro_recall": sum(recalls) / k if labels else float("nan"),
         "macro_f1": sum(f1s) / k if labels else float("nan"),
-        "classes": labels,
+        "classes": [preference_to_number(c) for c in labels],
     }
 
 
-def agreement(judgments: Iterable[Judgment], gold: Mapping[str, int] | Mapping[tuple[str, str], int],
-              ) -> dict[str, object]:
+def agreement(judgments: Iterable[Judgment],
+              gold: Mapping[str, Preference] | Mapping[tuple[str, str], Preference]) -> dict[str, object]:
     """Agreement with gold labels (keyed by id) or a teacher (keyed by (id, order) or id)."""
-    pred: list[int] = []
-    ref: list[int] = []
-    by_order: dict[str, tuple[list[int], list[int]]] = {o: ([], []) for o in ORDERS}
+    pred: list[Preference] = []
+    ref: list[Preference] = []
+    by_order: dict[str, tuple[list[Preference], list[Preference]]] = {o: ([], []) for o in ORDERS}
     unparseable = no_gold = 0
     for j in judgments:
         target = gold.get((j.id, j.order)) if (j.id, j.order) in gold else gold.get(j.id)  # type: ignore[call-overload]
         if target is None:
             no_gold += 1
             continue
-        if j.verdict is None:
+        if not isinstance(j.verdict, Preference):
             unparseable += 1
             continue
         pred.append(j.verdict)
-        ref.append(int(target))
+        ref.append(target)
         if j.order in by_order:
             by_order[j.order][0].append(j.verdict)
-            by_order[j.order][1].append(int(target))
+            by_order[j.order][1].append(target)
     out: dict[str, object] = dict(classification_metrics(pred, ref))
     out["n_unparseable"] = unparseable
     out["n_without_gold"] = no_gold
@@ -97,11 +102,11 @@ def agreement(judgments: Iterable[Judgment], gold: Mapping[str, int] | Mapping[t
 
 def swap_metrics(judgments: Iterable[Judgment]) -> dict[str, float | int]:
     """Consistency under swap and positional bias (see module docstring)."""
-    pairs: dict[str, dict[str, int | None]] = {}
+    pairs: dict[str, dict[str, Preferred]] = {}
     counts: Counter[str] = Counter()
     for j in judgments:
         counts["judgments"] += 1
-        if j.verdict is None:
+        if not is_scored(j.verdict):
             counts["unparseable"] += 1
         pairs.setdefault(j.id, {})[j.order] = j.verdict
     complete = consistent = first = second = 0
@@ -111,14 +116,14 @@ def swap_metrics(judgments: Iterable[Judgment]) -> dict[str, float | int]:
             one_order += 1
             continue
         v1, v2 = orders["original"], orders["swapped"]
-        if v1 is None or v2 is None:
+        if not isinstance(v1, Preference) or not isinstance(v2, Preference):
             incomplete += 1
             continue
         complete += 1
         if v1 == v2:
             consistent += 1
             continue
-        lean = sum({1: 1, 2: -1, 0: 0}[_shown(v, o)] for v, o in ((v1, "original"), (v2, "swapped")))
+        lean = _LEAN[_shown(v1, "original")] + _LEAN[_shown(v2, "swapped")]
         if lean > 0:
             first += 1
         else:

@@ -16,8 +16,9 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Mapping, Sequence, overload
 
+import httpx
 import openai
 from openai import AsyncOpenAI
 from pydantic import BaseModel
@@ -167,6 +168,17 @@ class Gateway:
         """Start (if needed) the server behind a role's endpoint; returns its base URL."""
         name, spec = self.resolve(role, endpoint)
         return (await self._endpoint(name, spec)).base_url
+
+    async def register_oracle(self, endpoint: str, gold: Mapping[str, Any]) -> None:
+        """Hand gold labels to a simulated endpoint (its POST /sim/oracle route), so simulated judges have
+        an accuracy to aim for; real endpoints have no oracle and are left alone."""
+        spec = self.settings.endpoints.get(endpoint)
+        if spec is None or spec.provider != "simulated" or not gold:
+            return
+        base_url = (await self._endpoint(endpoint, spec)).base_url
+        async with httpx.AsyncClient(timeout=30) as client:
+            reply = await client.post(base_url.removesuffix("/v1") + "/sim/oracle", json={"items": dict(gold)})
+            reply.raise_for_status()
 
     # ------------------------------------------------------------------ public call
     @overload

@@ -21,12 +21,13 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+from examiner.core.assessments import Assessment, Debate, MetaItem, MetaJudgment, Turn, labels_for
+from examiner.core.labels import Preference, Unscored, preference_from_text
+from examiner.llm import Gateway
+from examiner.meta.jdeval import judgment_id
+from examiner.prompting.meta_blocks import match_label, words
 from examiner.roles import debater
 from examiner.roles import meta_judge as mj
-from examiner.llm import Gateway
-from examiner.meta.jdeval import _ASSISTANT_TO_OUTCOME, judgment_id
-from examiner.core.assessments import Assessment, Debate, MetaItem, MetaJudgment, Turn
-from examiner.prompting.meta_blocks import words
 
 MAX_ROUNDS = 5
 
@@ -49,7 +50,7 @@ class DebateState(TypedDict, total=False):
     turns: Annotated[list[Turn], operator.add]
     round: int
     question: str
-    verdict: str | None
+    verdict: Preference | None
     better_answer: str
     reasoning: str
     forced: bool
@@ -65,14 +66,15 @@ def build_debate_graph(gateway: Gateway, config: DebateConfig = DebateConfig()) 
         turn = await mj.referee(gateway, state["item"], state["a1"], state["a2"], state.get("turns", []),
                                 round=rnd, max_rounds=config.max_rounds, endpoint=config.referee_endpoint,
                                 max_words=config.referee_words)
-        if isinstance(turn, str):
-            out: dict[str, Any] = {"round": rnd, "turns": [Turn(round=rnd, speaker="referee", kind="unparseable", text=turn)]}
+        if isinstance(turn, Unscored):
+            out: dict[str, Any] = {"round": rnd,
+                                   "turns": [Turn(round=rnd, speaker="referee", kind="unparseable", text=turn.reason)]}
             if rnd >= config.max_rounds:
-                out.update(status="failed" if turn.startswith("failed") else "unparseable", error=turn)
+                out.update(status=mj.status_of(turn), error=turn.reason)
             return out
         if isinstance(turn, mj.RefereeVerdict) or turn.action == "verdict":
             text = f"Verdict: {turn.verdict}. {turn.reasoning}".strip()
-            return {"round": rnd, "verdict": turn.verdict, "better_answer": turn.better_answer,
+            return {"round": rnd, "verdict": preference_from_text(turn.verdict), "better_answer": turn.better_answer,
                     "reasoning": turn.reasoning, "forced": rnd >= config.max_rounds, "status": "ok",
                     "turns": [Turn(round=rnd, speaker="referee", kind="verdict", text=text, words=words(text))]}
         q = turn.question.strip()
@@ -80,7 +82,7 @@ def build_debate_graph(gateway: Gateway, config: DebateConfig = DebateConfig()) 
                 "turns": [Turn(round=rnd, speaker="referee", kind="question", text=q, words=words(q))]}
 
     def after_referee(state: DebateState) -> Literal["end", "ask", "again"]:
-        if state.get("verdict") or state.get("status") in ("unparseable", "failed"):
+        if state.get("verdict") is not None or state.get("status") in ("unparseable", "failed"):
             return "end"
         last = state["turns"][-1]
         return "ask" if last.kind == "question" else "again"
@@ -122,16 +124,17 @@ async def run_debate(graph: Any, item: MetaItem, a1: Assessment, a2: Assessment,
     jid = judgment_id("mdeval", item.id, draw, order, a1.evaluator, a2.evaluator)
     turns: list[Turn] = final.get("turns", [])
     verdict = final.get("verdict")
-    status = "ok" if verdict else (final.get("status") or "unparseable")
+    status = "ok" if verdict is not None else (final.get("status") or "unparseable")
     debate = Debate(judgment_id=jid, item_id=item.id, assistant_1=a1.evaluator, assistant_2=a2.evaluator,
                     turns=turns, rounds=final.get("round", 0),
                     questions=sum(t.kind == "question" for t in turns), verdict=verdict,
                     forced=bool(final.get("forced")), status=status)  # type: ignore[arg-type]
     judgment = MetaJudgment(
         id=jid, method="mdeval", item_id=item.id, draw=draw, order=order, assistant_1=a1.evaluator,
-        assistant_2=a2.evaluator, better_answer=final.get("better_answer") or None, better_assistant=verdict,
-        outcome=_ASSISTANT_TO_OUTCOME[verdict] if verdict else None, assistant_reasoning=final.get("reasoning", ""),
-        status=status, error="" if verdict else (final.get("error") or "debate ended without a parseable verdict"),
+        assistant_2=a2.evaluator, better_answer=match_label(final.get("better_answer") or "", labels_for(item.kind)),
+        better_assistant=verdict,
+        outcome=verdict, assistant_reasoning=final.get("reasoning", ""),
+        status=status, error="" if verdict is not None else (final.get("error") or "debate ended without a parseable verdict"),
         rounds=debate.rounds,
     )
     return judgment, debate

@@ -17,6 +17,7 @@ import numpy as np
 from examiner.roles import meta_judge as mj
 from examiner.llm import Gateway
 from examiner.core.assessments import Assessment, IndividualJudgment, MetaItem
+from examiner.core.labels import Preference, Unscored
 from examiner.meta.ranking import Match
 
 
@@ -29,8 +30,8 @@ async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint:
     base = dict(id=individual_id("jdeval-i", item.id, a.evaluator), method="jdeval-i", item_id=item.id,
                 evaluator=a.evaluator)
     reply = await mj.jdeval_i(gateway, item, a, endpoint=endpoint)
-    if isinstance(reply, str):
-        return IndividualJudgment(**base, status="failed" if reply.startswith("failed") else "unparseable", error=reply)
+    if isinstance(reply, Unscored):
+        return IndividualJudgment(**base, status=mj.status_of(reply), error=reply.reason)
     own_score = None
     if item.kind == "individual":
         try:
@@ -52,16 +53,15 @@ async def bsmeval(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: 
     base = dict(id=individual_id("bsmeval", item.id, a.evaluator), method="bsmeval", item_id=item.id,
                 evaluator=a.evaluator)
     branches = await mj.bsm_branches(gateway, item, a, endpoint=endpoint, max_branches=max_branches)
-    if isinstance(branches, str):
-        return IndividualJudgment(**base, status="failed" if branches.startswith("failed") else "unparseable",
-                                  error=branches)
+    if isinstance(branches, Unscored):
+        return IndividualJudgment(**base, status=mj.status_of(branches), error=branches.reason)
     solved = await asyncio.gather(*(mj.bsm_solve(gateway, item, a, c, endpoint=endpoint) for c in branches))
-    scores = [None if isinstance(s, str) else float(s.score) for s in solved]
+    scores = [None if isinstance(s, Unscored) else float(s.score) for s in solved]
     valid = [s for s in scores if s is not None]
     if not valid:
         return IndividualJudgment(**base, branches=branches, branch_scores=scores, status="unparseable",
                                   error="no branch score could be read")
-    reasoning = "\n".join(f"{c}: {s.reasoning}" for c, s in zip(branches, solved) if not isinstance(s, str))
+    reasoning = "\n".join(f"{c}: {s.reasoning}" for c, s in zip(branches, solved) if not isinstance(s, Unscored))
     return IndividualJudgment(**base, branches=branches, branch_scores=scores, score=float(np.mean(valid)),
                               reasoning=reasoning)
 
@@ -85,6 +85,7 @@ def matches_from_scores(judgments: Sequence[IndividualJudgment]) -> list[Match]:
     for item_id in sorted(per_item):
         scores = per_item[item_id]
         for a, b in combinations(sorted(scores), 2):
-            outcome = "a" if scores[a] > scores[b] else "b" if scores[b] > scores[a] else "tie"
+            outcome = (Preference.FIRST if scores[a] > scores[b] else Preference.SECOND if scores[b] > scores[a]
+                       else Preference.TIE)
             out.append(Match(a, b, outcome))
     return out

@@ -15,37 +15,36 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Literal
 
-from examiner.roles import meta_judge as mj
+from examiner.core.assessments import Assessment, Decision, MetaItem, MetaJudgment
+from examiner.core.labels import Preference, Unscored
 from examiner.llm import Gateway
-from examiner.core.assessments import Assessment, MetaItem, MetaJudgment
+from examiner.roles import meta_judge as mj
 
 RulesMode = Literal["enforce", "trust"]
 DRAWS_PER_ITEM = 3
-_ASSISTANT_TO_OUTCOME = {"Assistant1": "a", "Assistant2": "b", "equally good": "tie"}
 
 
-def rule_outcome(meta_answer: str, decision_1: str | None, decision_2: str | None) -> Literal["a", "b", "tie"] | None:
+def rule_outcome(meta_answer: Decision, decision_1: Decision | None, decision_2: Decision | None) -> Preference | None:
     """What the rules give for the meta-judge's answer; None when both agree (the explanation decides)."""
     first, second = decision_1 == meta_answer, decision_2 == meta_answer
     if first and second:
         return None
     if first:
-        return "a"
+        return Preference.FIRST
     if second:
-        return "b"
-    return "tie"
+        return Preference.SECOND
+    return Preference.TIE
 
 
-def apply_rules(meta_answer: str, decision_1: str | None, decision_2: str | None, better_assistant: str,
-                mode: RulesMode = "enforce") -> tuple[Literal["a", "b", "tie"], Literal["a", "b", "tie"] | None, bool]:
-    """(outcome, rule outcome, violation) for one JDEval reply."""
-    stated = _ASSISTANT_TO_OUTCOME[better_assistant]
+def apply_rules(meta_answer: Decision, decision_1: Decision | None, decision_2: Decision | None,
+                stated: Preference, mode: RulesMode = "enforce") -> tuple[Preference, Preference | None, bool]:
+    """(outcome, rule outcome, violation) for one JDEval reply whose stated better assistant is `stated`."""
     by_rule = rule_outcome(meta_answer, decision_1, decision_2)
     violation = by_rule is not None and by_rule != stated
-    if by_rule is None and stated == "tie":
+    if by_rule is None and stated is Preference.TIE:
         violation = False  # "equally good" explanations is a legitimate call when both agree
     outcome = by_rule if (mode == "enforce" and by_rule is not None) else stated
-    return outcome, by_rule, violation  # type: ignore[return-value]
+    return outcome, by_rule, violation
 
 
 def draw_pairs(item_id: str, evaluators: Sequence[str], seed: int, draws: int = DRAWS_PER_ITEM) -> list[tuple[str, str]]:
@@ -78,15 +77,19 @@ async def judge_pair(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Asses
     base = dict(id=judgment_id("jdeval", item.id, draw, order, a1.evaluator, a2.evaluator), method="jdeval",
                 item_id=item.id, draw=draw, order=order, assistant_1=a1.evaluator, assistant_2=a2.evaluator,
                 answer_reasoning=reply.answer_reasoning, assistant_reasoning=reply.assistant_reasoning)
-    if reply.failed:
-        return MetaJudgment(**base, status="failed", error=reply.error)
-    if reply.better_answer is None or reply.better_assistant is None:
+    if reply.unscored is not None or reply.better_answer is None or reply.better_assistant is None:
+        why = reply.unscored or Unscored("no better answer or assistant")
         return MetaJudgment(**base, better_answer=reply.better_answer, better_assistant=reply.better_assistant,
-                            status="unparseable", error=reply.error, raw=reply.raw)
+                            status=mj.status_of(why), error=why.reason, raw=why.raw)
     outcome, by_rule, violation = apply_rules(reply.better_answer, a1.decision, a2.decision,
                                               reply.better_assistant, rules)
     return MetaJudgment(**base, better_answer=reply.better_answer, better_assistant=reply.better_assistant,
                         outcome=outcome, rule_outcome=by_rule, rule_violation=violation)
+
+
+def _winner(j: MetaJudgment) -> str:
+    """The evaluator a judgment's outcome names ("tie" for a tie)."""
+    return {Preference.FIRST: j.assistant_1, Preference.SECOND: j.assistant_2}.get(j.outcome, "tie")  # type: ignore[arg-type]
 
 
 def order_consistency(judgments: Sequence[MetaJudgment]) -> dict[str, float | int | None]:
@@ -99,8 +102,8 @@ def order_consistency(judgments: Sequence[MetaJudgment]) -> dict[str, float | in
     for pair in by_key.values():
         if "forward" in pair and "reversed" in pair:
             f, r = pair["forward"], pair["reversed"]
-            winner_f = {"a": f.assistant_1, "b": f.assistant_2, "tie": "tie"}[f.outcome]  # type: ignore[index]
-            winner_r = {"a": r.assistant_1, "b": r.assistant_2, "tie": "tie"}[r.outcome]  # type: ignore[index]
+            winner_f = _winner(f)
+            winner_r = _winner(r)
             total += 1
             agree += winner_f == winner_r
     return {"pairs_both_orders": total, "agreeing": agree, "consistency": (agree / total) if total else None}

@@ -9,8 +9,6 @@ messages in the result; the rest of the results are kept.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,11 +16,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
+from pydantic import ValidationError
 
 from examiner.roles.evaluator import assess
 from examiner.config import Settings
-from examiner.errors import UserError
+from examiner.datasets import RowError, Skipped, SourceRecord, load_dataset
+from examiner.errors import BudgetExhausted, UserError
 from examiner.llm import Gateway
 from examiner.meta import ranking
 from examiner.meta.baseline import baseline
@@ -50,6 +49,8 @@ from examiner.core.assessments import (
 )
 from examiner.meta.store import JsonlStore
 from examiner.core import rundir
+from examiner.prompting.meta_blocks import decision_text
+from examiner.runtime import Outcome, run_bounded
 
 log = logging.getLogger(__name__)
 
@@ -95,11 +96,15 @@ class MetaRun:
     counts: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    """Input records the dataset loader could not use (named and counted, never guessed)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "config": asdict(self.config),
             "items": len(self.items),
+            "items_skipped": len(self.skipped),
+            "skipped": [s.to_dict() for s in self.skipped],
             "item_kind": self.items[0].kind if self.items else None,
             "baseline": self.baseline,
             "rankings": self.rankings,
@@ -125,33 +130,28 @@ def check_inputs(items: Sequence[MetaItem], config: MetaConfig) -> None:
 
 
 async def register_gold(gateway: Gateway, items: Sequence[MetaItem], endpoints: Sequence[str]) -> None:
-    """Tell simulated endpoints the gold labels (POST /sim/oracle), so simulated judges have an accuracy."""
-    gold = {i.oracle_key(): (i.gold_label if i.kind != "individual" else i.gold_score) for i in items}
-    gold = {k: v for k, v in gold.items() if v is not None}
-    if not gold:
-        return
-    done: set[str] = set()
-    for name in endpoints:
-        spec = gateway.settings.endpoints.get(name)
-        if spec is None or spec.provider != "simulated":
-            continue
-        url = await gateway.ensure_started("evaluator", name)
-        if url in done:
-            continue
-        done.add(url)
-        async with httpx.AsyncClient(timeout=30) as client:
-            (await client.post(url.removesuffix("/v1") + "/sim/oracle", json={"items": gold})).raise_for_status()
+    """Tell simulated endpoints the gold labels (through the gateway), so simulated judges have an accuracy.
+    Labels go in the spelling the prompts use, which is what a simulated judge reads and answers in."""
+    gold: dict[str, Any] = {}
+    for i in items:
+        if i.kind == "individual" and i.gold_score is not None:
+            gold[i.oracle_key()] = i.gold_score
+        elif i.kind != "individual" and i.gold_label is not None:
+            gold[i.oracle_key()] = decision_text(i.gold_label)
+    for name in dict.fromkeys(endpoints):
+        await gateway.register_oracle(name, gold)
 
 
-async def _bounded(tasks: Sequence[Callable[[], Awaitable[Any]]], limit: int, sink: Callable[[Any], None]) -> None:
-    """Run task factories with at most `limit` in flight, handing each result to `sink` as it lands."""
-    sem = asyncio.Semaphore(max(1, limit))
+async def _fan_out(works: Sequence[Callable[[], Awaitable[Any]]], limit: int, sink: Callable[[Any], None]) -> None:
+    """Run every piece of work under the one runner, handing each result to `sink` as it lands (so it is
+    on disk before the next finishes). A budget stop ends the run after the finished work is kept."""
+    def keep(outcome: Outcome[Any]) -> None:
+        if outcome.ok and outcome.value is not None:
+            sink(outcome.value)
 
-    async def one(factory: Callable[[], Awaitable[Any]]) -> None:
-        async with sem:
-            sink(await factory())
-
-    await asyncio.gather(*(one(t) for t in tasks))
+    summary = await run_bounded(works, lambda work: work(), limit=limit, on_done=keep)
+    if summary.budget_stopped:
+        raise BudgetExhausted("budget reached; finished records are kept and a rerun resumes from them")
 
 
 async def collect_assessments(gateway: Gateway, items: Sequence[MetaItem], evaluators: Sequence[str],
@@ -162,7 +162,7 @@ async def collect_assessments(gateway: Gateway, items: Sequence[MetaItem], evalu
     def factory(item: MetaItem, e: str) -> Callable[[], Awaitable[Assessment]]:
         return lambda: assess(gateway, e, item)
 
-    await _bounded([factory(i, e) for i, e in wanted], concurrency, store.add)
+    await _fan_out([factory(i, e) for i, e in wanted], concurrency, store.add)
     ids = {i.id for i in items}
     return [a for a in store.values() if a.item_id in ids and a.evaluator in evaluators]
 
@@ -214,8 +214,8 @@ def rank(matches: Sequence[ranking.Match], players: Sequence[str], base: dict[st
 
 
 async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Settings, out_dir: Path | None, *,
-                   imported: Sequence[Assessment] = (), gateway: Gateway | None = None,
-                   progress: Callable[[str], None] | None = None) -> MetaRun:
+                   imported: Sequence[Assessment] = (), skipped: Sequence[Skipped] = (),
+                   gateway: Gateway | None = None, progress: Callable[[str], None] | None = None) -> MetaRun:
     """The whole pipeline; writes JSONL records as it goes (report files are written by report.write_reports)."""
     check_inputs(items, config)
     say = progress or (lambda _m: None)
@@ -224,10 +224,15 @@ async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Sett
     own_gateway = gateway is None
     gw = gateway or Gateway(settings, run_dir=out_dir, cache=True)
     try:
-        return await _run(items, config, gw, out_dir, imported, say)
+        run = await _run(items, config, gw, out_dir, imported, say)
     finally:
         if own_gateway:
             await gw.aclose()
+    if skipped:
+        run.skipped = list(skipped)
+        run.problems.insert(0, f"{len(skipped)} input record(s) could not be used and were skipped "
+                               f"(first: {skipped[0].message})")
+    return run
 
 
 async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_dir: Path | None,
@@ -296,7 +301,7 @@ async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Ass
         else:
             j_store.add(result)
 
-    await _bounded(tasks, config.concurrency, sink)
+    await _fan_out(tasks, config.concurrency, sink)
     j_store.close()
     d_store.close()
     judgments = [j_store.records[j] for j in planned if j in j_store]
@@ -308,10 +313,10 @@ async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Ass
         "planned": len(planned), "judgments": len(judgments), "usable": len(judgments) - len(excluded),
         "unparseable": statuses.get("unparseable", 0), "failed": statuses.get("failed", 0),
         "rule_violations": sum(j.rule_violation for j in judgments),
-        "outcomes": dict(Counter(j.outcome for j in judgments if j.outcome)),
+        "outcomes": {str(k): n for k, n in Counter(j.outcome for j in judgments if j.outcome is not None).items()},
     }
     gold = {i.id: i.gold_label for i in run.items if i.gold_label is not None}
-    answered = [j for j in judgments if j.better_answer and j.item_id in gold]
+    answered = [j for j in judgments if j.better_answer is not None and j.item_id in gold]
     if answered:
         run.counts["meta_judge_answer_accuracy"] = sum(j.better_answer == gold[j.item_id] for j in answered) / len(answered)
     if config.both_orders:
@@ -362,7 +367,7 @@ async def _individual(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], A
             planned.append(jid)
             if jid not in store:
                 tasks.append((lambda it=item, asm=a: fn(gw, it, asm, endpoint=config.meta_judge)))
-    await _bounded(tasks, config.concurrency, store.add)
+    await _fan_out(tasks, config.concurrency, store.add)
     store.close()
     judged = [store.records[j] for j in planned if j in store]
     run.individual = judged
@@ -381,20 +386,23 @@ async def _individual(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], A
                         bootstrap=config.bootstrap, seed=config.seed, scores=scores)
 
 
-def load_imported(path: Path) -> list[Assessment]:
-    """Assessments made elsewhere (JSONL of item_id, evaluator, decision|score, explanation)."""
-    if not path.is_file():
-        raise UserError(f"assessments file {path} does not exist")
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+def load_imported(path: Path) -> tuple[list[Assessment], list[Skipped]]:
+    """Assessments made elsewhere (JSONL of item_id, evaluator, decision|score, explanation), read by the one
+    dataset loader: a record that is not an assessment is named, skipped and counted."""
+
+    def assessment(record: SourceRecord) -> Assessment:
+        data = record.data
+        for key in ("item_id", "evaluator"):
+            if data.get(key) is None:
+                raise RowError(key, f"missing field '{key}'")
         try:
-            record = json.loads(line)
-            out.append(Assessment(item_id=str(record["item_id"]), evaluator=str(record["evaluator"]),
-                                  decision=record.get("decision"), score=record.get("score"),
-                                  explanation=str(record.get("explanation", "")), source="imported",
-                                  status=record.get("status", "ok")))
-        except (KeyError, ValueError, TypeError) as exc:
-            raise UserError(f"{path} line {n}: not an assessment record ({exc})") from None
-    return out
+            return Assessment(item_id=str(data["item_id"]), evaluator=str(data["evaluator"]),
+                              decision=data.get("decision"), score=data.get("score"),
+                              explanation=str(data.get("explanation", "")), source="imported",
+                              status=data.get("status", "ok"))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise RowError(".".join(str(p) for p in first["loc"]) or "-", f"not an assessment record ({first['msg']})") from None
+
+    return load_dataset(str(path), assessment, lambda a: f"{a.item_id}|{a.evaluator}", id_field="item_id",
+                        what="assessments file")

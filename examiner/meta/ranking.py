@@ -1,7 +1,7 @@
 """Rank evaluators from pairwise meta-verdicts: win rates, Elo over shuffles, Bradley-Terry, agreement.
 
-Input everywhere is a list of matches `(evaluator_a, evaluator_b, outcome)` with outcome "a" (a won),
-"b" (b won) or "tie" (`Match` or plain tuples). A meta-evaluator (JDEval, MDEval) produces one match per
+Input everywhere is a list of matches `(evaluator_a, evaluator_b, outcome)` whose outcome is a
+`Preference`: FIRST (a won), SECOND (b won) or TIE (`Match` or plain tuples). A meta-evaluator (JDEval, MDEval) produces one match per
 (item, pair of evaluators) it compares; METHODS.md section 5 turns those into a ranking that should agree
 with the baseline ranking (accuracy against gold).
 
@@ -18,10 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import stats as _sps
+
+from examiner.core.labels import Preference
 
 __all__ = [
     "Match",
@@ -39,13 +41,9 @@ __all__ = [
     "ranking_agreement",
 ]
 
-Outcome = Literal["a", "b", "tie"]
+Outcome = Preference
 
-_OUTCOME_ALIASES: dict[str, float] = {
-    "a": 1.0, "a wins": 1.0, "a_wins": 1.0, "1": 1.0,
-    "b": 0.0, "b wins": 0.0, "b_wins": 0.0, "2": 0.0,
-    "tie": 0.5, "draw": 0.5, "0": 0.5,
-}
+_SCORE_OF_A = {Preference.FIRST: 1.0, Preference.SECOND: 0.0, Preference.TIE: 0.5}
 
 
 @dataclass(frozen=True)
@@ -57,14 +55,14 @@ class Match:
     outcome: Outcome
 
 
-MatchLike = Match | tuple[str, str, str]
+MatchLike = Match | tuple[str, str, Preference]
 
 
 def _score_of(outcome: object) -> float:
-    key = str(outcome).strip().lower()
-    if key not in _OUTCOME_ALIASES:
-        raise ValueError(f"unknown match outcome {outcome!r}; expected 'a', 'b' or 'tie'")
-    return _OUTCOME_ALIASES[key]
+    """a's score S_a: 1 for a win, 0.5 for a tie, 0 for a loss."""
+    if not isinstance(outcome, Preference):
+        raise ValueError(f"unknown match outcome {outcome!r}; expected a Preference (FIRST, SECOND or TIE)")
+    return _SCORE_OF_A[outcome]
 
 
 def _encode(

@@ -14,8 +14,15 @@ import io
 from pathlib import Path
 from typing import Any
 
+from examiner.core.assessments import Debate
+from examiner.core.labels import preference_to_assistant
 from examiner.meta.pipeline import MetaRun
 from examiner.report.writer import cell, dumps, write_report
+
+
+def _verdict(d: Debate) -> str:
+    """A debate's verdict as the referee gave it (Assistant1 / Assistant2 / equally good)."""
+    return preference_to_assistant(d.verdict) if d.verdict is not None else "none"
 
 
 def ranking_rows(run: MetaRun) -> list[dict[str, Any]]:
@@ -88,7 +95,7 @@ def to_markdown(run: MetaRun) -> str:
         shown = run.debates[:20]
         lines += [f"## Debates (first {len(shown)} of {len(run.debates)}; all in debates.jsonl)", ""]
         for d in shown:
-            lines.append(f"### {d.judgment_id}: {d.rounds} round(s), {d.questions} question(s), verdict {d.verdict or 'none'}"
+            lines.append(f"### {d.judgment_id}: {d.rounds} round(s), {d.questions} question(s), verdict {_verdict(d)}"
                          + (" (forced)" if d.forced else ""))
             lines += [f"- r{t.round} {t.speaker} ({t.kind}): {t.text}" for t in d.turns] + [""]
     return "\n".join(lines)
@@ -173,7 +180,7 @@ def to_html(run: MetaRun) -> str:
         parts.append(f"<h2>Debates ({len(run.debates)})</h2>")
         for d in run.debates:
             head = (f"{esc(d.judgment_id)}: {d.rounds} round(s), {d.questions} question(s), verdict "
-                    f"{esc(d.verdict or 'none')}{' (forced)' if d.forced else ''}")
+                    f"{esc(_verdict(d))}{' (forced)' if d.forced else ''}")
             body = "".join(f"<div class='turn {t.speaker}'><b>r{t.round} {esc(t.speaker)}</b> ({esc(t.kind)}): "
                            f"{esc(t.text)}</div>" for t in d.turns)
             parts.append(f"<details><summary>{head}</summary>{body}</details>")

@@ -3,20 +3,17 @@
 One format for every prompt (and the simulated backend parses the same tags): an item is a block of
 `<instruction>`, `<output_1>`, `<output_2>` (pairwise), `<task>`, `<text>` (individual) or `<question>`,
 `<answer>`, `<reference>` (verdict) sections; an assessment is `Decision: X` or `Score: N` followed by
-`Explanation: ...`.
+`Explanation: ...`. Decisions and preferences are shown in the spellings the prompts ask for (Answer1 /
+Answer2 / tie, correct / incorrect / unrelated, Assistant1 / Assistant2 / equally good) and read back
+into the one vocabulary (examiner.core.labels) here, at the edge.
 """
 
 from __future__ import annotations
 
 import re
 
-from examiner.core.assessments import (
-    ASSISTANT_LABELS,
-    Assessment,
-    MetaItem,
-    Turn,
-    labels_for,
-)
+from examiner.core.assessments import Assessment, Decision, MetaItem, Turn, labels_for
+from examiner.core.labels import Preference, preference_to_answer, preference_to_assistant
 
 JDEVAL_TAGS = ("answer_reasoning", "better_answer", "assistant_reasoning", "better_assistant")
 
@@ -32,8 +29,16 @@ def item_block(item: MetaItem) -> str:
             f"<reference>\n{item.reference}\n</reference>")
 
 
+def decision_text(decision: Decision | None) -> str:
+    """A decision as prompts spell it: Answer1 / Answer2 / tie, or the verdict itself."""
+    if isinstance(decision, Preference):
+        return preference_to_answer(decision)
+    return str(decision)
+
+
 def assessment_text(a: Assessment) -> str:
-    head = f"Score: {a.score:g}" if a.score is not None and a.decision is None else f"Decision: {a.decision}"
+    head = (f"Score: {a.score:g}" if a.score is not None and a.decision is None
+            else f"Decision: {decision_text(a.decision)}")
     return f"{head}\nExplanation: {a.explanation.strip()}"
 
 
@@ -43,7 +48,7 @@ def assessments_block(a1: Assessment, a2: Assessment) -> str:
 
 
 def choices_text(item: MetaItem) -> str:
-    return ", ".join(labels_for(item.kind))
+    return ", ".join(decision_text(label) for label in labels_for(item.kind))
 
 
 def transcript_text(turns: list[Turn]) -> str:
@@ -85,18 +90,24 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def match_label(text: str, labels: tuple[str, ...]) -> str | None:
+def _match(text: str, spellings: dict[str, Decision]) -> Decision | None:
     """The one label `text` names (case, spaces and punctuation ignored); None when none or several."""
     t = _norm(text)
-    exact = [lab for lab in labels if _norm(lab) == t]
+    exact = [label for spelling, label in spellings.items() if _norm(spelling) == t]
     if exact:
         return exact[0]
-    found = [lab for lab in labels if _norm(lab) in t]
+    found = [label for spelling, label in spellings.items() if _norm(spelling) in t]
     return found[0] if len(found) == 1 else None
 
 
-def match_assistant(text: str) -> str | None:
-    t = _norm(text)
-    if t in ("equal", "equallygood", "tie", "both", "neither", "equallygoodtie"):
-        return "equally good"
-    return match_label(text, ASSISTANT_LABELS)
+def match_label(text: str, labels: tuple[Decision, ...]) -> Decision | None:
+    """The decision among `labels` that `text` names in the prompts' spelling (`Answer1`, `correct`)."""
+    return _match(text, {decision_text(label): label for label in labels})
+
+
+def match_assistant(text: str) -> Preference | None:
+    """The better assistant `text` names: Assistant1 (FIRST), Assistant2 (SECOND) or equally good (TIE)."""
+    if _norm(text) in ("equal", "equallygood", "tie", "both", "neither", "equallygoodtie"):
+        return Preference.TIE
+    found = _match(text, {preference_to_assistant(p): p for p in Preference})
+    return found if isinstance(found, Preference) else None

@@ -1,7 +1,8 @@
 """Meta-judge role: judges the evaluators' judgments (JDEval, MDEval referee, JDEval-i, BSMEval).
 
-Each function makes one model call and returns what the meta-judge said, or an error string when the
-reply could not be read (the caller counts it and leaves it out; it never becomes a tie).
+Each function makes one model call and returns what the meta-judge said, or `Unscored` with the reason
+when the reply could not be read (`CallFailed` when the call itself failed); the caller counts it and
+leaves it out, it never becomes a tie.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pydantic import BaseModel, Field, model_validator
 from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
 from examiner.llm.types import CallContext, GenerationConfig, Unparseable
-from examiner.core.assessments import Assessment, MetaItem, Turn, labels_for
+from examiner.core.assessments import Assessment, Decision, MetaItem, Turn, labels_for
+from examiner.core.labels import Preference, Unscored
 from examiner.prompting.meta_blocks import (
     JDEVAL_TAGS,
     assessment_text,
@@ -39,14 +41,27 @@ def _tokens(words: int) -> int:
 
 
 @dataclass(frozen=True)
+class CallFailed(Unscored):
+    """No judgment because the model call failed after the gateway's retries (not a reply that did not parse)."""
+
+
+def status_of(unscored: Unscored) -> Literal["failed", "unparseable"]:
+    """The record status of a judgment that has no value."""
+    return "failed" if isinstance(unscored, CallFailed) else "unparseable"
+
+
+def _unreadable(parsed: object) -> Unscored:
+    return Unscored(f"unparseable: {getattr(parsed, 'error', 'no reply')}")
+
+
+@dataclass(frozen=True)
 class JDEvalReply:
-    better_answer: str | None
-    better_assistant: str | None
+    better_answer: Decision | None
+    better_assistant: Preference | None
     answer_reasoning: str = ""
     assistant_reasoning: str = ""
-    error: str = ""
-    failed: bool = False
-    raw: str = ""
+    unscored: Unscored | None = None
+    """Why the reply gives no outcome (None when both choices were read)."""
 
 
 async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, *,
@@ -58,15 +73,16 @@ async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessmen
         result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words), seed=seed),
                                     CallContext(stage="jdeval", item_id=item.id), endpoint=endpoint)
     except ModelCallError as exc:
-        return JDEvalReply(None, None, error=str(exc), failed=True)
+        return JDEvalReply(None, None, unscored=CallFailed(str(exc)))
+    raw = (result.text or "")[:500]
     tags = read_tags(result.text or "", JDEVAL_TAGS)
     if tags is None:
-        return JDEvalReply(None, None, error="missing tagged sections", raw=(result.text or "")[:500])
+        return JDEvalReply(None, None, unscored=Unscored("missing tagged sections", raw))
     answer = match_label(tags["better_answer"], labels_for(item.kind))
     assistant = match_assistant(tags["better_assistant"])
-    error = "" if answer and assistant else "better_answer / better_assistant not one of the allowed values"
-    return JDEvalReply(answer, assistant, tags["answer_reasoning"], tags["assistant_reasoning"], error,
-                       raw="" if not error else (result.text or "")[:500])
+    unscored = (None if answer is not None and assistant is not None
+                else Unscored("better_answer / better_assistant not one of the allowed values", raw))
+    return JDEvalReply(answer, assistant, tags["answer_reasoning"], tags["assistant_reasoning"], unscored)
 
 
 class RefereeTurn(BaseModel):
@@ -97,8 +113,8 @@ class RefereeVerdict(BaseModel):
 
 async def referee(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, turns: list[Turn], *,
                   round: int, max_rounds: int, endpoint: str | None = None,
-                  max_words: int = REASONING_WORDS) -> RefereeTurn | RefereeVerdict | str:
-    """One referee turn; in the last round only a verdict is accepted. Returns an error string if unreadable."""
+                  max_words: int = REASONING_WORDS) -> RefereeTurn | RefereeVerdict | Unscored:
+    """One referee turn; in the last round only a verdict is accepted. Unscored when unreadable."""
     forced = round >= max_rounds
     note = ("This is the last round: give your verdict now (action 'verdict')." if forced
             else "Give your verdict now, or ask one question to both assistants.")
@@ -112,9 +128,9 @@ async def referee(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessme
                                                 hints={"max_rounds": max_rounds}),
                                     schema=schema, endpoint=endpoint)
     except ModelCallError as exc:
-        return f"failed: {exc}"
+        return CallFailed(f"failed: {exc}")
     if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return f"unparseable: {getattr(result.parsed, 'error', 'no reply')}"
+        return _unreadable(result.parsed)
     return result.parsed
 
 
@@ -128,7 +144,7 @@ class JDIReply(BaseModel):
 
 
 async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: str | None = None,
-                   max_words: int = REASONING_WORDS) -> JDIReply | str:
+                   max_words: int = REASONING_WORDS) -> JDIReply | Unscored:
     own_what = f"decision ({choices_text(item)})" if item.kind != "individual" else "score of the text (1-5)"
     messages = render("meta_jdeval_i", item=item_block(item), assessment=assessment_text(a), own_what=own_what,
                       max_words=max_words)
@@ -136,9 +152,9 @@ async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint:
         result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words)),
                                     CallContext(stage="jdeval_i", item_id=item.id), schema=JDIReply, endpoint=endpoint)
     except ModelCallError as exc:
-        return f"failed: {exc}"
+        return CallFailed(f"failed: {exc}")
     if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return f"unparseable: {getattr(result.parsed, 'error', 'no reply')}"
+        return _unreadable(result.parsed)
     return result.parsed
 
 
@@ -152,7 +168,7 @@ class BranchScore(BaseModel):
 
 
 async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: str | None = None,
-                       max_branches: int = MAX_BRANCHES) -> list[str] | str:
+                       max_branches: int = MAX_BRANCHES) -> list[str] | Unscored:
     """Sub-criteria chosen by the meta-judge (blank and duplicate ones dropped, at most `max_branches`)."""
     messages = render("meta_bsm_branch", item=item_block(item), assessment=assessment_text(a),
                       max_branches=max_branches)
@@ -162,19 +178,19 @@ async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpo
                                                 hints={"max_branches": max_branches}),
                                     schema=Branches, endpoint=endpoint)
     except ModelCallError as exc:
-        return f"failed: {exc}"
+        return CallFailed(f"failed: {exc}")
     if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return f"unparseable: {getattr(result.parsed, 'error', 'no reply')}"
+        return _unreadable(result.parsed)
     seen: list[str] = []
     for c in result.parsed.criteria:
         c = " ".join(c.split())
         if c and c.lower() not in {s.lower() for s in seen}:
             seen.append(c)
-    return seen[:max_branches] or "unparseable: no criteria"
+    return seen[:max_branches] or Unscored("unparseable: no criteria")
 
 
 async def bsm_solve(gateway: Gateway, item: MetaItem, a: Assessment, criterion: str, *,
-                    endpoint: str | None = None, max_words: int = REASONING_WORDS) -> BranchScore | str:
+                    endpoint: str | None = None, max_words: int = REASONING_WORDS) -> BranchScore | Unscored:
     messages = render("meta_bsm_solve", item=item_block(item), assessment=assessment_text(a), criterion=criterion,
                       max_words=max_words)
     try:
@@ -182,7 +198,7 @@ async def bsm_solve(gateway: Gateway, item: MetaItem, a: Assessment, criterion: 
                                     CallContext(stage="bsm_solve", item_id=item.id, hints={"criterion": criterion}),
                                     schema=BranchScore, endpoint=endpoint)
     except ModelCallError as exc:
-        return f"failed: {exc}"
+        return CallFailed(f"failed: {exc}")
     if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return f"unparseable: {getattr(result.parsed, 'error', 'no reply')}"
+        return _unreadable(result.parsed)
     return result.parsed

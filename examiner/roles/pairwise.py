@@ -1,4 +1,4 @@
-"""Pairwise judge agent (JudgeLM style): two grades on the first line, then an optional reason.
+"""Pairwise judge role (JudgeLM style): two grades on the first line, then an optional reason.
 
 Grade-only mode asks for the grade line alone and caps the reply at a few tokens: the verdict needs
 nothing else, so judging is several times cheaper (the reason is for humans).
@@ -6,10 +6,11 @@ nothing else, so judging is several times cheaper (the reason is for humans).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from examiner.core.labels import Preferred, Unscored
 from examiner.roles.parsing import parse_score_line, verdict_from_scores
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import CallContext, GenerationConfig, Unparseable
@@ -32,17 +33,14 @@ class PairGradesReason(PairGrades):
 
 @dataclass
 class PairJudgment:
-    """One judgment of one ordering; `verdict` is in the order shown (1 = first answer shown wins)."""
+    """One judgment of one ordering: `preference` is in the order shown (FIRST = the answer shown first
+    wins), or Unscored with why the reply could not be read; the grades are in the order shown too."""
 
     score_1: float | None
     score_2: float | None
-    verdict: int | None
+    preference: Preferred
     reason: str
-    error: str | None
     text: str
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def pairwise_messages(instruction: str, answer_1: str, answer_2: str, reference: str | None = None,
@@ -78,7 +76,7 @@ async def judge_pair(
     max_tokens: int = 384,
     structured: bool = False,
 ) -> PairJudgment:
-    """Judge one ordering of a pair; an unparseable reply gives verdict None with the error.
+    """Judge one ordering of a pair; an unparseable reply gives an Unscored preference with the error.
 
     `structured=True` asks for the grades as a JSON object (scores first, then the reason) instead of
     the text line: same judgment, but an endpoint with constrained decoding cannot break the format.
@@ -91,22 +89,25 @@ async def judge_pair(
                                schema=schema, endpoint=endpoint)
         parsed = result.parsed
         if isinstance(parsed, PairGrades) and not all(1 <= v <= 10 for v in (parsed.score_1, parsed.score_2)):
-            return PairJudgment(None, None, None, "", f"grades {parsed.score_1} {parsed.score_2} outside 1-10",
-                                result.text)
+            return _unscored(f"grades {parsed.score_1} {parsed.score_2} outside 1-10", result.text)
         if isinstance(parsed, PairGrades):
             s1, s2 = float(parsed.score_1), float(parsed.score_2)
             reason = getattr(parsed, "reason", "")
-            return PairJudgment(s1, s2, verdict_from_scores(s1, s2, tie_threshold), reason, None, result.text)
+            return PairJudgment(s1, s2, verdict_from_scores(s1, s2, tie_threshold), reason, result.text)
         error = parsed.error if isinstance(parsed, Unparseable) else "no reply"
-        return PairJudgment(None, None, None, "", f"unparseable JSON grades: {error}", result.text)
+        return _unscored(f"unparseable JSON grades: {error}", result.text)
     result = await gw.chat(
         ROLE, messages, GenerationConfig(max_tokens=GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens),
         CallContext(stage="grade" if grade_only else "explain", item_id=item_id), endpoint=endpoint,
     )
     line = parse_score_line(result.text)
-    verdict = None
-    if line.error is None:
-        assert line.score_1 is not None and line.score_2 is not None
-        verdict = verdict_from_scores(line.score_1, line.score_2, tie_threshold)
-    return PairJudgment(line.score_1, line.score_2, verdict, "" if grade_only else line.reason, line.error,
-                        result.text)
+    reason = "" if grade_only else line.reason
+    if line.error is not None:
+        return PairJudgment(line.score_1, line.score_2, Unscored(line.error, result.text), reason, result.text)
+    assert line.score_1 is not None and line.score_2 is not None
+    return PairJudgment(line.score_1, line.score_2, verdict_from_scores(line.score_1, line.score_2, tie_threshold),
+                        reason, result.text)
+
+
+def _unscored(reason: str, text: str) -> PairJudgment:
+    return PairJudgment(None, None, Unscored(reason, text), "", text)

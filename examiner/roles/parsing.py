@@ -1,6 +1,6 @@
 """Reading judge replies: the JudgeLM score line ("8 6" then a reason) and single scores.
 
-Why separate: the agents, the swap metrics and `judge-stats` on imported judgments must read scores
+Why separate: the roles, the swap metrics and `judge-stats` on imported judgments must read scores
 identically, and a reply that does not parse must stay unparseable (never a tie or a zero).
 """
 
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from examiner.core.labels import Preference
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _PAIR_LINE = re.compile(rf"^\D*?{_NUMBER}\s*(?:,|;|/|\s|and|vs\.?)\s*{_NUMBER}\b")
@@ -61,15 +63,8 @@ def parse_single_score(text: str, low: float = 1, high: float = 10) -> tuple[flo
     return value, rest, None
 
 
-def verdict_from_scores(score_1: float, score_2: float, tie_threshold: float = 0.0) -> int:
-    """1 when the first answer wins, 2 when the second does, 0 (tie) when |difference| <= threshold."""
+def verdict_from_scores(score_1: float, score_2: float, tie_threshold: float = 0.0) -> Preference:
+    """FIRST when the first answer's grade is higher, SECOND when lower, TIE when |difference| <= threshold."""
     if abs(score_1 - score_2) <= tie_threshold:
-        return 0
-    return 1 if score_1 > score_2 else 2
-
-
-def unswap(verdict: int | None) -> int | None:
-    """A verdict given with the answers swapped, expressed in the original order (ties stay ties)."""
-    if verdict is None:
-        return None
-    return {1: 2, 2: 1, 0: 0}[verdict]
+        return Preference.TIE
+    return Preference.FIRST if score_1 > score_2 else Preference.SECOND

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from examiner.core.contract import Mark
-from examiner.core.labels import Verdict
+from examiner.core.labels import Unscored, Verdict
 from examiner.roles.judge import marks_from_verdicts
 from examiner.roles.parsing import parse_single_score
 from examiner.llm.gateway import Gateway
@@ -23,11 +23,10 @@ ROLE = "judge"
 
 @dataclass
 class ReferenceScore:
-    """A 1..scale grade with its reason, or an error (score None) when the reply did not parse."""
+    """A 1..scale grade with its reason, or Unscored with why when the reply did not parse."""
 
-    score: float | None
+    score: float | Unscored
     reason: str
-    error: str | None
     text: str
 
 
@@ -47,7 +46,7 @@ async def score_with_reference(
     result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
                            CallContext(stage="reference_score", item_id=item_id), endpoint=endpoint)
     score, reason, error = parse_single_score(result.text, 1, scale)
-    return ReferenceScore(score, reason, error, result.text)
+    return ReferenceScore(Unscored(error, result.text) if score is None else score, reason, result.text)
 
 
 class UnitVerdict(BaseModel):

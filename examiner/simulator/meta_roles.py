@@ -34,10 +34,14 @@ from examiner.simulator.prose import (
     stable_int,
     stable_uniform,
 )
-from examiner.core.assessments import PAIRWISE_LABELS, VERDICT_LABELS, oracle_key
+from examiner.core.assessments import oracle_key
+from examiner.core.labels import Preference, Verdict, preference_to_answer
 
 _TAG = {name: re.compile(rf"<{name}>\n(.*?)\n</{name}>", re.DOTALL)
         for name in ("instruction", "output_1", "output_2", "task", "text", "question", "answer", "reference")}
+PAIRWISE_LABELS = tuple(preference_to_answer(p) for p in Preference)
+VERDICT_LABELS = tuple(str(v) for v in Verdict)
+"""The decisions as prompts spell them (the simulated evaluators read and answer in these)."""
 _ASSISTANT = re.compile(r"<assistant(?:_(\d))?>\n(.*?)\n</assistant(?:_\d)?>", re.DOTALL)
 _DECISION = re.compile(r"^Decision: (.+)$", re.MULTILINE)
 _SCORE = re.compile(r"^Score: ([0-9.]+)$", re.MULTILINE)
