@@ -97,3 +97,22 @@ def test_cli_panel_needs_a_method_that_gives_a_preference(tmp_path: Path, capsys
     code = main(["judge", str(data), "--method", "geval", "--judge", "right", "--judge", "wrong",
                  "--config", str(_config(tmp_path)), "--out", str(tmp_path / "o")])
     assert code == 2 and "works with --method pairwise" in capsys.readouterr().err
+
+
+def test_cli_panel_from_the_config(tmp_path: Path) -> None:
+    """`roles: {judge: [A, B, C]}` in the config gives the same panel as three --judge flags."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
+    config = tmp_path / "panel.yaml"
+    config.write_text(yaml.safe_dump({
+        "endpoints": {name: _spec(acc).model_dump(mode="json") for name, acc in MEMBERS.items()},
+        "roles": {"judge": list(MEMBERS)},
+    }))
+    out = tmp_path / "run"
+    assert main(["judge", str(data), "--method", "pairwise", "--config", str(config),
+                 "--instruction-field", "question", "--output1-field", "a", "--output2-field", "b",
+                 "--label-field", "gold", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["judge"] == "panel of right, wrong, also_right"
+    rates = {m["member"]: m["rate"] for m in report["pairwise"]["panel_agreement"]}
+    assert rates == {"right": 1.0, "wrong": 0.0, "also_right": 1.0}

@@ -137,6 +137,12 @@ def run_judge(args: argparse.Namespace) -> int:
         raise UserError(f"a judge panel (--judge given {len(judges)} times) works with --method pairwise")
     panel = {name: _judge_endpoint(settings, name, args.simulate) for name in judges} if len(judges) > 1 else None
     endpoint = _judge_endpoint(settings, judges[0] if judges else None, args.simulate)
+    if not judges and settings.judge_panel:  # `roles: {judge: [A, B, C]}` (already resolved, --simulate too)
+        if args.method == "pairwise":
+            panel = {name: name for name in settings.judge_panel}
+        else:
+            print(f"examiner: the configured judge panel applies to --method pairwise; --method {args.method} "
+                  f"judges with its first member, {settings.judge_panel[0]}", file=sys.stderr)
     started = time.perf_counter()
     records, meta = asyncio.run(_judge(args, settings, rows, endpoint, out, pair_method, panel))
     meta.update(dataset=str(args.data), wall_s=round(time.perf_counter() - started, 3))
