@@ -13,7 +13,8 @@ import examiner.simulator.meta_roles  # noqa: F401
 from examiner.cli import main
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
-from examiner.meta.items import FieldMap, load_items
+from examiner.datasets import FieldMap
+from examiner.meta.items import load_items
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta

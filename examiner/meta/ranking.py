@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -179,11 +179,15 @@ class EloRating(Figures):
     max: float
 
 
-@dataclass(frozen=True)
-class _Ratings:
-    """What Elo and Bradley-Terry results share: one rating per player, best first."""
+R = TypeVar("R", "EloRating", "BTRating")
 
-    ratings: tuple[Any, ...]
+
+@dataclass(frozen=True)
+class _Ratings(Generic[R]):
+    """What Elo and Bradley-Terry results share: one rating per player, best first, from n_matches."""
+
+    ratings: tuple[R, ...]
+    n_matches: int
 
     def ranking(self) -> list[str]:
         return [r.player for r in self.ratings]
@@ -195,11 +199,9 @@ class _Ratings:
 
 
 @dataclass(frozen=True)
-class EloResult(_Ratings):
+class EloResult(_Ratings[EloRating]):
     """Ratings sorted best first, and the settings that produced them."""
 
-    ratings: tuple[EloRating, ...]
-    n_matches: int
     n_shuffles: int
     k: float
     start: float
@@ -285,12 +287,10 @@ class BTRating(Figures):
 
 
 @dataclass(frozen=True)
-class BTResult(_Ratings):
+class BTResult(_Ratings["BTRating"]):
     """Bradley-Terry fit, best first. rating = 400*log10(strength), shifted so the mean rating is `anchor`
     (1000, the Elo start, so the two scales line up: P(i beats j) = 1/(1+10^((R_j-R_i)/400)))."""
 
-    ratings: tuple[BTRating, ...]
-    n_matches: int
     n_bootstrap: int
     alpha: float
     prior: float
