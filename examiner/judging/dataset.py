@@ -13,16 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.labels import Preference
-from examiner.datasets import (
-    FieldMap,
-    RowError,
-    Skipped,
-    SourceRecord,
-    field_text,
-    load_dataset,
-    parse_number,
-    parse_preference,
-)
+from examiner.datasets import FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
 
 
 @dataclass

@@ -13,17 +13,7 @@ from typing import Any
 
 from examiner.core.assessments import MetaItem
 from examiner.core.labels import Preference
-from examiner.datasets import (
-    LLMBAR_FIELDS,
-    FieldMap,
-    RowError,
-    Skipped,
-    SourceRecord,
-    field_text,
-    load_dataset,
-    parse_number,
-    parse_preference,
-)
+from examiner.datasets import LLMBAR_FIELDS, FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
 from examiner.errors import UserError
 
 
