@@ -62,6 +62,21 @@ class Unscored:
     def __bool__(self) -> bool:  # an unscored result is never truthy, so `if result:` cannot pass it
         return False
 
+    @property
+    def call_failed(self) -> bool:
+        """The model call itself failed (after the gateway's retries), as opposed to a reply that could
+        not be read; reports count the two apart. Read from the reason, so it survives a round trip to disk."""
+        return self.reason.startswith(CALL_FAILED)
+
+
+CALL_FAILED = "failed: "
+"""How the reason of an Unscored begins when the model call failed."""
+
+
+def call_failed(error: object) -> Unscored:
+    """No judgment because the model call failed: `failed: <error>`."""
+    return Unscored(f"{CALL_FAILED}{error}")
+
 
 Judged = Union[Verdict, Unscored]
 """A unit's label or the reason there is none."""
@@ -129,12 +144,14 @@ def preference_to_assistant(value: Preference) -> str:
 
 
 __all__ = [
+    "CALL_FAILED",
     "COVERING",
     "Judged",
     "Preference",
     "Preferred",
     "Unscored",
     "Verdict",
+    "call_failed",
     "is_scored",
     "preference_from_text",
     "preference_to_answer",

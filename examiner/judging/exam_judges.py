@@ -102,10 +102,10 @@ class RevisEvalJudge:
         units = list(task.units)
         revision = await revise_with_units(self.gateway, question=task.question, answer=task.answer, units=units,
                                            round=task.round, endpoint=self.endpoint)
-        if not revision.ok:
-            return _unscored_all(task, f"revision failed: {revision.error}")
+        if isinstance(revision, Unscored):
+            return _unscored_all(task, revision.reason)
         return await label_units_with_revision(self.gateway, question=task.question, answer=task.answer,
-                                               revised=revision.text, units=units, round=task.round,
+                                               revised=revision, units=units, round=task.round,
                                                endpoint=self.endpoint)
 
 

@@ -1,7 +1,7 @@
 """Meta-judge role: judges the evaluators' judgments (JDEval, MDEval referee, JDEval-i, BSMEval).
 
 Each function makes one model call and returns what the meta-judge said, or `Unscored` with the reason
-when the reply could not be read (`CallFailed` when the call itself failed); the caller counts it and
+when the reply could not be read or the call itself failed (`call_failed`); the caller counts it and
 leaves it out, it never becomes a tie.
 """
 
@@ -16,7 +16,7 @@ from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
 from examiner.llm.types import CallContext, GenerationConfig, M, Unparseable
 from examiner.core.assessments import Assessment, Decision, MetaItem, Turn, labels_for
-from examiner.core.labels import Preference, Unscored
+from examiner.core.labels import Preference, Unscored, call_failed
 from examiner.prompting.meta_blocks import (
     JDEVAL_TAGS,
     assessment_text,
@@ -40,25 +40,15 @@ def _tokens(words: int) -> int:
     return int(words * 1.5) + 60
 
 
-@dataclass(frozen=True)
-class CallFailed(Unscored):
-    """No judgment because the model call failed after the gateway's retries (not a reply that did not parse)."""
-
-
-def status_of(unscored: Unscored) -> Literal["failed", "unparseable"]:
-    """The record status of a judgment that has no value."""
-    return "failed" if isinstance(unscored, CallFailed) else "unparseable"
-
-
 async def _structured(gateway: Gateway, messages: list[dict[str, str]], max_tokens: int, context: CallContext,
                       schema: type[M], endpoint: str | None) -> M | Unscored:
-    """One schema-bound meta-judge call: the validated reply, `CallFailed` when the call failed, or
+    """One schema-bound meta-judge call: the validated reply, `call_failed` when the call failed, or
     `Unscored` when the reply never validated (even after the gateway's re-asks)."""
     try:
         result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=max_tokens), context,
                                     schema=schema, endpoint=endpoint)
     except ModelCallError as exc:
-        return CallFailed(f"failed: {exc}")
+        return call_failed(exc)
     if isinstance(result.parsed, Unparseable):
         return Unscored(f"unparseable: {result.parsed.error}")
     return result.parsed
@@ -83,7 +73,7 @@ async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessmen
         result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words), seed=seed),
                                     CallContext(stage="jdeval", item_id=item.id), endpoint=endpoint)
     except ModelCallError as exc:
-        return JDEvalReply(None, None, unscored=CallFailed(str(exc)))
+        return JDEvalReply(None, None, unscored=call_failed(exc))
     raw = (result.text or "")[:500]
     tags = read_tags(result.text or "", JDEVAL_TAGS)
     if tags is None:
