@@ -90,6 +90,12 @@ def is_scored(value: object) -> bool:
     return value is not None and not isinstance(value, Unscored)
 
 
+def unscored_reason(value: object) -> str | None:
+    """The `unscored` column of a record on disk (its label column then null): why there is no label,
+    None when there is one."""
+    return value.reason if isinstance(value, Unscored) else None
+
+
 # ---------------------------------------------------------------------------------------------- edges
 _VERDICT_SPELLINGS = {v.value: v for v in Verdict}
 
@@ -153,6 +159,7 @@ __all__ = [
     "Verdict",
     "call_failed",
     "is_scored",
+    "unscored_reason",
     "preference_from_text",
     "preference_to_answer",
     "preference_to_assistant",

@@ -36,10 +36,10 @@ CORRECT_AT = 3.5
 INCORRECT_AT = 2.5
 
 
-def label_from_agreement(score: float | None) -> Verdict | Unscored:
-    """Expected agreement (1-5) -> correct (>= 3.5) / incorrect (<= 2.5) / unrelated; None -> unscored."""
-    if score is None:
-        return Unscored("no usable G-Eval score")
+def label_from_agreement(score: float | Unscored) -> Verdict | Unscored:
+    """Expected agreement (1-5) -> correct (>= 3.5) / incorrect (<= 2.5) / unrelated; no score stays unscored."""
+    if isinstance(score, Unscored):
+        return score
     if score >= CORRECT_AT:
         return Verdict.CORRECT
     if score <= INCORRECT_AT:

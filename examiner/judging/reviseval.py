@@ -90,7 +90,7 @@ async def _single_row(gw: Gateway, row: Row, opts: RevisEvalOptions) -> list[dic
 
 
 def single_error(row: Row, message: str, method: str) -> dict[str, Any]:
-    return {"id": row.id, "line": row.line, "method": method, "score": None, "reason": "", "error": message,
+    return {"id": row.id, "line": row.line, "method": method, "score": None, "reason": "", "unscored": message,
             "human": row.human, "group": row.group, "system": row.system, "failed": True}
 
 
