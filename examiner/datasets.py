@@ -344,6 +344,31 @@ class SourceRecord:
 
 
 @dataclass(frozen=True)
+class FieldMap:
+    """Which JSON key holds each input of a record (the --*-field flags of `examiner judge` and
+    `examiner meta`). The defaults are `examiner judge`'s; LLMBAR_FIELDS are `examiner meta`'s."""
+
+    id: str = "id"
+    instruction: str = "instruction"
+    output: str = "output"
+    """The single response (meta-evaluation: the text an individual item scores)."""
+    output_1: str = "output_1"
+    output_2: str = "output_2"
+    reference: str = "reference"
+    label: str = "label"
+    """Gold preference 1 / 2 / 0 (tie), or another spelling of it."""
+    human: str = "human_score"
+    """Gold human score (meta-evaluation: an individual item's gold score)."""
+    source: str = "source"
+    group: str = "group"
+    system: str = "system"
+
+
+LLMBAR_FIELDS = FieldMap(instruction="input", output="text", human="score")
+"""The keys of LLMBar's files (and `examiner meta`'s defaults)."""
+
+
+@dataclass(frozen=True)
 class Skipped:
     """A record that could not be used, with the offending field and a message naming both."""
 
@@ -421,6 +446,24 @@ def load_dataset(spec: str, make: Callable[[SourceRecord], T], row_id: Callable[
         seen.add(key)
         rows.append(row)
     return rows, skipped
+
+
+def field_text(obj: dict[str, Any], key: str, *, required: bool, allow_empty: bool = False) -> str | None:
+    """The text under `key`; None when absent (or blank, unless `allow_empty`) and not required.
+
+    RowError when a required field is missing or blank, or when the value is not text."""
+    if key not in obj or obj[key] is None:
+        if required:
+            raise RowError(key, f"missing field '{key}'")
+        return None
+    value = obj[key]
+    if not isinstance(value, str):
+        raise RowError(key, f"field '{key}' must be text, got {type(value).__name__}")
+    if not value.strip() and not allow_empty:
+        if required:
+            raise RowError(key, f"field '{key}' is empty")
+        return None
+    return value
 
 
 def parse_preference(value: Any, key: str) -> Preference:

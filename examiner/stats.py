@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats as _sps
 
 __all__ = [
+    "Figures",
     "Correlation",
     "GroupedCorrelation",
     "BootstrapCI",
@@ -33,13 +34,22 @@ __all__ = [
     "summary_level",
     "system_level",
     "bootstrap_ci",
+    "percentile_interval",
     "weighted_mean",
     "weighted_ratio",
 ]
 
 
+class Figures:
+    """Mixin for the frozen dataclasses of computed figures (here and in the rankings): reports take them
+    as plain dicts."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True)
-class Correlation:
+class Correlation(Figures):
     """Pearson r, Spearman rho and Kendall tau-b over n paired values (nan where undefined)."""
 
     pearson: float
@@ -47,12 +57,9 @@ class Correlation:
     kendall: float
     n: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class GroupedCorrelation:
+class GroupedCorrelation(Figures):
     """Mean of per-group correlations; says how many groups were usable and how many were skipped."""
 
     pearson: float
@@ -61,12 +68,9 @@ class GroupedCorrelation:
     n_groups_used: int
     n_groups_skipped: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class BootstrapCI:
+class BootstrapCI(Figures):
     """Point estimate on the original data and a percentile interval from cluster resamples.
 
     n_valid counts resamples whose statistic was finite (a ratio can be undefined in a resample that
@@ -80,9 +84,6 @@ class BootstrapCI:
     n_resamples: int
     n_valid: int
     n_clusters: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _pair(metric: Sequence[float] | np.ndarray, human: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -207,6 +208,12 @@ def weighted_ratio(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return num / den
 
 
+def percentile_interval(samples: np.ndarray, alpha: float, axis: int | None = None) -> tuple[Any, Any]:
+    """(low, high): the alpha/2 and 1 - alpha/2 quantiles of bootstrap samples (along `axis`)."""
+    low, high = np.quantile(samples, [alpha / 2, 1 - alpha / 2], axis=axis)
+    return low, high
+
+
 def bootstrap_ci(
     values_by_cluster: Mapping[Hashable, Any] | Sequence[Any],
     stat_fn: Callable[..., Any],
@@ -268,5 +275,5 @@ def bootstrap_ci(
     if finite.size == 0:
         low = high = float("nan")
     else:
-        low, high = (float(v) for v in np.quantile(finite, [alpha / 2, 1 - alpha / 2]))
+        low, high = (float(v) for v in percentile_interval(finite, alpha))
     return BootstrapCI(estimate, low, high, alpha, n, int(finite.size), n_clusters)

@@ -86,7 +86,7 @@ def post_oracle(url: str, items: dict[str, str]) -> None:
 def run_local(data: list[Row], opts: PairwiseOptions) -> dict[str, Any]:
     settings = Settings(roles={"pairwise": "local"})
     records, out = asyncio.run(judge(settings, data, opts))
-    out["examples_unparseable"] = [r["error"] for r in records if r["verdict"] is None][:5]
+    out["examples_unparseable"] = [r["unscored"] for r in records if r["verdict"] is None][:5]
     return out
 
 

@@ -137,7 +137,7 @@ async def local_part(items: list, seed: int, budget_s: float) -> dict[str, Any]:
                 entry["meta_answer_accuracy"] = (sum(j.better_answer == gold[j.item_id] for j in answered) / len(answered)
                                                  if answered else None)
                 entry["calls"] = gw.totals.calls
-                entry["sample_unreadable"] = [j.raw or j.error for j in js if j.outcome is None][:2]
+                entry["sample_unreadable"] = [j.raw or (j.unscored.reason if j.unscored is not None else "") for j in js if j.outcome is None][:2]
             entry["wall_s"] = time.perf_counter() - began
             out[method] = entry
             print(f"\nlocal SmolLM2-135M as meta-judge, {method.upper()}: {entry['judgments']} judgments in "

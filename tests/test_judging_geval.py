@@ -12,6 +12,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.roles.geval_math import expected_from_logprobs, mean_of_samples
 from examiner.llm.gateway import Gateway
 from examiner.simulator import SimulatedServer
+from examiner.core.labels import Unscored
 from examiner.llm.types import TokenLogprob
 from examiner.prompting import render
 
@@ -38,7 +39,7 @@ def test_samples_exclude_unparseable_never_zero() -> None:
     assert result.n_samples == 6 and result.n_used == 3 and result.n_unparseable == 3
     assert result.score == pytest.approx(3.0)
     empty = mean_of_samples(["n/a", "?"], [1, 2, 3, 4, 5])
-    assert empty.score is None and empty.n_unparseable == 2
+    assert isinstance(empty.score, Unscored) and empty.n_unparseable == 2
 
 
 def _settings(url: str, logprobs: bool) -> Settings:

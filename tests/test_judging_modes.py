@@ -57,7 +57,7 @@ async def test_geval_unit_verdicts(server: SimulatedServer, logprobs: bool) -> N
 
 
 def test_agreement_thresholds() -> None:
-    assert isinstance(label_from_agreement(None), Unscored)
+    assert isinstance(label_from_agreement(Unscored("no sample gave a score in range")), Unscored)
     assert [str(label_from_agreement(s)) for s in (1.0, 2.5, 2.6, 3.4, 3.5, 5.0)] == [
         "incorrect", "incorrect", "unrelated", "unrelated", "correct", "correct"]
 

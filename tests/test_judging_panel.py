@@ -57,7 +57,7 @@ async def test_a_split_panel_leaves_the_pair_unscored_never_a_tie() -> None:
     settings = Settings(endpoints={name: _spec(MEMBERS[name]) for name in ("right", "wrong")})
     async with Gateway(settings) as gw:
         records = await run_pairwise(gw, _rows(), PairwiseOptions(), panel={"right": "right", "wrong": "wrong"})
-    assert all(r["verdict"] is None and r["error"].startswith("panel tied") for r in records)
+    assert all(r["verdict"] is None and r["unscored"].startswith("panel tied") for r in records)
     section = pairwise_section(records)
     assert section["n_unparseable"] == 6 and section["agreement"]["n"] == 0
     assert all(m["compared"] == 0 and m["rate"] is None for m in section["panel_agreement"])

@@ -13,7 +13,8 @@ import examiner.simulator.meta_roles  # noqa: F401
 from examiner.cli import main
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
-from examiner.meta.items import FieldMap, load_items
+from examiner.datasets import FieldMap
+from examiner.meta.items import load_items
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta
@@ -205,3 +206,21 @@ def test_cli_meta_on_exam_run(tmp_path: Path):
     assert {a["evaluator"] for a in assessments} == {"e80", "e50", "exam-judge"}
     assert {a["decision"] for a in assessments if a["evaluator"] == "e80"} <= {"correct", "incorrect", "unrelated"}
     assert report["rankings"]["matches"] > 0
+
+
+def test_no_judgment_is_unscored_in_memory_and_a_reason_on_disk() -> None:
+    from examiner.core.assessments import Assessment, MetaJudgment
+    from examiner.core.labels import Unscored, call_failed
+
+    failed = Assessment(item_id="i", evaluator="e", unscored=call_failed("timeout"))
+    assert isinstance(failed.unscored, Unscored) and failed.status == "failed" and not failed.ok
+    on_disk = failed.model_dump(mode="json")
+    assert on_disk["unscored"] == "failed: timeout" and on_disk["decision"] is None and "status" not in on_disk
+    assert Assessment.model_validate(on_disk).status == "failed"
+    assert Assessment(item_id="i", evaluator="e", decision="Answer1").model_dump(mode="json")["unscored"] is None
+    # files written before: status + error, read through the converter
+    old = MetaJudgment.model_validate({"id": "j", "method": "jdeval", "item_id": "i", "draw": 0, "assistant_1": "a",
+                                       "assistant_2": "b", "status": "unparseable", "error": "no tags"})
+    assert old.unscored == Unscored("no tags") and old.status == "unparseable"
+    assert Assessment.model_validate({"item_id": "i", "evaluator": "e", "status": "failed", "error": "boom"}).status == "failed"
+    assert Assessment.model_validate({"item_id": "i", "evaluator": "e", "status": "ok"}).ok

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from examiner.cli import main
 from examiner.core.jsonl import CorruptRunFile, read_jsonl, repair_tail
-from examiner.core.records import ClusterRecord, ClusterRound, RunInfo, UnitRecord, VerdictRecord
+from examiner.core.records import ClusterRecord, ClusterRound, MemberVerdict, RunInfo, UnitRecord, VerdictRecord
 from examiner.core.rundir import LEDGER, VERDICTS, RunDir
 from examiner.errors import UserError
 from examiner.exam.store import RunStore
@@ -171,3 +171,16 @@ def test_meta_store_counts_torn_line_and_repairs_before_appending(tmp_path: Path
 
 def test_verdict_records_file_name_is_the_one_the_store_writes(tmp_path: Path) -> None:
     assert RunStore(tmp_path).path(VerdictRecord) == tmp_path / VERDICTS
+
+
+def test_no_verdict_on_disk_is_a_null_label_with_its_reason() -> None:
+    """Exam verdicts share the judge and meta records' shape: `type` null and `unscored` saying why."""
+    fields = dict(id="v", answer_id="a", question_id="q", unit_id="u", round=1, target="t")
+    record = VerdictRecord(type="unscored", reason="no tags", members={"m": MemberVerdict(type="correct", reason="ok")},
+                           **fields)
+    on_disk = json.loads(record.model_dump_json())
+    assert (on_disk["type"], on_disk["unscored"]) == (None, "no tags")
+    assert (on_disk["members"]["m"]["type"], on_disk["members"]["m"]["unscored"]) == ("correct", None)
+    assert VerdictRecord.model_validate(on_disk) == record
+    for older in ("unscored", "unparseable"):  # runs written before
+        assert VerdictRecord.model_validate({**fields, "type": older, "reason": "x"}).type == "unscored"

@@ -105,7 +105,8 @@ def _judge_endpoint(settings: Settings, name: str | None, simulate: bool) -> str
 
 
 def run_judge(args: argparse.Namespace) -> int:
-    from examiner.judging.dataset import FieldMap, Requirements, load_rows
+    from examiner.datasets import FieldMap
+    from examiner.judging.dataset import Requirements, load_rows
 
     settings = settings_from_args(args)
     if args.limit is not None and args.limit < 1:

@@ -76,7 +76,8 @@ def _simulated_copy(settings: Settings, names: list[str]) -> Settings:
 
 def run_meta_command(args: argparse.Namespace) -> int:
     from examiner.meta.exam_source import EXAM_JUDGE, load_exam_triples
-    from examiner.meta.items import FieldMap, load_items
+    from examiner.datasets import FieldMap
+    from examiner.meta.items import load_items
     from examiner.meta.pipeline import MetaConfig, load_imported, run_meta
     from examiner.meta.report import write_reports
 
@@ -93,7 +94,7 @@ def run_meta_command(args: argparse.Namespace) -> int:
             evaluators.append(EXAM_JUDGE)
     else:
         fields = FieldMap(id=args.id_field, instruction=args.instruction_field, output_1=args.output1_field,
-                          output_2=args.output2_field, label=args.label_field, text=args.text_field, score=args.score_field)
+                          output_2=args.output2_field, label=args.label_field, output=args.text_field, human=args.score_field)
         items, skipped = load_items(args.data, fields, args.limit)
     if args.limit:
         items = items[: args.limit]

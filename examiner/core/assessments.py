@@ -14,11 +14,11 @@ append-only and read back keyed by id, which is what makes a run resumable.
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
 
-from examiner.core.labels import Preference, Verdict, preference_from_text, verdict_from_text
+from examiner.core.labels import CALL_FAILED, Preference, Unscored, Verdict, preference_from_text, verdict_from_text
 
 ItemKind = Literal["pairwise", "individual", "verdict"]
 Status = Literal["ok", "unparseable", "failed"]
@@ -43,6 +43,40 @@ def _optional(convert: Any) -> BeforeValidator:
 
 DecisionField = Annotated[Union[Decision, None], _optional(decision_from_text)]
 PreferenceField = Annotated[Union[Preference, None], _optional(preference_from_text)]
+UnscoredField = Annotated[Optional[Unscored], _optional(lambda v: v if isinstance(v, Unscored) else Unscored(str(v))),
+                          PlainSerializer(lambda u: None if u is None else u.reason)]
+"""In memory an `Unscored`, on disk its reason (null when there is a judgment)."""
+
+
+class JudgedRecord(BaseModel):
+    """A record that holds a judgment or says why it has none: `unscored` (its label fields then null)."""
+
+    unscored: UnscoredField = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_status(cls, data: Any) -> Any:
+        """Records written before `unscored` said `status` (ok / unparseable / failed) and `error`."""
+        if not isinstance(data, dict) or "status" not in data or data.get("unscored") is not None:
+            return data
+        status, error = data["status"], str(data.get("error") or "")
+        data = {k: v for k, v in data.items() if k not in ("status", "error")}
+        if status == "failed":
+            data["unscored"] = error if error.startswith(CALL_FAILED) else f"{CALL_FAILED}{error}"
+        elif status != "ok":
+            data["unscored"] = error or str(status)
+        return data
+
+    @property
+    def status(self) -> Status:
+        """ok, or why not: `failed` (the call failed) or `unparseable` (the reply could not be read)."""
+        if self.unscored is None:
+            return "ok"
+        return "failed" if self.unscored.call_failed else "unparseable"
+
+    @property
+    def ok(self) -> bool:
+        return self.unscored is None
 
 
 def labels_for(kind: ItemKind) -> tuple[Decision, ...]:
@@ -88,7 +122,7 @@ def oracle_key(kind: str, instruction: str, output_1: str, output_2: str, text: 
     return hashlib.sha1(body.encode("utf-8")).hexdigest()
 
 
-class Assessment(BaseModel):
+class Assessment(JudgedRecord):
     """Step 1: one evaluator's decision (or score) with its explanation for one item."""
 
     item_id: str
@@ -96,16 +130,10 @@ class Assessment(BaseModel):
     decision: DecisionField = None
     score: float | None = None
     explanation: str = ""
-    status: Status = "ok"
-    error: str = ""
     source: Literal["model", "imported", "exam"] = "model"
 
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
 
-
-class MetaJudgment(BaseModel):
+class MetaJudgment(JudgedRecord):
     """Step 2, pairwise: one meta-verdict on two evaluators' assessments of one item (JDEval or MDEval)."""
 
     id: str
@@ -129,8 +157,6 @@ class MetaJudgment(BaseModel):
     """The meta-judge's stated better assistant contradicts the rules."""
     answer_reasoning: str = ""
     assistant_reasoning: str = ""
-    status: Status = "ok"
-    error: str = ""
     rounds: int = 0
     """MDEval: referee turns taken."""
     raw: str = ""
@@ -147,7 +173,7 @@ class Turn(BaseModel):
     words: int = 0
 
 
-class Debate(BaseModel):
+class Debate(JudgedRecord):
     """MDEval: the whole debate behind one meta-judgment."""
 
     judgment_id: str
@@ -161,10 +187,9 @@ class Debate(BaseModel):
     """The referee's verdict (FIRST = Assistant1); None when the debate ended without one."""
     forced: bool = False
     """The verdict came in the last allowed round, where the referee may only decide."""
-    status: Status = "ok"
 
 
-class IndividualJudgment(BaseModel):
+class IndividualJudgment(JudgedRecord):
     """Step 2, individual (JDEval-i or BSMEval): the meta-judge's score of one assessment."""
 
     id: str
@@ -179,5 +204,3 @@ class IndividualJudgment(BaseModel):
     branches: list[str] = Field(default_factory=list)
     branch_scores: list[float | None] = Field(default_factory=list)
     reasoning: str = ""
-    status: Status = "ok"
-    error: str = ""

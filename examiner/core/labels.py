@@ -62,6 +62,21 @@ class Unscored:
     def __bool__(self) -> bool:  # an unscored result is never truthy, so `if result:` cannot pass it
         return False
 
+    @property
+    def call_failed(self) -> bool:
+        """The model call itself failed (after the gateway's retries), as opposed to a reply that could
+        not be read; reports count the two apart. Read from the reason, so it survives a round trip to disk."""
+        return self.reason.startswith(CALL_FAILED)
+
+
+CALL_FAILED = "failed: "
+"""How the reason of an Unscored begins when the model call failed."""
+
+
+def call_failed(error: object) -> Unscored:
+    """No judgment because the model call failed: `failed: <error>`."""
+    return Unscored(f"{CALL_FAILED}{error}")
+
 
 Judged = Union[Verdict, Unscored]
 """A unit's label or the reason there is none."""
@@ -73,6 +88,12 @@ Preferred = Union[Preference, Unscored]
 def is_scored(value: object) -> bool:
     """True for a real label or number, False for Unscored and None."""
     return value is not None and not isinstance(value, Unscored)
+
+
+def unscored_reason(value: object) -> str | None:
+    """The `unscored` column of a record on disk (its label column then null): why there is no label,
+    None when there is one."""
+    return value.reason if isinstance(value, Unscored) else None
 
 
 # ---------------------------------------------------------------------------------------------- edges
@@ -129,13 +150,16 @@ def preference_to_assistant(value: Preference) -> str:
 
 
 __all__ = [
+    "CALL_FAILED",
     "COVERING",
     "Judged",
     "Preference",
     "Preferred",
     "Unscored",
     "Verdict",
+    "call_failed",
     "is_scored",
+    "unscored_reason",
     "preference_from_text",
     "preference_to_answer",
     "preference_to_assistant",

@@ -7,16 +7,17 @@ which is what lets a resumed run reproduce an uninterrupted one.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Unscored, Verdict
 
 VerdictType = Literal["correct", "incorrect", "unrelated", "unscored"]
-"""A verdict's label on disk; `unscored` is a unit the judge gave no usable verdict for (its reason says
-why). Runs written before this spelling have `unparseable`, read as `unscored`."""
+"""A verdict's label in memory; `unscored` is a unit the judge gave no usable verdict for (its reason says
+why). On disk, as in judge and meta records, that is `type: null` with the reason under `unscored`; runs
+written before say `type: "unscored"` or `"unparseable"`, read as `unscored`."""
 QuestionType = Literal["who", "what", "when", "where", "why", "how", "other"]
 UnitStatus = Literal["correct", "incorrect", "unanswered", "uncovered"]
 RunStatus = Literal["running", "completed", "budget_exhausted", "failed"]
@@ -105,14 +106,30 @@ def _mark(type: VerdictType, reason: str, members: dict[str, Mark[Verdict]] | No
     return Mark(label, reason, members or {})
 
 
-class MemberVerdict(BaseModel):
-    """One panel member's verdict on a unit (inside a VerdictRecord)."""
+class _OnDisk(BaseModel):
+    """The one "no verdict" shape on disk: the label null and an `unscored` reason beside it."""
 
     type: VerdictType
     reason: str
 
+    @field_validator("type", mode="before")
+    @classmethod
+    def _older_spelling(cls, value: object) -> object:
+        return "unscored" if value in (None, "unparseable") else value
 
-class VerdictRecord(BaseModel):
+    @model_serializer(mode="wrap")
+    def _unscored_column(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        unscored = self.type == "unscored"
+        data["type"], data["unscored"] = (None, self.reason) if unscored else (self.type, None)
+        return data
+
+
+class MemberVerdict(_OnDisk):
+    """One panel member's verdict on a unit (inside a VerdictRecord)."""
+
+
+class VerdictRecord(_OnDisk):
     """verdicts.jsonl: the judge's label for one unit given one answer."""
 
     id: str
@@ -121,16 +138,9 @@ class VerdictRecord(BaseModel):
     unit_id: str
     round: int
     target: str
-    type: VerdictType
-    reason: str
     mode: Literal["refeval", "top", "noref"] = "refeval"
     members: dict[str, MemberVerdict] = Field(default_factory=dict)
     """With a judge panel: each member's own verdict, by member (endpoint) name; empty for one judge."""
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _older_spelling(cls, value: object) -> object:
-        return "unscored" if value == "unparseable" else value
 
     @classmethod
     def from_mark(cls, mark: Mark[Verdict], **fields: object) -> "VerdictRecord":

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from examiner.core.labels import Unscored
+from examiner.core.labels import Unscored, unscored_reason
 from examiner.runtime import run_bounded
 
 T = TypeVar("T")
@@ -47,7 +47,5 @@ async def judge_rows(
 
 
 def score_columns(score: float | Unscored) -> dict[str, Any]:
-    """A grade in the judgments JSONL: `score`, and `error` saying why there is none (score null)."""
-    if isinstance(score, Unscored):
-        return {"score": None, "error": score.reason}
-    return {"score": score, "error": None}
+    """A grade in the judgments JSONL: `score`, and `unscored` saying why there is none (score null)."""
+    return {"score": None if isinstance(score, Unscored) else score, "unscored": unscored_reason(score)}

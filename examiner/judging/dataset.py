@@ -13,24 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.labels import Preference
-from examiner.datasets import RowError, Skipped, SourceRecord, load_dataset, parse_number, parse_preference
-
-
-@dataclass
-class FieldMap:
-    """Which JSON key holds each input (the CLI's --*-field flags)."""
-
-    id: str = "id"
-    instruction: str = "instruction"
-    output: str = "output"
-    output_1: str = "output_1"
-    output_2: str = "output_2"
-    reference: str = "reference"
-    label: str = "label"
-    human: str = "human_score"
-    source: str = "source"
-    group: str = "group"
-    system: str = "system"
+from examiner.datasets import FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
 
 
 @dataclass
@@ -66,31 +49,16 @@ class Requirements:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _text(obj: dict[str, Any], key: str, *, required: bool, allow_empty: bool = False) -> str | None:
-    if key not in obj or obj[key] is None:
-        if required:
-            raise RowError(key, f"missing field '{key}'")
-        return None
-    value = obj[key]
-    if not isinstance(value, str):
-        raise RowError(key, f"field '{key}' must be text, got {type(value).__name__}")
-    if not value.strip() and not allow_empty:
-        if required:
-            raise RowError(key, f"field '{key}' is empty")
-        return None
-    return value
-
-
 def _row(record: SourceRecord, fields: FieldMap, req: Requirements) -> Row:
     obj, line = record.data, record.line
     row = Row(line=line, id=str(obj.get(fields.id, f"row{line}")))
     for name in req.text_fields:
-        setattr(row, name, _text(obj, getattr(fields, name), required=True))
+        setattr(row, name, field_text(obj, getattr(fields, name), required=True))
     for name in req.optional_text:
-        value = _text(obj, getattr(fields, name), required=False)
+        value = field_text(obj, getattr(fields, name), required=False)
         if value is not None:
             setattr(row, name, value)
-    ref = _text(obj, fields.reference, required=req.need_reference)
+    ref = field_text(obj, fields.reference, required=req.need_reference)
     row.reference = ref
     if fields.label in obj and obj[fields.label] is not None:
         row.label = parse_preference(obj[fields.label], fields.label)

@@ -36,10 +36,10 @@ CORRECT_AT = 3.5
 INCORRECT_AT = 2.5
 
 
-def label_from_agreement(score: float | None) -> Verdict | Unscored:
-    """Expected agreement (1-5) -> correct (>= 3.5) / incorrect (<= 2.5) / unrelated; None -> unscored."""
-    if score is None:
-        return Unscored("no usable G-Eval score")
+def label_from_agreement(score: float | Unscored) -> Verdict | Unscored:
+    """Expected agreement (1-5) -> correct (>= 3.5) / incorrect (<= 2.5) / unrelated; no score stays unscored."""
+    if isinstance(score, Unscored):
+        return score
     if score >= CORRECT_AT:
         return Verdict.CORRECT
     if score <= INCORRECT_AT:
@@ -102,10 +102,10 @@ class RevisEvalJudge:
         units = list(task.units)
         revision = await revise_with_units(self.gateway, question=task.question, answer=task.answer, units=units,
                                            round=task.round, endpoint=self.endpoint)
-        if not revision.ok:
-            return _unscored_all(task, f"revision failed: {revision.error}")
+        if isinstance(revision, Unscored):
+            return _unscored_all(task, revision.reason)
         return await label_units_with_revision(self.gateway, question=task.question, answer=task.answer,
-                                               revised=revision.text, units=units, round=task.round,
+                                               revised=revision, units=units, round=task.round,
                                                endpoint=self.endpoint)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from examiner.core.contract import Mark
-from examiner.core.labels import Preference, Preferred, Unscored, preference_to_number
+from examiner.core.labels import Preference, Preferred, Unscored, preference_to_number, unscored_reason
 from examiner.judging.common import RunFlags, judge_rows
 from examiner.judging.dataset import Row
 from examiner.judging.panel import Panel
@@ -73,17 +73,13 @@ class PairwiseJudge:
     async def mark(self, row: Row) -> dict[str, Mark[Preference]]:
         """Each ordering's preference in the original labelling (the contract's view of `judge`); the reason
     is why there is none when the reply did not parse, else the judge's own."""
-        return {order: Mark(_original(order, j.preference), _why(j.preference) or j.reason)
+        return {order: Mark(_original(order, j.preference), unscored_reason(j.preference) or j.reason)
                 for order, j in await self.judge(row)}
 
 
 def _original(order: str, preference: Preferred) -> Preferred:
     """A preference given with the answers swapped, expressed in the row's original order."""
     return preference.swapped() if order == "swapped" and isinstance(preference, Preference) else preference
-
-
-def _why(preference: Preferred) -> str:
-    return "" if isinstance(preference, Preference) else preference.reason
 
 
 async def judge_row(judge: PairwiseJudge, row: Row, reference: str | None = None,
@@ -94,7 +90,8 @@ async def judge_row(judge: PairwiseJudge, row: Row, reference: str | None = None
         records.append({
             "id": row.id, "line": row.line, "method": method, "order": order,
             "verdict": number(_original(order, j.preference)), "verdict_shown": number(j.preference),
-            "score_1": j.score_1, "score_2": j.score_2, "reason": j.reason, "error": _why(j.preference) or None,
+            "score_1": j.score_1, "score_2": j.score_2, "reason": j.reason,
+            "unscored": unscored_reason(j.preference),
             "label": number(row.label), "reference_used": judge.reference(row, reference) is not None,
         })
     return records
@@ -107,17 +104,18 @@ async def panel_row(panel: Panel[Row, Preference], row: Row, opts: PairwiseOptio
         "id": row.id, "line": row.line, "method": "pairwise", "order": order,
         "verdict": number(mark.label), "verdict_shown": number(_original(order, mark.label)),
         "score_1": None, "score_2": None, "reason": mark.reason,
-        "error": None if mark.scored else mark.reason, "label": number(row.label),
+        "unscored": None if mark.scored else mark.reason, "label": number(row.label),
         "reference_used": opts.use_reference and row.reference is not None,
-        "panel": {name: {"verdict": number(own.label), "reason": own.reason} for name, own in mark.members.items()},
+        "panel": {name: {"verdict": number(own.label), "reason": own.reason, "unscored": unscored_reason(own.label)}
+                  for name, own in mark.members.items()},
     } for order, mark in marks.items()]
 
 
 def error_records(row: Row, message: str, opts: PairwiseOptions, method: str = "pairwise") -> list[dict[str, Any]]:
-    """Records for a row whose calls failed (verdict None, counted as unparseable/failed)."""
+    """Records for a row whose calls failed (verdict null, `unscored` saying why; counted as failed)."""
     orders = ["original", "swapped"] if opts.swap else ["original"]
     return [{"id": row.id, "line": row.line, "method": method, "order": o, "verdict": None, "verdict_shown": None,
-             "score_1": None, "score_2": None, "reason": "", "error": message, "label": number(row.label),
+             "score_1": None, "score_2": None, "reason": "", "unscored": message, "label": number(row.label),
              "failed": True} for o in orders]
 
 

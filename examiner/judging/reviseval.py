@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from examiner.core.labels import Unscored
 from examiner.roles.reference_judge import score_with_reference
 from examiner.roles.reviser import revise
 from examiner.judging.common import RunFlags, judge_rows, score_columns
@@ -66,30 +67,30 @@ async def _pair_row(gw: Gateway, row: Row, opts: RevisEvalOptions) -> list[dict[
     response, guidance = (row.output_1, row.output_2) if target == 1 else (row.output_2, row.output_1)
     revision = await revise(gw, instruction=row.instruction, response=response, guidance=guidance,
                             rubric=opts.rubric, item_id=row.id, endpoint=opts.endpoint)
-    if not revision.ok:
-        return error_records(row, f"revision failed: {revision.error}", opts.pairwise, "reviseval")
-    records = await judge_row(PairwiseJudge(gw, opts.pairwise), row, reference=revision.text, method="reviseval")
+    if isinstance(revision, Unscored):
+        return error_records(row, revision.reason, opts.pairwise, "reviseval")
+    records = await judge_row(PairwiseJudge(gw, opts.pairwise), row, reference=revision, method="reviseval")
     for record in records:
         record["revised_from"] = target
-        record["revised_reference"] = revision.text
+        record["revised_reference"] = revision
     return records
 
 
 async def _single_row(gw: Gateway, row: Row, opts: RevisEvalOptions) -> list[dict[str, Any]]:
     revision = await revise(gw, instruction=row.instruction, response=row.output, rubric=opts.rubric,
                             item_id=row.id, endpoint=opts.endpoint)
-    if not revision.ok:
-        return [single_error(row, f"revision failed: {revision.error}", "reviseval")]
+    if isinstance(revision, Unscored):
+        return [single_error(row, revision.reason, "reviseval")]
     graded = await score_with_reference(gw, instruction=row.instruction, response=row.output,
-                                        reference=revision.text, scale=opts.scale, item_id=row.id,
+                                        reference=revision, scale=opts.scale, item_id=row.id,
                                         endpoint=opts.endpoint)
     return [{"id": row.id, "line": row.line, "method": "reviseval", **score_columns(graded.score), "reason": graded.reason,
              "human": row.human, "group": row.group, "system": row.system,
-             "revised_reference": revision.text}]
+             "revised_reference": revision}]
 
 
 def single_error(row: Row, message: str, method: str) -> dict[str, Any]:
-    return {"id": row.id, "line": row.line, "method": method, "score": None, "reason": "", "error": message,
+    return {"id": row.id, "line": row.line, "method": method, "score": None, "reason": "", "unscored": message,
             "human": row.human, "group": row.group, "system": row.system, "failed": True}
 
 

@@ -44,9 +44,7 @@ async def run_geval(gw: Gateway, rows: list[Row], opts: GEvalOptions, flags: Run
                                    source=row.source or row.instruction, scale=opts.scale,
                                    form_label=opts.form_label, n=opts.n, use_logprobs=opts.use_logprobs,
                                    item_id=row.id, endpoint=opts.endpoint)
-        record = {"id": row.id, "line": row.line, "method": "geval", **scored.to_dict(),
-                  "error": None if scored.ok else "no sample gave a score in range",
-                  "human": row.human, "group": row.group, "system": row.system}
+        record = {"id": row.id, "line": row.line, "method": "geval", **scored.to_dict(), "human": row.human, "group": row.group, "system": row.system}
         return [record]
 
     return await judge_rows(rows, one, lambda r, m: [single_error(r, m, "geval")], flags)

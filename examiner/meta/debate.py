@@ -54,8 +54,8 @@ class DebateState(TypedDict, total=False):
     better_answer: str
     reasoning: str
     forced: bool
-    status: str
-    error: str
+    unscored: Unscored | None
+    """Set when the referee's last allowed turn could not be had: the debate ends without a verdict."""
 
 
 def build_debate_graph(gateway: Gateway, config: DebateConfig = DebateConfig()) -> Any:
@@ -70,19 +70,19 @@ def build_debate_graph(gateway: Gateway, config: DebateConfig = DebateConfig()) 
             out: dict[str, Any] = {"round": rnd,
                                    "turns": [Turn(round=rnd, speaker="referee", kind="unparseable", text=turn.reason)]}
             if rnd >= config.max_rounds:
-                out.update(status=mj.status_of(turn), error=turn.reason)
+                out["unscored"] = turn
             return out
         if isinstance(turn, mj.RefereeVerdict) or turn.action == "verdict":
             text = f"Verdict: {turn.verdict}. {turn.reasoning}".strip()
             return {"round": rnd, "verdict": preference_from_text(turn.verdict), "better_answer": turn.better_answer,
-                    "reasoning": turn.reasoning, "forced": rnd >= config.max_rounds, "status": "ok",
+                    "reasoning": turn.reasoning, "forced": rnd >= config.max_rounds,
                     "turns": [Turn(round=rnd, speaker="referee", kind="verdict", text=text, words=words(text))]}
         q = turn.question.strip()
         return {"round": rnd, "question": q,
                 "turns": [Turn(round=rnd, speaker="referee", kind="question", text=q, words=words(q))]}
 
     def after_referee(state: DebateState) -> Literal["end", "ask", "again"]:
-        if state.get("verdict") is not None or state.get("status") in ("unparseable", "failed"):
+        if state.get("verdict") is not None or state.get("unscored") is not None:
             return "end"
         last = state["turns"][-1]
         return "ask" if last.kind == "question" else "again"
@@ -98,7 +98,7 @@ def build_debate_graph(gateway: Gateway, config: DebateConfig = DebateConfig()) 
         )
         turns = []
         for speaker, text in (("assistant_1", first), ("assistant_2", second)):
-            if text is None:
+            if isinstance(text, Unscored):
                 turns.append(Turn(round=rnd, speaker=speaker, kind="unparseable", text="(no statement: call failed)"))
             else:
                 turns.append(Turn(round=rnd, speaker=speaker, kind="statement", text=text, words=words(text)))
@@ -119,22 +119,26 @@ async def run_debate(graph: Any, item: MetaItem, a1: Assessment, a2: Assessment,
     """One debate -> the meta-judgment (outcome from the referee's verdict) and the full transcript."""
     d1, d2 = debater_endpoints or (a1.evaluator, a2.evaluator)
     state: DebateState = {"item": item, "a1": a1, "a2": a2, "debater_1": d1, "debater_2": d2, "turns": [],
-                          "round": 0, "question": "", "verdict": None, "status": "", "error": ""}
+                          "round": 0, "question": "", "verdict": None, "unscored": None}
     final = await graph.ainvoke(state, config={"recursion_limit": 4 * max_rounds + 10})
     jid = judgment_id("mdeval", item.id, draw, order, a1.evaluator, a2.evaluator)
     turns: list[Turn] = final.get("turns", [])
     verdict = final.get("verdict")
-    status = "ok" if verdict is not None else (final.get("status") or "unparseable")
+    unscored = final.get("unscored")
+    if verdict is not None:
+        unscored = None
+    elif unscored is None:
+        unscored = Unscored("debate ended without a parseable verdict")
     debate = Debate(judgment_id=jid, item_id=item.id, assistant_1=a1.evaluator, assistant_2=a2.evaluator,
                     turns=turns, rounds=final.get("round", 0),
                     questions=sum(t.kind == "question" for t in turns), verdict=verdict,
-                    forced=bool(final.get("forced")), status=status)  # type: ignore[arg-type]
+                    forced=bool(final.get("forced")), unscored=unscored)
     judgment = MetaJudgment(
         id=jid, method="mdeval", item_id=item.id, draw=draw, order=order, assistant_1=a1.evaluator,
         assistant_2=a2.evaluator, better_answer=match_label(final.get("better_answer") or "", labels_for(item.kind)),
         better_assistant=verdict,
         outcome=verdict, assistant_reasoning=final.get("reasoning", ""),
-        status=status, error="" if verdict is not None else (final.get("error") or "debate ended without a parseable verdict"),
+        unscored=unscored,
         rounds=debate.rounds,
     )
     return judgment, debate

@@ -19,6 +19,7 @@ from examiner.core.records import (
 )
 from examiner.core.rundir import RunDir
 from examiner.core.assessments import Assessment, MetaItem
+from examiner.core.labels import Unscored
 from examiner.prompting import unit_block
 
 EXAM_JUDGE = "exam-judge"
@@ -48,5 +49,6 @@ def load_exam_triples(run_dir: Path, sample: int | None = None, seed: int = 0) -
                               source=f"exam:{v.target}"))
         own.append(Assessment(item_id=v.id, evaluator=EXAM_JUDGE,
                               decision=None if v.type == "unscored" else v.type, explanation=v.reason,
-                              status="unparseable" if v.type == "unscored" else "ok", source="exam"))
+                              unscored=Unscored(f"exam verdict unscored: {v.reason}") if v.type == "unscored" else None,
+                              source="exam"))
     return items, own

@@ -31,7 +31,7 @@ async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint:
                 evaluator=a.evaluator)
     reply = await mj.jdeval_i(gateway, item, a, endpoint=endpoint)
     if isinstance(reply, Unscored):
-        return IndividualJudgment(**base, status=mj.status_of(reply), error=reply.reason)
+        return IndividualJudgment(**base, unscored=reply)
     own_score = None
     if item.kind == "individual":
         try:
@@ -54,13 +54,13 @@ async def bsmeval(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: 
                 evaluator=a.evaluator)
     branches = await mj.bsm_branches(gateway, item, a, endpoint=endpoint, max_branches=max_branches)
     if isinstance(branches, Unscored):
-        return IndividualJudgment(**base, status=mj.status_of(branches), error=branches.reason)
+        return IndividualJudgment(**base, unscored=branches)
     solved = await asyncio.gather(*(mj.bsm_solve(gateway, item, a, c, endpoint=endpoint) for c in branches))
     scores = [None if isinstance(s, Unscored) else float(s.score) for s in solved]
     valid = [s for s in scores if s is not None]
     if not valid:
-        return IndividualJudgment(**base, branches=branches, branch_scores=scores, status="unparseable",
-                                  error="no branch score could be read")
+        return IndividualJudgment(**base, branches=branches, branch_scores=scores,
+                                  unscored=Unscored("no branch score could be read"))
     reasoning = "\n".join(f"{c}: {s.reasoning}" for c, s in zip(branches, solved) if not isinstance(s, Unscored))
     return IndividualJudgment(**base, branches=branches, branch_scores=scores, score=float(np.mean(valid)),
                               reasoning=reasoning)

@@ -78,9 +78,9 @@ async def judge_pair(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Asses
                 item_id=item.id, draw=draw, order=order, assistant_1=a1.evaluator, assistant_2=a2.evaluator,
                 answer_reasoning=reply.answer_reasoning, assistant_reasoning=reply.assistant_reasoning)
     if reply.unscored is not None or reply.better_answer is None or reply.better_assistant is None:
-        why = reply.unscored or Unscored("no better answer or assistant")
+        why = reply.unscored if reply.unscored is not None else Unscored("no better answer or assistant")
         return MetaJudgment(**base, better_answer=reply.better_answer, better_assistant=reply.better_assistant,
-                            status=mj.status_of(why), error=why.reason, raw=why.raw)
+                            unscored=why, raw=why.raw)
     outcome, by_rule, violation = apply_rules(reply.better_answer, a1.decision, a2.decision,
                                               reply.better_assistant, rules)
     return MetaJudgment(**base, better_answer=reply.better_answer, better_assistant=reply.better_assistant,

@@ -399,7 +399,7 @@ def load_imported(path: Path) -> tuple[list[Assessment], list[Skipped]]:
             return Assessment(item_id=str(data["item_id"]), evaluator=str(data["evaluator"]),
                               decision=data.get("decision"), score=data.get("score"),
                               explanation=str(data.get("explanation", "")), source="imported",
-                              status=data.get("status", "ok"))
+                              unscored=data.get("unscored"), status=data.get("status", "ok"))
         except ValidationError as exc:
             first = exc.errors()[0]
             raise RowError(".".join(str(p) for p in first["loc"]) or "-", f"not an assessment record ({first['msg']})") from None

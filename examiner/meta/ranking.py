@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
-from scipy import stats as _sps
 
 from examiner.core.labels import Preference
+from examiner.stats import Figures, kendall, percentile_interval, spearman
 
 __all__ = [
     "Match",
@@ -169,7 +169,7 @@ def win_rates(matches: Iterable[MatchLike], players: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)
-class EloRating:
+class EloRating(Figures):
     """Mean Elo over shuffles, with its spread across shuffles (std with ddof=0, min, max)."""
 
     player: str
@@ -178,23 +178,16 @@ class EloRating:
     min: float
     max: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+
+R = TypeVar("R", "EloRating", "BTRating")
 
 
 @dataclass(frozen=True)
-class EloResult:
-    """Ratings sorted best first, and the settings that produced them."""
+class _Ratings(Generic[R]):
+    """What Elo and Bradley-Terry results share: one rating per player, best first, from n_matches."""
 
-    ratings: tuple[EloRating, ...]
+    ratings: tuple[R, ...]
     n_matches: int
-    n_shuffles: int
-    k: float
-    start: float
-    seed: int
-
-    def scores(self) -> dict[str, float]:
-        return {r.player: r.mean for r in self.ratings}
 
     def ranking(self) -> list[str]:
         return [r.player for r in self.ratings]
@@ -203,6 +196,19 @@ class EloResult:
         d = asdict(self)
         d["ratings"] = [r.to_dict() for r in self.ratings]
         return d
+
+
+@dataclass(frozen=True)
+class EloResult(_Ratings[EloRating]):
+    """Ratings sorted best first, and the settings that produced them."""
+
+    n_shuffles: int
+    k: float
+    start: float
+    seed: int
+
+    def scores(self) -> dict[str, float]:
+        return {r.player: r.mean for r in self.ratings}
 
 
 def _run_elo(perms: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray, n: int, k: float, start: float) -> np.ndarray:
@@ -268,7 +274,7 @@ def elo(
 
 
 @dataclass(frozen=True)
-class BTRating:
+class BTRating(Figures):
     """Strength (normalised to sum 1 over players) and Elo-like rating, each with a bootstrap interval."""
 
     player: str
@@ -279,17 +285,12 @@ class BTRating:
     rating_low: float
     rating_high: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class BTResult:
+class BTResult(_Ratings["BTRating"]):
     """Bradley-Terry fit, best first. rating = 400*log10(strength), shifted so the mean rating is `anchor`
     (1000, the Elo start, so the two scales line up: P(i beats j) = 1/(1+10^((R_j-R_i)/400)))."""
 
-    ratings: tuple[BTRating, ...]
-    n_matches: int
     n_bootstrap: int
     alpha: float
     prior: float
@@ -299,14 +300,6 @@ class BTResult:
 
     def scores(self) -> dict[str, float]:
         return {r.player: r.rating for r in self.ratings}
-
-    def ranking(self) -> list[str]:
-        return [r.player for r in self.ratings]
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["ratings"] = [r.to_dict() for r in self.ratings]
-        return d
 
 
 def _connected(n: int, a: np.ndarray, b: np.ndarray) -> bool:
@@ -406,10 +399,9 @@ def bradley_terry(
         return shifted / shifted.sum(axis=-1, keepdims=True)
 
     rating, strength = to_rating(log_p)[0], to_strength(log_p)[0]
-    q = [alpha / 2, 1 - alpha / 2]
     with np.errstate(invalid="ignore"):  # prior=0: a winless resample gives -inf, an interval end may be nan
-        r_lo, r_hi = np.quantile(to_rating(boot_log_p), q, axis=0)
-        s_lo, s_hi = np.quantile(to_strength(boot_log_p), q, axis=0)
+        r_lo, r_hi = percentile_interval(to_rating(boot_log_p), alpha, axis=0)
+        s_lo, s_hi = percentile_interval(to_strength(boot_log_p), alpha, axis=0)
     order = sorted(range(n), key=lambda i: (-rating[i], names[i]))
     ratings = tuple(
         BTRating(
@@ -464,11 +456,7 @@ def ranking_agreement(
         raise ValueError("need at least two players present in both rankings")
     xv = np.array([x[p] for p in common])
     yv = np.array([y[p] for p in common])
-    if np.all(xv == xv[0]) or np.all(yv == yv[0]):
-        tau = rho = float("nan")
-    else:
-        tau = float(_sps.kendalltau(xv, yv, variant="b")[0])
-        rho = float(_sps.spearmanr(xv, yv)[0])
+    tau, rho = kendall(xv, yv), spearman(xv, yv)  # nan when either ranking is constant
     top_x = {p for p, v in zip(common, xv) if v == xv.max()}
     top_y = {p for p, v in zip(common, yv) if v == yv.max()}
     return RankingAgreement(tau, rho, bool(top_x & top_y), len(common), common)

@@ -17,6 +17,8 @@ from typing import Any
 from examiner.core.assessments import Debate
 from examiner.core.labels import preference_to_assistant
 from examiner.meta.pipeline import MetaRun
+from examiner.report.html import table as html_table
+from examiner.report.markdown import table as md_table
 from examiner.report.writer import cell, dumps, write_report
 
 
@@ -47,6 +49,28 @@ def ranking_rows(run: MetaRun) -> list[dict[str, Any]]:
     return rows
 
 
+def ranking_table(run: MetaRun) -> tuple[list[str], list[list[str]]]:
+    """The ranking table as both report formats show it: header and formatted cells, one row per evaluator."""
+    has_mean = bool(run.rankings.get("mean_scores"))
+    header = ["evaluator", "baseline", "win rate"] + (["mean score"] if has_mean else []) + [
+        "Elo (mean ± std)", "Elo min-max", "BT rating [95% CI]"]
+    rows = []
+    for row in ranking_rows(run):
+        rows.append([row["evaluator"], cell(row["baseline"]), cell(row["win_rate"])]
+                    + ([cell(row["mean_score"], 2)] if has_mean else [])
+                    + [f"{cell(row['elo'], 1)} ± {cell(row['elo_std'], 1)}",
+                       f"{cell(row['elo_min'], 1)}-{cell(row['elo_max'], 1)}",
+                       f"{cell(row['bt'], 1)} [{cell(row['bt_low'], 1)}, {cell(row['bt_high'], 1)}]"])
+    return header, rows
+
+
+def agreement_table(run: MetaRun) -> tuple[list[str], list[list[str]]]:
+    """Each ranking's agreement with the baseline ranking, formatted for both report formats."""
+    rows = [[name, cell(a["kendall_tau"]), cell(a["spearman_rho"]), str(a["top1_match"])]
+            for name, a in run.rankings.get("agreement", {}).items()]
+    return ["ranking", "Kendall tau", "Spearman rho", "top-1 match"], rows
+
+
 def baseline_order(run: MetaRun) -> list[str]:
     scores = run.baseline.get("scores", {})
     return sorted(scores, key=lambda e: -scores[e])
@@ -60,27 +84,15 @@ def to_markdown(run: MetaRun) -> str:
              f"meta-judge: {c.meta_judge or 'meta_judge role default'}; seed {c.seed}; Elo shuffles {c.shuffles}.", ""]
     if run.problems:
         lines += ["## Problems", ""] + [f"- {p}" for p in run.problems] + [""]
-    extra = "mean score | " if r.get("mean_scores") else ""
     lines += ["## Ranking", "", f"Baseline metric: {metric}. Matches used: {r.get('matches', 0)}.", "",
-              f"| evaluator | baseline | win rate | {extra}Elo (mean ± std) | Elo min-max | BT rating [95% CI] |",
-              "|---|---|---|" + ("---|" if extra else "") + "---|---|---|"]
-    for row in ranking_rows(run):
-        ms = f"{cell(row['mean_score'], 2)} | " if extra else ""
-        lines.append(f"| {row['evaluator']} | {cell(row['baseline'])} | {cell(row['win_rate'])} | {ms}"
-                     f"{cell(row['elo'], 1)} ± {cell(row['elo_std'], 1)} | {cell(row['elo_min'], 1)}-{cell(row['elo_max'], 1)} | "
-                     f"{cell(row['bt'], 1)} [{cell(row['bt_low'], 1)}, {cell(row['bt_high'], 1)}] |")
-    lines.append("")
+              md_table(*ranking_table(run)), ""]
     if baseline_order(run):
         lines.append(f"Baseline order: {' > '.join(baseline_order(run))}")
     if r.get("elo"):
         lines.append(f"Elo order: {' > '.join(x['player'] for x in r['elo']['ratings'])}")
     lines.append("")
-    agree = r.get("agreement", {})
-    if agree:
-        lines += ["## Agreement with the baseline", "", "| ranking | Kendall tau | Spearman rho | top-1 match |", "|---|---|---|---|"]
-        for name, a in agree.items():
-            lines.append(f"| {name} | {cell(a['kendall_tau'])} | {cell(a['spearman_rho'])} | {a['top1_match']} |")
-        lines.append("")
+    if r.get("agreement"):
+        lines += ["## Agreement with the baseline", "", md_table(*agreement_table(run)), ""]
     wr = r.get("win_rates")
     if wr:
         players = wr["players"]
@@ -148,29 +160,14 @@ def to_html(run: MetaRun) -> str:
              f"{r.get('matches', 0)} matches used.</p>"]
     if run.problems:
         parts.append("<h2>Problems</h2><ul>" + "".join(f"<li class='problem'>{esc(p)}</li>" for p in run.problems) + "</ul>")
-    has_mean = bool(r.get("mean_scores"))
     parts.append(f"<h2>Ranking</h2><p>Baseline: {esc(str(run.baseline.get('metric') or 'none (no gold labels)'))}</p>"
-                 "<table><tr><th>evaluator</th><th>baseline</th><th>win rate</th>"
-                 + ("<th>mean score</th>" if has_mean else "")
-                 + "<th>Elo mean</th><th>Elo std</th><th>Elo min-max</th><th>BT rating</th><th>BT 95% interval</th></tr>")
-    for row in ranking_rows(run):
-        parts.append(f"<tr><td>{esc(row['evaluator'])}</td><td>{cell(row['baseline'])}</td><td>{cell(row['win_rate'])}</td>"
-                     + (f"<td>{cell(row['mean_score'], 2)}</td>" if has_mean else "")
-                     + f"<td>{cell(row['elo'], 1)}</td><td>{cell(row['elo_std'], 1)}</td>"
-                     f"<td>{cell(row['elo_min'], 1)}-{cell(row['elo_max'], 1)}</td><td>{cell(row['bt'], 1)}</td>"
-                     f"<td>[{cell(row['bt_low'], 1)}, {cell(row['bt_high'], 1)}]</td></tr>")
-    parts.append("</table>")
+                 + html_table(*ranking_table(run)))
     if baseline_order(run):
         parts.append(f"<p>Baseline order: {esc(' > '.join(baseline_order(run)))}<br>")
         if r.get("elo"):
             parts.append(f"Elo order: {esc(' > '.join(x['player'] for x in r['elo']['ratings']))}</p>")
     if r.get("agreement"):
-        parts.append("<h2>Agreement with the baseline</h2><table><tr><th>ranking</th><th>Kendall tau</th>"
-                     "<th>Spearman rho</th><th>top-1 match</th></tr>")
-        for name, a in r["agreement"].items():
-            parts.append(f"<tr><td>{esc(name)}</td><td>{cell(a['kendall_tau'])}</td><td>{cell(a['spearman_rho'])}</td>"
-                         f"<td>{a['top1_match']}</td></tr>")
-        parts.append("</table>")
+        parts.append("<h2>Agreement with the baseline</h2>" + html_table(*agreement_table(run)))
     png = heatmap_png(run)
     if png:
         parts.append(f"<h2>Win rates</h2><img alt='win-rate heatmap' src='data:image/png;base64,{png}'>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.llm.gateway import ModelCallError
 from examiner.core.assessments import Assessment, MetaItem, Turn
+from examiner.core.labels import Unscored, call_failed
 from examiner.prompting.meta_blocks import assessment_text, item_block, transcript_text
 from examiner.prompting import render
 
@@ -18,8 +19,8 @@ def statement_tokens(max_words: int) -> int:
 
 async def answer(gateway: Gateway, endpoint: str | None, item: MetaItem, side: str, own: Assessment,
                  other: Assessment, turns: list[Turn], question: str, *, round: int,
-                 max_words: int = STATEMENT_WORDS) -> str | None:
-    """The debater's statement for this round (plain text), or None when the call failed."""
+                 max_words: int = STATEMENT_WORDS) -> str | Unscored:
+    """The debater's statement for this round (plain text), or Unscored when the call failed."""
     messages = render("debate_turn", item=item_block(item), side=side, own=assessment_text(own),
                       other=assessment_text(other), transcript=transcript_text(turns), question=question,
                       max_words=max_words)
@@ -30,6 +31,6 @@ async def answer(gateway: Gateway, endpoint: str | None, item: MetaItem, side: s
                         hints={"side": side, "decision": own.decision, "max_words": max_words}),
             endpoint=endpoint,
         )
-    except ModelCallError:
-        return None
+    except ModelCallError as exc:
+        return call_failed(exc)
     return (result.text or "").strip()

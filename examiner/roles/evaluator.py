@@ -10,6 +10,7 @@ from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
 from examiner.llm.types import CallContext, GenerationConfig, Unparseable
 from examiner.core.assessments import Assessment, MetaItem
+from examiner.core.labels import Unscored, call_failed
 from examiner.prompting.meta_blocks import item_block
 from examiner.prompting import render
 
@@ -46,11 +47,11 @@ async def assess(gateway: Gateway, endpoint: str, item: MetaItem, *, max_words: 
             CallContext(stage=f"assess_{item.kind}", item_id=item.id), schema=_SCHEMA[item.kind], endpoint=endpoint,
         )
     except ModelCallError as exc:
-        return Assessment(item_id=item.id, evaluator=endpoint, status="failed", error=str(exc))
+        return Assessment(item_id=item.id, evaluator=endpoint, unscored=call_failed(exc))
     parsed = result.parsed
-    if isinstance(parsed, Unparseable) or parsed is None:
-        return Assessment(item_id=item.id, evaluator=endpoint, status="unparseable",
-                          error=getattr(parsed, "error", "no reply"), explanation=result.text[:2000])
+    if isinstance(parsed, Unparseable):
+        return Assessment(item_id=item.id, evaluator=endpoint, unscored=Unscored(parsed.error),
+                          explanation=result.text[:2000])
     if isinstance(parsed, ScoreAssessment):
         return Assessment(item_id=item.id, evaluator=endpoint, score=float(parsed.score), explanation=parsed.explanation)
     return Assessment(item_id=item.id, evaluator=endpoint, decision=parsed.decision, explanation=parsed.explanation)

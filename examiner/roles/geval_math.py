@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from examiner.core.labels import Unscored, unscored_reason
 from examiner.llm.types import TokenLogprob
 
 _INT = re.compile(r"\d+")
@@ -23,8 +24,8 @@ _INT = re.compile(r"\d+")
 class GEvalScore:
     """A form-filled score and how it was obtained."""
 
-    score: float | None
-    """Expected score, or None when nothing usable came back (unparseable)."""
+    score: float | Unscored
+    """Expected score, or Unscored when no completion gave a score in range."""
     path: str
     """`logprobs` or `samples`."""
     probabilities: dict[int, float] = field(default_factory=dict)
@@ -38,13 +39,11 @@ class GEvalScore:
     fallback_reason: str = ""
     """Why the sampling path was taken when logprobs were asked for."""
 
-    @property
-    def ok(self) -> bool:
-        return self.score is not None
-
     def to_dict(self) -> dict[str, object]:
+        """The judgments-JSONL columns: `score` (null with `unscored` saying why when there is none), ..."""
         return {
-            "score": self.score, "path": self.path,
+            "score": None if isinstance(self.score, Unscored) else self.score, "unscored": unscored_reason(self.score),
+            "path": self.path,
             "probabilities": {str(k): round(v, 6) for k, v in self.probabilities.items()},
             "n_samples": self.n_samples, "n_used": self.n_used, "n_unparseable": self.n_unparseable,
             "fallback_reason": self.fallback_reason,
@@ -98,7 +97,7 @@ def mean_of_samples(texts: Sequence[str], allowed: Sequence[int], fallback_reaso
     used = [v for v in values if v is not None]
     probs = {s: used.count(s) / len(used) for s in sorted(set(used))} if used else {}
     return GEvalScore(
-        sum(used) / len(used) if used else None, "samples", probs,
+        sum(used) / len(used) if used else Unscored("no sample gave a score in range"), "samples", probs,
         n_samples=len(texts), n_used=len(used), n_unparseable=len(texts) - len(used),
         fallback_reason=fallback_reason,
     )

@@ -1,7 +1,7 @@
 """Meta-judge role: judges the evaluators' judgments (JDEval, MDEval referee, JDEval-i, BSMEval).
 
 Each function makes one model call and returns what the meta-judge said, or `Unscored` with the reason
-when the reply could not be read (`CallFailed` when the call itself failed); the caller counts it and
+when the reply could not be read or the call itself failed (`call_failed`); the caller counts it and
 leaves it out, it never becomes a tie.
 """
 
@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from examiner.llm import Gateway
 from examiner.llm.gateway import ModelCallError
-from examiner.llm.types import CallContext, GenerationConfig, Unparseable
+from examiner.llm.types import CallContext, GenerationConfig, M, Unparseable
 from examiner.core.assessments import Assessment, Decision, MetaItem, Turn, labels_for
-from examiner.core.labels import Preference, Unscored
+from examiner.core.labels import Preference, Unscored, call_failed
 from examiner.prompting.meta_blocks import (
     JDEVAL_TAGS,
     assessment_text,
@@ -40,18 +40,18 @@ def _tokens(words: int) -> int:
     return int(words * 1.5) + 60
 
 
-@dataclass(frozen=True)
-class CallFailed(Unscored):
-    """No judgment because the model call failed after the gateway's retries (not a reply that did not parse)."""
-
-
-def status_of(unscored: Unscored) -> Literal["failed", "unparseable"]:
-    """The record status of a judgment that has no value."""
-    return "failed" if isinstance(unscored, CallFailed) else "unparseable"
-
-
-def _unreadable(parsed: object) -> Unscored:
-    return Unscored(f"unparseable: {getattr(parsed, 'error', 'no reply')}")
+async def _structured(gateway: Gateway, messages: list[dict[str, str]], max_tokens: int, context: CallContext,
+                      schema: type[M], endpoint: str | None) -> M | Unscored:
+    """One schema-bound meta-judge call: the validated reply, `call_failed` when the call failed, or
+    `Unscored` when the reply never validated (even after the gateway's re-asks)."""
+    try:
+        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=max_tokens), context,
+                                    schema=schema, endpoint=endpoint)
+    except ModelCallError as exc:
+        return call_failed(exc)
+    if isinstance(result.parsed, Unparseable):
+        return Unscored(f"unparseable: {result.parsed.error}")
+    return result.parsed
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessmen
         result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words), seed=seed),
                                     CallContext(stage="jdeval", item_id=item.id), endpoint=endpoint)
     except ModelCallError as exc:
-        return JDEvalReply(None, None, unscored=CallFailed(str(exc)))
+        return JDEvalReply(None, None, unscored=call_failed(exc))
     raw = (result.text or "")[:500]
     tags = read_tags(result.text or "", JDEVAL_TAGS)
     if tags is None:
@@ -121,17 +121,10 @@ async def referee(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessme
     messages = render("meta_referee", item=item_block(item), assessments=assessments_block(a1, a2),
                       transcript=transcript_text(turns), round=round, max_rounds=max_rounds, round_note=note,
                       max_words=max_words)
-    schema = RefereeVerdict if forced else RefereeTurn
-    try:
-        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words)),
-                                    CallContext(stage="referee", round=round, item_id=item.id,
-                                                hints={"max_rounds": max_rounds}),
-                                    schema=schema, endpoint=endpoint)
-    except ModelCallError as exc:
-        return CallFailed(f"failed: {exc}")
-    if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return _unreadable(result.parsed)
-    return result.parsed
+    schema: type[RefereeTurn | RefereeVerdict] = RefereeVerdict if forced else RefereeTurn
+    return await _structured(gateway, messages, _tokens(2 * max_words),
+                             CallContext(stage="referee", round=round, item_id=item.id, hints={"max_rounds": max_rounds}),
+                             schema, endpoint)
 
 
 class JDIReply(BaseModel):
@@ -148,14 +141,8 @@ async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint:
     own_what = f"decision ({choices_text(item)})" if item.kind != "individual" else "score of the text (1-5)"
     messages = render("meta_jdeval_i", item=item_block(item), assessment=assessment_text(a), own_what=own_what,
                       max_words=max_words)
-    try:
-        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words)),
-                                    CallContext(stage="jdeval_i", item_id=item.id), schema=JDIReply, endpoint=endpoint)
-    except ModelCallError as exc:
-        return CallFailed(f"failed: {exc}")
-    if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return _unreadable(result.parsed)
-    return result.parsed
+    return await _structured(gateway, messages, _tokens(2 * max_words), CallContext(stage="jdeval_i", item_id=item.id),
+                             JDIReply, endpoint)
 
 
 class Branches(BaseModel):
@@ -172,17 +159,13 @@ async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpo
     """Sub-criteria chosen by the meta-judge (blank and duplicate ones dropped, at most `max_branches`)."""
     messages = render("meta_bsm_branch", item=item_block(item), assessment=assessment_text(a),
                       max_branches=max_branches)
-    try:
-        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=60 + 40 * max_branches),
-                                    CallContext(stage="bsm_branch", item_id=item.id,
-                                                hints={"max_branches": max_branches}),
-                                    schema=Branches, endpoint=endpoint)
-    except ModelCallError as exc:
-        return CallFailed(f"failed: {exc}")
-    if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return _unreadable(result.parsed)
+    reply = await _structured(gateway, messages, 60 + 40 * max_branches,
+                              CallContext(stage="bsm_branch", item_id=item.id, hints={"max_branches": max_branches}),
+                              Branches, endpoint)
+    if isinstance(reply, Unscored):
+        return reply
     seen: list[str] = []
-    for c in result.parsed.criteria:
+    for c in reply.criteria:
         c = " ".join(c.split())
         if c and c.lower() not in {s.lower() for s in seen}:
             seen.append(c)
@@ -193,12 +176,6 @@ async def bsm_solve(gateway: Gateway, item: MetaItem, a: Assessment, criterion: 
                     endpoint: str | None = None, max_words: int = REASONING_WORDS) -> BranchScore | Unscored:
     messages = render("meta_bsm_solve", item=item_block(item), assessment=assessment_text(a), criterion=criterion,
                       max_words=max_words)
-    try:
-        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(max_words)),
-                                    CallContext(stage="bsm_solve", item_id=item.id, hints={"criterion": criterion}),
-                                    schema=BranchScore, endpoint=endpoint)
-    except ModelCallError as exc:
-        return CallFailed(f"failed: {exc}")
-    if isinstance(result.parsed, Unparseable) or result.parsed is None:
-        return _unreadable(result.parsed)
-    return result.parsed
+    return await _structured(gateway, messages, _tokens(max_words),
+                             CallContext(stage="bsm_solve", item_id=item.id, hints={"criterion": criterion}),
+                             BranchScore, endpoint)

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from examiner.core.labels import Preferred, Unscored
 from examiner.roles.parsing import parse_score_line, verdict_from_scores
 from examiner.llm.gateway import Gateway
-from examiner.llm.types import CallContext, GenerationConfig, Unparseable
+from examiner.llm.types import CallContext, GenerationConfig
 from examiner.prompting import render
 
 ROLE = "pairwise"
@@ -94,8 +94,7 @@ async def judge_pair(
             s1, s2 = float(parsed.score_1), float(parsed.score_2)
             reason = getattr(parsed, "reason", "")
             return PairJudgment(s1, s2, verdict_from_scores(s1, s2, tie_threshold), reason, result.text)
-        error = parsed.error if isinstance(parsed, Unparseable) else "no reply"
-        return _unscored(f"unparseable JSON grades: {error}", result.text)
+        return _unscored(f"unparseable JSON grades: {parsed.error}", result.text)
     result = await gw.chat(
         ROLE, messages, GenerationConfig(max_tokens=GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens),
         CallContext(stage="grade" if grade_only else "explain", item_id=item_id), endpoint=endpoint,

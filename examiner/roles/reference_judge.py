@@ -15,7 +15,7 @@ from examiner.core.labels import Unscored, Verdict
 from examiner.roles.judge import marks_from_verdicts
 from examiner.roles.parsing import parse_single_score
 from examiner.llm.gateway import Gateway
-from examiner.llm.types import CallContext, GenerationConfig, Unparseable
+from examiner.llm.types import CallContext, GenerationConfig
 from examiner.prompting import render, unit_block
 
 ROLE = "judge"
@@ -80,6 +80,5 @@ async def label_units_with_revision(
         found = marks_from_verdicts(result.parsed.verdicts)
         missing = Mark.unscored("the judge gave no verdict for this unit")
     else:
-        error = result.parsed.error if isinstance(result.parsed, Unparseable) else "no reply"
-        found, missing = {}, Mark.unscored(f"unparseable judge reply: {error}", result.text)
+        found, missing = {}, Mark.unscored(f"unparseable judge reply: {result.parsed.error}", result.text)
     return {uid: found.get(uid, missing) for uid, _ in units}

@@ -7,8 +7,7 @@ shown as guidance that may itself be wrong.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from examiner.core.labels import Unscored
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import CallContext, GenerationConfig
 from examiner.prompting import render, unit_block
@@ -16,16 +15,9 @@ from examiner.prompting import render, unit_block
 ROLE = "reviser"
 
 
-@dataclass
-class Revision:
-    """The revised text, or an error when the reviser returned nothing usable."""
-
-    text: str
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+def _revised(reply: str | None) -> str | Unscored:
+    text = (reply or "").strip()
+    return text or Unscored("revision failed: reviser returned an empty reply")
 
 
 def _rubric_line(rubric: str | None) -> str:
@@ -42,8 +34,9 @@ async def revise(
     item_id: str = "",
     endpoint: str | None = None,
     max_tokens: int = 768,
-) -> Revision:
-    """The response-adapted reference for `response` (guided by `guidance` when given)."""
+) -> str | Unscored:
+    """The response-adapted reference for `response` (guided by `guidance` when given), or Unscored
+    when the reviser returned nothing usable (no judgment can follow)."""
     if guidance is not None:
         messages = render("reviser_guided", instruction=instruction, response=response, guidance=guidance,
                           rubric_line=_rubric_line(rubric))
@@ -51,8 +44,7 @@ async def revise(
         messages = render("reviser", instruction=instruction, response=response, rubric_line=_rubric_line(rubric))
     result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
                            CallContext(stage="revise", item_id=item_id), endpoint=endpoint)
-    text = (result.text or "").strip()
-    return Revision(text, None if text else "reviser returned an empty reply")
+    return _revised(result.text)
 
 
 async def revise_with_units(
@@ -64,11 +56,10 @@ async def revise_with_units(
     round: int = 0,
     endpoint: str | None = None,
     max_tokens: int = 768,
-) -> Revision:
+) -> str | Unscored:
     """Exam mode: the answer corrected against the reference units (the units act as the rubric)."""
     messages = render("reviser_units", question=question, answer=answer, units=unit_block(units))
     result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
                            CallContext(stage="exam_revise", round=round, unit_ids=tuple(u for u, _ in units)),
                            endpoint=endpoint)
-    text = (result.text or "").strip()
-    return Revision(text, None if text else "reviser returned an empty reply")
+    return _revised(result.text)

@@ -158,6 +158,12 @@ def _meta_answer(req: SimRequest, item: dict[str, Any]) -> Any:
     return gold if u < rel else _other(labels, str(gold), stable_uniform(req.seed, "mwrong", item["key"]))
 
 
+def _item_and_answer(req: SimRequest) -> tuple[dict[str, Any], Any]:
+    """The item in the prompt and the meta-judge's own decision on it (every meta-judge stage starts here)."""
+    item = _item(req.last_user)
+    return item, _meta_answer(req, item)
+
+
 def _rules(req: SimRequest, answer: Any, a: dict[str, dict[str, Any]]) -> tuple[str, str]:
     """(better assistant, reasoning) by the JDEval rules."""
     d1, d2 = a.get("1", {}).get("decision"), a.get("2", {}).get("decision")
@@ -179,10 +185,8 @@ def _rules(req: SimRequest, answer: Any, a: dict[str, dict[str, Any]]) -> tuple[
 def meta_jdeval(req: SimRequest) -> Any:
     if _garbage(req):
         return "I think both are fine."
-    text = req.last_user
-    item = _item(text)
-    answer = _meta_answer(req, item)
-    better, why = _rules(req, answer, _assistants(text))
+    _, answer = _item_and_answer(req)
+    better, why = _rules(req, answer, _assistants(req.last_user))
     rng = req.rng("jd")
     return (f"<answer_reasoning>{filler_sentence(rng)}</answer_reasoning>\n<better_answer>{answer}</better_answer>\n"
             f"<assistant_reasoning>{why}</assistant_reasoning>\n<better_assistant>{better}</better_assistant>")
@@ -192,10 +196,9 @@ def meta_jdeval(req: SimRequest) -> Any:
 def meta_referee(req: SimRequest) -> Any:
     if _garbage(req):
         return "Let me think about it some more."
-    text = req.last_user
-    item = _item(text)
+    item, answer = _item_and_answer(req)
     rnd, cap = int(req.hint("round", 1)), int(req.hint("max_rounds", 5))
-    a = _assistants(text)
+    a = _assistants(req.last_user)
     wanted = req.options.get("referee_questions")
     questions = int(wanted) if wanted is not None else stable_int(
         req.seed, "questions", item["key"], a.get("1", {}).get("decision"), a.get("2", {}).get("decision")) % 3
@@ -204,7 +207,6 @@ def meta_referee(req: SimRequest) -> Any:
         return {"reasoning": filler_sentence(rng), "action": "question",
                 "question": f"Which detail of the task decides your judgment, and why? ({filler_sentence(rng)[:-1]}?)",
                 "better_answer": "", "verdict": None}
-    answer = _meta_answer(req, item)
     better, why = _rules(req, answer, a)
     out = {"reasoning": why, "better_answer": str(answer), "verdict": better}
     if rnd < cap:
@@ -217,9 +219,7 @@ def meta_referee(req: SimRequest) -> Any:
 def meta_jdeval_i(req: SimRequest) -> Any:
     if _garbage(req):
         return "Score: maybe four."
-    text = req.last_user
-    item = _item(text)
-    answer = _meta_answer(req, item)
+    item, answer = _item_and_answer(req)
     return {"own_reasoning": filler_sentence(req.rng("own")), "own_decision": str(answer),
             "assessment_reasoning": filler_sentence(req.rng("grade")), "assessment_score": _grade(req, item, answer, 0)}
 
@@ -253,9 +253,8 @@ def meta_bsm_branch(req: SimRequest) -> Any:
 def meta_bsm_solve(req: SimRequest) -> Any:
     if _garbage(req):
         return "good"
-    item = _item(req.last_user)
-    return {"reasoning": filler_sentence(req.rng("solve")),
-            "score": _grade(req, item, _meta_answer(req, item), str(req.hint("criterion", "")))}
+    item, answer = _item_and_answer(req)
+    return {"reasoning": filler_sentence(req.rng("solve")), "score": _grade(req, item, answer, str(req.hint("criterion", "")))}
 
 
 # ------------------------------------------------------------------ debaters
