@@ -6,13 +6,12 @@ import argparse
 import asyncio
 import os
 import time
-from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
 from rich.table import Table
 
-from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.commands.common import add_config_flags, output_dir, settings_from_args
 from examiner.config import ROLES, Settings
 from examiner.errors import ConfigError, UserError
 
@@ -155,9 +154,10 @@ def run_chat(args: argparse.Namespace) -> int:
     name, spec = settings.endpoint_for(args.as_role)
     if spec.api_key_env:
         spec.api_key()
+    run_dir = output_dir(args.run_dir, "--run-dir") if args.run_dir else None
 
     async def go() -> None:
-        async with Gateway(settings, run_dir=Path(args.run_dir) if args.run_dir else None) as gateway:
+        async with Gateway(settings, run_dir=run_dir) as gateway:
             result = await gateway.chat(
                 args.as_role, [{"role": "user", "content": args.prompt}], GenerationConfig(max_tokens=args.max_tokens),
                 CallContext(stage="chat"),
