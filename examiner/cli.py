@@ -64,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if not getattr(args, "func", None):
-        parser.print_help()
+        parser.print_usage(sys.stderr)
+        print("examiner: error: no command given (`examiner --help` lists them)", file=sys.stderr)
         return 2
     try:
         return int(args.func(args) or 0)

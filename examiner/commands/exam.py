@@ -157,7 +157,10 @@ def _exit_code(info: RunInfo) -> int:
     if info.status == "failed":
         print(f"examiner: error: {info.stop_reason}", file=sys.stderr)
         return 2
-    return 3 if info.status == "budget_exhausted" else 0
+    if info.status == "budget_exhausted":
+        print(f"examiner: stopped: {info.stop_reason}; the records so far are kept", file=sys.stderr)
+        return 3
+    return 0
 
 
 def run_exam(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import time
 from typing import Callable
 
@@ -123,7 +124,8 @@ def run_doctor(args: argparse.Namespace) -> int:
     console.print(table)
     failed = [name for name, ok, _ in checks if not ok]
     if failed:
-        console.print(f"[red]{len(failed)} check(s) failed:[/red] {', '.join(failed)}")
+        print(f"examiner: error: {len(failed)} check(s) failed: {', '.join(failed)} (see the table above)",
+              file=sys.stderr)
         return 1
     return 0
 
