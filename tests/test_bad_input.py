@@ -162,17 +162,22 @@ def test_resume_with_damaged_or_missing_checkpoints(run_copy: Path, damage: str,
     assert records(run_copy) == before
 
 
-def test_resume_with_damaged_cache_warns_sets_it_aside_and_continues(run_copy: Path, capsys, caplog) -> None:
-    """The one row that is not an error: a damaged cache only costs repeated calls, so the resume goes
-    on with a fresh cache after one warning line, and the damaged file is kept beside it."""
+@pytest.mark.parametrize("damage", ["cut", "not a database", "missing"])
+def test_resume_with_damaged_or_missing_cache_warns_and_continues(run_copy: Path, damage: str, capsys, caplog) -> None:
+    """The one row that is not an error: a damaged or missing cache only costs repeated calls, so the
+    resume goes on with a fresh cache after one warning line; a damaged file is kept beside it."""
     as_killed(run_copy)
     before = records(run_copy)
     cache = run_copy / rundir.CACHE
-    cache.write_bytes(cache.read_bytes()[:5000])
+    if damage == "missing":
+        cache.unlink()
+    else:
+        cache.write_bytes(cache.read_bytes()[:5000] if damage == "cut" else b"not SQLite at all\n" * 300)
     code, lines, _ = run_cli(["resume", str(run_copy), "--quiet"], capsys, caplog)
     assert code == 0, lines
-    assert len(lines) == 1 and "WARNING" in lines[0] and "cache.sqlite.damaged" in lines[0], lines
-    assert (run_copy / "cache.sqlite.damaged").is_file()
+    assert len(lines) == 1 and lines[0].startswith("WARNING") and str(cache) in lines[0], lines
+    if damage != "missing":
+        assert "cache.sqlite.damaged" in lines[0] and (run_copy / "cache.sqlite.damaged").is_file()
     assert records(run_copy) == before
 
 
@@ -259,6 +264,22 @@ def test_html_endpoint_in_a_real_process_prints_one_line(corpus: Path, tmp_path:
     lines = done.stderr.splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr and "text/html" in lines[0] and "HTTP 200" in lines[0]
+
+
+def test_dead_endpoint_is_one_warning_and_one_error(corpus: Path, tmp_path: Path, capsys, caplog) -> None:
+    """Every call of a fan-out failing the same way is logged once, then the run's error line."""
+    config = tmp_path / "dead.yaml"
+    config.write_text(yaml.safe_dump({
+        "endpoints": {"dead": {"base_url": "http://127.0.0.1:9/v1", "max_attempts": 2, "backoff_base_s": 0.01},
+                      "sim": {"provider": "simulated", "model": "sim"}},
+        "roles": {"examiner": "dead", "candidate": "sim", "judge": "sim"},
+    }), encoding="utf-8")
+    code, lines, _ = run_cli(["run", str(corpus), "--config", str(config), "--out", str(tmp_path / "r"), "--quiet"],
+                             capsys, caplog)
+    assert code == 2
+    warnings = [line for line in lines if line.startswith("WARNING")]
+    errors = [line for line in lines if line.startswith("examiner: error: every question generation call failed: dead")]
+    assert len(warnings) == 1 and len(errors) == 1 and len(lines) == 2, lines
 
 
 # --- binary and non-UTF-8 datasets -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ A run directory holds everything needed to resume: `request.json` (what was aske
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 import time
 import uuid
@@ -32,6 +33,8 @@ from examiner.exam.store import RunStore
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.vectors import EmbeddingCache, Embedder
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -169,6 +172,9 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
     settings = validate_settings(read_settings_file(config_file), str(config_file))
     info = RunStore(run_dir).read_info()
     checkpoints = run_dir / rundir.CHECKPOINTS
+    if info.status != "completed" and settings.cache and not (run_dir / rundir.CACHE).is_file():
+        log.warning("%s is missing: replies paid for before will be requested (and paid) again",
+                    run_dir / rundir.CACHE)
     if info.status != "completed":
         problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
         if problem is not None:
