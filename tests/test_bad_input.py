@@ -181,6 +181,16 @@ def test_resume_with_damaged_or_missing_cache_warns_and_continues(run_copy: Path
     assert records(run_copy) == before
 
 
+def test_resume_with_damaged_embeddings_warns_and_continues(run_copy: Path, capsys, caplog) -> None:
+    as_killed(run_copy)
+    before = records(run_copy)
+    (run_copy / rundir.EMBEDDINGS).write_bytes(b"not SQLite at all\n" * 300)
+    code, lines, _ = run_cli(["resume", str(run_copy), "--quiet"], capsys, caplog)
+    assert code == 0, lines
+    assert len(lines) == 1 and "embeddings.sqlite.damaged" in lines[0], lines
+    assert records(run_copy) == before
+
+
 # --- endpoints that answer with something else than a chat completion ---------------------------------
 
 class _ForeignHandler(http.server.BaseHTTPRequestHandler):

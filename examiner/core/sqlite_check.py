@@ -2,14 +2,18 @@
 
 Why: SQLite opens a damaged file without complaint and fails later, mid-run, with a traceback; a
 file that is not a database at all only fails at the first query. A quick check up front turns both
-into one line naming the file.
+into one line naming the file: an error for a file the run cannot go on without (checkpoints), or, for a
+cache that can be rebuilt, a warning and the file set aside.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 def sqlite_problem(path: str | Path) -> str | None:
@@ -23,4 +27,22 @@ def sqlite_problem(path: str | Path) -> str | None:
     return problems[0] if problems else None
 
 
-__all__ = ["sqlite_problem"]
+def set_aside_if_damaged(path: Path, consequence: str) -> Path | None:
+    """Move a damaged cache file (with its WAL and shared-memory files) to `<name>.damaged`, warning once
+    with what rebuilding it costs; returns where it went, or None when the file is absent or sound."""
+    if not path.is_file():
+        return None
+    problem = sqlite_problem(path)
+    if problem is None:
+        return None
+    aside = path.with_name(path.name + ".damaged")
+    for suffix in ("", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            part.replace(aside.with_name(aside.name + suffix))
+    log.warning("%s is damaged (%s): moved to %s; continuing with an empty one (%s)", path, problem, aside.name,
+                consequence)
+    return aside
+
+
+__all__ = ["set_aside_if_damaged", "sqlite_problem"]

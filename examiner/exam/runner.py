@@ -27,7 +27,7 @@ from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
-from examiner.core.sqlite_check import sqlite_problem
+from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
@@ -176,6 +176,7 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
         log.warning("%s is missing: replies paid for before will be requested (and paid) again",
                     run_dir / rundir.CACHE)
     if info.status != "completed":
+        set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
         problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
         if problem is not None:
             raise UserError(f"{checkpoints} is {'missing' if problem == 'missing' else f'damaged ({problem})'}: "

@@ -13,16 +13,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import logging
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from examiner.core.sqlite_check import sqlite_problem
-
-log = logging.getLogger(__name__)
+from examiner.core.sqlite_check import set_aside_if_damaged
 
 
 def cache_key(**parts: Any) -> str:
@@ -31,31 +28,13 @@ def cache_key(**parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def set_aside_if_damaged(path: Path) -> Path | None:
-    """Move a damaged cache file (and its WAL and shared-memory files) to `<name>.damaged`, warning once;
-    returns where it went, or None when the file is absent or sound."""
-    if not path.is_file():
-        return None
-    problem = sqlite_problem(path)
-    if problem is None:
-        return None
-    aside = path.with_name(path.name + ".damaged")
-    for suffix in ("", "-wal", "-shm"):
-        part = path.with_name(path.name + suffix)
-        if part.exists():
-            part.replace(aside.with_name(aside.name + suffix))
-    log.warning("%s is damaged (%s): moved to %s; continuing with an empty cache (earlier replies will be "
-                "requested again)", path, problem, aside.name)
-    return aside
-
-
 class ResponseCache:
     """Key -> JSON payload store with in-flight de-duplication for asyncio callers."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        set_aside_if_damaged(self.path)
+        set_aside_if_damaged(self.path, "earlier replies will be requested (and paid) again")
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
