@@ -429,3 +429,34 @@ def test_no_command_exits_non_zero_silently(corpus: Path, config_file: Path, tmp
     assert lines and lines[0].startswith("examiner: stopped") and not any("Traceback" in line for line in lines)
     code, lines, _ = run_cli([], capsys, caplog)
     assert code == 2 and any(line.startswith("examiner: error: no command") for line in lines)
+
+
+def test_cache_with_a_damaged_write_ahead_log_is_set_aside(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """SQLite would drop every transaction behind a damaged WAL frame without a word (and the calls would
+    be paid again unnoticed); a log torn only at its end, as a kill leaves it, is not damage."""
+    from examiner.llm.cache import ResponseCache
+
+    live = tmp_path / "live"
+    live.mkdir()
+    cache = ResponseCache(live / rundir.CACHE)
+    for i in range(40):
+        cache.put(f"k{i}", {"text": "reply " * 80, "i": i})
+    copies = {}
+    for name in ("damaged", "torn"):  # what a killed process leaves: the database and its uncheckpointed log
+        copies[name] = tmp_path / name
+        copies[name].mkdir()
+        for suffix in ("", "-wal"):
+            shutil.copy(live / f"{rundir.CACHE}{suffix}", copies[name] / f"{rundir.CACHE}{suffix}")
+    cache.close()
+    wal = copies["damaged"] / f"{rundir.CACHE}-wal"
+    data = bytearray(wal.read_bytes())
+    data[len(data) // 2: len(data) // 2 + 16] = b"\xff" * 16
+    wal.write_bytes(bytes(data))
+    torn = copies["torn"] / f"{rundir.CACHE}-wal"
+    torn.write_bytes(torn.read_bytes()[:-100])
+
+    with caplog.at_level(logging.WARNING):
+        assert len(ResponseCache(copies["damaged"] / rundir.CACHE)) == 0
+        assert len(ResponseCache(copies["torn"] / rundir.CACHE)) == 39
+    assert [r.getMessage() for r in caplog.records if "write-ahead log" in r.getMessage()], caplog.text
+    assert len(caplog.records) == 1 and (copies["damaged"] / "cache.sqlite.damaged-wal").is_file()
