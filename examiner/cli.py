@@ -1,7 +1,8 @@
 """The `examiner` command line. Each sub-command lives in examiner/commands/<name>.py.
 
-Errors the user can act on (bad config, missing file, unknown role...) print one line and exit 2;
-a budget stop exits 3 after saving what was computed; anything else is a bug and shows a traceback.
+Errors the user can act on (bad config, missing file, unknown role, a file or folder the system
+refuses...) print one line and exit 2; a budget stop exits 3 after saving what was computed and saying
+so on stderr; anything else is a bug and shows a traceback.
 """
 
 from __future__ import annotations
@@ -45,6 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def os_error_line(exc: OSError) -> str:
+    """One line for a file or folder the system refused (permission, a file where a folder is needed,
+    disk full...), naming the path, as the commands' own checks would."""
+    name = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+    reason = exc.strerror or type(exc).__name__
+    if isinstance(exc, NotADirectoryError):
+        reason += " (a part of the path is a file, not a folder)"
+    return f"cannot use {name}: {reason}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -53,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if not getattr(args, "func", None):
-        parser.print_help()
+        parser.print_usage(sys.stderr)
+        print("examiner: error: no command given (`examiner --help` lists them)", file=sys.stderr)
         return 2
     try:
         return int(args.func(args) or 0)
@@ -63,6 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BudgetExhausted as exc:
         print(f"examiner: stopped: {exc}", file=sys.stderr)
         return 3
+    except OSError as exc:
+        if exc.filename is None:  # not about a file or folder (sockets, ...): a bug, keep the traceback
+            raise
+        print(f"examiner: error: {os_error_line(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("examiner: interrupted", file=sys.stderr)
         return 130

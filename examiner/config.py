@@ -136,8 +136,9 @@ class ExamSettings(BaseModel):
     """Word limit of a question (longer questions are asked again with feedback)."""
     answer_max_words: int = Field(200, ge=5)
     """Word limit of a candidate's answer (asked for in the prompt; max_tokens follows from it)."""
-    seed: int = 0
-    """Seed of the exam's own random choices (clustering, projection); not the models' sampling seed."""
+    seed: int = Field(0, ge=0)
+    """Seed of the exam's own random choices (clustering, projection), 0 or more; not the models' sampling
+    seed."""
 
 
 class Settings(BaseModel):
@@ -227,10 +228,7 @@ class Settings(BaseModel):
         """A validated copy with `changes` merged in: a nested mapping merges key by key (so
         `{"exam": {"max_rounds": 2}}` keeps the other exam knobs), any other value replaces.
         Raises ConfigError when the result is not valid."""
-        try:
-            return Settings.model_validate(_merge(self.model_dump(), changes))
-        except ValidationError as exc:
-            raise ConfigError(f"invalid configuration: {_describe(exc)}") from None
+        return validate_settings(_merge(self.model_dump(), changes))
 
     def simulated(self) -> "Settings":
         """A copy where every endpoint `X` gains a simulated twin `sim-X` (same prices and concurrency,
@@ -280,22 +278,7 @@ def load_settings(
 ) -> Settings:
     """Merge defaults, YAML file, environment and flags into validated Settings (ConfigError on any problem)."""
     env = os.environ if environ is None else environ
-    data: dict[str, Any] = {}
-    if path is not None:
-        file = Path(path)
-        if not file.is_file():
-            raise ConfigError(f"config file {file} does not exist")
-        try:
-            loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise ConfigError(f"config file {file} is not valid YAML{where}") from None
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"config file {file} must hold a mapping at the top level")
-        data = loaded
+    data: dict[str, Any] = read_settings_file(path) if path is not None else {}
     roles = dict(data.get("roles") or {})
     for key, value in env.items():
         if key.startswith("EXAMINER_ROLE_") and value:
@@ -311,7 +294,35 @@ def load_settings(
         data["budget_usd"] = budget_usd
     if data.get("budget_usd") is not None and float(data["budget_usd"]) < 0:
         raise ConfigError(f"budget must be zero or more dollars, got {data['budget_usd']}")
+    return validate_settings(data)
+
+
+def read_settings_file(path: str | Path) -> dict[str, Any]:
+    """The mapping a settings YAML file holds (a user's --config or a run's config.yaml): a missing,
+    unreadable or non-YAML file, or one that is not a mapping, is a ConfigError naming the file."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"config file {file} does not exist")
     try:
-        return Settings.model_validate(data)
+        loaded = yaml.safe_load(file.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {file} is not UTF-8 text (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"config file {file} is not valid YAML{where}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {file} must hold a mapping at the top level")
+    return loaded
+
+
+def validate_settings(data: Mapping[str, Any], source: str = "") -> Settings:
+    """Settings from a mapping, with the one validation every command uses (`run` on flags and files,
+    `resume` on the run's config.yaml): a ConfigError naming the first bad field, and `source` if given."""
+    try:
+        return Settings.model_validate(dict(data))
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration: {_describe(exc)}") from None
+        where = f"{source}: " if source else ""
+        raise ConfigError(f"{where}invalid configuration: {_describe(exc)}") from None

@@ -246,17 +246,42 @@ def _read_text(file: Path, corpus: Corpus) -> str | None:
     except OSError as exc:
         _skip(corpus, str(file), f"unreadable ({exc.strerror or type(exc).__name__})")
         return None
+    decoded = decode_text(data)
+    if decoded.text is None:
+        _skip(corpus, str(file), decoded.binary)
+        return None
+    if decoded.replaced:
+        log.warning("%s is not valid UTF-8: decoded with replacement characters", file)
+        corpus.decoded_with_replacement.append(str(file))
+    return decoded.text
+
+
+@dataclass(frozen=True)
+class DecodedText:
+    """A file's bytes as text, or why they are not text."""
+
+    text: str | None
+    """The text with newlines normalised; None for a binary file."""
+    binary: str = ""
+    """Why the bytes were taken for a binary file (empty for text)."""
+    replaced: int = 0
+    """Characters that were not valid UTF-8 and became U+FFFD (0 for valid text)."""
+
+
+def decode_text(data: bytes) -> DecodedText:
+    """The one text decoding policy for every input examiner reads (corpus files, datasets): a BOM picks
+    UTF-8 or UTF-16; NUL bytes or too many control characters mean binary; other non-UTF-8 bytes (e.g.
+    Latin-1) are decoded with replacement characters and counted."""
     for bom, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
         if data.startswith(bom):
             try:
-                return _normalise_newlines(data.decode(codec))
+                return DecodedText(_normalise_newlines(data.decode(codec)))
             except UnicodeDecodeError:
                 break
     if b"\x00" in data[:65536]:
-        _skip(corpus, str(file), "binary file (NUL bytes)")
-        return None
+        return DecodedText(None, "binary file (NUL bytes)")
     try:
-        return _normalise_newlines(data.decode("utf-8"))
+        return DecodedText(_normalise_newlines(data.decode("utf-8")))
     except UnicodeDecodeError:
         pass
     text = data.decode("utf-8", errors="replace")
@@ -264,11 +289,8 @@ def _read_text(file: Path, corpus: Corpus) -> str | None:
     controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f") or 0x7F <= ord(ch) < 0xA0)
     bad = sample.count("\ufffd")
     if sample and (controls + bad) / len(sample) > _BINARY_CONTROL_SHARE:
-        _skip(corpus, str(file), "binary file (not decodable as text)")
-        return None
-    log.warning("%s is not valid UTF-8: decoded with replacement characters", file)
-    corpus.decoded_with_replacement.append(str(file))
-    return _normalise_newlines(text)
+        return DecodedText(None, "binary file (not decodable as text)")
+    return DecodedText(_normalise_newlines(text), replaced=text.count("\ufffd"))
 
 
 def _normalise_newlines(text: str) -> str:

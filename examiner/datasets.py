@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 import os
 import re
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from examiner.core.labels import Preference, preference_from_text
-from examiner.corpus import Corpus, corpus_from_texts
+from examiner.corpus import Corpus, corpus_from_texts, decode_text
 from examiner.errors import UserError
+
+log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -397,25 +400,39 @@ def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
     path = Path(spec)
     if not path.is_file():
         raise UserError(f"{what} {path} does not exist (or use llmbar:SUBSET)")
+    text = _dataset_text(path, what)
     if path.suffix == ".json":
         try:
-            values = json.loads(path.read_text(encoding="utf-8"))
+            values = json.loads(text)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path} is not valid JSON: {exc}") from None
         if not isinstance(values, list):
             raise UserError(f"{path} must hold a JSON array of records")
         return [SourceRecord(v, f"record {i}", i + 1, path.stem, i) for i, v in enumerate(values)]
     records: list[SourceRecord] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data, broken = json.loads(line), ""
-            except json.JSONDecodeError as exc:
-                data, broken = None, f"not valid JSON ({exc.msg})"
-            records.append(SourceRecord(data, f"row {line_no}", line_no, path.stem, len(records), broken))
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            data, broken = json.loads(line), ""
+        except json.JSONDecodeError as exc:
+            data, broken = None, f"not valid JSON ({exc.msg})"
+        records.append(SourceRecord(data, f"row {line_no}", line_no, path.stem, len(records), broken))
     return records
+
+
+def _dataset_text(path: Path, what: str) -> str:
+    """A dataset file's text under the corpus reader's decoding policy: a binary file is refused with one
+    line; bytes that are not UTF-8 (e.g. Latin-1) become U+FFFD, counted in one warning."""
+    try:
+        decoded = decode_text(path.read_bytes())
+    except OSError as exc:
+        raise UserError(f"{what} {path} cannot be read ({exc.strerror or type(exc).__name__})") from None
+    if decoded.text is None:
+        raise UserError(f"{what} {path} is a {decoded.binary}, not JSON or JSONL text")
+    if decoded.replaced:
+        log.warning("%s %s is not valid UTF-8: %d character(s) decoded as U+FFFD", what, path, decoded.replaced)
+    return decoded.text
 
 
 def load_dataset(spec: str, make: Callable[[SourceRecord], T], row_id: Callable[[T], str], *, id_field: str = "id",

@@ -5,7 +5,7 @@ calls models. They share this policy:
 
 - at most `limit` items are in flight (the gateway separately bounds calls per endpoint);
 - a failed model call (after the gateway's retries) ends only its own item, as an outcome with the
-  error, logged once;
+  error; each distinct error is logged once per fan-out (a dead endpoint is one warning, not one per item);
 - the first budget stop ends its item and every item not yet started: those are reported as
   budget-stopped and never sent, so a stopped run does not keep reserving money;
 - any other exception is a bug and propagates.
@@ -86,6 +86,7 @@ async def run_bounded(
     """Run `work(item)` for every item under the policy above; `on_done` sees each outcome as it lands."""
     gate = asyncio.Semaphore(max(1, limit))
     stopped = asyncio.Event()
+    logged: set[str] = set()
 
     async def one(item: T) -> Outcome[R]:
         async with gate:
@@ -98,7 +99,9 @@ async def run_bounded(
                     stopped.set()
                     outcome = Outcome(budget_stopped=True)
                 except ModelCallError as exc:
-                    log.warning("model call failed: %s", exc)
+                    if str(exc) not in logged:
+                        logged.add(str(exc))
+                        log.warning("model call failed: %s", exc)
                     outcome = Outcome(error=str(exc))
         if on_done is not None:
             on_done(outcome)

@@ -1,11 +1,13 @@
-"""Flags shared by many commands: configuration file, role overrides, budget, simulation."""
+"""Flags shared by many commands: configuration file, role overrides, budget, simulation, output folders."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from examiner.config import Settings, load_settings
-from examiner.errors import ConfigError
+from examiner.errors import ConfigError, UserError
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
@@ -46,3 +48,19 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if getattr(args, "simulate", False):
         settings = settings.simulated()
     return settings
+
+
+def output_dir(path: str | Path, flag: str = "--out") -> Path:
+    """`path` as an output folder, checked before any work (and any spending) starts; nothing is created.
+
+    The nearest existing folder on the way must be a folder we may write into: a path below a regular
+    file, or in a read-only place, is one line naming the flag and the part of the path at fault."""
+    folder = Path(path)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UserError(f"{flag} {folder}: cannot make a folder there, {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {folder}: cannot write into {existing} (permission denied or read-only)")
+    return folder

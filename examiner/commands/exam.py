@@ -10,9 +10,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.commands.common import add_config_flags, output_dir, settings_from_args
 from examiner.judging.exam_judges import JUDGE_METHODS
-from examiner.errors import UserError
+from examiner.config import Settings
+from examiner.errors import ConfigError, UserError
 from examiner.core import rundir
 from examiner.core.records import RunInfo
 from examiner.exam.modes import MODES
@@ -74,13 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
     settings = settings_from_args(args)
-    overrides = {
-        "unit_mode": args.units, "cluster_size": args.cluster_size, "max_rounds": args.max_rounds,
-        "max_probes": args.max_probes, "seed": args.seed,
-    }
-    if any(value is not None and value < 1 for value in (args.cluster_size, args.max_rounds)):
-        raise UserError("--cluster-size and --max-rounds must be at least 1")
-    settings = settings.merged({"exam": {k: v for k, v in overrides.items() if v is not None}})
+    for path in args.paths:  # before anything is created: a typo must leave no run directory behind
+        if not Path(path).expanduser().exists():
+            raise UserError(f"corpus path does not exist: {path}")
+    settings = _with_exam_flags(settings, args)
     targets, judges = list(args.target), list(args.judge)
     if getattr(args, "simulate", False):
         targets = [f"sim-{t}" if f"sim-{t}" in settings.endpoints else t for t in targets]
@@ -90,6 +88,26 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
         judge_mode=args.judge_mode, judges=judges, jsonl_field=args.jsonl_field,
     )
     return request, settings
+
+
+EXAM_FLAGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
+              "max_probes": "max_probes", "seed": "seed"}
+"""Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...)."""
+
+
+def _with_exam_flags(settings: Settings, args: argparse.Namespace) -> Settings:
+    """The settings with the exam flags applied, each validated as config.yaml is (so `resume` accepts
+    exactly what `run` accepted); a bad value is one line naming its flag."""
+    for key, attribute in EXAM_FLAGS.items():
+        value = getattr(args, attribute)
+        if value is None:
+            continue
+        try:
+            settings = settings.merged({"exam": {key: value}})
+        except ConfigError as exc:
+            reason = str(exc).rpartition(f"exam.{key}: ")[2]
+            raise ConfigError(f"--{attribute.replace('_', '-')} {value}: {reason}") from None
+    return settings
 
 
 def summarise(info: RunInfo, run_dir: Path) -> None:
@@ -139,12 +157,15 @@ def _exit_code(info: RunInfo) -> int:
     if info.status == "failed":
         print(f"examiner: error: {info.stop_reason}", file=sys.stderr)
         return 2
-    return 3 if info.status == "budget_exhausted" else 0
+    if info.status == "budget_exhausted":
+        print(f"examiner: stopped: {info.stop_reason}; the records so far are kept", file=sys.stderr)
+        return 3
+    return 0
 
 
 def run_exam(args: argparse.Namespace) -> int:
     request, settings = _request(args)
-    run_dir = Path(args.out) if args.out else default_run_dir()
+    run_dir = output_dir(args.out) if args.out else default_run_dir()
     info = asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet))  # type: ignore[arg-type]
     summarise(info, run_dir)
     return _exit_code(info)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.commands.common import add_config_flags, output_dir, settings_from_args
 from examiner.config import Settings
 from examiner.errors import BudgetExhausted, UserError
 
@@ -109,6 +109,7 @@ def run_judge(args: argparse.Namespace) -> int:
     from examiner.judging.dataset import Requirements, load_rows
 
     settings = settings_from_args(args)
+    out = output_dir(args.out)
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be 1 or more, got {args.limit}")
     fields = FieldMap(id=args.id_field, instruction=args.instruction_field, output=args.output_field,
@@ -131,7 +132,6 @@ def run_judge(args: argparse.Namespace) -> int:
         print(f"examiner: skipped {s.message}", file=sys.stderr)
     if len(skipped) > 20:
         print(f"examiner: ... and {len(skipped) - 20} more skipped rows (see the report)", file=sys.stderr)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     judges = list(dict.fromkeys(args.judge))
     if len(judges) > 1 and args.method != "pairwise":
@@ -280,6 +280,7 @@ def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[d
 def run_judge_stats(args: argparse.Namespace) -> int:
     from examiner.judging.report import build_report, markdown, write_outputs
 
+    out = output_dir(args.out) if args.out else None
     records, skipped = read_judgments(args.judgments, args)
     for s in skipped[:20]:
         print(f"examiner: skipped {s['message']}", file=sys.stderr)
@@ -295,8 +296,8 @@ def run_judge_stats(args: argparse.Namespace) -> int:
     if not records:
         raise UserError(f"no usable judgments in {args.judgments} ({len(skipped)} skipped)")
     report = build_report("judge-stats", records, skipped, {"dataset": args.judgments}, labels=labels, teacher=teacher)
-    if args.out:
-        paths = write_outputs(Path(args.out), [], report)
+    if out is not None:
+        paths = write_outputs(out, [], report)
         print(markdown(report))
         for name, path in paths.items():
             print(f"{name}: {path}")

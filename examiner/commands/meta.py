@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.commands.common import add_config_flags, output_dir, settings_from_args
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
 
@@ -85,6 +85,7 @@ def run_meta_command(args: argparse.Namespace) -> int:
     if (args.data is None) == (args.exam is None):
         raise UserError("give either a data file (or llmbar:SUBSET) or --exam RUN_DIR")
     settings = settings_from_args(args)
+    out = output_dir(args.out)
     imported = []
     skipped = []
     if args.exam:
@@ -116,7 +117,6 @@ def run_meta_command(args: argparse.Namespace) -> int:
                         draws=args.draws, both_orders=args.both_orders, rules=args.rules, max_rounds=args.max_rounds,
                         statement_words=args.statement_words, shuffles=args.shuffles, bootstrap=args.bootstrap,
                         concurrency=args.concurrency, debater=args.debater)
-    out = Path(args.out)
     run = asyncio.run(run_meta(items, config, settings, out, imported=imported, skipped=skipped,
                                progress=lambda m: console.print(f"[dim]{m}[/dim]")))
     paths = write_reports(run, out)

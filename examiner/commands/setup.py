@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import time
-from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
 from rich.table import Table
 
-from examiner.commands.common import add_config_flags, settings_from_args
+from examiner.commands.common import add_config_flags, output_dir, settings_from_args
 from examiner.config import ROLES, Settings
 from examiner.errors import ConfigError, UserError
 
@@ -124,7 +124,8 @@ def run_doctor(args: argparse.Namespace) -> int:
     console.print(table)
     failed = [name for name, ok, _ in checks if not ok]
     if failed:
-        console.print(f"[red]{len(failed)} check(s) failed:[/red] {', '.join(failed)}")
+        print(f"examiner: error: {len(failed)} check(s) failed: {', '.join(failed)} (see the table above)",
+              file=sys.stderr)
         return 1
     return 0
 
@@ -155,9 +156,10 @@ def run_chat(args: argparse.Namespace) -> int:
     name, spec = settings.endpoint_for(args.as_role)
     if spec.api_key_env:
         spec.api_key()
+    run_dir = output_dir(args.run_dir, "--run-dir") if args.run_dir else None
 
     async def go() -> None:
-        async with Gateway(settings, run_dir=Path(args.run_dir) if args.run_dir else None) as gateway:
+        async with Gateway(settings, run_dir=run_dir) as gateway:
             result = await gateway.chat(
                 args.as_role, [{"role": "user", "content": args.prompt}], GenerationConfig(max_tokens=args.max_tokens),
                 CallContext(stage="chat"),

@@ -8,6 +8,7 @@ A run directory holds everything needed to resume: `request.json` (what was aske
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 import time
 import uuid
@@ -18,7 +19,7 @@ from typing import Any
 import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from examiner.config import Settings
+from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.errors import UserError
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
@@ -26,11 +27,14 @@ from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
+from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.vectors import EmbeddingCache, Embedder
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -153,14 +157,35 @@ async def start_exam(
 
 
 def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
-    """Settings and request saved in a run directory."""
+    """Settings and request saved in a run directory, checked as a resume needs them: a missing or
+    damaged request.json, config.yaml, run.json or checkpoints.sqlite is one UserError naming the file.
+    config.yaml goes through the same validation as `examiner run`'s settings."""
     run_dir = Path(run_dir)
+    request_file = run_dir / rundir.REQUEST
+    if not request_file.is_file():
+        raise UserError(f"{run_dir} is not an exam run directory (no {rundir.REQUEST})")
     try:
-        request = ExamRequest(**json.loads((run_dir / rundir.REQUEST).read_text(encoding="utf-8")))
-        data = yaml.safe_load((run_dir / rundir.CONFIG).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{run_dir} is not an exam run directory (no request.json / config.yaml)") from None
-    return Settings.model_validate(data), request
+        request = ExamRequest(**json.loads(request_file.read_bytes().decode("utf-8")))
+    except (ValueError, TypeError) as exc:  # not UTF-8, not JSON, or not the request's fields
+        raise UserError(f"{request_file} is damaged ({_first_line(exc)})") from None
+    config_file = run_dir / rundir.CONFIG
+    settings = validate_settings(read_settings_file(config_file), str(config_file))
+    info = RunStore(run_dir).read_info()
+    checkpoints = run_dir / rundir.CHECKPOINTS
+    if info.status != "completed" and settings.cache and not (run_dir / rundir.CACHE).is_file():
+        log.warning("%s is missing: replies paid for before will be requested (and paid) again",
+                    run_dir / rundir.CACHE)
+    if info.status != "completed":
+        set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
+        problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
+        if problem is not None:
+            raise UserError(f"{checkpoints} is {'missing' if problem == 'missing' else f'damaged ({problem})'}: "
+                            "the run cannot continue from its checkpoint; start it again with `examiner run`")
+    return settings, request
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
 
 
 async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool = True,

@@ -2,6 +2,10 @@
 
 A repeated request is answered from here at no cost. Concurrent identical requests share one HTTP call
 (in-flight de-duplication), so a burst of the same prompt is paid once. API keys never enter the key.
+
+A cache that fails SQLite's integrity check when opened is not trusted: it is moved aside to
+`cache.sqlite.damaged` (kept for inspection), one warning says so, and a fresh cache takes its place, so a
+damaged file costs repeated calls, never a crash or a wrong reply.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
+
+from examiner.core.sqlite_check import set_aside_if_damaged
 
 
 def cache_key(**parts: Any) -> str:
@@ -28,6 +34,7 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        set_aside_if_damaged(self.path, "earlier replies will be requested (and paid) again")
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")

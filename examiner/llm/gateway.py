@@ -48,6 +48,31 @@ class ModelCallError(Exception):
         self.attempts = attempts
 
 
+class NotAnOpenAIEndpoint(ConfigError):
+    """Every attempt of a call was answered with something that is not a chat completion in JSON (an HTML
+    page, plain text, other JSON): base_url points to a web page, a login portal or another API. One such
+    reply is retried like a torn one; when all are foreign, the command stops with one line naming the
+    endpoint and what it sent, since no retry or later call can fix it."""
+
+
+def _chat_completion(raw: Any) -> Any | None:
+    """The parsed chat completion of a raw 2xx reply, or None when the body is not one."""
+    try:
+        completion = raw.parse()
+    except ValueError:  # a body announced as JSON that does not parse
+        return None
+    return completion if isinstance(getattr(completion, "choices", None), list) else None
+
+
+def _foreign_reply(ep: "_Endpoint", raw: Any) -> str:
+    """What an endpoint sent instead of a chat completion: status, content type and the body's start."""
+    content_type = raw.headers.get("content-type") or "no content type"
+    body = " ".join(raw.http_response.text.split())[:60]
+    return (f"endpoint {ep.name} ({ep.base_url}) answered HTTP {raw.status_code} with {content_type}, not a "
+            f"chat completion in JSON (body starts {body!r}); is base_url the root of an OpenAI-compatible "
+            "API (e.g. http://host:8000/v1)?")
+
+
 @dataclass
 class Totals:
     """Running figures for live progress displays."""
@@ -373,9 +398,12 @@ class Gateway:
                     raw = await ep.client.chat.completions.with_raw_response.create(
                         model=spec.model, messages=messages, extra_headers=headers, **request
                     )
-                completion = raw.parse()
+                completion = _chat_completion(raw)
                 latency = time.perf_counter() - began
-                if not completion.choices:
+                if completion is None:
+                    attempts.append(Attempt("foreign", latency, detail=_foreign_reply(ep, raw)))
+                    wait = self._backoff(spec, number)
+                elif not completion.choices:
                     attempts.append(Attempt("empty", latency, detail="no choices in reply"))
                     wait = self._backoff(spec, number)
                 else:
@@ -410,6 +438,8 @@ class Gateway:
         summary = ", ".join(a.status for a in attempts)
         self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
                                 attempts=[a.__dict__ for a in attempts], cost_usd=0.0))
+        if all(a.status == "foreign" for a in attempts):
+            raise NotAnOpenAIEndpoint(attempts[-1].detail)
         raise ModelCallError(f"{ep.name}: no usable reply after {len(attempts)} attempts ({summary})", attempts)
 
     @staticmethod
@@ -509,4 +539,4 @@ def _short(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
-__all__ = ["Gateway", "ModelCallError", "BudgetExhausted", "Totals"]
+__all__ = ["Gateway", "ModelCallError", "NotAnOpenAIEndpoint", "BudgetExhausted", "Totals"]

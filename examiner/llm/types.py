@@ -26,7 +26,8 @@ class Attempt:
     """One HTTP attempt of a call: outcome and any wait before the next attempt."""
 
     status: str
-    """`ok`, an HTTP status code as text (`429`, `500`), `timeout`, `connection`, `empty` or `invalid`."""
+    """`ok`, an HTTP status code as text (`429`, `500`), `timeout`, `connection`, `empty`, `invalid` or
+    `foreign` (a 2xx reply that is not a chat completion, e.g. an HTML page)."""
     latency_s: float
     wait_s: float = 0.0
     detail: str = ""
