@@ -114,3 +114,16 @@ def test_environment_variable_raises_the_cap_on_resume(tmp_path: Path, monkeypat
     monkeypatch.setenv("EXAMINER_BUDGET_USD", "1")
     assert main(["resume", str(run_dir), "--quiet"]) == 0
     assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 1.0
+
+
+def test_stop_during_unit_extraction_continues_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget stop before the graph's first checkpoint (LLM unit extraction) is a budget stop like any
+    other: exit 3 with the message, and a resume with a larger cap runs the exam to the end."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(sim_settings(max_rounds=1, unit_mode="llm").model_dump(mode="json")), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    assert main(["run", *CORPUS, "--config", str(config), "--budget-usd", "0.0001", "--out", str(run_dir), "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert "budget exhausted during unit extraction in round 1" in err and "no knowledge units were made yet" in err
+    assert main(["resume", str(run_dir), "--budget-usd", "1", "--quiet"]) == 0
+    assert outcomes_of(run_dir)
