@@ -106,12 +106,14 @@ def test_budget_stopped_run_continues_with_a_larger_cap(tmp_path: Path, capsys: 
 
 
 def test_environment_variable_raises_the_cap_on_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """EXAMINER_BUDGET_USD is the cap of a resume as it is of a run (and is recorded for the next)."""
+    """EXAMINER_BUDGET_USD is the cap of a resume as it is of a run (and is recorded for the next); the
+    rest of a resume's settings come from the run, whatever else the environment says."""
     run_dir = tmp_path / "run"
     info = asyncio.run(start_exam(sim_settings().merged({"budget_usd": 0.02}), ExamRequest(list(CORPUS)), run_dir,
                                   quiet=True, report=False))
     assert info.status == "budget_exhausted"
     monkeypatch.setenv("EXAMINER_BUDGET_USD", "1")
+    monkeypatch.setenv("EXAMINER_ROLE_JUDGE", "an-endpoint-this-run-does-not-know")
     assert main(["resume", str(run_dir), "--quiet"]) == 0
     assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 1.0
 

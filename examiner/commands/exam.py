@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -13,9 +14,9 @@ from rich.console import Console
 from rich.table import Table
 
 from examiner.commands.common import add_config_flags, settings_from_args
-from examiner.config import load_settings
+from examiner.config import budget_from_env
 from examiner.judging.exam_judges import JUDGE_METHODS
-from examiner.errors import UserError
+from examiner.errors import ConfigError, UserError
 from examiner.core import rundir
 from examiner.core.records import RunInfo
 from examiner.exam.modes import MODES
@@ -181,8 +182,10 @@ def run_resume(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UserError(f"no run directory at {run_dir}")
-    # --budget-usd, else EXAMINER_BUDGET_USD (read and checked as `run` reads it), else the run's own cap.
-    budget = load_settings(None, budget_usd=args.budget_usd).budget_usd
+    # --budget-usd, else EXAMINER_BUDGET_USD, else the run's own cap (in config.yaml).
+    budget = args.budget_usd if args.budget_usd is not None else budget_from_env(os.environ)
+    if budget is not None and budget < 0:
+        raise ConfigError(f"budget must be zero or more dollars, got {budget}")
     info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget))
     summarise(info, run_dir)
     return _exit_code(info, run_dir)
