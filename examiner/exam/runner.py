@@ -90,18 +90,20 @@ async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[Any, dict[str
     """(graph input, checkpoint config) a resume continues with, or None when nothing is left to run.
 
     A run killed before its first checkpoint starts over; a killed run continues where its checkpoint
-    stands. A run the budget stopped went on to `finish`, so it continues from the last checkpoint
-    before the stop: the one whose next node is the node that ran out of money (every call that node
-    paid for is in the response cache)."""
+    stands: with a node still to run, or with a finished node's writes saved but not yet applied (a kill
+    between the two; LangGraph then reports no `next` node, but `tasks` still holds that node). A run
+    the budget stopped went on to `finish`, so it continues from the last checkpoint before the stop:
+    the one whose next node is the node that ran out of money (every call that node paid for is in the
+    response cache)."""
     snapshot = await app.aget_state(config)
     if not snapshot.values:
         return {}, config
-    if snapshot.next:
+    if snapshot.tasks:
         return None, config
     if snapshot.values.get("status") != "budget_exhausted":
         return None
     async for past in app.aget_state_history(config):
-        if past.next and past.values.get("status", "running") == "running":
+        if past.tasks and past.values.get("status", "running") == "running":
             return None, dict(config, configurable=past.config["configurable"])
     return None
 
