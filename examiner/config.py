@@ -269,6 +269,17 @@ def _describe(error: ValidationError) -> str:
     return f"{where}: {message}" if where != "config" else message
 
 
+def budget_from_env(env: Mapping[str, str]) -> float | None:
+    """EXAMINER_BUDGET_USD in dollars (None when unset): read on its own by `resume`, whose other
+    settings come from the run directory."""
+    if not env.get("EXAMINER_BUDGET_USD"):
+        return None
+    try:
+        return float(env["EXAMINER_BUDGET_USD"])
+    except ValueError:
+        raise ConfigError("EXAMINER_BUDGET_USD must be a number of dollars") from None
+
+
 def load_settings(
     path: str | Path | None = None,
     *,
@@ -285,11 +296,8 @@ def load_settings(
             roles[key.removeprefix("EXAMINER_ROLE_").lower()] = value
     roles.update(role_overrides or {})
     data["roles"] = roles
-    if env.get("EXAMINER_BUDGET_USD"):
-        try:
-            data["budget_usd"] = float(env["EXAMINER_BUDGET_USD"])
-        except ValueError:
-            raise ConfigError("EXAMINER_BUDGET_USD must be a number of dollars") from None
+    if (env_budget := budget_from_env(env)) is not None:
+        data["budget_usd"] = env_budget
     if budget_usd is not None:
         data["budget_usd"] = budget_usd
     if data.get("budget_usd") is not None and float(data["budget_usd"]) < 0:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -11,14 +14,15 @@ from rich.console import Console
 from rich.table import Table
 
 from examiner.commands.common import add_config_flags, output_dir, settings_from_args
+from examiner.config import Settings, budget_from_env
 from examiner.judging.exam_judges import JUDGE_METHODS
-from examiner.config import Settings
 from examiner.errors import ConfigError, UserError
 from examiner.core import rundir
 from examiner.core.records import RunInfo
 from examiner.exam.modes import MODES
 from examiner.exam.runner import (
     ExamRequest,
+    budget_stop,
     default_run_dir,
     estimate_exam,
     resume_exam,
@@ -57,8 +61,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress display")
     run.set_defaults(func=run_exam)
 
-    resume = sub.add_parser("resume", help="continue a killed exam run from its checkpoint")
+    resume = sub.add_parser("resume", help="continue a killed or budget-stopped exam run from its checkpoint")
     resume.add_argument("run_dir")
+    resume.add_argument("--budget-usd", type=float, metavar="X",
+                        help="the run's new spending cap, money already spent included (default: "
+                             "EXAMINER_BUDGET_USD, else the cap the run was started with)")
     resume.add_argument("--quiet", action="store_true")
     resume.set_defaults(func=run_resume)
 
@@ -152,15 +159,32 @@ def panel_table(panel: dict) -> Table:
     return table
 
 
-def _exit_code(info: RunInfo) -> int:
+def _exit_code(info: RunInfo, run_dir: Path) -> int:
     """0 completed, 3 budget stop (results kept), 2 failed (e.g. an endpoint unreachable; one clear line)."""
     if info.status == "failed":
         print(f"examiner: error: {info.stop_reason}", file=sys.stderr)
         return 2
     if info.status == "budget_exhausted":
-        print(f"examiner: stopped: {info.stop_reason}; the records so far are kept", file=sys.stderr)
+        print(budget_stop_message(run_dir), file=sys.stderr)
         return 3
     return 0
+
+
+def budget_stop_message(run_dir: Path) -> str:
+    """What a budget stop spent of the cap, what it left undone, and the command that continues it."""
+    stop = budget_stop(run_dir)
+    cap = "no" if stop.cap_usd is None else f"the ${stop.cap_usd:.4f}"
+    left = ", ".join(f"{n} of {stop.units} units not yet covered for {target}" for target, n in stop.uncovered.items())
+    # A suggestion, not a prediction: twice the cap, at least a cent above what was spent.
+    suggested = math.ceil(max(2 * (stop.cap_usd or 0.0), stop.spent_usd + 0.01) * 100) / 100
+    return "\n".join([
+        f"examiner: stopped: {stop.stage or 'budget exhausted'} in round {stop.round}: "
+        f"spent ${stop.spent_usd:.4f} of {cap} cap",
+        f"examiner: left undone: {left or 'every unit (no knowledge units were made yet)'}; "
+        "the records so far are kept",
+        f"examiner: to continue with a larger cap: examiner resume {shlex.quote(str(run_dir))} "
+        f"--budget-usd {suggested:.2f}",
+    ])
 
 
 def run_exam(args: argparse.Namespace) -> int:
@@ -168,16 +192,20 @@ def run_exam(args: argparse.Namespace) -> int:
     run_dir = output_dir(args.out) if args.out else default_run_dir()
     info = asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet))  # type: ignore[arg-type]
     summarise(info, run_dir)
-    return _exit_code(info)
+    return _exit_code(info, run_dir)
 
 
 def run_resume(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UserError(f"no run directory at {run_dir}")
-    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet))
+    # --budget-usd, else EXAMINER_BUDGET_USD, else the run's own cap (in config.yaml).
+    budget = args.budget_usd if args.budget_usd is not None else budget_from_env(os.environ)
+    if budget is not None and budget < 0:
+        raise ConfigError(f"budget must be zero or more dollars, got {budget}")
+    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget))
     summarise(info, run_dir)
-    return _exit_code(info)
+    return _exit_code(info, run_dir)
 
 
 def run_estimate(args: argparse.Namespace) -> int:

@@ -56,6 +56,8 @@ CACHE = "cache.sqlite"
 CHECKPOINTS = "checkpoints.sqlite"
 """LangGraph's checkpointer: where a killed exam resumes from."""
 EMBEDDINGS = "embeddings.sqlite"
+LOCK = "run.lock"
+"""Held (fcntl.flock) by the one process writing the run; holds that process's pid and start time."""
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
@@ -143,6 +145,12 @@ class RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.file(RUN_INFO), info.model_dump_json(indent=1))
 
+    def write_config(self, data: dict[str, Any]) -> None:
+        """Replace config.yaml atomically (a resume that raises the budget rewrites it while another
+        process may be reading it to learn that the run is in use)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        _write_atomic(self.file(CONFIG), yaml.safe_dump(data, sort_keys=False))
+
     def read_config(self) -> dict[str, Any]:
         """config.yaml as a mapping ({} when absent); invalid YAML is a one-line UserError."""
         file = self.file(CONFIG)
@@ -214,6 +222,6 @@ def _write_atomic(path: Path, text: str) -> None:
 
 __all__ = [
     "ANSWERS", "ASSESSMENTS", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
-    "JUDGMENTS", "LEDGER", "OUTCOMES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
+    "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
     "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]

@@ -3,6 +3,11 @@
 A run directory holds everything needed to resume: `request.json` (what was asked), `config.yaml`
 (the settings, API-key variable names only), `checkpoints.sqlite` (LangGraph's checkpointer) and
 `cache.sqlite` (responses), so `examiner resume RUN_DIR` continues without paying for a finished call.
+
+The budget belongs to the run: config.yaml records its cap, and a resumed process starts from the
+dollars the ledger says were already spent. A budget-stopped run is continued by resuming it with a
+larger cap: the graph goes back to the checkpoint before the node that ran out of money and runs it
+again, its paid calls answered by the cache. One process writes a run at a time (core/runlock.py).
 """
 
 from __future__ import annotations
@@ -20,18 +25,21 @@ import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from examiner.config import Settings, read_settings_file, validate_settings
-from examiner.errors import UserError
+from examiner.errors import BudgetExhausted, UserError
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
+from examiner.core.records import RunInfo, UnitOutcome
+from examiner.core.rundir import RunDir
+from examiner.core.runlock import hold_run_dir, refuse_if_in_use
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
-from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
+from examiner.llm.ledger import spent_usd
 from examiner.vectors import EmbeddingCache, Embedder
 
 log = logging.getLogger(__name__)
@@ -71,9 +79,7 @@ def _check_request(settings: Settings, request: ExamRequest) -> None:
 def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
     store = RunStore(run_dir)
     (run_dir / rundir.REQUEST).write_text(json.dumps(asdict(request), indent=1), encoding="utf-8")
-    (run_dir / rundir.CONFIG).write_text(
-        yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
-    )
+    store.run.write_config(settings.model_dump(mode="json"))
     if not (run_dir / rundir.RUN_INFO).exists():
         store.write_info(
             RunInfo(
@@ -84,9 +90,40 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
     return store
 
 
+async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+    """(graph input, checkpoint config) a resume continues with, or None when nothing is left to run.
+
+    A run killed before its first checkpoint starts over; a killed run continues where its checkpoint
+    stands: with a node still to run, or with a finished node's writes saved but not yet applied (a kill
+    between the two; LangGraph then reports no `next` node, but `tasks` still holds that node). A run
+    the budget stopped went on to `finish`, so it continues from the last checkpoint before the stop:
+    the one whose next node is the node that ran out of money (every call that node paid for is in the
+    response cache)."""
+    snapshot = await app.aget_state(config)
+    if not snapshot.values:
+        return {}, config
+    if snapshot.tasks:
+        return None, config
+    if snapshot.values.get("status") != "budget_exhausted":
+        return None
+    async for past in app.aget_state_history(config):
+        if past.tasks and past.values.get("status", "running") == "running":
+            return None, dict(config, configurable=past.config["configurable"])
+    return None
+
+
+def _reopen(store: RunStore) -> None:
+    """Mark a stopped run as running again, so a crash during the resume is recorded as `failed`."""
+    info = store.read_info()
+    if info.status != "running":
+        info.status, info.stop_reason = "running", ""
+        store.write_info(info)
+
+
 async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool) -> RunInfo:
     store = RunStore(run_dir)
-    async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
+    already_spent = spent_usd(store.run.read_ledger()) if resume else 0.0
+    async with Gateway(settings, run_dir, run_id=request.run_id, spent_usd=already_spent) as gateway:
         embed_cache = EmbeddingCache(run_dir / rundir.EMBEDDINGS)
         mode = MODES[request.mode]
         judge = exam_judge(gateway, method=request.judge_mode, reads_references=mode.reads_references,
@@ -102,16 +139,15 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
         try:
             async with AsyncSqliteSaver.from_conn_string(str(run_dir / rundir.CHECKPOINTS)) as saver:
                 app = graph.compile(checkpointer=saver)
-                if resume:
-                    snapshot = await app.aget_state(config)
-                    if not snapshot.next:
-                        if snapshot.values:
-                            return store.read_info()
-                        await app.ainvoke({}, config)
-                    else:
-                        await app.ainvoke(None, config)
-                else:
-                    await app.ainvoke({}, config)
+                start = await _resume_point(app, config) if resume else ({}, config)
+                if start is None:
+                    return store.read_info()
+                _reopen(store)
+                await app.ainvoke(*start)
+        except BudgetExhausted as exc:  # a stop before the first checkpoint (unit extraction)
+            info = store.read_info()
+            info.status, info.stop_reason = "budget_exhausted", str(exc)
+            store.write_info(info)
         except BaseException as exc:
             info = store.read_info()
             if info.status == "running":
@@ -137,10 +173,9 @@ def build_reports(run_dir: Path) -> dict[str, Path]:
 async def start_exam(
     settings: Settings, request: ExamRequest, run_dir: str | Path, *, quiet: bool = False, report: bool = True
 ) -> RunInfo:
-    """Run a new exam into `run_dir` (which must be new or empty)."""
+    """Run a new exam into `run_dir` (which must be new or empty), holding the run directory's lock."""
     run_dir = Path(run_dir)
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise UserError(f"run directory {run_dir} is not empty (use `examiner resume {run_dir}` to continue it)")
+    _refuse_non_empty(run_dir)
     if not request.targets:
         request.targets = [settings.roles["candidate"]]
     request.judges = request.judges or list(settings.judge_panel)
@@ -149,11 +184,20 @@ async def start_exam(
     _check_request(settings, request)
     request.run_id = request.run_id or uuid.uuid4().hex[:12]
     run_dir.mkdir(parents=True, exist_ok=True)
-    _write_start(run_dir, settings, request)
-    info = await _drive(run_dir, settings, request, resume=False, quiet=quiet)
-    if report:
-        build_reports(run_dir)
+    with hold_run_dir(run_dir):
+        _refuse_non_empty(run_dir)  # another `run` may have filled it between the check and the lock
+        _write_start(run_dir, settings, request)
+        info = await _drive(run_dir, settings, request, resume=False, quiet=quiet)
+        if report:
+            build_reports(run_dir)
     return info
+
+
+def _refuse_non_empty(run_dir: Path) -> None:
+    """A new run needs an empty directory (its lock file aside); a live run in it is named as such."""
+    if run_dir.is_dir() and any(p.name != rundir.LOCK for p in run_dir.iterdir()):
+        refuse_if_in_use(run_dir)
+        raise UserError(f"run directory {run_dir} is not empty (use `examiner resume {run_dir}` to continue it)")
 
 
 def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
@@ -190,20 +234,52 @@ def _first_line(exc: BaseException) -> str:
 
 async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool = True,
                       budget_usd: float | None = None) -> RunInfo:
-    """Continue a killed run from its last checkpoint (a finished run only gets its reports rebuilt)."""
+    """Continue a killed or budget-stopped run from its checkpoint, holding the run directory's lock
+    (a finished run only gets its reports rebuilt).
+
+    `budget_usd` replaces the run's cap and is recorded in config.yaml, so a later resume keeps it;
+    money spent before counts against it either way."""
     run_dir = Path(run_dir)
     settings, request = load_run(run_dir)
-    if budget_usd is not None:
-        settings = settings.merged({"budget_usd": budget_usd})
-    info = RunStore(run_dir).read_info()
-    if info.status in ("completed", "budget_exhausted"):
+    with hold_run_dir(run_dir):
+        if budget_usd is not None and budget_usd != settings.budget_usd:
+            settings = settings.merged({"budget_usd": budget_usd})
+            RunDir(run_dir).write_config(settings.model_dump(mode="json"))
+        info = RunStore(run_dir).read_info()
+        if info.status != "completed":
+            info = await _drive(run_dir, settings, request, resume=True, quiet=quiet)
         if report:
             build_reports(run_dir)
-        return info
-    info = await _drive(run_dir, settings, request, resume=True, quiet=quiet)
-    if report:
-        build_reports(run_dir)
     return info
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """What a budget-stopped run spent and left undone, for the message that tells how to continue."""
+
+    spent_usd: float
+    cap_usd: float | None
+    stage: str
+    round: int
+    """The round the stop interrupted (1-based)."""
+    units: int
+    uncovered: dict[str, int]
+    """Per target: units left in the pool, not yet covered."""
+
+
+def budget_stop(run_dir: str | Path) -> BudgetStop:
+    """Read a stopped run's figures back from its directory: ledger, config.yaml, run.json, outcomes."""
+    run = RunDir(run_dir)
+    info = run.read_info()
+    cap = run.read_config().get("budget_usd")
+    uncovered: dict[str, int] = {}
+    for outcome in run.records(UnitOutcome).values():
+        uncovered[outcome.target] = uncovered.get(outcome.target, 0) + (outcome.status == "uncovered")
+    return BudgetStop(
+        spent_usd=spent_usd(run.read_ledger()), cap_usd=None if cap is None else float(cap),
+        stage=info.stop_reason, round=max((r.round for r in info.rounds), default=0) + 1,
+        units=info.units, uncovered=uncovered,
+    )
 
 
 async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool = True) -> dict[str, Any]:
@@ -231,4 +307,5 @@ def default_run_dir() -> Path:
     return Path("runs") / time.strftime("exam-%Y%m%d-%H%M%S")
 
 
-__all__ = ["ExamRequest", "start_exam", "resume_exam", "estimate_exam", "build_reports", "load_run"]
+__all__ = ["BudgetStop", "ExamRequest", "budget_stop", "start_exam", "resume_exam", "estimate_exam", "build_reports",
+           "load_run"]

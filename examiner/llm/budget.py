@@ -3,6 +3,9 @@
 The estimate is the tiktoken prompt count plus max_tokens (times n) at the endpoint's prices. A call is
 refused when spent + reserved + estimate would pass the limit, so concurrent calls can never together
 overshoot it; after the call its reservation is replaced by the real cost.
+
+The limit is the run's, not the process's: a resumed run starts with `spent_usd` read back from its
+ledger (examiner.llm.ledger.spent_usd), so a kill and a resume cannot spend the cap twice.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from examiner.errors import BudgetExhausted
 
 @dataclass
 class Budget:
-    """Dollars allowed (None = unlimited), dollars spent, dollars reserved by calls in flight."""
+    """Dollars allowed (None = unlimited), dollars spent (by this run, earlier processes included),
+    dollars reserved by calls in flight."""
 
     limit_usd: float | None = None
     spent_usd: float = 0.0

@@ -139,9 +139,12 @@ class Gateway:
         *,
         cache: bool | None = None,
         budget_usd: float | None = None,
+        spent_usd: float = 0.0,
         max_repairs: int = 2,
         run_id: str = "",
     ) -> None:
+        """`budget_usd` (default: the settings') caps the run's spending; `spent_usd` is what earlier
+        processes of the same run already spent (a resume), which counts against that cap."""
         self.settings = settings
         self.run_dir = Path(run_dir) if run_dir else None
         use_cache = settings.cache if cache is None else cache
@@ -150,7 +153,7 @@ class Gateway:
         limit = budget_usd if budget_usd is not None else settings.budget_usd
         if limit is not None and limit < 0:
             raise ConfigError(f"budget must be zero or more dollars, got {limit}")
-        self.budget = Budget(limit)
+        self.budget = Budget(limit, spent_usd=spent_usd)
         self.max_repairs = max_repairs
         self.run_id = run_id
         self.totals = Totals()

@@ -48,6 +48,12 @@ def read_ledger(path: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(path).rows
 
 
+def spent_usd(records: Iterable[dict[str, Any]]) -> float:
+    """Dollars the records were billed (cache hits and failed requests cost nothing): what a resumed
+    run has already spent of its budget."""
+    return sum(float(r.get("cost_usd", 0.0)) for r in records if not r.get("cache_hit"))
+
+
 @dataclass
 class CostRow:
     """Totals for one group of ledger records."""

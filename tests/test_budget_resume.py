@@ -1,0 +1,131 @@
+"""The budget belongs to the run: it holds across kill -9 and resume, and a budget-stopped run can be
+continued with a larger cap to the same outcomes as an uninterrupted run, paying no request twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from test_exam import outcomes_of, sim_settings
+
+from examiner.cli import main
+from examiner.config import Settings
+from examiner.core import rundir
+from examiner.exam.runner import ExamRequest, resume_exam, start_exam
+from examiner.llm.ledger import read_ledger, spent_usd
+
+CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]]
+"""About 20 knowledge units: an uninterrupted simulated exam of them costs about $0.10."""
+
+
+def paid_bodies(run_dir: Path) -> list[str]:
+    """One entry per billed request: the simulated server's request id without its repeat counter, so
+    the same request body sent twice shows up twice."""
+    return [r["request_id"].rsplit("-", 1)[0] for r in read_ledger(run_dir / rundir.LEDGER)
+            if r.get("outcome", "ok") == "ok" and not r.get("cache_hit")]
+
+
+def spent(run_dir: Path) -> float:
+    return spent_usd(read_ledger(run_dir / rundir.LEDGER))
+
+
+def start_killed_run(settings: Settings, tmp_path: Path, *, kill_at_usd: float) -> Path:
+    """`examiner run` in a subprocess, killed with SIGKILL once its ledger shows `kill_at_usd` spent."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(settings.model_dump(mode="json")), encoding="utf-8")
+    run_dir = tmp_path / "killed"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "examiner.cli", "run", *CORPUS, "--config", str(config), "--out", str(run_dir), "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if (run_dir / rundir.LEDGER).exists() and spent(run_dir) >= kill_at_usd:
+            break
+        time.sleep(0.01)
+    assert process.poll() is None, "the run finished before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return run_dir
+
+
+async def test_cap_holds_across_kill_and_resume(tmp_path: Path) -> None:
+    """Killed at about a third of its cap and resumed: the resumed process counts what was spent, so
+    the run as a whole stays under the cap (calls in flight at the kill died unanswered with the
+    in-process simulated server, so nothing unrecorded was paid)."""
+    cap = 0.07
+    killed = start_killed_run(sim_settings(latency=0.03).merged({"budget_usd": cap}), tmp_path, kill_at_usd=0.025)
+    before = spent(killed)
+    assert 0.025 <= before < cap
+
+    info = await resume_exam(killed, quiet=True, report=False)
+    assert info.status == "budget_exhausted", info.stop_reason
+    assert before < spent(killed) <= cap
+
+
+def test_budget_stopped_run_continues_with_a_larger_cap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget stop names what was spent and left undone and the command that continues it; that
+    command finishes the exam with the outcomes of an uninterrupted run, and no request is paid twice."""
+    reference = tmp_path / "reference"
+    asyncio.run(start_exam(sim_settings(), ExamRequest(list(CORPUS), run_id="fixed"), reference, quiet=True, report=False))
+
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(sim_settings().model_dump(mode="json")), encoding="utf-8")
+    run_dir = tmp_path / "stopped"
+    code = main(["run", *CORPUS, "--config", str(config), "--budget-usd", "0.04", "--out", str(run_dir), "--quiet"])
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "of the $0.0400 cap" in err and "units not yet covered" in err and "in round 1" in err
+    continuation = f"examiner resume {run_dir} --budget-usd 0.08"
+    assert continuation in err
+    assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 0.04
+    stopped_at = spent(run_dir)
+    assert 0 < stopped_at <= 0.04
+
+    assert main(["resume", str(run_dir), "--quiet"]) == 3, "the same cap stops the run again"
+    assert spent(run_dir) <= 0.04
+
+    assert main(continuation.split()[1:] + ["--quiet"]) == 3, "$0.08 is still short of the whole exam"
+    assert spent(run_dir) <= 0.08
+    assert main(["resume", str(run_dir), "--budget-usd", "1", "--quiet"]) == 0
+    assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 1.0
+
+    expected = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(reference).items()}
+    assert {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(run_dir).items()} == expected
+    paid = paid_bodies(run_dir)
+    assert len(paid) == len(set(paid)), "a request was paid twice"
+    assert sorted(paid) == sorted(paid_bodies(reference))
+    assert spent(run_dir) == pytest.approx(spent(reference))
+
+
+def test_environment_variable_raises_the_cap_on_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EXAMINER_BUDGET_USD is the cap of a resume as it is of a run (and is recorded for the next); the
+    rest of a resume's settings come from the run, whatever else the environment says."""
+    run_dir = tmp_path / "run"
+    info = asyncio.run(start_exam(sim_settings().merged({"budget_usd": 0.02}), ExamRequest(list(CORPUS)), run_dir,
+                                  quiet=True, report=False))
+    assert info.status == "budget_exhausted"
+    monkeypatch.setenv("EXAMINER_BUDGET_USD", "1")
+    monkeypatch.setenv("EXAMINER_ROLE_JUDGE", "an-endpoint-this-run-does-not-know")
+    assert main(["resume", str(run_dir), "--quiet"]) == 0
+    assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 1.0
+
+
+def test_stop_during_unit_extraction_continues_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget stop before the graph's first checkpoint (LLM unit extraction) is a budget stop like any
+    other: exit 3 with the message, and a resume with a larger cap runs the exam to the end."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(sim_settings(max_rounds=1, unit_mode="llm").model_dump(mode="json")), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    assert main(["run", *CORPUS, "--config", str(config), "--budget-usd", "0.0001", "--out", str(run_dir), "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert "budget exhausted during unit extraction in round 1" in err and "no knowledge units were made yet" in err
+    assert main(["resume", str(run_dir), "--budget-usd", "1", "--quiet"]) == 0
+    assert outcomes_of(run_dir)
