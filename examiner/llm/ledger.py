@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -49,39 +49,49 @@ def read_ledger(path: str | Path) -> list[dict[str, Any]]:
 
 
 @dataclass
-class CostRow:
-    """Totals for one group of ledger records."""
+class Usage:
+    """Calls, tokens and dollars; cache hits are counted apart and add nothing else (they cost nothing).
 
-    key: tuple[Any, ...]
+    One type for the gateway's running totals and the ledger's cost tables, so both count alike.
+    """
+
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
-    latency_s: float = 0.0
+
+    def add(self, *, cache_hit: bool, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        """Count one answered request."""
+        if cache_hit:
+            self.cache_hits += 1
+            return
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.cost_usd += cost_usd
+
+    def counters(self) -> dict[str, Any]:
+        """The counters as a mapping, in field order."""
+        return {f.name: getattr(self, f.name) for f in fields(Usage)}
+
+
+@dataclass
+class CostRow(Usage):
+    """Totals for one group of ledger records."""
+
+    key: tuple[Any, ...] = ()
     unit_ids: set[str] = field(default_factory=set)
 
-    def add(self, record: dict[str, Any]) -> None:
-        if record.get("cache_hit"):
-            self.cache_hits += 1
-        else:
-            self.calls += 1
-            self.prompt_tokens += int(record.get("prompt_tokens", 0))
-            self.completion_tokens += int(record.get("completion_tokens", 0))
-            self.cost_usd += float(record.get("cost_usd", 0.0))
-            self.latency_s += float(record.get("latency_s", 0.0))
+    def add_record(self, record: dict[str, Any]) -> None:
+        self.add(cache_hit=bool(record.get("cache_hit")), prompt_tokens=int(record.get("prompt_tokens", 0)),
+                 completion_tokens=int(record.get("completion_tokens", 0)),
+                 cost_usd=float(record.get("cost_usd", 0.0)))
         self.unit_ids.update(record.get("unit_ids") or ())
 
     def as_dict(self, names: tuple[str, ...]) -> dict[str, Any]:
         row = dict(zip(names, self.key))
-        row.update(
-            calls=self.calls,
-            cache_hits=self.cache_hits,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost_usd=round(self.cost_usd, 8),
-            units=len(self.unit_ids),
-        )
+        row.update(self.counters(), cost_usd=round(self.cost_usd, 8), units=len(self.unit_ids))
         return row
 
 
@@ -90,7 +100,7 @@ def aggregate(records: Iterable[dict[str, Any]], by: tuple[str, ...] = ("role",)
     rows: dict[tuple[Any, ...], CostRow] = {}
     for record in records:
         key = tuple(record.get(name, "") for name in by)
-        rows.setdefault(key, CostRow(key)).add(record)
+        rows.setdefault(key, CostRow(key=key)).add_record(record)
     return [rows[key].as_dict(by) for key in sorted(rows, key=lambda k: tuple(str(p) for p in k))]
 
 
