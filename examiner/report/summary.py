@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from examiner.core.contract import agreement_with_panel
+from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.llm.ledger import aggregate
-from examiner.report.store import COVERING, RunData
+from examiner.report.store import RunData
 from examiner.stats import bootstrap_ci, sample_level, weighted_ratio
 
 QTYPES = ("who", "what", "when", "where", "why", "how", "other")
