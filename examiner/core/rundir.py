@@ -164,7 +164,7 @@ class RunDir:
             repair_tail(path)
         append_jsonl(path, (record.model_dump_json() for record in records))
 
-    # --- run.json, config.yaml ---------------------------------------------------------------------
+    # --- run.json, request.json, config.yaml ---------------------------------------------------------------------
 
     def read_info(self) -> RunInfo:
         """run.json; a missing or invalid one is a one-line UserError."""
@@ -181,6 +181,18 @@ class RunDir:
         """Replace run.json atomically (a kill mid-write leaves the previous one)."""
         self.path.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.file(RUN_INFO), info.model_dump_json(indent=1))
+
+    def write_request(self, request: dict[str, Any], config: dict[str, Any]) -> None:
+        """request.json (what was asked) and config.yaml (the settings used): what a resume starts from."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.file(REQUEST).write_text(json.dumps(request, indent=1), encoding="utf-8")
+        self.file(CONFIG).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+
+    def read_request(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(request.json, config.yaml) of an exam run; a missing one is a one-line UserError."""
+        if not (self.file(REQUEST).is_file() and self.file(CONFIG).is_file()):
+            raise UserError(f"{self.path} is not an exam run directory (no {REQUEST} / {CONFIG})")
+        return json.loads(self.file(REQUEST).read_text(encoding="utf-8")), self.read_config()
 
     def read_config(self) -> dict[str, Any]:
         """config.yaml as a mapping ({} when absent); invalid YAML is a one-line UserError."""

@@ -7,7 +7,6 @@ A run directory holds everything needed to resume: `request.json` (what was aske
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 import uuid
@@ -15,7 +14,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from examiner.config import Settings
@@ -26,6 +24,7 @@ from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
+from examiner.core.rundir import RunDir
 from examiner.core.records import RunInfo
 from examiner.exam.store import RunStore
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
@@ -66,10 +65,7 @@ def _check_request(settings: Settings, request: ExamRequest) -> None:
 
 def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
     store = RunStore(run_dir)
-    (run_dir / rundir.REQUEST).write_text(json.dumps(asdict(request), indent=1), encoding="utf-8")
-    (run_dir / rundir.CONFIG).write_text(
-        yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
-    )
+    store.run.write_request(asdict(request), settings.model_dump(mode="json"))
     if not (run_dir / rundir.RUN_INFO).exists():
         store.write_info(
             RunInfo(
@@ -154,13 +150,8 @@ async def start_exam(
 
 def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
     """Settings and request saved in a run directory."""
-    run_dir = Path(run_dir)
-    try:
-        request = ExamRequest(**json.loads((run_dir / rundir.REQUEST).read_text(encoding="utf-8")))
-        data = yaml.safe_load((run_dir / rundir.CONFIG).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{run_dir} is not an exam run directory (no request.json / config.yaml)") from None
-    return Settings.model_validate(data), request
+    request, config = RunDir(run_dir).read_request()
+    return Settings.model_validate(config), ExamRequest(**request)
 
 
 async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool = True,
@@ -183,7 +174,7 @@ async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool 
 
 async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool = True) -> dict[str, Any]:
     """Run the exam against the simulated backend (prices of the configured endpoints) in a scratch dir."""
-    from examiner.llm.ledger import aggregate, read_ledger
+    from examiner.llm.ledger import aggregate, answered
 
     simulated = settings.simulated()
     sim_request = ExamRequest(**{**asdict(request), "run_id": "estimate"})
@@ -192,7 +183,7 @@ async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool
     with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
         run_dir = Path(scratch) / "run"
         info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
-        records = [r for r in read_ledger(run_dir / rundir.LEDGER) if r.get("outcome", "ok") == "ok"]
+        records = answered(RunDir(run_dir).read_ledger())
         by_role = aggregate(records, by=("role",))
         total = aggregate(records, by=())[0] if records else {}
         clusters = sum(r.clusters for r in info.rounds)

@@ -48,6 +48,11 @@ def read_ledger(path: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(path).rows
 
 
+def answered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of requests that got a reply: a failed request is in the ledger too, with no usage."""
+    return [r for r in records if r.get("outcome", "ok") == "ok"]
+
+
 @dataclass
 class Usage:
     """Calls, tokens and dollars; cache hits are counted apart and add nothing else (they cost nothing).

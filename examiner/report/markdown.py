@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from examiner.report.writer import cell
+
 PER_CLUSTER_ROWS = 40
 """Per-cluster tables are cut here in the Markdown/HTML (report.json keeps them all)."""
 
@@ -20,16 +22,12 @@ def with_ci(est: dict[str, Any]) -> str:
     return f"{pct(est['value'])} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
 
 
-def num(x: float | None, digits: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
-
-
 def table(header: list[str], rows: list[list[Any]]) -> str:
-    def cell(v: Any) -> str:
+    def escaped(v: Any) -> str:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(escaped(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -48,18 +46,19 @@ COST_HEADER = ["stage", "#questions", "API calls / unit", "input + output tokens
                "calls", "cache hits", "dollars"]
 
 
+def per_unit_cells(r: dict[str, Any]) -> list[Any]:
+    """The cells every cost table ends with (GROUP_TAIL): per-unit figures, then the group's totals."""
+    return [cell(r["calls_per_unit"], 2), f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}",
+            cell(r["cents_per_unit"], 3), r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"]
+
+
 def cost_rows(cost: dict[str, Any]) -> list[list[Any]]:
     """Rows of the paper-layout table: question generation, judging, their total, the candidate beside."""
-    return [[r["stage"], r["questions"], num(r["calls_per_unit"]),
-             f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}",
-             num(r["cents_per_unit"], 3), r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"]
-            for r in cost["paper"]]
+    return [[r["stage"], r["questions"], *per_unit_cells(r)] for r in cost["paper"]]
 
 
 def group_rows(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[list[Any]]:
-    return [[*(r[k] for k in keys), num(r["calls_per_unit"]),
-             f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}", num(r["cents_per_unit"], 3),
-             r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"] for r in rows]
+    return [[*(r[k] for k in keys), *per_unit_cells(r)] for r in rows]
 
 
 GROUP_TAIL = ["API calls / unit", "input + output tokens / unit", "cents / unit", "calls", "cache hits", "dollars"]
@@ -83,9 +82,9 @@ def baseline_rows(summary: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for name, t in summary["targets"].items():
         b = t["baselines"]
-        rows.append([name, b["answers"], num(b["bleu"]["mean"]), num(b["bleu"]["pearson"]),
-                     num(b["bleu"]["spearman"]), num(b["embedding_similarity"]["mean"], 3),
-                     num(b["embedding_similarity"]["pearson"]), num(b["embedding_similarity"]["spearman"])])
+        rows.append([name, b["answers"], cell(b["bleu"]["mean"], 2), cell(b["bleu"]["pearson"], 2),
+                     cell(b["bleu"]["spearman"], 2), cell(b["embedding_similarity"]["mean"], 3),
+                     cell(b["embedding_similarity"]["pearson"], 2), cell(b["embedding_similarity"]["spearman"], 2)])
     return rows
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from examiner.core.contract import agreement_with_panel
 from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
-from examiner.llm.ledger import aggregate
+from examiner.llm.ledger import Usage, aggregate, answered
 from examiner.report.store import RunData
 from examiner.stats import bootstrap_ci, sample_level, weighted_ratio
 
@@ -152,8 +152,7 @@ def _per_unit(row: dict[str, Any], units: int) -> dict[str, Any]:
 
 def _total(records: list[dict[str, Any]]) -> dict[str, Any]:
     rows = aggregate(records, by=())
-    return rows[0] if rows else {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                 "cost_usd": 0.0}
+    return rows[0] if rows else Usage().counters()
 
 
 JUDGING_ROLES = ("judge", "reviser", "geval")
@@ -166,7 +165,7 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     Units are all units of the corpus (the paper divides by the KUs examined, not the KUs covered).
     Calls are billed requests; cache hits are counted apart and cost nothing.
     """
-    ok = [r for r in run.ledger if r.get("outcome", "ok") == "ok"]
+    ok = answered(run.ledger)
     failed = len(run.ledger) - len(ok)
     units = run.n_units
     qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
@@ -333,7 +332,7 @@ def counts(run: RunData) -> dict[str, Any]:
         "ignored_verdicts": info.ignored_verdicts,
         "dropped_targets": dropped,
         "questions_without_targets": sum(1 for q in run.questions.values() if q.status == "no_targets"),
-        "failed_requests": sum(1 for r in run.ledger if r.get("outcome", "ok") != "ok"),
+        "failed_requests": len(run.ledger) - len(answered(run.ledger)),
         "unreadable_record_lines": dict(run.unreadable_lines),
     }
 
