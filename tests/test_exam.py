@@ -46,14 +46,6 @@ def medical_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("small")
-    for source in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]:
-        (folder / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
-    return folder
-
-
 def outcomes_of(run_dir: Path) -> dict[str, UnitOutcome]:
     return RunStore(run_dir).all(UnitOutcome)
 

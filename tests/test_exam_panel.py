@@ -35,14 +35,6 @@ def panel_settings() -> Settings:
     return Settings(endpoints=endpoints, roles=roles, exam=ExamSettings(max_rounds=2))
 
 
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("small")
-    for source in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]:
-        (folder / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
-    return folder
-
-
 def majority_type(members: dict[str, str]) -> str:
     """The panel rule written out again: most given label; a tie or no label is unscored."""
     votes = Counter(t for t in members.values() if t != "unscored").most_common()

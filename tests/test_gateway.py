@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from examiner.config import EndpointSpec, ExamSettings, Settings
 from examiner.errors import BudgetExhausted, ConfigError
-from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError, Unparseable
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig, ModelCallError, Unparseable
 from examiner.llm.ledger import aggregate, read_ledger
 from examiner.simulator import SimRequest, SimulatedServer, register_behaviour
 from examiner.llm.structured import extract_json, parse_structured
@@ -88,21 +88,24 @@ async def test_server_errors_recovered_when_intermittent(server, tmp_path: Path)
     assert all(r.text for r in results)
 
 
-async def test_malformed_json_is_repaired(server, tmp_path: Path) -> None:
-    url = server(faults={"malformed_json": 1.0})
+async def ask_question_under(fault: str, server, tmp_path: Path) -> tuple[CallResult[Question], Gateway]:
+    """One structured question call to a server that injects `fault` into every reply."""
+    url = server(faults={fault: 1.0})
     async with Gateway(settings_for(url), tmp_path) as gw:
         result = await gw.chat("examiner", QUESTION_PROMPT, GenerationConfig(max_tokens=200), CallContext(stage="question"),
                                schema=Question)
+    return result, gw
+
+
+async def test_malformed_json_is_repaired(server, tmp_path: Path) -> None:
+    result, _ = await ask_question_under("malformed_json", server, tmp_path)
     assert isinstance(result.parsed, Question)
     assert set(result.parsed.target) <= {f"u{i}" for i in range(5)}
 
 
 async def test_truncated_json_is_unparseable_with_raw_text(server, tmp_path: Path) -> None:
     # Guards: closing a cut-off JSON object would invent a complete-looking answer.
-    url = server(faults={"truncated_json": 1.0})
-    async with Gateway(settings_for(url), tmp_path) as gw:
-        result = await gw.chat("examiner", QUESTION_PROMPT, GenerationConfig(max_tokens=200), CallContext(stage="question"),
-                               schema=Question)
+    result, gw = await ask_question_under("truncated_json", server, tmp_path)
     assert isinstance(result.parsed, Unparseable)
     assert result.parsed.raw and "cut off" in result.parsed.error
     assert gw.totals.unparseable == 1
