@@ -52,6 +52,12 @@ def ratio_ci(groups: dict[str, list[tuple[float, float]]], seed: int = 0) -> dic
             "clusters": ci.n_clusters}
 
 
+def accuracy_of(labels: Counter[str]) -> dict[str, Any]:
+    """correct, incorrect and accuracy = correct / (correct + incorrect), None when neither was given."""
+    c, i = labels["correct"], labels["incorrect"]
+    return {"correct": c, "incorrect": i, "accuracy": c / (c + i) if c + i else None}
+
+
 def _cluster_key(outcome: UnitOutcome) -> str:
     # A unit never clustered (stopped early) is its own cluster: resampling it alone is the honest choice.
     return outcome.cluster_id or f"unit:{outcome.unit_id}"
@@ -86,17 +92,10 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
             per_cluster[_cluster_key(o)][o.status] += 1
             per_qtype.setdefault(qtype_of(run, o), Counter())[o.status] += 1
     rounds_of = run.cluster_of()
-    cluster_rows = []
-    for cid, counts in per_cluster.items():
-        c, i = counts["correct"], counts["incorrect"]
-        cluster_rows.append({"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], "correct": c,
-                             "incorrect": i, "accuracy": c / (c + i)})
+    cluster_rows = [{"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], **accuracy_of(counts)}
+                    for cid, counts in per_cluster.items()]
     cluster_rows.sort(key=lambda r: (r["round"] if r["round"] is not None else 10**9, r["cluster"]))
-    qtype_rows = []
-    for qtype, counts in per_qtype.items():
-        c, i = counts["correct"], counts["incorrect"]
-        qtype_rows.append({"qtype": qtype, "correct": c, "incorrect": i,
-                           "accuracy": c / (c + i) if c + i else None})
+    qtype_rows = [{"qtype": qtype, **accuracy_of(counts)} for qtype, counts in per_qtype.items()]
     return {
         "target": target,
         "units": len(outcomes),
@@ -205,10 +204,9 @@ def baselines(run: RunData, target: str) -> dict[str, Any]:
         pairs = []
         for a in answers:
             score = getattr(a, name)
-            counts = verdicts_of.get(a.id, Counter())
-            covered = counts["correct"] + counts["incorrect"]
-            if score is not None and covered:
-                pairs.append((float(score), counts["correct"] / covered))
+            share = accuracy_of(verdicts_of.get(a.id, Counter()))["accuracy"]
+            if score is not None and share is not None:
+                pairs.append((float(score), share))
         corr = sample_level([p[0] for p in pairs], [p[1] for p in pairs]) if pairs else None
         out[name] = {
             "mean": float(np.mean(values)) if values else None,
