@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable
 
-from examiner.core.jsonl import read_jsonl, repair_tail
+from examiner.core.jsonl import repair_tail
 
 
 class Ledger:
@@ -41,11 +41,6 @@ class Ledger:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-
-
-def read_ledger(path: str | Path) -> list[dict[str, Any]]:
-    """All records of a ledger file (a torn last line, from a killed run, is left out)."""
-    return read_jsonl(path).rows
 
 
 def answered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
