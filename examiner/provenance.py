@@ -105,6 +105,19 @@ def _pred(graph: nx.DiGraph, node: str, edge_type: str) -> str | None:
     return None
 
 
+def _walk_back(graph: nx.DiGraph, node: str, edge_types: tuple[str, ...]) -> list[str]:
+    """The nodes reached from `node` by following each edge type backwards in turn, stopping at the
+    first link the graph lacks."""
+    path: list[str] = []
+    for edge_type in edge_types:
+        found = _pred(graph, node, edge_type)
+        if found is None:
+            break
+        path.append(found)
+        node = found
+    return path
+
+
 def trace(graph: nx.DiGraph, verdict_id: str) -> list[dict[str, Any]]:
     """The chain verdict -> answer -> question -> unit -> passage -> document, as node attribute dicts.
 
@@ -115,21 +128,8 @@ def trace(graph: nx.DiGraph, verdict_id: str) -> list[dict[str, Any]]:
     if node not in graph:
         raise KeyError(f"no verdict {verdict_id} in the provenance graph")
     chain = [node]
-    answer = _pred(graph, node, "judged_as")
-    if answer:
-        chain.append(answer)
-        question = _pred(graph, answer, "answered_by")
-        if question:
-            chain.append(question)
-    unit = _pred(graph, node, "about")
-    if unit:
-        chain.append(unit)
-        passage = _pred(graph, unit, "states")
-        if passage:
-            chain.append(passage)
-            document = _pred(graph, passage, "contains")
-            if document:
-                chain.append(document)
+    chain += _walk_back(graph, node, ("judged_as", "answered_by"))
+    chain += _walk_back(graph, node, ("about", "states", "contains"))
     return [{"id": n, **graph.nodes[n]} for n in chain]
 
 

@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import tempfile
 import time
 from pathlib import Path
 
+from finish import RESULTS, print_result, save_json
+
 from examiner.config import EndpointSpec, Settings
 from examiner.datasets import load_pubmedqa
-from examiner.core import rundir
+from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
 from examiner.knowledge import sentence_units
 from examiner.corpus import corpus_from_texts
-from examiner.llm.ledger import read_ledger
+from examiner.llm.ledger import answered
 
-RESULTS = Path(__file__).parent / "results"
 BRIEF_REASONS = {"correct": 12, "unrelated": 8, "incorrect": 44}
 """Reason lengths (filler tokens) of a judge that follows prompts/exam_judge.md: one short sentence for
 correct / unrelated, the full error + correct statement for incorrect. Default: ~44 for every label."""
@@ -67,10 +67,10 @@ def figures(run_dir: Path, seconds: float) -> dict[str, float]:
     store = RunStore(run_dir)
     units = len(store.all(UnitOutcome)) or 1
     outcomes = store.all(UnitOutcome).values()
-    ledger = [r for r in read_ledger(run_dir / rundir.LEDGER) if r.get("outcome", "ok") == "ok" and not r.get("cache_hit")]
+    ledger = [r for r in answered(store.run.read_ledger()) if not r.get("cache_hit")]
     evaluation = [r for r in ledger if r["role"] in ("examiner", "judge")]
     candidate = [r for r in ledger if r["role"] == "candidate"]
-    covered = [o for o in outcomes if o.status in ("correct", "incorrect")]
+    covered = [o for o in outcomes if o.status in COVERING]
     return {
         "units": units,
         "questions": len([q for q in store.all(QuestionRecord).values() if q.status == "ok"]),
@@ -139,12 +139,13 @@ async def main() -> None:
           "524+272 tokens, 1.34 cents: ratio 0.44")
     print(f"targets: Ref-Eval <= 0.6 evaluation calls per unit -> {ref['eval_calls_per_unit']:.3f}; "
           f"Ref-Eval/Top dollar ratio <= 0.44 -> {dollar_ratio:.3f}")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_exam.json").write_text(json.dumps({"settings": vars(args), "abstracts": abstracts, **results}, indent=1))
-    print(f"RESULT brief_reasons={int(args.brief_reasons)} units={ref['units']:.0f} refeval_eval_calls_per_unit={ref['eval_calls_per_unit']:.3f} "
-          f"top_eval_calls_per_unit={top['eval_calls_per_unit']:.3f} dollar_ratio={dollar_ratio:.3f} "
-          f"refeval_cents_per_unit={ref['eval_cents_per_unit']:.3f} top_cents_per_unit={top['eval_cents_per_unit']:.3f} "
-          f"refeval_wall_s={ref['wall_s']:.1f} top_wall_s={top['wall_s']:.1f}")
+    save_json({"settings": vars(args), "abstracts": abstracts, **results}, RESULTS / "bench_exam.json")
+    print_result({"brief_reasons": int(args.brief_reasons), "units": f"{ref['units']:.0f}",
+                  "refeval_eval_calls_per_unit": f"{ref['eval_calls_per_unit']:.3f}",
+                  "top_eval_calls_per_unit": f"{top['eval_calls_per_unit']:.3f}", "dollar_ratio": f"{dollar_ratio:.3f}",
+                  "refeval_cents_per_unit": f"{ref['eval_cents_per_unit']:.3f}",
+                  "top_cents_per_unit": f"{top['eval_cents_per_unit']:.3f}",
+                  "refeval_wall_s": f"{ref['wall_s']:.1f}", "top_wall_s": f"{top['wall_s']:.1f}"})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import tempfile
 import time
@@ -20,11 +19,12 @@ from pathlib import Path
 
 from openai import AsyncOpenAI
 
+from finish import RESULTS, print_result, save_json
+
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.simulator import SimulatedProcess
 
-RESULTS = Path(__file__).parent / "results"
 
 
 def prompts(n: int, salt: str) -> list[list[dict[str, str]]]:
@@ -82,13 +82,12 @@ async def main() -> None:
     print(f"bare AsyncOpenAI : {raw_rate:8.0f} calls/s (median)")
     print(f"gateway (no cache): {gw_rate:8.0f} calls/s (median)")
     print(f"ratio gateway/raw: {ratio:.3f} (target >= 0.8)")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_gateway.json").write_text(json.dumps({
+    save_json({
         "calls": args.calls, "concurrency": args.concurrency, "rounds": args.rounds,
         "raw_calls_per_s": raw, "gateway_calls_per_s": gateway, "ratio": ratio,
         "overhead_ms_per_call_in_flight": overhead_ms,
-    }, indent=1))
-    print(f"RESULT raw_calls_per_s={raw_rate:.0f} gateway_calls_per_s={gw_rate:.0f} ratio={ratio:.3f}")
+    }, RESULTS / "bench_gateway.json")
+    print_result({"raw_calls_per_s": f"{raw_rate:.0f}", "gateway_calls_per_s": f"{gw_rate:.0f}", "ratio": f"{ratio:.3f}"})
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ Prints its table and ends with `RESULT name=value ...`; writes experiments/resul
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import tempfile
 import time
@@ -28,6 +27,8 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from finish import RESULTS, print_result, save_json
 
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
@@ -41,7 +42,6 @@ from examiner.meta.pipeline import MetaConfig, collect_assessments, run_meta
 from examiner.meta.store import JsonlStore
 from examiner.prompting.meta_blocks import decision_text
 
-RESULTS = Path(__file__).parent / "results"
 EVALUATORS = {"e80": "sim-acc0.8", "e65": "sim-acc0.65", "e50": "sim-acc0.5"}
 MAX_CONCURRENCY = 64
 """Per endpoint (4 endpoints)."""
@@ -129,12 +129,11 @@ async def main() -> None:
     print(f"  debate rounds {m['rounds']}, forced verdicts {m['forced_verdicts']}")
     print(f"{'Elo, 200 shuffles x 10,000 matches':<34}{elo['matches']:>8}{'-':>8}{elo['elo_s']:>9.3f}")
     print(f"{'Bradley-Terry + 1,000 bootstrap':<34}{elo['matches']:>8}{'-':>8}{elo['bt_bootstrap_1000_s']:>9.3f}")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_meta.json").write_text(json.dumps({"models": models, "ranking": elo}, indent=2))
-    print(f"RESULT jdeval_judgments={j['judgments']} jdeval_calls={j['calls']} jdeval_wall_s={j['wall_s']:.2f} "
-          f"mdeval_debates={m['judgments']} mdeval_calls={m['calls']} mdeval_wall_s={m['wall_s']:.2f} "
-          f"step1_calls={s1['calls']} step1_wall_s={s1['wall_s']:.2f} elo_200x10000_s={elo['elo_s']:.3f} "
-          f"bt_boot1000_s={elo['bt_bootstrap_1000_s']:.3f}")
+    save_json({"models": models, "ranking": elo}, RESULTS / "bench_meta.json", indent=2)
+    print_result({"jdeval_judgments": j["judgments"], "jdeval_calls": j["calls"], "jdeval_wall_s": f"{j['wall_s']:.2f}",
+                  "mdeval_debates": m["judgments"], "mdeval_calls": m["calls"], "mdeval_wall_s": f"{m['wall_s']:.2f}",
+                  "step1_calls": s1["calls"], "step1_wall_s": f"{s1['wall_s']:.2f}",
+                  "elo_200x10000_s": f"{elo['elo_s']:.3f}", "bt_boot1000_s": f"{elo['bt_bootstrap_1000_s']:.3f}"})
 
 
 if __name__ == "__main__":

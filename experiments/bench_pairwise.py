@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import tempfile
 import time
@@ -27,6 +26,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from finish import print_result, save_json  # noqa: E402
 
 from examiner.config import EndpointSpec, Settings  # noqa: E402
 from examiner.datasets import load_llmbar  # noqa: E402
@@ -117,9 +118,8 @@ def main() -> int:
     for key, value in figures.items():
         print(f"  {key:>24}: {value}")
     print(f"  {'server requests':>24}: {server_stats.get('requests')}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"figures": figures, "server": server_stats}, indent=2) + "\n")
-    print("RESULT " + " ".join(f"{k}={v}" for k, v in figures.items()))
+    save_json({"figures": figures, "server": server_stats}, args.out, indent=2)
+    print_result(figures)
     return 0
 
 

@@ -18,7 +18,6 @@ Prints a table and a final `RESULT ...` line; writes experiments/results/bench_v
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -30,6 +29,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from finish import print_result, save_json  # noqa: E402
 
 from examiner.datasets import load_wikitext2, wikitext_corpus  # noqa: E402
 from examiner.knowledge import sentence_units  # noqa: E402
@@ -167,11 +168,10 @@ def main() -> None:
                     "cuda": torch.cuda.is_available(), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                     "load_average_at_end": os.getloadavg()},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"RESULT faiss_s={faiss_s:.2f} sklearn_s={sk_s:.2f} speedup={speedup:.2f} cpu_speedup={cpu_ratio:.2f} "
-          f"inertia_ratio={inertia_ratio:.4f} embed_units_per_s={emb['embed_units_per_s']:.1f} "
-          f"cached_speedup={emb['cached_speedup']:.1f}")
+    save_json(result, args.out, indent=2)
+    print_result({"faiss_s": f"{faiss_s:.2f}", "sklearn_s": f"{sk_s:.2f}", "speedup": f"{speedup:.2f}",
+                  "cpu_speedup": f"{cpu_ratio:.2f}", "inertia_ratio": f"{inertia_ratio:.4f}",
+                  "embed_units_per_s": f"{emb['embed_units_per_s']:.1f}", "cached_speedup": f"{emb['cached_speedup']:.1f}"})
 
 
 if __name__ == "__main__":

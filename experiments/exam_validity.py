@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import tempfile
 from pathlib import Path
 
+from finish import RESULTS, print_result, save_json
+
 from examiner.config import EndpointSpec, Settings
 from examiner.datasets import load_pubmedqa
+from examiner.core.labels import COVERING
 from examiner.core.records import UnitOutcome
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
 from examiner.simulator import unit_category
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
-RESULTS = Path(__file__).parent / "results"
 
 
 async def one_run(corpus: Path, seed: int, run_dir: Path) -> dict[str, float]:
@@ -35,14 +36,14 @@ async def one_run(corpus: Path, seed: int, run_dir: Path) -> dict[str, float]:
     outcomes = list(RunStore(run_dir).all(UnitOutcome).values())
     category = {o.unit_id: unit_category(seed, "sim", o.unit_id, PROFILE) for o in outcomes}
     answerable = [o for o in outcomes if category[o.unit_id] != "unknown"]
-    covered = [o for o in outcomes if o.status in ("correct", "incorrect")]
+    covered = [o for o in outcomes if o.status in COVERING]
     true_accuracy = sum(category[o.unit_id] == "known" for o in answerable) / len(answerable)
     reported = sum(o.status == "correct" for o in covered) / len(covered)
     return {
         "seed": seed, "units": len(outcomes), "rounds": len({r.round for r in info.rounds}),
         "true_accuracy": true_accuracy, "reported_accuracy": reported,
         "abs_error": abs(reported - true_accuracy),
-        "answerable_covered": sum(o.status in ("correct", "incorrect") for o in answerable) / len(answerable),
+        "answerable_covered": sum(o.status in COVERING for o in answerable) / len(answerable),
         "stop_reason": info.stop_reason,
     }
 
@@ -68,10 +69,10 @@ async def main() -> None:
     worst_coverage = min(r["answerable_covered"] for r in rows)
     print(f"targets: |reported - true| <= 0.03 -> worst {worst_error:.3f}; answerable covered >= 0.95 in <= 5 rounds "
           f"-> worst {worst_coverage:.3f}")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "exam_validity.json").write_text(json.dumps(rows, indent=1))
-    print(f"RESULT runs={len(rows)} worst_abs_error={worst_error:.3f} worst_answerable_covered={worst_coverage:.3f} "
-          f"max_rounds_used={max(r['rounds'] for r in rows)}")
+    save_json(rows, RESULTS / "exam_validity.json")
+    print_result({"runs": len(rows), "worst_abs_error": f"{worst_error:.3f}",
+                  "worst_answerable_covered": f"{worst_coverage:.3f}",
+                  "max_rounds_used": max(r["rounds"] for r in rows)})
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import sys
 import time
@@ -31,6 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from finish import print_result, save_json  # noqa: E402
 
 import examiner.simulator.judging_roles  # noqa: E402,F401 - simulated judging behaviours
 from examiner.config import EndpointSpec, Settings  # noqa: E402
@@ -133,9 +134,8 @@ def main() -> int:
                            ("bias_second", swap.get("bias_second")), ("delta_bias", swap.get("delta_bias")),
                            ("unparseable", res["n_unparseable"]), ("wall_s", res["wall_s"])):
             figures[f"{name}_{key}"] = value
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"figures": figures, "results": results}, indent=2, default=str) + "\n")
-    print("RESULT " + " ".join(f"{k}={_f(v).strip()}" for k, v in figures.items()))
+    save_json({"figures": figures, "results": results}, args.out, indent=2, default=str)
+    print_result({k: _f(v).strip() for k, v in figures.items()})
     return 0
 
 

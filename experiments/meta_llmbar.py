@@ -28,6 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from finish import RESULTS, print_result, save_json
+
 import examiner.simulator.meta_roles  # noqa: F401 - simulated evaluators and meta-judge
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
@@ -37,7 +39,6 @@ from examiner.core.assessments import MetaJudgment
 from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
 from examiner.meta.store import JsonlStore
 
-RESULTS = Path(__file__).parent / "results"
 EVALUATORS = {"eval-0.80": 0.8, "eval-0.65": 0.65, "eval-0.50": 0.5}
 RELIABILITY = 0.9
 
@@ -164,21 +165,20 @@ async def main() -> None:
     print(f"items: {len(natural)} LLMBar Natural + {len(mtbench)} MT-Bench-200; evaluators {EVALUATORS}")
     sim = await simulated_part(items, args.seed)
     local = {"skipped": True} if args.skip_local else await local_part(natural[: args.local_limit], args.seed, args.local_budget_s)
-    RESULTS.mkdir(exist_ok=True)
     result = {"items": len(items), "evaluators": EVALUATORS, "meta_reliability": RELIABILITY, "simulated": sim, "local": local}
-    (RESULTS / "meta_llmbar.json").write_text(json.dumps(result, indent=2, default=str))
+    save_json(result, RESULTS / "meta_llmbar.json", indent=2, default=str)
     j, m = sim["jdeval"], sim["mdeval"]
-    parts = [f"items={len(items)}", f"jdeval_tau={fmt(j['kendall_tau'])}", f"jdeval_top1={j['top1_match']}",
-             f"jdeval_order={'>'.join(j['elo_order'])}", f"mdeval_tau={fmt(m['kendall_tau'])}",
-             f"mdeval_top1={m['top1_match']}", f"mdeval_order={'>'.join(m['elo_order'])}",
-             f"jdeval_order_consistency={fmt(j['counts'].get('order_consistency', {}).get('consistency'))}"]
+    figures = {"items": len(items), "jdeval_tau": fmt(j["kendall_tau"]), "jdeval_top1": j["top1_match"],
+               "jdeval_order": ">".join(j["elo_order"]), "mdeval_tau": fmt(m["kendall_tau"]),
+               "mdeval_top1": m["top1_match"], "mdeval_order": ">".join(m["elo_order"]),
+               "jdeval_order_consistency": fmt(j["counts"].get("order_consistency", {}).get("consistency"))}
     if not args.skip_local:
         for method in ("jdeval", "mdeval"):
             e = local.get(method, {})
-            parts.append(f"local_{method}_usable={e.get('usable', 0)}/{e.get('judgments', 0)}")
-            parts.append(f"local_{method}_tau={fmt(e.get('kendall_tau'))}")
-        parts.append(f"local_wall_s={local['wall_s']:.0f}")
-    print("RESULT " + " ".join(parts))
+            figures[f"local_{method}_usable"] = f"{e.get('usable', 0)}/{e.get('judgments', 0)}"
+            figures[f"local_{method}_tau"] = fmt(e.get("kendall_tau"))
+        figures["local_wall_s"] = f"{local['wall_s']:.0f}"
+    print_result(figures)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ Writes experiments/results/summeval_classic.json and ends with one `RESULT ...` 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -36,6 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from finish import print_result, save_json  # noqa: E402
 
 from examiner import metrics  # noqa: E402
 from examiner.datasets import SUMMEVAL_ASPECTS, load_summeval  # noqa: E402
@@ -201,8 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         "best_variant": best,
         "timings_s": timings,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1))
+    save_json(report, args.out)
     print(f"wrote {args.out}")
 
     figures = {
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if "BERTScore" in head:
         figures["bertscore_minilm_rho_diff_max"] = max_diff(head["BERTScore"], PUBLISHED["BERTScore"], 0)
-    print("RESULT " + " ".join(f"{k}={v:.3f}" for k, v in figures.items()) + f" refs={HEADLINE_VARIANT}")
+    print_result({**{k: f"{v:.3f}" for k, v in figures.items()}, "refs": HEADLINE_VARIANT})
     return 0
 
 

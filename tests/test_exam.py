@@ -15,9 +15,9 @@ import yaml
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
 from examiner.core.records import QuestionRecord, UnitOutcome, VerdictRecord
+from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam.store import RunStore
-from examiner.llm.ledger import read_ledger
 from examiner.simulator import unit_category
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
@@ -43,14 +43,6 @@ def medical_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("pubmedqa")
     for item in load_pubmedqa()[:28]:
         (folder / f"{item.pubid}.txt").write_text("\n\n".join(item.contexts), encoding="utf-8")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("small")
-    for source in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]:
-        (folder / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
     return folder
 
 
@@ -86,7 +78,7 @@ async def test_every_verdict_traces_to_its_question_and_units(small_corpus: Path
         question = questions[verdict.question_id]
         assert verdict.unit_id in question.targets
         assert set(question.targets) <= set(store.all(__import__("examiner.core.records", fromlist=["UnitRecord"]).UnitRecord))
-    ledger = read_ledger(tmp_path / "ledger.jsonl")
+    ledger = RunDir(tmp_path).read_ledger()
     assert {r["role"] for r in ledger} == {"examiner", "candidate", "judge"}
     assert all(q.qtype in ("who", "what", "when", "where", "why", "how", "other") for q in questions.values())
 
@@ -98,7 +90,7 @@ async def test_targets_sit_the_same_paper(small_corpus: Path, tmp_path: Path) ->
     first = {t: sorted((q.cluster_id, q.text) for q in questions if q.round == 1 and q.kind == "question" and q.target == t)
              for t in ("alpha", "beta")}
     assert first["alpha"] and first["alpha"] == first["beta"]
-    ledger = read_ledger(tmp_path / "ledger.jsonl")
+    ledger = RunDir(tmp_path).read_ledger()
     round_one_questions = [r for r in ledger if r["stage"] == "question" and r["round"] == 1 and not r.get("repair")]
     assert len(round_one_questions) == len(first["alpha"]) + sum(r.get("cache_hit", False) for r in round_one_questions)
     assert info.status == "completed"
@@ -120,7 +112,7 @@ async def test_top_and_noref_baselines_run_on_the_same_corpus(small_corpus: Path
         assert verdicts and all(v.mode == mode for v in verdicts)
     top_questions = RunStore(tmp_path / "top").all(QuestionRecord).values()
     assert all(len(q.targets) == 1 for q in top_questions)
-    top_judge = [r for r in read_ledger(tmp_path / "top" / "ledger.jsonl") if r["role"] == "judge"]
+    top_judge = [r for r in RunDir(tmp_path / "top").read_ledger() if r["role"] == "judge"]
     assert {r["stage"] for r in top_judge} == {"judge_top"}
 
 
@@ -136,7 +128,7 @@ async def test_budget_stop_keeps_records_and_spend(small_corpus: Path, tmp_path:
     settings = sim_settings().merged({"budget_usd": 0.02})
     info = await start_exam(settings, ExamRequest([str(small_corpus)]), tmp_path, quiet=True, report=False)
     assert info.status == "budget_exhausted"
-    spent = sum(r.get("cost_usd", 0.0) for r in read_ledger(tmp_path / "ledger.jsonl"))
+    spent = sum(r.get("cost_usd", 0.0) for r in RunDir(tmp_path).read_ledger())
     assert 0 < spent <= 0.02
     assert outcomes_of(tmp_path), "outcomes are written for a stopped run"
 
@@ -168,7 +160,7 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
     assert process.poll() is None, "the run finished before it could be killed"
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
-    before_resume = read_ledger(ledger)
+    before_resume = RunDir(killed).read_ledger()
     paid_before = {r["request_id"] for r in before_resume if not r.get("cache_hit")}
 
     info = await resume_exam(killed, quiet=True, report=False)
@@ -176,7 +168,7 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
     expected = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(reference).items()}
     actual = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(killed).items()}
     assert actual == expected
-    resumed = [r for r in read_ledger(ledger)[len(before_resume):] if not r.get("cache_hit")]
+    resumed = [r for r in RunDir(killed).read_ledger()[len(before_resume):] if not r.get("cache_hit")]
     assert not paid_before & {r["request_id"] for r in resumed}
 
 
@@ -189,7 +181,7 @@ def test_append_after_a_torn_line_starts_a_new_line(tmp_path: Path) -> None:
     ledger = Ledger(path)
     ledger.append({"role": "candidate"})
     ledger.close()
-    assert [r["role"] for r in read_ledger(path)] == ["judge", "candidate"]
+    assert [r["role"] for r in RunDir(tmp_path).read_ledger()] == ["judge", "candidate"]
 
 
 async def test_empty_corpus_is_a_clear_error(tmp_path: Path) -> None:

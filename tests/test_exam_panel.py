@@ -15,10 +15,10 @@ import yaml
 
 from examiner.config import EndpointSpec, ExamSettings, Settings, load_settings
 from examiner.core.records import VerdictRecord
+from examiner.core.rundir import RunDir
 from examiner.exam.nodes.coverage import TargetRound, apply_verdicts
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
-from examiner.llm.ledger import read_ledger
 from examiner.report import build_report
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
@@ -33,14 +33,6 @@ def panel_settings() -> Settings:
                                        options={"judge_noise": noise, "seed": 100 + i})
     roles = {"examiner": "sim", "candidate": "sim", "judge": "sim"}
     return Settings(endpoints=endpoints, roles=roles, exam=ExamSettings(max_rounds=2))
-
-
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("small")
-    for source in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]:
-        (folder / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
-    return folder
 
 
 def majority_type(members: dict[str, str]) -> str:
@@ -58,7 +50,7 @@ def check_panel_run(run_dir: Path) -> list[VerdictRecord]:
     for verdict in verdicts:
         assert set(verdict.members) == set(NOISE)
         assert verdict.type == majority_type({n: m.type for n, m in verdict.members.items()})
-    judge_calls = Counter(r["endpoint"] for r in read_ledger(run_dir / "ledger.jsonl") if r["role"] == "judge")
+    judge_calls = Counter(r["endpoint"] for r in RunDir(run_dir).read_ledger() if r["role"] == "judge")
     assert set(judge_calls) == set(NOISE) and len(set(judge_calls.values())) == 1, judge_calls
     return verdicts
 

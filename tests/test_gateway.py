@@ -10,9 +10,10 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from examiner.config import EndpointSpec, ExamSettings, Settings
+from examiner.core.rundir import RunDir
 from examiner.errors import BudgetExhausted, ConfigError
-from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError, Unparseable
-from examiner.llm.ledger import aggregate, read_ledger
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig, ModelCallError, Unparseable
+from examiner.llm.ledger import aggregate
 from examiner.simulator import SimRequest, SimulatedServer, register_behaviour
 from examiner.llm.structured import extract_json, parse_structured
 
@@ -67,7 +68,7 @@ async def test_server_errors_retried_then_surfaced(server, tmp_path: Path) -> No
         with pytest.raises(ModelCallError) as caught:
             await gw.chat("candidate", [{"role": "user", "content": "hi"}], GenerationConfig(max_tokens=8))
     assert [a.status for a in caught.value.attempts] == ["500", "500", "500"]
-    failed = [r for r in read_ledger(tmp_path / "ledger.jsonl") if r["outcome"] == "failed"]
+    failed = [r for r in RunDir(tmp_path).read_ledger() if r["outcome"] == "failed"]
     assert len(failed) == 1 and failed[0]["cost_usd"] == 0.0
 
 
@@ -88,25 +89,28 @@ async def test_server_errors_recovered_when_intermittent(server, tmp_path: Path)
     assert all(r.text for r in results)
 
 
-async def test_malformed_json_is_repaired(server, tmp_path: Path) -> None:
-    url = server(faults={"malformed_json": 1.0})
+async def ask_question_under(fault: str, server, tmp_path: Path) -> tuple[CallResult[Question], Gateway]:
+    """One structured question call to a server that injects `fault` into every reply."""
+    url = server(faults={fault: 1.0})
     async with Gateway(settings_for(url), tmp_path) as gw:
         result = await gw.chat("examiner", QUESTION_PROMPT, GenerationConfig(max_tokens=200), CallContext(stage="question"),
                                schema=Question)
+    return result, gw
+
+
+async def test_malformed_json_is_repaired(server, tmp_path: Path) -> None:
+    result, _ = await ask_question_under("malformed_json", server, tmp_path)
     assert isinstance(result.parsed, Question)
     assert set(result.parsed.target) <= {f"u{i}" for i in range(5)}
 
 
 async def test_truncated_json_is_unparseable_with_raw_text(server, tmp_path: Path) -> None:
     # Guards: closing a cut-off JSON object would invent a complete-looking answer.
-    url = server(faults={"truncated_json": 1.0})
-    async with Gateway(settings_for(url), tmp_path) as gw:
-        result = await gw.chat("examiner", QUESTION_PROMPT, GenerationConfig(max_tokens=200), CallContext(stage="question"),
-                               schema=Question)
+    result, gw = await ask_question_under("truncated_json", server, tmp_path)
     assert isinstance(result.parsed, Unparseable)
     assert result.parsed.raw and "cut off" in result.parsed.error
     assert gw.totals.unparseable == 1
-    repairs = [r for r in read_ledger(tmp_path / "ledger.jsonl") if r.get("repair")]
+    repairs = [r for r in RunDir(tmp_path).read_ledger() if r.get("repair")]
     assert len(repairs) == 2, "the gateway re-asks twice before giving up"
 
 
@@ -148,7 +152,7 @@ async def test_ledger_dollars_match_hand_computation(server, tmp_path: Path) -> 
                           schema=Question)
             await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], GenerationConfig(max_tokens=64),
                           CallContext(stage="answer"))
-    records = read_ledger(tmp_path / "ledger.jsonl")
+    records = RunDir(tmp_path).read_ledger()
     assert len(records) == 6 and all(r["usage_source"] == "api" for r in records)
     for record in records:
         hand = record["prompt_tokens"] * PRICE_IN / 1e6 + record["completion_tokens"] * PRICE_OUT / 1e6
@@ -182,7 +186,7 @@ async def test_budget_stop_leaves_spend_within_budget(server, tmp_path: Path) ->
 
         outcomes = await asyncio.gather(*(ask(i) for i in range(40)))
     assert "stopped" in outcomes and "ok" in outcomes
-    spent = sum(r["cost_usd"] for r in read_ledger(tmp_path / "ledger.jsonl"))
+    spent = sum(r["cost_usd"] for r in RunDir(tmp_path).read_ledger())
     assert spent <= budget
     assert gw.budget.spent_usd == pytest.approx(spent)
 
@@ -282,7 +286,7 @@ async def test_call_context_goes_out_as_request_metadata_and_the_ledger_keeps_it
                                context, endpoint="sim")
     assert seen == [("referee", {"round": 2, "max_rounds": 3})]
     assert result.parsed == result.text == result.value() == "ok" and result.ok
-    (record,) = read_ledger(tmp_path / "ledger.jsonl")
+    (record,) = RunDir(tmp_path).read_ledger()
     assert {k: record[k] for k in ("role", "stage", "round", "unit_ids", "item_id")} == {
         "role": "context_probe", "stage": "referee", "round": 2, "unit_ids": ["u1"], "item_id": "i9"}
     assert "hints" not in record and "max_rounds" not in record

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from examiner.core.rundir import LEDGER, RunDir
 from examiner.errors import UserError
-from examiner.llm.ledger import aggregate, per_unit
+from examiner.llm.ledger import aggregate, answered, per_unit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def run_cost(args: argparse.Namespace) -> int:
     run = RunDir(args.run_dir)
     if not run.file(LEDGER).is_file():
         raise UserError(f"no ledger at {run.file(LEDGER)}")
-    records = [r for r in run.read_ledger() if r.get("outcome", "ok") == "ok"]
+    records = answered(run.read_ledger())
     by = tuple(field.strip() for field in args.by.split(",") if field.strip())
     rows = aggregate(records, by=by)
     table = Table(title=f"cost of {args.run_dir}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,6 +91,30 @@ def safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
+@dataclass
+class RunRecords:
+    """Everything an exam run directory holds, read once: each record type by id (the last write winning),
+    the clusterings, the ledger rows and the passages. What the reports and the provenance graph start from.
+    """
+
+    path: Path
+    info: RunInfo
+    config: dict[str, Any]
+    units: dict[str, UnitRecord]
+    clusters: dict[str, list[ClusterRound]]
+    """Per target, the rounds' clusterings in round order."""
+    questions: dict[str, QuestionRecord]
+    answers: dict[str, AnswerRecord]
+    verdicts: dict[str, VerdictRecord]
+    outcome_records: dict[str, UnitOutcome]
+    """outcomes.jsonl as written (empty when the run stopped before writing it)."""
+    ledger: list[dict[str, Any]]
+    passages: dict[str, dict[str, Any]]
+    """passages.jsonl by id: the passages as the exam read them (empty for runs that predate it)."""
+    unreadable_lines: dict[str, int]
+    """Per file name, the torn last lines met while reading (a killed writer's last record)."""
+
+
 class RunDir:
     """One run directory on disk: paths by role, and records read under the one JSONL policy.
 
@@ -109,6 +134,20 @@ class RunDir:
 
     # --- exam records ------------------------------------------------------------------------------
 
+    def read(self) -> RunRecords:
+        """The whole run; UserError (one line for the CLI) when it is not a run directory or a file is damaged."""
+        if not self.path.is_dir():
+            raise UserError(f"run directory not found: {self.path}")
+        # Read in this order so that `unreadable_lines` lists the files as they come in the run.
+        info, config, units = self.read_info(), self.read_config(), self.records(UnitRecord)
+        questions, answers = self.records(QuestionRecord), self.records(AnswerRecord)
+        verdicts, outcomes = self.records(VerdictRecord), self.records(UnitOutcome)
+        return RunRecords(
+            path=self.path, info=info, config=config, units=units, clusters=self.read_clusters(),
+            questions=questions, answers=answers, verdicts=verdicts, outcome_records=outcomes,
+            ledger=self.read_ledger(), passages=self.read_passages(), unreadable_lines=self.torn,
+        )
+
     def records(self, model: type[M]) -> dict[str, M]:
         """Every record of an exam record type by id, the last write winning (missing file: empty)."""
         return read_models(self.record_file(model), model, record_key, self.torn)
@@ -127,7 +166,7 @@ class RunDir:
             repair_tail(path)
         append_jsonl(path, (record.model_dump_json() for record in records))
 
-    # --- run.json, config.yaml ---------------------------------------------------------------------
+    # --- run.json, request.json, config.yaml ---------------------------------------------------------------------
 
     def read_info(self) -> RunInfo:
         """run.json; a missing or invalid one is a one-line UserError."""
@@ -150,6 +189,12 @@ class RunDir:
         process may be reading it to learn that the run is in use)."""
         self.path.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.file(CONFIG), yaml.safe_dump(data, sort_keys=False))
+
+    def write_request(self, request: dict[str, Any], config: dict[str, Any]) -> None:
+        """request.json (what was asked) and config.yaml (the settings used): what a resume starts from."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.file(REQUEST).write_text(json.dumps(request, indent=1), encoding="utf-8")
+        self.write_config(config)
 
     def read_config(self) -> dict[str, Any]:
         """config.yaml as a mapping ({} when absent); invalid YAML is a one-line UserError."""
@@ -223,5 +268,5 @@ def _write_atomic(path: Path, text: str) -> None:
 __all__ = [
     "ANSWERS", "ASSESSMENTS", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
     "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
-    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "UNITS", "VERDICTS", "report_paths", "safe_name",
+    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "RunRecords", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]

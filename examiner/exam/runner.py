@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from examiner.config import Settings, read_settings_file, validate_settings
@@ -78,8 +77,7 @@ def _check_request(settings: Settings, request: ExamRequest) -> None:
 
 def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
     store = RunStore(run_dir)
-    (run_dir / rundir.REQUEST).write_text(json.dumps(asdict(request), indent=1), encoding="utf-8")
-    store.run.write_config(settings.model_dump(mode="json"))
+    store.run.write_request(asdict(request), settings.model_dump(mode="json"))
     if not (run_dir / rundir.RUN_INFO).exists():
         store.write_info(
             RunInfo(
@@ -284,7 +282,7 @@ def budget_stop(run_dir: str | Path) -> BudgetStop:
 
 async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool = True) -> dict[str, Any]:
     """Run the exam against the simulated backend (prices of the configured endpoints) in a scratch dir."""
-    from examiner.llm.ledger import aggregate, read_ledger
+    from examiner.llm.ledger import aggregate, answered
 
     simulated = settings.simulated()
     sim_request = ExamRequest(**{**asdict(request), "run_id": "estimate"})
@@ -293,7 +291,7 @@ async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool
     with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
         run_dir = Path(scratch) / "run"
         info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
-        records = [r for r in read_ledger(run_dir / rundir.LEDGER) if r.get("outcome", "ok") == "ok"]
+        records = answered(RunDir(run_dir).read_ledger())
         by_role = aggregate(records, by=("role",))
         total = aggregate(records, by=())[0] if records else {}
         clusters = sum(r.clusters for r in info.rounds)

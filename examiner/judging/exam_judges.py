@@ -52,15 +52,22 @@ def _unscored_all(task: ExamTask, reason: str, raw: str = "") -> dict[str, Mark[
 
 
 @dataclass(frozen=True)
-class ReferenceJudge:
+class _OnEndpoint:
+    """What every exam judge holds: the gateway, the endpoint its calls go to (None: its roles' own) and
+    its name among a panel's members."""
+
+    gateway: Gateway
+    endpoint: str | None = None
+    name: str = "judge"
+
+
+@dataclass(frozen=True)
+class ReferenceJudge(_OnEndpoint):
     """Ref-Eval: per-unit verdicts against the reference text in the task. Marks may name ids that are
     not targets (the exam ignores and counts those)."""
 
-    gateway: Gateway
     stage: str = "judge"
     """Ledger stage: `judge`, or `judge_top` for the Top baseline."""
-    endpoint: str | None = None
-    name: str = "judge"
 
     async def mark(self, task: ExamTask) -> dict[str, Mark[Verdict]]:
         result = await judge_units(self.gateway, task.question, task.answer, list(task.units), round=task.round,
@@ -71,12 +78,8 @@ class ReferenceJudge:
 
 
 @dataclass(frozen=True)
-class NoReferenceJudge:
+class NoReferenceJudge(_OnEndpoint):
     """The no-reference baseline: one label for the answer, given to every target unit."""
-
-    gateway: Gateway
-    endpoint: str | None = None
-    name: str = "judge"
 
     async def mark(self, task: ExamTask) -> dict[str, Mark[Verdict]]:
         ids = [uid for uid, _ in task.units]
@@ -89,12 +92,8 @@ class NoReferenceJudge:
 
 
 @dataclass(frozen=True)
-class RevisEvalJudge:
+class RevisEvalJudge(_OnEndpoint):
     """RevisEval: revise the answer against the units, then label each unit reading the revision."""
-
-    gateway: Gateway
-    endpoint: str | None = None
-    name: str = "judge"
 
     async def mark(self, task: ExamTask) -> dict[str, Mark[Verdict]]:
         if not task.units:
@@ -110,12 +109,9 @@ class RevisEvalJudge:
 
 
 @dataclass(frozen=True)
-class GEvalJudge:
+class GEvalJudge(_OnEndpoint):
     """G-Eval: one agreement score per unit, thresholded into a label."""
 
-    gateway: Gateway
-    endpoint: str | None = None
-    name: str = "judge"
     samples: int = DEFAULT_SAMPLES
     """Completions averaged when the endpoint gives no logprobs."""
 
@@ -136,7 +132,7 @@ class GEvalJudge:
 
 
 _BUILD: dict[str, Callable[[Gateway, str, str | None, str], Judge[ExamTask, Verdict]]] = {
-    "refeval": lambda gw, stage, endpoint, name: ReferenceJudge(gw, stage, endpoint, name),
+    "refeval": lambda gw, stage, endpoint, name: ReferenceJudge(gw, endpoint, name, stage=stage),
     "reviseval": lambda gw, stage, endpoint, name: RevisEvalJudge(gw, endpoint, name),
     "geval": lambda gw, stage, endpoint, name: GEvalJudge(gw, endpoint, name),
 }

@@ -27,7 +27,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm.budget import Budget
 from examiner.llm.cache import ResponseCache, cache_key
-from examiner.llm.ledger import Ledger
+from examiner.llm.ledger import Ledger, Usage
 from examiner.llm.limits import TokenRateLimiter
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
@@ -74,14 +74,9 @@ def _foreign_reply(ep: "_Endpoint", raw: Any) -> str:
 
 
 @dataclass
-class Totals:
+class Totals(Usage):
     """Running figures for live progress displays."""
 
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
     unparseable: int = 0
     failed: int = 0
 
@@ -509,14 +504,8 @@ class Gateway:
         )
 
     def _record(self, ep: _Endpoint, result: CallResult[Any], context: dict[str, Any]) -> None:
-        totals = self.totals
-        if result.cache_hit:
-            totals.cache_hits += 1
-        else:
-            totals.calls += 1
-            totals.prompt_tokens += result.prompt_tokens
-            totals.completion_tokens += result.completion_tokens
-            totals.cost_usd += result.cost_usd
+        self.totals.add(cache_hit=result.cache_hit, prompt_tokens=result.prompt_tokens,
+                        completion_tokens=result.completion_tokens, cost_usd=result.cost_usd)
         self.ledger.append(
             dict(
                 context,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable
 
-from examiner.core.jsonl import read_jsonl, repair_tail
+from examiner.core.jsonl import repair_tail
 
 
 class Ledger:
@@ -43,9 +43,9 @@ class Ledger:
             self._handle = None
 
 
-def read_ledger(path: str | Path) -> list[dict[str, Any]]:
-    """All records of a ledger file (a torn last line, from a killed run, is left out)."""
-    return read_jsonl(path).rows
+def answered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of requests that got a reply: a failed request is in the ledger too, with no usage."""
+    return [r for r in records if r.get("outcome", "ok") == "ok"]
 
 
 def spent_usd(records: Iterable[dict[str, Any]]) -> float:
@@ -55,39 +55,49 @@ def spent_usd(records: Iterable[dict[str, Any]]) -> float:
 
 
 @dataclass
-class CostRow:
-    """Totals for one group of ledger records."""
+class Usage:
+    """Calls, tokens and dollars; cache hits are counted apart and add nothing else (they cost nothing).
 
-    key: tuple[Any, ...]
+    One type for the gateway's running totals and the ledger's cost tables, so both count alike.
+    """
+
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
-    latency_s: float = 0.0
+
+    def add(self, *, cache_hit: bool, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        """Count one answered request."""
+        if cache_hit:
+            self.cache_hits += 1
+            return
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.cost_usd += cost_usd
+
+    def counters(self) -> dict[str, Any]:
+        """The counters as a mapping, in field order."""
+        return {f.name: getattr(self, f.name) for f in fields(Usage)}
+
+
+@dataclass
+class CostRow(Usage):
+    """Totals for one group of ledger records."""
+
+    key: tuple[Any, ...] = ()
     unit_ids: set[str] = field(default_factory=set)
 
-    def add(self, record: dict[str, Any]) -> None:
-        if record.get("cache_hit"):
-            self.cache_hits += 1
-        else:
-            self.calls += 1
-            self.prompt_tokens += int(record.get("prompt_tokens", 0))
-            self.completion_tokens += int(record.get("completion_tokens", 0))
-            self.cost_usd += float(record.get("cost_usd", 0.0))
-            self.latency_s += float(record.get("latency_s", 0.0))
+    def add_record(self, record: dict[str, Any]) -> None:
+        self.add(cache_hit=bool(record.get("cache_hit")), prompt_tokens=int(record.get("prompt_tokens", 0)),
+                 completion_tokens=int(record.get("completion_tokens", 0)),
+                 cost_usd=float(record.get("cost_usd", 0.0)))
         self.unit_ids.update(record.get("unit_ids") or ())
 
     def as_dict(self, names: tuple[str, ...]) -> dict[str, Any]:
         row = dict(zip(names, self.key))
-        row.update(
-            calls=self.calls,
-            cache_hits=self.cache_hits,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost_usd=round(self.cost_usd, 8),
-            units=len(self.unit_ids),
-        )
+        row.update(self.counters(), cost_usd=round(self.cost_usd, 8), units=len(self.unit_ids))
         return row
 
 
@@ -96,7 +106,7 @@ def aggregate(records: Iterable[dict[str, Any]], by: tuple[str, ...] = ("role",)
     rows: dict[tuple[Any, ...], CostRow] = {}
     for record in records:
         key = tuple(record.get(name, "") for name in by)
-        rows.setdefault(key, CostRow(key)).add(record)
+        rows.setdefault(key, CostRow(key=key)).add_record(record)
     return [rows[key].as_dict(by) for key in sorted(rows, key=lambda k: tuple(str(p) for p in k))]
 
 

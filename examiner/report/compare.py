@@ -17,6 +17,7 @@ from examiner.report import html as h
 from examiner.report import markdown as md
 from examiner.report.store import RunData, load_run
 from examiner.report.summary import summarize
+from examiner.report.writer import cell
 
 LISTED_DISAGREEMENTS = 25
 """Units listed per pair of targets (all are counted)."""
@@ -50,8 +51,8 @@ def _rows(entries: list[dict[str, Any]]) -> list[list[Any]]:
         ev, cand = paper["evaluation total"], paper["candidate (beside)"]
         # A run with several targets shares its evaluation cost among them.
         rows.append([e["label"], e["run"], e["status"], md.with_ci(s["accuracy"]), md.with_ci(s["coverage"]),
-                     s["counts"]["correct"], s["counts"]["incorrect"], md.num(ev["cents_per_unit"] / e["share"], 3),
-                     md.num(ev["calls_per_unit"] / e["share"]), md.num(cand["calls_per_unit"] / e["share"])])
+                     s["counts"]["correct"], s["counts"]["incorrect"], cell(ev["cents_per_unit"] / e["share"], 3),
+                     cell(ev["calls_per_unit"] / e["share"], 2), cell(cand["calls_per_unit"] / e["share"], 2)])
     return rows
 
 

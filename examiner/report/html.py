@@ -12,6 +12,7 @@ from typing import Any
 
 from examiner.report.markdown import (
     BASELINE_HEADER,
+    CLUSTER_HEADER,
     COST_HEADER,
     COUNT_LABELS,
     GROUP_TAIL,
@@ -19,11 +20,14 @@ from examiner.report.markdown import (
     PANEL_NOTE,
     PER_CLUSTER_ROWS,
     SCORE_HEADER,
+    SCORE_NOTE,
     baseline_rows,
+    cluster_rows,
+    convergence_rows,
+    cost_note,
     cost_rows,
     group_rows,
     panel_rows,
-    pct,
     qtype_table,
     run_lines,
     score_rows,
@@ -109,9 +113,7 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
         if name in figures:
             p.append(image(figures[name], alt))
 
-    p += ["<h2>Accuracy and coverage</h2>",
-          "<p class=\"note\">Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / "
-          "all units. Intervals: 95% percentile bootstrap resampling clusters.</p>",
+    p += ["<h2>Accuracy and coverage</h2>", f"<p class=\"note\">{SCORE_NOTE}</p>",
           table(SCORE_HEADER, score_rows(summary))]
     fig("scores", "accuracy and coverage per target")
     header, rows = qtype_table(summary)
@@ -119,18 +121,12 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
     fig("qtypes", "accuracy per question type")
     p.append("<h2>Accuracy per cluster</h2>")
     for name, t in summary["targets"].items():
-        rows = [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])]
-                for r in t["per_cluster"][:PER_CLUSTER_ROWS]]
-        p += [f"<h3>{escape(name)}</h3>", table(["round", "cluster", "correct", "incorrect", "accuracy"], rows)]
+        p += [f"<h3>{escape(name)}</h3>", table(CLUSTER_HEADER, cluster_rows(t))]
         if len(t["per_cluster"]) > PER_CLUSTER_ROWS:
             p.append(f"<p class=\"note\">{len(t['per_cluster']) - PER_CLUSTER_ROWS} more clusters in report.json</p>")
     p.append("<h2>Convergence</h2>")
     fig("convergence", "uncovered units left after each round")
-    names = list(summary["targets"])
-    max_round = max((r["round"] for t in summary["targets"].values() for r in t["convergence"]), default=0)
-    conv = {n: {r["round"]: r["remaining"] for r in summary["targets"][n]["convergence"]} for n in names}
-    p.append(table(["round", *[f"{n}: uncovered left" for n in names]],
-                   [[k, *(conv[n].get(k, "") for n in names)] for k in range(max_round + 1)]))
+    p.append(table(["round", *[f"{n}: uncovered left" for n in summary["targets"]]], convergence_rows(summary)))
     p.append("<h2>Units targeted without coverage</h2>")
     fig("ignored", "histogram of times targeted without coverage")
     maps = [k for k in figures if k.startswith("map:")]
@@ -140,10 +136,7 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
         for key in maps:
             fig(key, f"map {key[4:]}")
     cost = summary["cost"]
-    p += ["<h2>Cost per unit (paper layout)</h2>",
-          f"<p class=\"note\">Per unit = divided by all {cost['units']} units of the corpus. Question generation ="
-          " examiner stages question, probe, extract_units; the candidate's calls are shown beside, not in the "
-          "total. Cache hits cost nothing and are not counted as calls.</p>",
+    p += ["<h2>Cost per unit (paper layout)</h2>", f"<p class=\"note\">{cost_note(cost['units'])}</p>",
           table(COST_HEADER, cost_rows(cost)), "<h3>Per role</h3>",
           table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "<h3>Per stage</h3>",
           table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))),

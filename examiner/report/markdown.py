@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from examiner.report.writer import cell
+
 PER_CLUSTER_ROWS = 40
 """Per-cluster tables are cut here in the Markdown/HTML (report.json keeps them all)."""
 
@@ -20,16 +22,12 @@ def with_ci(est: dict[str, Any]) -> str:
     return f"{pct(est['value'])} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
 
 
-def num(x: float | None, digits: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
-
-
 def table(header: list[str], rows: list[list[Any]]) -> str:
-    def cell(v: Any) -> str:
+    def escaped(v: Any) -> str:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(escaped(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -48,18 +46,19 @@ COST_HEADER = ["stage", "#questions", "API calls / unit", "input + output tokens
                "calls", "cache hits", "dollars"]
 
 
+def per_unit_cells(r: dict[str, Any]) -> list[Any]:
+    """The cells every cost table ends with (GROUP_TAIL): per-unit figures, then the group's totals."""
+    return [cell(r["calls_per_unit"], 2), f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}",
+            cell(r["cents_per_unit"], 3), r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"]
+
+
 def cost_rows(cost: dict[str, Any]) -> list[list[Any]]:
     """Rows of the paper-layout table: question generation, judging, their total, the candidate beside."""
-    return [[r["stage"], r["questions"], num(r["calls_per_unit"]),
-             f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}",
-             num(r["cents_per_unit"], 3), r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"]
-            for r in cost["paper"]]
+    return [[r["stage"], r["questions"], *per_unit_cells(r)] for r in cost["paper"]]
 
 
 def group_rows(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[list[Any]]:
-    return [[*(r[k] for k in keys), num(r["calls_per_unit"]),
-             f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}", num(r["cents_per_unit"], 3),
-             r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"] for r in rows]
+    return [[*(r[k] for k in keys), *per_unit_cells(r)] for r in rows]
 
 
 GROUP_TAIL = ["API calls / unit", "input + output tokens / unit", "cents / unit", "calls", "cache hits", "dollars"]
@@ -83,9 +82,9 @@ def baseline_rows(summary: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for name, t in summary["targets"].items():
         b = t["baselines"]
-        rows.append([name, b["answers"], num(b["bleu"]["mean"]), num(b["bleu"]["pearson"]),
-                     num(b["bleu"]["spearman"]), num(b["embedding_similarity"]["mean"], 3),
-                     num(b["embedding_similarity"]["pearson"]), num(b["embedding_similarity"]["spearman"])])
+        rows.append([name, b["answers"], cell(b["bleu"]["mean"], 2), cell(b["bleu"]["pearson"], 2),
+                     cell(b["bleu"]["spearman"], 2), cell(b["embedding_similarity"]["mean"], 3),
+                     cell(b["embedding_similarity"]["pearson"], 2), cell(b["embedding_similarity"]["spearman"], 2)])
     return rows
 
 
@@ -136,15 +135,37 @@ def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
     return items
 
 
+SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
+              "Intervals: 95% percentile bootstrap resampling clusters.")
+CLUSTER_HEADER = ["round", "cluster", "correct", "incorrect", "accuracy"]
+
+
+def cost_note(units: int) -> str:
+    return (f"Per unit = divided by all {units} units of the corpus. Question generation = examiner "
+            "stages question, probe, extract_units; the candidate's calls are shown beside, not in the total. "
+            "Cache hits cost nothing and are not counted as calls.")
+
+
+def cluster_rows(target: dict[str, Any]) -> list[list[Any]]:
+    """The first PER_CLUSTER_ROWS clusters of one target (CLUSTER_HEADER)."""
+    return [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])]
+            for r in target["per_cluster"][:PER_CLUSTER_ROWS]]
+
+
+def convergence_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    """Per round from 0, the uncovered units each target had left (blank where it stopped earlier)."""
+    names = list(summary["targets"])
+    max_round = max((r["round"] for t in summary["targets"].values() for r in t["convergence"]), default=0)
+    conv = {n: {r["round"]: r["remaining"] for r in summary["targets"][n]["convergence"]} for n in names}
+    return [[k, *(conv[n].get(k, "") for n in names)] for k in range(max_round + 1)]
+
+
 def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     """The whole report as Markdown; `figures` maps a figure name to its path relative to the report."""
     run = summary["run"]
     out = [f"# Exam report: {run['run_id']}", ""]
     out += [f"- **{k}**: {v}" for k, v in run_lines(run)]
-    out += ["", "## Accuracy and coverage", "",
-            "Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
-            "Intervals: 95% percentile bootstrap resampling clusters.", "",
-            table(SCORE_HEADER, score_rows(summary)), ""]
+    out += ["", "## Accuracy and coverage", "", SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
     if "scores" in figures:
         out += [f"![accuracy and coverage]({figures['scores']})", ""]
     header, rows = qtype_table(summary)
@@ -153,16 +174,12 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
         out += [f"![accuracy per question type]({figures['qtypes']})", ""]
     out += ["## Accuracy per cluster", ""]
     for name, t in summary["targets"].items():
-        rows = [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])]
-                for r in t["per_cluster"][:PER_CLUSTER_ROWS]]
-        out += [f"### {name}", "", table(["round", "cluster", "correct", "incorrect", "accuracy"], rows), ""]
+        out += [f"### {name}", "", table(CLUSTER_HEADER, cluster_rows(t)), ""]
         if len(t["per_cluster"]) > PER_CLUSTER_ROWS:
             out += [f"({len(t['per_cluster']) - PER_CLUSTER_ROWS} more clusters in report.json)", ""]
     out += ["## Convergence: uncovered units left after each round", ""]
     names = list(summary["targets"])
-    max_round = max((r["round"] for t in summary["targets"].values() for r in t["convergence"]), default=0)
-    conv = {n: {r["round"]: r["remaining"] for r in summary["targets"][n]["convergence"]} for n in names}
-    out += [table(["round", *names], [[k, *(conv[n].get(k, "") for n in names)] for k in range(max_round + 1)]), ""]
+    out += [table(["round", *names], convergence_rows(summary)), ""]
     if "convergence" in figures:
         out += [f"![convergence]({figures['convergence']})", ""]
     out += ["## Units targeted without coverage", ""]
@@ -176,10 +193,7 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
         out += ["## Maps of the uncovered units", ""]
         out += [f"![map {k[4:]}]({v})" for k, v in maps] + [""]
     cost = summary["cost"]
-    out += ["## Cost per unit (paper layout)", "",
-            f"Per unit = divided by all {cost['units']} units of the corpus. Question generation = examiner "
-            "stages question, probe, extract_units; the candidate's calls are shown beside, not in the total. "
-            "Cache hits cost nothing and are not counted as calls.", "",
+    out += ["## Cost per unit (paper layout)", "", cost_note(cost["units"]), "",
             table(COST_HEADER, cost_rows(cost)), "", "### Per role", "",
             table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "", "### Per stage", "",
             table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))), ""]

@@ -2,7 +2,7 @@
 
 Why a reader of its own: the exam appends records and may write the same id again after a resume, and a
 killed run may lack its final files (outcomes.jsonl, a finished run.json). The report must still be built
-from whatever is there, so this module reads the files through examiner.core.rundir (last record per id,
+from whatever is there, so this module reads the run with examiner.core.rundir.RunDir.read (last record per id,
 a torn last line counted, damage elsewhere a one-line error) and derives unit outcomes from the verdicts
 when outcomes.jsonl is missing.
 """
@@ -10,48 +10,22 @@ when outcomes.jsonl is missing.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
-from examiner.errors import UserError
-from examiner.core.records import (
-    AnswerRecord,
-    ClusterRound,
-    QuestionRecord,
-    RunInfo,
-    UnitOutcome,
-    UnitRecord,
-    VerdictRecord,
-)
-from examiner.core.rundir import RunDir
-
-COVERING = ("correct", "incorrect")
-"""Verdict types that cover a unit; `unrelated` and `unscored` leave it in the pool."""
+from examiner.core.labels import COVERING
+from examiner.core.records import QuestionRecord, UnitOutcome, VerdictRecord
+from examiner.core.rundir import RunDir, RunRecords
 
 
 @dataclass
-class RunData:
-    """Everything a report needs from one run directory, deduplicated."""
+class RunData(RunRecords):
+    """Everything a report needs from one run directory: its records, and every unit's outcome per target."""
 
-    path: Path
-    info: RunInfo
-    config: dict[str, Any]
-    units: dict[str, UnitRecord]
-    clusters: dict[str, list[ClusterRound]]
-    """Per target, the rounds' clusterings in round order."""
-    questions: dict[str, QuestionRecord]
-    answers: dict[str, AnswerRecord]
-    verdicts: dict[str, VerdictRecord]
-    outcomes: dict[str, dict[str, UnitOutcome]]
+    outcomes: dict[str, dict[str, UnitOutcome]] = field(default_factory=dict)
     """Per target, unit id -> final outcome (every unit of the corpus present; missing ones uncovered)."""
-    ledger: list[dict[str, Any]]
     outcomes_derived: bool = False
     """True when outcomes.jsonl was absent and outcomes were rebuilt from the verdicts."""
-    unreadable_lines: dict[str, int] = field(default_factory=dict)
-    """Per file name, the torn last lines met while reading (a killed writer's last record)."""
-    passages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """passages.jsonl by id: the passages as the exam read them (empty for runs that predate it)."""
 
     @property
     def targets(self) -> list[str]:
@@ -77,31 +51,17 @@ class RunData:
 
 def load_run(run_dir: str | Path) -> RunData:
     """Read a run directory; UserError (one line for the CLI) when it is not one or a file is damaged."""
-    path = Path(run_dir)
-    if not path.is_dir():
-        raise UserError(f"run directory not found: {run_dir}")
-    files = RunDir(path)
-    info = files.read_info()
-    config = files.read_config()
-    units = files.records(UnitRecord)
-    questions = files.records(QuestionRecord)
-    answers = files.records(AnswerRecord)
-    verdicts = files.records(VerdictRecord)
-    raw_outcomes = files.records(UnitOutcome)
-    clusters = files.read_clusters()
-    ledger = files.read_ledger()
-    passages = files.read_passages()
-    run = RunData(path, info, config, units, clusters, questions, answers, verdicts, {}, ledger,
-                  unreadable_lines=files.torn, passages=passages)
-    if raw_outcomes:
-        for outcome in raw_outcomes.values():
+    records = RunDir(run_dir).read()
+    run = RunData(**{f.name: getattr(records, f.name) for f in fields(RunRecords)})
+    if records.outcome_records:
+        for outcome in records.outcome_records.values():
             run.outcomes.setdefault(outcome.target, {})[outcome.unit_id] = outcome
     else:
         run.outcomes = derive_outcomes(run)
         run.outcomes_derived = bool(run.verdicts)
-    for target in info.targets:
+    for target in run.info.targets:
         table = run.outcomes.setdefault(target, {})
-        for unit_id in units:
+        for unit_id in run.units:
             table.setdefault(unit_id, UnitOutcome(unit_id=unit_id, target=target, status="uncovered"))
     return run
 

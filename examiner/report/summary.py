@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from examiner.core.contract import agreement_with_panel
+from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
-from examiner.llm.ledger import aggregate
-from examiner.report.store import COVERING, RunData
+from examiner.llm.ledger import Usage, aggregate, answered
+from examiner.report.store import RunData
 from examiner.stats import bootstrap_ci, sample_level, weighted_ratio
 
 QTYPES = ("who", "what", "when", "where", "why", "how", "other")
@@ -49,6 +50,12 @@ def ratio_ci(groups: dict[str, list[tuple[float, float]]], seed: int = 0) -> dic
                       n=BOOTSTRAP_RESAMPLES, seed=seed, weighted=True)
     return {"value": point, "low": _finite(ci.low), "high": _finite(ci.high), "num": int(num), "den": int(den),
             "clusters": ci.n_clusters}
+
+
+def accuracy_of(labels: Counter[str]) -> dict[str, Any]:
+    """correct, incorrect and accuracy = correct / (correct + incorrect), None when neither was given."""
+    c, i = labels["correct"], labels["incorrect"]
+    return {"correct": c, "incorrect": i, "accuracy": c / (c + i) if c + i else None}
 
 
 def _cluster_key(outcome: UnitOutcome) -> str:
@@ -85,17 +92,10 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
             per_cluster[_cluster_key(o)][o.status] += 1
             per_qtype.setdefault(qtype_of(run, o), Counter())[o.status] += 1
     rounds_of = run.cluster_of()
-    cluster_rows = []
-    for cid, counts in per_cluster.items():
-        c, i = counts["correct"], counts["incorrect"]
-        cluster_rows.append({"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], "correct": c,
-                             "incorrect": i, "accuracy": c / (c + i)})
+    cluster_rows = [{"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], **accuracy_of(counts)}
+                    for cid, counts in per_cluster.items()]
     cluster_rows.sort(key=lambda r: (r["round"] if r["round"] is not None else 10**9, r["cluster"]))
-    qtype_rows = []
-    for qtype, counts in per_qtype.items():
-        c, i = counts["correct"], counts["incorrect"]
-        qtype_rows.append({"qtype": qtype, "correct": c, "incorrect": i,
-                           "accuracy": c / (c + i) if c + i else None})
+    qtype_rows = [{"qtype": qtype, **accuracy_of(counts)} for qtype, counts in per_qtype.items()]
     return {
         "target": target,
         "units": len(outcomes),
@@ -151,8 +151,7 @@ def _per_unit(row: dict[str, Any], units: int) -> dict[str, Any]:
 
 def _total(records: list[dict[str, Any]]) -> dict[str, Any]:
     rows = aggregate(records, by=())
-    return rows[0] if rows else {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                 "cost_usd": 0.0}
+    return rows[0] if rows else Usage().counters()
 
 
 JUDGING_ROLES = ("judge", "reviser", "geval")
@@ -165,7 +164,7 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     Units are all units of the corpus (the paper divides by the KUs examined, not the KUs covered).
     Calls are billed requests; cache hits are counted apart and cost nothing.
     """
-    ok = [r for r in run.ledger if r.get("outcome", "ok") == "ok"]
+    ok = answered(run.ledger)
     failed = len(run.ledger) - len(ok)
     units = run.n_units
     qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
@@ -205,10 +204,9 @@ def baselines(run: RunData, target: str) -> dict[str, Any]:
         pairs = []
         for a in answers:
             score = getattr(a, name)
-            counts = verdicts_of.get(a.id, Counter())
-            covered = counts["correct"] + counts["incorrect"]
-            if score is not None and covered:
-                pairs.append((float(score), counts["correct"] / covered))
+            share = accuracy_of(verdicts_of.get(a.id, Counter()))["accuracy"]
+            if score is not None and share is not None:
+                pairs.append((float(score), share))
         corr = sample_level([p[0] for p in pairs], [p[1] for p in pairs]) if pairs else None
         out[name] = {
             "mean": float(np.mean(values)) if values else None,
@@ -332,7 +330,7 @@ def counts(run: RunData) -> dict[str, Any]:
         "ignored_verdicts": info.ignored_verdicts,
         "dropped_targets": dropped,
         "questions_without_targets": sum(1 for q in run.questions.values() if q.status == "no_targets"),
-        "failed_requests": sum(1 for r in run.ledger if r.get("outcome", "ok") != "ok"),
+        "failed_requests": len(run.ledger) - len(answered(run.ledger)),
         "unreadable_record_lines": dict(run.unreadable_lines),
     }
 

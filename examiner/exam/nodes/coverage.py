@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from examiner.core.labels import Verdict
+from examiner.core.labels import COVERING, Verdict
 from examiner.core.records import QuestionRecord, RoundSummary, VerdictRecord
 from examiner.exam.nodes.context import ExamContext, running
 from examiner.exam.state import ExamState
@@ -81,7 +81,7 @@ def apply_verdicts(now: TargetRound, verdicts: list[VerdictRecord], max_targeted
     Unscored verdicts change nothing: the unit stays in the pool."""
     unrelated: set[str] = set()
     for verdict in verdicts:
-        if verdict.type in (Verdict.CORRECT, Verdict.INCORRECT):
+        if verdict.type in COVERING:
             if verdict.unit_id not in now.newly and verdict.unit_id not in now.covered:
                 now.newly[verdict.unit_id] = verdict.id
         elif verdict.type == Verdict.UNRELATED:

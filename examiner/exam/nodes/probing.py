@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from examiner.core.labels import Verdict
+from examiner.core.labels import COVERING, Verdict
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.exam.checks import leaking_targets, question_type, word_count
 from examiner.exam.nodes.context import ExamContext, fan_out, running, stable_id, stop_update
@@ -30,7 +30,7 @@ def probe_candidates(ctx: ExamContext, state: ExamState) -> list[Candidate]:
     judged = set(state.get("judged", []))
     stored = ctx.store.all(VerdictRecord)
     verdicts = [v for vid in set(state.get("round_verdicts", [])) if (v := stored.get(vid)) is not None]
-    covered_now = {(v.target, v.unit_id) for v in verdicts if v.type in (Verdict.CORRECT, Verdict.INCORRECT)}
+    covered_now = {(v.target, v.unit_id) for v in verdicts if v.type in COVERING}
     missing: dict[str, set[str]] = {}
     for v in verdicts:
         if v.answer_id in judged and v.type == Verdict.UNRELATED and (v.target, v.unit_id) not in covered_now:
