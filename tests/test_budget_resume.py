@@ -19,7 +19,8 @@ from examiner.cli import main
 from examiner.config import Settings
 from examiner.core import rundir
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
-from examiner.llm.ledger import read_ledger, spent_usd
+from examiner.core.rundir import RunDir
+from examiner.llm.ledger import spent_usd
 
 CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]]
 """About 20 knowledge units: an uninterrupted simulated exam of them costs about $0.10."""
@@ -28,12 +29,12 @@ CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))
 def paid_bodies(run_dir: Path) -> list[str]:
     """One entry per billed request: the simulated server's request id without its repeat counter, so
     the same request body sent twice shows up twice."""
-    return [r["request_id"].rsplit("-", 1)[0] for r in read_ledger(run_dir / rundir.LEDGER)
+    return [r["request_id"].rsplit("-", 1)[0] for r in RunDir(run_dir).read_ledger()
             if r.get("outcome", "ok") == "ok" and not r.get("cache_hit")]
 
 
 def spent(run_dir: Path) -> float:
-    return spent_usd(read_ledger(run_dir / rundir.LEDGER))
+    return spent_usd(RunDir(run_dir).read_ledger())
 
 
 def start_killed_run(settings: Settings, tmp_path: Path, *, kill_at_usd: float) -> Path:
