@@ -17,9 +17,9 @@ T = TypeVar("T")
 class ExamProgress:
     """One progress bar per stage of a round; the line ends with the gateway's running totals."""
 
-    def __init__(self, totals: Totals, *, enabled: bool = True) -> None:
+    def __init__(self, totals: Totals, *, enabled: bool = True, console: Console | None = None) -> None:
         self.totals = totals
-        self.console = Console(stderr=True)
+        self.console = console or Console(stderr=True)
         self.enabled = enabled
         self._progress = Progress(
             TextColumn("{task.description}"),
