@@ -198,16 +198,17 @@ def corpus_bytes(paths: Sequence[str | Path]) -> int:
 def check_corpus_size(paths: Sequence[str | Path], limit_mb: float) -> None:
     """Refuse, before anything is read or created, a corpus larger than `limit_mb` megabytes (10^6 bytes).
 
-    Splitting and sentence units are fast (about 0.5 s per MB), but every unit is then embedded for
-    near-duplicate merging and clustering: about 6,500 units per MB of prose, embedded at roughly 100-200
-    units/s on 2 CPU cores, so a 50 MB text would embed for about an hour before its first question.
+    Splitting and sentence units are fast (about a second per MB), but every unit is then embedded for
+    near-duplicate merging and clustering: about 7,000 units per MB of prose, embedded at about 110
+    units/s on 2 CPU cores, so a 50 MB text would embed for about 50 minutes before its first question
+    (experiments/large_corpus.py).
     The limit makes that cost a decision instead of a silent stall.
     """
     size = corpus_bytes(paths)
     if size > limit_mb * 1e6:
         raise UserError(
             f"the corpus is {size / 1e6:.1f} MB, above the limit of {limit_mb:g} MB (exam.max_corpus_mb): each MB "
-            f"makes about 6,500 units to embed (about a minute per MB on 2 CPU cores); raise it with "
+            f"makes about 7,000 units to embed (about a minute per MB on 2 CPU cores); raise it with "
             f"--max-corpus-mb or exam.max_corpus_mb in config.yaml"
         )
 

@@ -85,7 +85,7 @@ def _split_oversized(units: list[KnowledgeUnit], limit: int) -> list[KnowledgeUn
 
 
 def _sentence_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
-    """`sentences` unit mode, with a bar over the passages (a few seconds per MB of text)."""
+    """`sentences` unit mode, with a bar over the passages (about a second per MB of text)."""
     passages = corpus.passages
     with ctx.progress.stage(0, "sentence units", len(passages), 0) as tick:
         return sentence_units(tick.each(passages), max_tokens=ctx.exam.max_unit_tokens,
