@@ -117,6 +117,10 @@ class ExamSettings(BaseModel):
     """Shortest knowledge unit, in tokens; shorter sentences are joined to a neighbour."""
     dedup_threshold: float = Field(0.95, gt=0, le=1)
     """Cosine similarity (0-1] of unit embeddings at or above which units are merged as near-duplicates."""
+    max_corpus_mb: float = Field(10, gt=0)
+    """Largest corpus accepted, in megabytes (10^6 bytes) of input files; a larger one is refused before
+    anything is read. Each MB of prose makes about 7,000 units, embedded at about 110 units/s on 2 shared CPU
+    cores (far faster on a GPU): raise it (--max-corpus-mb) when that time is acceptable."""
     cluster_size: int = Field(6, ge=1)
     """Wanted units per cluster (a count); each round makes ceil(uncovered units / cluster_size) clusters,
     and each cluster gets one question."""

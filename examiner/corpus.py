@@ -9,6 +9,7 @@ file is counted so the report can say what was left out.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -121,7 +122,7 @@ def split_passages(document_id: str, text: str) -> tuple[Passage, ...]:
     units are bounded later)."""
     passages: list[Passage] = []
     pos = 0
-    for brk in [*_PARAGRAPH_BREAK.finditer(text), None]:
+    for brk in itertools.chain(_PARAGRAPH_BREAK.finditer(text), [None]):  # lazily: no list of every break
         chunk_end = brk.start() if brk else len(text)
         chunk = text[pos:chunk_end]
         stripped = chunk.strip()
@@ -182,6 +183,34 @@ def load_corpus(paths: Sequence[str | Path] | str | Path, *, jsonl_field: str = 
         extra = f" ({len(corpus.skipped)} input(s) skipped)" if corpus.skipped else ""
         raise UserError(f"the corpus is empty: no passage found in {where}{extra}")
     return corpus
+
+
+def corpus_bytes(paths: Sequence[str | Path]) -> int:
+    """Bytes of the files `load_corpus` would read from `paths` (missing paths count 0)."""
+    total = 0
+    for raw in paths:
+        root = Path(raw).expanduser()
+        files = _walk(root, Corpus()) if root.is_dir() else [root] if root.is_file() else []
+        total += sum(f.stat().st_size for f in files)
+    return total
+
+
+def check_corpus_size(paths: Sequence[str | Path], limit_mb: float) -> None:
+    """Refuse, before anything is read or created, a corpus larger than `limit_mb` megabytes (10^6 bytes).
+
+    Splitting and sentence units are fast (about a second per MB), but every unit is then embedded for
+    near-duplicate merging and clustering: about 7,000 units per MB of prose, embedded at about 110
+    units/s on 2 CPU cores, so a 50 MB text would embed for about 50 minutes before its first question
+    (experiments/large_corpus.py).
+    The limit makes that cost a decision instead of a silent stall.
+    """
+    size = corpus_bytes(paths)
+    if size > limit_mb * 1e6:
+        raise UserError(
+            f"the corpus is {size / 1e6:.1f} MB, above the limit of {limit_mb:g} MB (exam.max_corpus_mb): each MB "
+            f"makes about 7,000 units to embed (about a minute per MB on 2 CPU cores); raise it with "
+            f"--max-corpus-mb or exam.max_corpus_mb in config.yaml"
+        )
 
 
 def _walk(root: Path, corpus: Corpus) -> Iterable[Path]:

@@ -51,6 +51,8 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rounds", type=int, help="stop after this many rounds")
     parser.add_argument("--max-probes", type=int, help="follow-up probes per question in a round")
     parser.add_argument("--seed", type=int, help="seed for clustering and sampling")
+    parser.add_argument("--max-corpus-mb", type=float, metavar="MB",
+                        help="largest corpus accepted, in MB (default 10: each MB takes about a minute to embed on 2 CPU cores)")
     add_config_flags(parser)
 
 
@@ -98,7 +100,7 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
 
 
 EXAM_FLAGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
-              "max_probes": "max_probes", "seed": "seed"}
+              "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb"}
 """Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...)."""
 
 

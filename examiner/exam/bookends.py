@@ -7,6 +7,8 @@ import logging
 import time
 from typing import Any
 
+import numpy as np
+
 from examiner.roles.extractor import extract_statements
 from examiner.corpus import Corpus, Passage, load_corpus
 from examiner.errors import BudgetExhausted, UserError
@@ -22,6 +24,8 @@ from examiner.core.tokens import count_tokens
 log = logging.getLogger(__name__)
 
 EXTRACT_BATCH_TOKENS = 1200
+EMBED_CHUNK = 8192
+"""Units embedded per call in the prepare stage: large enough that ordinary corpora take one call."""
 
 
 def _batches(corpus: Corpus) -> list[list[Passage]]:
@@ -80,6 +84,26 @@ def _split_oversized(units: list[KnowledgeUnit], limit: int) -> list[KnowledgeUn
     return out
 
 
+def _sentence_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
+    """`sentences` unit mode, with a bar over the passages (about a second per MB of text)."""
+    passages = corpus.passages
+    with ctx.progress.stage(0, "sentence units", len(passages), 0) as tick:
+        return sentence_units(tick.each(passages), max_tokens=ctx.exam.max_unit_tokens,
+                              min_tokens=ctx.exam.min_unit_tokens)
+
+
+async def _embed(ctx: ExamContext, texts: list[str]) -> np.ndarray:
+    """Unit embeddings, EMBED_CHUNK texts per call so the bar moves on a large corpus (a corpus of fewer
+    units is embedded in one call, exactly as before)."""
+    parts = []
+    with ctx.progress.stage(0, "embed units", len(texts), 0) as tick:
+        for lo in range(0, len(texts), EMBED_CHUNK):
+            chunk = texts[lo:lo + EMBED_CHUNK]
+            parts.append(await asyncio.to_thread(ctx.embedder.embed, chunk))
+            tick.advance(len(chunk))
+    return np.concatenate(parts)
+
+
 async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) -> dict[str, Any]:
     """Load the corpus, extract and de-duplicate units, write units.jsonl; initial exam state."""
     corpus = await asyncio.to_thread(load_corpus, paths, jsonl_field=jsonl_field)
@@ -87,13 +111,13 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     if exam.unit_mode == "llm":
         units = await llm_units(ctx, corpus)
     else:
-        units = sentence_units(corpus, max_tokens=exam.max_unit_tokens, min_tokens=exam.min_unit_tokens)
+        units = await asyncio.to_thread(_sentence_units, ctx, corpus)
     _, examiner_spec = ctx.settings.endpoint_for("examiner")
     units = _split_oversized(units, max(16, examiner_spec.context_tokens // 8))
     if not units:
         raise UserError(f"no knowledge units could be made from {', '.join(paths)} (the text is empty or too short)")
-    vectors = await asyncio.to_thread(ctx.embedder.embed, [u.text for u in units])
-    units = merge_near_duplicates(units, vectors, threshold=exam.dedup_threshold)
+    vectors = await _embed(ctx, [u.text for u in units])
+    units = await asyncio.to_thread(merge_near_duplicates, units, vectors, threshold=exam.dedup_threshold)
     records = [
         UnitRecord(
             id=u.id, text=u.text, token_count=u.token_count,

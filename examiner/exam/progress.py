@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterable, Iterator, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from examiner.llm.gateway import Totals
 
+T = TypeVar("T")
+
 
 class ExamProgress:
     """One progress bar per stage of a round; the line ends with the gateway's running totals."""
 
-    def __init__(self, totals: Totals, *, enabled: bool = True) -> None:
+    def __init__(self, totals: Totals, *, enabled: bool = True, console: Console | None = None) -> None:
         self.totals = totals
-        self.console = Console(stderr=True)
+        self.console = console or Console(stderr=True)
         self.enabled = enabled
         self._progress = Progress(
             TextColumn("{task.description}"),
@@ -50,14 +52,23 @@ class ExamProgress:
             self.console.print(f"{description} · {total} done · {self._money()}")
 
     def note(self, message: str) -> None:
+        """A line of its own above the bars (not shown when quiet)."""
         if self.enabled:
             self.console.print(message)
 
 
 class StageTicker:
+    """Advances one stage's bar."""
+
     def __init__(self, owner: ExamProgress, task: int) -> None:
         self._owner = owner
         self._task = task
 
     def advance(self, amount: int = 1) -> None:
         self._owner._progress.update(self._task, advance=amount, money=self._owner._money())
+
+    def each(self, items: Iterable[T]) -> Iterator[T]:
+        """`items` unchanged, advancing the bar by one as each is taken (for work that consumes a stream)."""
+        for item in items:
+            yield item
+            self.advance()

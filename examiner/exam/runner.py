@@ -24,6 +24,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from examiner.config import Settings, read_settings_file, validate_settings
+from examiner.corpus import check_corpus_size
 from examiner.errors import BudgetExhausted, UserError
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
@@ -73,6 +74,7 @@ def _check_request(settings: Settings, request: ExamRequest) -> None:
         settings.endpoint_for(role)[1].api_key()
     for name in request.targets + request.judges:
         settings.endpoint(name).api_key()
+    check_corpus_size(request.corpus_paths, settings.exam.max_corpus_mb)  # before the run directory exists
 
 
 def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
