@@ -10,49 +10,23 @@ answered the first request instead of drawing afresh from a conversation that no
 
 from __future__ import annotations
 
-from collections import Counter
+import sys
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from test_exam import PROFILE, ROLES, outcomes_of
+from test_exam import PROFILE
 
 from examiner.config import EndpointSpec, Settings
-from examiner.core.records import UnitOutcome
 from examiner.llm import Gateway, GenerationConfig, ModelCallError
-from examiner.core.rundir import RunDir
-from examiner.exam.runner import ExamRequest, start_exam
-from examiner.report.store import load_run
-from examiner.report.summary import target_scores
-from examiner.simulator import SimulatedProcess, SimulatedServer, mixed_faults
+from examiner.simulator import SimulatedServer, mixed_faults
 from examiner.simulator.faults import original_request
 
-CLIENT_TIMEOUT_S = 0.5
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+from fault_tolerance import exam_at  # noqa: E402  (the experiment's harness: test and figures agree)
+
 SERVER_STALL_S = 2.0
-"""A `timeout` fault answers only after SERVER_STALL_S, well past the client's timeout, so it fires."""
-
-
-def settings_for(url: str) -> Settings:
-    """Every role on the standalone server, with a short client timeout and enough attempts to ride
-    out a 20 % fault rate."""
-    spec = EndpointSpec(provider="openai", base_url=url, model="sim", price_input_per_1m=2.5,
-                        price_output_per_1m=10.0, max_concurrency=16, timeout_s=CLIENT_TIMEOUT_S,
-                        max_attempts=10, backoff_base_s=0.02)
-    return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ROLES}, exam={"max_rounds": 5})
-
-
-async def exam_through_process(corpus: Path, run_dir: Path, fault_rate: float) -> dict[str, Any]:
-    """One exam of `corpus` against a SimulatedProcess; its outcomes, scores, ledger and server stats."""
-    options = {"knowledge": PROFILE, "faults": mixed_faults(fault_rate), "timeout_sleep_s": SERVER_STALL_S,
-               "retry_after_s": 0.05}
-    server = SimulatedProcess(options, seed=0)
-    with server as url:
-        info = await start_exam(settings_for(url), ExamRequest([str(corpus)], run_id="faults"), run_dir,
-                                quiet=True, report=False)
-        stats = server.stats()
-    return {"info": info, "outcomes": outcomes_of(run_dir), "scores": target_scores(load_run(run_dir), "sim"),
-            "ledger": RunDir(run_dir).read_ledger(), "stats": stats}
+"""A `timeout` fault answers only after SERVER_STALL_S, well past any client timeout below."""
 
 
 async def test_a_simulated_twin_times_out_like_a_slow_server(tmp_path: Path) -> None:
@@ -73,40 +47,30 @@ async def test_a_simulated_twin_times_out_like_a_slow_server(tmp_path: Path) -> 
     assert [a.status for a in caught.value.attempts] == ["timeout", "timeout"]
 
 
-def statuses(outcomes: dict[str, UnitOutcome]) -> dict[str, str]:
-    return {key: o.status for key, o in outcomes.items()}
-
-
-@pytest.fixture(scope="module")
-def pubmedqa_mini() -> Path:
-    """87 knowledge units from 12 PubMedQA abstracts: about 180 requests, enough for every fault kind."""
-    return Path("corpora/pubmedqa-mini")
-
-
-def within(value: float, interval: dict[str, Any]) -> bool:
-    return interval["low"] <= value <= interval["high"]
-
-
 @pytest.mark.slow
-async def test_twenty_percent_mixed_faults_change_no_outcome(pubmedqa_mini: Path, tmp_path: Path) -> None:
-    clean = await exam_through_process(pubmedqa_mini, tmp_path / "clean", 0.0)
-    faulty = await exam_through_process(pubmedqa_mini, tmp_path / "faulty", 0.2)
-    assert clean["info"].status == faulty["info"].status == "completed"
+async def test_twenty_percent_mixed_faults_change_no_outcome(tmp_path: Path) -> None:
+    """The exam of experiments/fault_tolerance.py (87 units of corpora/pubmedqa-mini, about 180 requests,
+    enough for every fault kind), clean and at 20 % mixed faults."""
+    corpus = Path("corpora/pubmedqa-mini")
+    clean = await exam_at(0.0, corpus, tmp_path / "clean")
+    faulty = await exam_at(0.2, corpus, tmp_path / "faulty")
+    assert clean["status"] == faulty["status"] == "completed"
 
     # Every fault kind was injected, and the client saw each one for what it is.
-    assert clean["stats"]["faults"] == {}
-    assert set(faulty["stats"]["faults"]) == set(mixed_faults(0.2))
-    attempts = Counter(a["status"] for r in faulty["ledger"] for a in r.get("attempts", []))
-    assert attempts["429"] and attempts["500"] and attempts["empty"], attempts
-    assert attempts["timeout"] >= faulty["stats"]["faults"]["timeout"] > 0, "the client timeout did not fire"
-    assert any(r.get("repair") for r in faulty["ledger"]), "no malformed or truncated reply was re-asked"
-    assert not any(r.get("outcome") == "failed" for r in faulty["ledger"])
+    assert clean["faults"] == {} and clean["retries"] == 0
+    assert set(faulty["faults"]) == set(mixed_faults(0.2))
+    attempts = faulty["attempts"]
+    assert all(attempts.get(status) for status in ("429", "500", "empty")), attempts
+    assert attempts.get("timeout", 0) >= faulty["faults"]["timeout"] > 0, "the client timeout did not fire"
+    assert faulty["re_asks"] > 0, "no malformed or truncated reply was re-asked"
+    assert faulty["failed_calls"] == 0
 
     # No unit lost, every unit has an outcome, and each outcome is the clean run's.
-    assert len(faulty["outcomes"]) == faulty["info"].units == clean["info"].units > 0
-    assert statuses(faulty["outcomes"]) == statuses(clean["outcomes"])
+    assert len(faulty["statuses"]) == faulty["units"] == clean["units"] > 0
+    assert faulty["statuses"] == clean["statuses"]
     for figure in ("accuracy", "coverage"):
-        assert within(faulty["scores"][figure]["value"], clean["scores"][figure]), figure
+        low, high = clean[figure]["low"], clean[figure]["high"]
+        assert low <= faulty[figure]["value"] <= high, figure
 
 
 @pytest.mark.parametrize("fault", ["malformed_json", "truncated_json"])
