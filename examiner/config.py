@@ -236,9 +236,14 @@ class Settings(BaseModel):
 
     def simulated(self) -> "Settings":
         """A copy where every endpoint `X` gains a simulated twin `sim-X` (same prices and concurrency,
-        the `simulated` endpoint's options) and every role uses the twin of its endpoint."""
+        the `simulated` endpoint's options) and every role uses the twin of its endpoint.
+
+        A twin's transport settings (timeout, attempts, back-off) are the `simulated` endpoint's, not
+        X's: where that endpoint injects faults, a short timeout makes its `timeout` fault fire the
+        client timeout and exercise the retry path, as a slow real server would."""
         data = self.model_dump()
-        sim_options = self.endpoints["simulated"].options
+        sim = self.endpoints["simulated"]
+        sim_options = sim.options
         for name, spec in self.endpoints.items():
             if spec.provider == "simulated" or name.startswith("sim-"):
                 continue
@@ -248,6 +253,9 @@ class Settings(BaseModel):
                 price_input_per_1m=spec.price_input_per_1m,
                 price_output_per_1m=spec.price_output_per_1m,
                 max_concurrency=max(spec.max_concurrency, 8),
+                timeout_s=sim.timeout_s,
+                max_attempts=sim.max_attempts,
+                backoff_base_s=sim.backoff_base_s,
                 options=sim_options,
             ).model_dump()
         for role, name in self.roles.items():

@@ -91,11 +91,17 @@ class _Call:
     """The ledger fields of the call (role, stage, round, unit_ids, item_id, call_id, repair)."""
 
     def headers(self) -> dict[str, str]:
-        """Request metadata: role, stage and the hints (with the round) as JSON; never the prompt."""
+        """Request metadata: role, stage and the hints (with the round) as JSON; never the prompt.
+
+        A re-ask carries `repair: k`, saying that its last k (reply, correction) turn pairs are failed
+        attempts, so a deterministic test backend can answer what the first request asked, as a greedy
+        model that is not thrown by its own bad reply would."""
         headers = {"X-Examiner-Role": self.role, "X-Examiner-Stage": self.context.stage or "-"}
         hints = dict(self.context.hints)
         if self.context.round:
             hints.setdefault("round", self.context.round)
+        if self.record.get("repair"):
+            hints["repair"] = self.record["repair"]
         if hints:
             headers["X-Examiner-Hints"] = json.dumps(hints, sort_keys=True, ensure_ascii=True)
         return headers

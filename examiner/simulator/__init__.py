@@ -20,7 +20,7 @@ from examiner.simulator.behaviours import (
     register_behaviour,
     unit_category,
 )
-from examiner.simulator.faults import FAULT_KINDS
+from examiner.simulator.faults import FAULT_KINDS, mixed_faults
 from examiner.simulator.process import SimulatedProcess
 from examiner.simulator.schema_faker import conform, fake_value
 from examiner.simulator.server import OPTION_NAMES, SimulatedServer
@@ -40,6 +40,7 @@ __all__ = [
     "conform",
     "fake_value",
     "find_behaviour",
+    "mixed_faults",
     "oracle_key",
     "ref_ids",
     "register_behaviour",

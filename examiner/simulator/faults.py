@@ -13,6 +13,11 @@ to run. Fault kinds, in the order their rates are stacked on [0, 1):
 
 The two JSON faults apply only to requests that ask for JSON (response_format); for other requests the
 draw is a success.
+
+A re-ask after an unusable reply extends the conversation with that reply and a correction, and says so
+in the `repair` hint (how many such turn pairs end the conversation). `original_request` drops them, so
+the simulated model answers a re-ask as it would have answered the first request: at temperature 0 a
+fault then changes no outcome, only the number of requests.
 """
 
 from __future__ import annotations
@@ -25,6 +30,13 @@ from examiner.simulator.prose import stable_uniform
 
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "malformed_json", "truncated_json", "empty_choices")
 JSON_FAULTS = ("malformed_json", "truncated_json")
+
+
+def mixed_faults(total: float) -> dict[str, float]:
+    """Fault rates summing to `total`, spread evenly over every kind (the `faults` option)."""
+    if not 0 <= total <= 1:
+        raise ValueError("a total fault rate is between 0 and 1")
+    return {kind: total / len(FAULT_KINDS) for kind in FAULT_KINDS}
 
 
 class FaultPlan:
@@ -75,3 +87,19 @@ def truncate_json(content: str, rng: random.Random) -> str:
         return content[:1] if content else "{"
     cut = max(1, min(len(content) - 1, int(len(content) * rng.uniform(0.3, 0.9))))
     return content[:cut]
+
+
+def original_request(body: dict[str, Any], hints: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(body, hints) of the first request of a re-ask: the `repair` hint removed and, when the
+    conversation ends in that many (assistant reply, user correction) pairs, those pairs dropped.
+    A request without the hint is returned as it came."""
+    repairs = hints.get("repair")
+    if not isinstance(repairs, int) or isinstance(repairs, bool) or repairs <= 0:
+        return body, dict(hints)
+    rest = {k: v for k, v in hints.items() if k != "repair"}
+    messages = body["messages"]
+    failed = messages[len(messages) - 2 * repairs:]
+    roles = [m.get("role") if isinstance(m, dict) else None for m in failed]
+    if len(messages) <= 2 * repairs or roles != ["assistant", "user"] * repairs:
+        return body, rest
+    return dict(body, messages=messages[: len(messages) - 2 * repairs]), rest

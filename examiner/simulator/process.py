@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +44,13 @@ class SimulatedProcess:
                 self.proc.stdout.close()
             self.proc = None
         self.base_url = None
+
+    def stats(self) -> dict[str, Any]:
+        """The child's counters (GET /sim/stats): requests served and faults injected, by kind."""
+        if self.base_url is None:
+            raise RuntimeError("the simulated backend is not running")
+        with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/sim/stats", timeout=10) as reply:
+            return json.loads(reply.read())
 
     def __enter__(self) -> str:
         return self.start()

@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from examiner.simulator.behaviours import SimRequest, content_text, find_behaviour, score_scale
-from examiner.simulator.faults import JSON_FAULTS, FaultPlan, malform_json, truncate_json
+from examiner.simulator.faults import JSON_FAULTS, FaultPlan, malform_json, original_request, truncate_json
 from examiner.simulator.logprobs import token_logprobs
 from examiner.simulator.prose import rng_for, stable_int, stable_uniform
 from examiner.simulator.schema_faker import conform
@@ -211,8 +211,9 @@ async def chat_completions(request: web.Request) -> web.Response:
     n = max(1, int(body.get("n") or 1))
     choices = []
     completion = 0
+    asked, asked_hints = original_request(body, hints)
     for index in range(n):
-        choice, used = _choice(state, body, role, stage, hints, index, schema, json_mode, fault, body_key)
+        choice, used = _choice(state, asked, role, stage, asked_hints, index, schema, json_mode, fault, body_key)
         choices.append(choice)
         completion += used
     if fault == "empty_choices":
