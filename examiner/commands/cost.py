@@ -52,7 +52,7 @@ def run_cost(args: argparse.Namespace) -> int:
     Console().print(table)
     for line in unknown_lines(len(in_flight(ledger)), in_flight_usd(ledger),
                               torn_lines(run.path, torn_tail=bool(run.torn.get(LEDGER)))):
-        Console().print(line)
+        print(line)
     if args.per_unit:
         print_per_unit(records, args.top)
     return 0
