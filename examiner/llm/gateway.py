@@ -194,6 +194,7 @@ class Gateway:
             if payload is None or payload.get("request_id") in known_ids:
                 continue
             spec = self.settings.endpoints.get(str(started.get("endpoint")))
+            # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.
             price = spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"]) if spec else \
                 float(started.get("worst_case_usd", 0.0))
             outcome = {k: v for k, v in started.items() if k not in ("outcome", "worst_case_usd", "cache_key")}
@@ -374,7 +375,7 @@ class Gateway:
             return await self._send(ep, messages, request, call, key)
 
         started = time.perf_counter()
-        if self.cache is not None and key is not None:
+        if self.cache is not None and key is not None:  # both or neither: key is None without a cache
             payload, hit = await self.cache.get_or_fetch(key, fetch)
         else:
             payload, hit = await fetch(), False
@@ -403,13 +404,10 @@ class Gateway:
                 payload = await self._fan_out(ep, messages, request, call)
             else:
                 payload = await self._attempts(ep, messages, request, call)
-        except (ModelCallError, NotAnOpenAIEndpoint) as exc:
-            self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
-                                    attempts=[a.__dict__ for a in getattr(exc, "attempts", [])], cost_usd=0.0))
-            if ticket is not None:
-                self.budget.settle(ticket, 0.0)
-            raise
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, (ModelCallError, NotAnOpenAIEndpoint)):
+                self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
+                                        attempts=[a.__dict__ for a in exc.attempts], cost_usd=0.0))
             if ticket is not None:
                 self.budget.settle(ticket, 0.0)
             raise
