@@ -20,7 +20,7 @@ from examiner.config import Settings
 from examiner.core import rundir
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.core.rundir import RunDir
-from examiner.llm.ledger import spent_usd
+from examiner.llm.ledger import answered, spent_usd
 
 CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]]
 """About 20 knowledge units: an uninterrupted simulated exam of them costs about $0.10."""
@@ -29,8 +29,8 @@ CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))
 def paid_bodies(run_dir: Path) -> list[str]:
     """One entry per billed request: the simulated server's request id without its repeat counter, so
     the same request body sent twice shows up twice."""
-    return [r["request_id"].rsplit("-", 1)[0] for r in RunDir(run_dir).read_ledger()
-            if r.get("outcome", "ok") == "ok" and not r.get("cache_hit")]
+    return [r["request_id"].rsplit("-", 1)[0] for r in answered(RunDir(run_dir).read_ledger())
+            if not r.get("cache_hit")]
 
 
 def spent(run_dir: Path) -> float:

@@ -18,6 +18,7 @@ from examiner.core.records import QuestionRecord, UnitOutcome, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam.store import RunStore
+from examiner.llm.ledger import answered, outcomes as outcome_records
 from examiner.simulator import unit_category
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
@@ -90,7 +91,7 @@ async def test_targets_sit_the_same_paper(small_corpus: Path, tmp_path: Path) ->
     first = {t: sorted((q.cluster_id, q.text) for q in questions if q.round == 1 and q.kind == "question" and q.target == t)
              for t in ("alpha", "beta")}
     assert first["alpha"] and first["alpha"] == first["beta"]
-    ledger = RunDir(tmp_path).read_ledger()
+    ledger = outcome_records(RunDir(tmp_path).read_ledger())
     round_one_questions = [r for r in ledger if r["stage"] == "question" and r["round"] == 1 and not r.get("repair")]
     assert len(round_one_questions) == len(first["alpha"]) + sum(r.get("cache_hit", False) for r in round_one_questions)
     assert info.status == "completed"
@@ -161,14 +162,14 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     before_resume = RunDir(killed).read_ledger()
-    paid_before = {r["request_id"] for r in before_resume if not r.get("cache_hit")}
+    paid_before = {r["request_id"] for r in answered(before_resume) if not r.get("cache_hit")}
 
     info = await resume_exam(killed, quiet=True, report=False)
     assert info.status == "completed", info.stop_reason
     expected = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(reference).items()}
     actual = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(killed).items()}
     assert actual == expected
-    resumed = [r for r in RunDir(killed).read_ledger()[len(before_resume):] if not r.get("cache_hit")]
+    resumed = [r for r in answered(RunDir(killed).read_ledger()[len(before_resume):]) if not r.get("cache_hit")]
     assert not paid_before & {r["request_id"] for r in resumed}
 
 

@@ -13,7 +13,7 @@ from examiner.config import EndpointSpec, ExamSettings, Settings
 from examiner.core.rundir import RunDir
 from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig, ModelCallError, Unparseable
-from examiner.llm.ledger import aggregate
+from examiner.llm.ledger import aggregate, outcomes as outcome_records
 from examiner.simulator import SimRequest, SimulatedServer, register_behaviour
 from examiner.llm.structured import extract_json, parse_structured
 
@@ -110,7 +110,7 @@ async def test_truncated_json_is_unparseable_with_raw_text(server, tmp_path: Pat
     assert isinstance(result.parsed, Unparseable)
     assert result.parsed.raw and "cut off" in result.parsed.error
     assert gw.totals.unparseable == 1
-    repairs = [r for r in RunDir(tmp_path).read_ledger() if r.get("repair")]
+    repairs = [r for r in outcome_records(RunDir(tmp_path).read_ledger()) if r.get("repair")]
     assert len(repairs) == 2, "the gateway re-asks twice before giving up"
 
 
@@ -152,7 +152,7 @@ async def test_ledger_dollars_match_hand_computation(server, tmp_path: Path) -> 
                           schema=Question)
             await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], GenerationConfig(max_tokens=64),
                           CallContext(stage="answer"))
-    records = RunDir(tmp_path).read_ledger()
+    records = outcome_records(RunDir(tmp_path).read_ledger())
     assert len(records) == 6 and all(r["usage_source"] == "api" for r in records)
     for record in records:
         hand = record["prompt_tokens"] * PRICE_IN / 1e6 + record["completion_tokens"] * PRICE_OUT / 1e6
@@ -186,7 +186,7 @@ async def test_budget_stop_leaves_spend_within_budget(server, tmp_path: Path) ->
 
         outcomes = await asyncio.gather(*(ask(i) for i in range(40)))
     assert "stopped" in outcomes and "ok" in outcomes
-    spent = sum(r["cost_usd"] for r in RunDir(tmp_path).read_ledger())
+    spent = sum(r["cost_usd"] for r in outcome_records(RunDir(tmp_path).read_ledger()))
     assert spent <= budget
     assert gw.budget.spent_usd == pytest.approx(spent)
 
@@ -286,7 +286,7 @@ async def test_call_context_goes_out_as_request_metadata_and_the_ledger_keeps_it
                                context, endpoint="sim")
     assert seen == [("referee", {"round": 2, "max_rounds": 3})]
     assert result.parsed == result.text == result.value() == "ok" and result.ok
-    (record,) = RunDir(tmp_path).read_ledger()
+    (record,) = outcome_records(RunDir(tmp_path).read_ledger())
     assert {k: record[k] for k in ("role", "stage", "round", "unit_ids", "item_id")} == {
         "role": "context_probe", "stage": "referee", "round": 2, "unit_ids": ["u1"], "item_id": "i9"}
     assert "hints" not in record and "max_rounds" not in record

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from examiner.cli import main
+from examiner.llm.ledger import outcomes
 
 PAIRS = [
     {"id": f"q{i}", "question": f"Explain topic number {i} in one sentence.", "a": f"Topic {i} is explained well here.",
@@ -92,7 +93,7 @@ def test_reviseval_pairwise_with_metrics(tmp_path: Path) -> None:
     assert all(r["metric_majority"] == r["revised_from"] for r in records)
     report = json.loads((out / "report.json").read_text())
     assert set(report["pairwise"]["classic_metric_agreement"]) == {"bleu", "rouge1", "rougeL", "majority"}
-    ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+    ledger = outcomes(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
     assert sum(1 for rec in ledger if rec["role"] == "reviser") == 6
 
 

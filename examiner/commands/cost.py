@@ -1,4 +1,5 @@
-"""`examiner cost RUN_DIR`: the ledger's money and tokens by role, stage and round."""
+"""`examiner cost RUN_DIR`: the ledger's money and tokens by role, stage and round, and below the table
+what the ledger cannot know: calls in flight at a kill (with their worst case) and lines torn by a kill."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from rich.table import Table
 
 from examiner.core.rundir import LEDGER, RunDir
 from examiner.errors import UserError
-from examiner.llm.ledger import aggregate, answered, per_unit
+from examiner.llm.ledger import aggregate, answered, in_flight, in_flight_usd, per_unit, torn_lines, unknown_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +27,8 @@ def run_cost(args: argparse.Namespace) -> int:
     run = RunDir(args.run_dir)
     if not run.file(LEDGER).is_file():
         raise UserError(f"no ledger at {run.file(LEDGER)}")
-    records = answered(run.read_ledger())
+    ledger = run.read_ledger()
+    records = answered(ledger)
     by = tuple(field.strip() for field in args.by.split(",") if field.strip())
     rows = aggregate(records, by=by)
     table = Table(title=f"cost of {args.run_dir}")
@@ -48,6 +50,9 @@ def run_cost(args: argparse.Namespace) -> int:
             str(total["completion_tokens"]), f"{total['cost_usd']:.6f}",
         )
     Console().print(table)
+    for line in unknown_lines(len(in_flight(ledger)), in_flight_usd(ledger),
+                              torn_lines(run.path, torn_tail=bool(run.torn.get(LEDGER)))):
+        print(line)
     if args.per_unit:
         print_per_unit(records, args.top)
     return 0

@@ -5,7 +5,8 @@ A run directory holds everything needed to resume: `request.json` (what was aske
 `cache.sqlite` (responses), so `examiner resume RUN_DIR` continues without paying for a finished call.
 
 The budget belongs to the run: config.yaml records its cap, and a resumed process starts from the
-dollars the ledger says were already spent. A budget-stopped run is continued by resuming it with a
+dollars the ledger says were already spent (calls in flight at a kill are first reconciled with the
+cache; those still unknown count at their worst case). A budget-stopped run is continued by resuming it with a
 larger cap: the graph goes back to the checkpoint before the node that ran out of money and runs it
 again, its paid calls answered by the cache. One process writes a run at a time (core/runlock.py).
 """
@@ -122,8 +123,9 @@ def _reopen(store: RunStore) -> None:
 
 async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool) -> RunInfo:
     store = RunStore(run_dir)
-    already_spent = spent_usd(store.run.read_ledger()) if resume else 0.0
-    async with Gateway(settings, run_dir, run_id=request.run_id, spent_usd=already_spent) as gateway:
+    async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
+        if resume:
+            gateway.resume_spending()
         embed_cache = EmbeddingCache(run_dir / rundir.EMBEDDINGS)
         mode = MODES[request.mode]
         judge = exam_judge(gateway, method=request.judge_mode, reads_references=mode.reads_references,

@@ -2,7 +2,9 @@
 
 Every call goes: cache lookup -> budget reservation -> tokens-per-minute window -> concurrency slot ->
 HTTP attempts with back-off (429 honours Retry-After; 5xx, timeouts, connection errors and empty
-replies are retried) -> structured-output parsing with up to `max_repairs` re-asks -> ledger record.
+replies are retried) -> structured-output parsing with up to `max_repairs` re-asks. The ledger is
+write-ahead: a request is recorded as `started` (with its worst-case cost) before it is sent and its
+outcome follows, so a kill leaves calls whose outcome is unknown visible (see examiner.llm.ledger).
 All traffic uses the `openai` SDK's AsyncOpenAI client, so any OpenAI-compatible server works.
 """
 
@@ -27,12 +29,13 @@ from examiner.config import EndpointSpec, Settings
 from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm.budget import Budget
 from examiner.llm.cache import ResponseCache, cache_key
-from examiner.llm.ledger import Ledger, Usage
+from examiner.llm.ledger import STARTED, Ledger, Usage, in_flight, spent_usd as ledger_spent_usd
 from examiner.llm.limits import TokenRateLimiter
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
 from examiner.core.tokens import count_message_tokens, count_tokens
 from examiner.core import rundir
+from examiner.core.jsonl import read_jsonl
 from examiner.llm.types import M, Attempt, CallContext, CallResult, GenerationConfig, TokenLogprob, Unparseable
 
 log = logging.getLogger(__name__)
@@ -53,6 +56,10 @@ class NotAnOpenAIEndpoint(ConfigError):
     page, plain text, other JSON): base_url points to a web page, a login portal or another API. One such
     reply is retried like a torn one; when all are foreign, the command stops with one line naming the
     endpoint and what it sent, since no retry or later call can fix it."""
+
+    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+        super().__init__(message)
+        self.attempts = attempts
 
 
 def _chat_completion(raw: Any) -> Any | None:
@@ -140,12 +147,11 @@ class Gateway:
         *,
         cache: bool | None = None,
         budget_usd: float | None = None,
-        spent_usd: float = 0.0,
         max_repairs: int = 2,
         run_id: str = "",
     ) -> None:
-        """`budget_usd` (default: the settings') caps the run's spending; `spent_usd` is what earlier
-        processes of the same run already spent (a resume), which counts against that cap."""
+        """`budget_usd` (default: the settings') caps the run's spending; a resumed run counts what its
+        earlier processes spent against that cap by calling `resume_spending` first."""
         self.settings = settings
         self.run_dir = Path(run_dir) if run_dir else None
         use_cache = settings.cache if cache is None else cache
@@ -154,7 +160,7 @@ class Gateway:
         limit = budget_usd if budget_usd is not None else settings.budget_usd
         if limit is not None and limit < 0:
             raise ConfigError(f"budget must be zero or more dollars, got {limit}")
-        self.budget = Budget(limit, spent_usd=spent_usd)
+        self.budget = Budget(limit)
         self.max_repairs = max_repairs
         self.run_id = run_id
         self.totals = Totals()
@@ -176,6 +182,38 @@ class Gateway:
         self.ledger.close()
         if self.cache is not None:
             self.cache.close()
+
+    def resume_spending(self) -> int:
+        """Before a resumed run's first call: reconcile the ledger's calls in flight at a kill with the
+        response cache, then count the run's spending (known dollars plus the worst case of calls still
+        unknown) against the budget. Returns how many calls were reconciled.
+
+        A `started` call whose reply is in the cache was answered (and billed) before the kill: it gets a
+        `reconciled` outcome with its real tokens and cost. A cached reply already named by an outcome
+        record (the same request paid by a later process) is not counted twice. The others stay unknown:
+        a reply the server sent but the killed process never received cannot be known from here."""
+        records = read_jsonl(self.ledger.path).rows if self.ledger.path is not None else []
+        known_ids = {r.get("request_id") for r in records if r.get("request_id")}
+        reconciled = 0
+        for started in in_flight(records) if self.cache is not None else []:
+            payload = self.cache.get(started["cache_key"]) if started.get("cache_key") else None
+            if payload is None or payload.get("request_id") in known_ids:
+                continue
+            spec = self.settings.endpoints.get(str(started.get("endpoint")))
+            # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.
+            price = spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"]) if spec else \
+                float(started.get("worst_case_usd", 0.0))
+            outcome = {k: v for k, v in started.items() if k not in ("outcome", "worst_case_usd", "cache_key")}
+            outcome.update(ts=time.time(), request_id=payload["request_id"], prompt_tokens=payload["prompt_tokens"],
+                           completion_tokens=payload["completion_tokens"], usage_source=payload["usage_source"],
+                           attempts=payload["attempts"], cache_hit=False, cost_usd=price,
+                           finish_reason=payload["finish_reason"], outcome="reconciled")
+            self.ledger.append(outcome)
+            records.append(outcome)
+            known_ids.add(payload["request_id"])
+            reconciled += 1
+        self.budget.spent_usd = ledger_spent_usd(records)
+        return reconciled
 
     # ------------------------------------------------------------------ resolution
     def resolve(self, role: str, endpoint: str | None = None) -> tuple[str, EndpointSpec]:
@@ -335,12 +373,15 @@ class Gateway:
         if fmt is not None:
             request["response_format"] = fmt
 
+        key = cache_key(endpoint=ep.identity, model=ep.spec.model, messages=messages, request=request) if (
+            self.cache is not None
+        ) else None
+
         async def fetch() -> dict[str, Any]:
-            return await self._send(ep, messages, request, call)
+            return await self._send(ep, messages, request, call, key)
 
         started = time.perf_counter()
-        if self.cache is not None:
-            key = cache_key(endpoint=ep.identity, model=ep.spec.model, messages=messages, request=request)
+        if self.cache is not None and key is not None:  # both or neither: key is None without a cache
             payload, hit = await self.cache.get_or_fetch(key, fetch)
         else:
             payload, hit = await fetch(), False
@@ -349,24 +390,30 @@ class Gateway:
         return result
 
     async def _send(
-        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call,
+        key: str | None,
     ) -> dict[str, Any]:
-        """Budget, rate limits and retried HTTP for one request; returns a cacheable payload."""
+        """Budget, rate limits, the write-ahead `started` record and retried HTTP for one request;
+        returns a cacheable payload. A failed request gets its `failed` outcome here; a cancelled one
+        gets none (it may have reached the server: its outcome is unknown)."""
         spec = ep.spec
         n = int(request.get("n", 1))
-        needs_estimate = self.budget.limit_usd is not None or ep.tpm is not None
-        prompt_estimate = count_message_tokens(messages) if needs_estimate else 0
-        ticket = self.budget.reserve(spec.cost_usd(prompt_estimate, request["max_tokens"] * n)) if (
-            self.budget.limit_usd is not None
-        ) else None
+        prompt_estimate = count_message_tokens(messages)
+        worst_case = spec.cost_usd(prompt_estimate, request["max_tokens"] * n)
+        ticket = self.budget.reserve(worst_case) if self.budget.limit_usd is not None else None
         try:
             if ep.tpm is not None:
                 await ep.tpm.acquire(prompt_estimate + request["max_tokens"] * n)
+            self.ledger.append(dict(call.record, ts=time.time(), run_id=self.run_id, endpoint=ep.name,
+                                    model=spec.model, outcome=STARTED, worst_case_usd=worst_case, cache_key=key))
             if n > 1 and not spec.supports_n:
                 payload = await self._fan_out(ep, messages, request, call)
             else:
                 payload = await self._attempts(ep, messages, request, call)
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, (ModelCallError, NotAnOpenAIEndpoint)):
+                self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
+                                        attempts=[a.__dict__ for a in exc.attempts], cost_usd=0.0))
             if ticket is not None:
                 self.budget.settle(ticket, 0.0)
             raise
@@ -440,10 +487,8 @@ class Gateway:
                 await asyncio.sleep(wait)
         self.totals.failed += 1
         summary = ", ".join(a.status for a in attempts)
-        self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
-                                attempts=[a.__dict__ for a in attempts], cost_usd=0.0))
         if all(a.status == "foreign" for a in attempts):
-            raise NotAnOpenAIEndpoint(attempts[-1].detail)
+            raise NotAnOpenAIEndpoint(attempts[-1].detail, attempts)
         raise ModelCallError(f"{ep.name}: no usable reply after {len(attempts)} attempts ({summary})", attempts)
 
     @staticmethod

@@ -1,8 +1,19 @@
-"""The cost ledger: one append-only JSONL record per model request, and the tables built from it.
+"""The cost ledger: append-only JSONL records of model requests, and the tables built from them.
 
-Records carry role, stage, round, the knowledge units the call was about, tokens (from the API's
-`usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Cache hits
-are kept in the ledger (so a resumed run shows what it reused) but cost nothing.
+Write-ahead: a request that is sent is first recorded as `started` (call id, role, stage, endpoint,
+model and `worst_case_usd`, the budget's reservation for it); its outcome record follows with the same
+call id: `ok`, `failed`, or `reconciled` (a resume found its reply in the response cache). A request is
+identified by its call id and repair number (a re-ask shares the call id of the call it repairs).
+
+Every reader counts a request once: an outcome record wins, and a `started` record without one is a
+call *in flight at a kill*: its outcome is unknown, it is shown apart with its possible cost and counted
+at that worst case by `spent_usd`, so a budget stays safe. A reply the server sent but the killed process
+never received cannot be known from here; only a reply that reached the cache can be reconciled.
+
+Outcome records carry role, stage, round, the knowledge units the call was about, tokens (from the
+API's `usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Cache
+hits are kept in the ledger (so a resumed run shows what it reused) but cost nothing and have no
+`started` record (nothing is sent).
 """
 
 from __future__ import annotations
@@ -15,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from examiner.core.jsonl import repair_tail
+from examiner.core.rundir import LEDGER
 
 
 class Ledger:
@@ -43,15 +55,81 @@ class Ledger:
             self._handle = None
 
 
+LEDGER_TORN = LEDGER + ".torn"
+"""Where core.jsonl.repair_tail keeps the ledger's torn last lines."""
+STARTED = "started"
+"""The write-ahead record of a request about to be sent."""
+OUTCOMES = ("ok", "failed", "reconciled")
+ANSWERED = ("ok", "reconciled")
+
+
+def request_key(record: dict[str, Any]) -> tuple[str, int]:
+    """What ties a `started` record to its outcome: call id and repair number."""
+    return str(record.get("call_id", "")), int(record.get("repair", 0) or 0)
+
+
+def outcomes(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The outcome records (one per request that ended, and one per cache hit), without the write-ahead
+    `started` records."""
+    return [r for r in records if r.get("outcome", "ok") in OUTCOMES]
+
+
+def in_flight(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`started` records with no outcome record: requests whose outcome is unknown (killed in flight)."""
+    rows = list(records)
+    settled = {request_key(r) for r in outcomes(rows)}
+    return [r for r in rows if r.get("outcome") == STARTED and request_key(r) not in settled]
+
+
 def answered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records of requests that got a reply: a failed request is in the ledger too, with no usage."""
-    return [r for r in records if r.get("outcome", "ok") == "ok"]
+    """The outcome records of requests that got a reply (`ok`, or `reconciled` from the cache); failed
+    requests and write-ahead `started` records are left out."""
+    return [r for r in records if r.get("outcome", "ok") in ANSWERED]
+
+
+def failed(records: Iterable[dict[str, Any]]) -> int:
+    """Requests that failed after all their attempts."""
+    return sum(1 for r in records if r.get("outcome") == "failed")
+
+
+def known_usd(records: Iterable[dict[str, Any]]) -> float:
+    """Dollars of the requests with an outcome (cache hits and failed requests cost nothing)."""
+    return sum(float(r.get("cost_usd", 0.0)) for r in answered(records) if not r.get("cache_hit"))
+
+
+def in_flight_usd(records: Iterable[dict[str, Any]]) -> float:
+    """The most the requests in flight at a kill can have cost: the sum of their budget reservations."""
+    return sum(float(r.get("worst_case_usd", 0.0)) for r in in_flight(records))
 
 
 def spent_usd(records: Iterable[dict[str, Any]]) -> float:
-    """Dollars the records were billed (cache hits and failed requests cost nothing): what a resumed
-    run has already spent of its budget."""
-    return sum(float(r.get("cost_usd", 0.0)) for r in records if not r.get("cache_hit"))
+    """What a resumed run has already spent of its budget: known dollars plus the worst case of the
+    requests whose outcome is unknown, so a kill can never let the cap be passed."""
+    rows = list(records)
+    return known_usd(rows) + in_flight_usd(rows)
+
+
+def torn_lines(run_dir: str | Path, torn_tail: bool = False) -> int:
+    """Ledger lines torn by a kill in a run directory: those kept in ledger.jsonl.torn (core.jsonl's
+    repair_tail cut them off before an append), plus the ledger's own torn last line when `torn_tail`. Nothing is lost with them: an
+    outcome record cut short leaves its request's `started` record standing, counted as in flight, and a
+    `started` record cut short belongs to a request that was never sent (it is sent after the write)."""
+    kept = Path(run_dir) / LEDGER_TORN
+    count = sum(1 for line in kept.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()) \
+        if kept.is_file() else 0
+    return count + int(torn_tail)
+
+
+def unknown_lines(calls: int, worst_case_usd: float, torn: int) -> list[str]:
+    """What a ledger cannot know, in words for `examiner cost` and the report (nothing when all is known)."""
+    lines = []
+    if calls:
+        lines.append(f"in flight at a kill: {calls} calls, up to ${worst_case_usd:.6f} (outcome unknown: not in "
+                     "the totals above; counted at that worst case against the budget)")
+    if torn:
+        lines.append(f"torn ledger lines: {torn} (cut by a kill, kept in {LEDGER_TORN}; their calls are counted "
+                     "in flight unless a resume reconciled them)")
+    return lines
 
 
 @dataclass

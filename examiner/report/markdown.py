@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from examiner.llm.ledger import unknown_lines
 from examiner.report.writer import cell
 
 PER_CLUSTER_ROWS = 40
@@ -197,6 +198,8 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
             table(COST_HEADER, cost_rows(cost)), "", "### Per role", "",
             table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "", "### Per stage", "",
             table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))), ""]
+    unknown = unknown_lines(cost["in_flight"]["calls"], cost["in_flight"]["worst_case_usd"], cost["torn_ledger_lines"])
+    out += [*unknown, ""] if unknown else []
     out += ["## Classic baselines", "",
             "Correlation of each answer's score with its share of correct verdicts (correct / covered).", "",
             table(BASELINE_HEADER, baseline_rows(summary)), ""]

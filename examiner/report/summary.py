@@ -19,7 +19,8 @@ import numpy as np
 from examiner.core.contract import agreement_with_panel
 from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
-from examiner.llm.ledger import Usage, aggregate, answered
+from examiner.core.rundir import LEDGER
+from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, torn_lines
 from examiner.report.store import RunData
 from examiner.stats import bootstrap_ci, sample_level, weighted_ratio
 
@@ -162,10 +163,10 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     """Cost per unit of the corpus in the paper's layout, plus per role and per stage.
 
     Units are all units of the corpus (the paper divides by the KUs examined, not the KUs covered).
-    Calls are billed requests; cache hits are counted apart and cost nothing.
+    Calls are billed requests; cache hits are counted apart and cost nothing. Calls in flight at a kill
+    (outcome unknown) are shown apart with the most they can have cost, never added to the known figures.
     """
     ok = answered(run.ledger)
-    failed = len(run.ledger) - len(ok)
     units = run.n_units
     qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
     judge = [r for r in ok if r.get("role") in JUDGING_ROLES]
@@ -184,7 +185,9 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     by_endpoint = [{"role": r["role"], "endpoint": r["endpoint"], **_per_unit(r, units)}
                    for r in aggregate(ok, by=("role", "endpoint"))]
     return {"units": units, "paper": paper, "by_role": by_role, "by_stage": by_stage,
-            "by_endpoint": by_endpoint, "total": _per_unit(_total(ok), units), "failed_requests": failed}
+            "by_endpoint": by_endpoint, "total": _per_unit(_total(ok), units), "failed_requests": failed(run.ledger),
+            "in_flight": {"calls": len(in_flight(run.ledger)), "worst_case_usd": round(in_flight_usd(run.ledger), 8)},
+            "torn_ledger_lines": torn_lines(run.path, torn_tail=bool(run.unreadable_lines.get(LEDGER)))}
 
 
 def baselines(run: RunData, target: str) -> dict[str, Any]:
@@ -330,7 +333,7 @@ def counts(run: RunData) -> dict[str, Any]:
         "ignored_verdicts": info.ignored_verdicts,
         "dropped_targets": dropped,
         "questions_without_targets": sum(1 for q in run.questions.values() if q.status == "no_targets"),
-        "failed_requests": len(run.ledger) - len(answered(run.ledger)),
+        "failed_requests": failed(run.ledger),
         "unreadable_record_lines": dict(run.unreadable_lines),
     }
 

@@ -91,6 +91,8 @@ class SimState:
         self.fault_counts: Counter[str] = Counter()
         self.by_role: Counter[str] = Counter()
         self.models: set[str] = set()
+        self.billed: dict[str, tuple[int, int]] = {}
+        """Reply id -> (prompt, completion) tokens of every reply sent with choices: what was billed."""
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -101,6 +103,7 @@ class SimState:
             "by_role": dict(self.by_role),
             "distinct_bodies": len(self.seen),
             "oracle_items": len(self.oracle),
+            "billed": {reply_id: list(tokens) for reply_id, tokens in self.billed.items()},
         }
 
 
@@ -226,10 +229,12 @@ async def chat_completions(request: web.Request) -> web.Response:
         "choices": choices,
         "system_fingerprint": f"sim-{state.seed}",
     }
+    prompt = prompt_tokens(body["messages"])
     if state.report_usage:
-        prompt = prompt_tokens(body["messages"])
         out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
                         "total_tokens": prompt + completion}
+    if choices:  # a reply with choices is what a provider bills, whether or not the client receives it
+        state.billed[out["id"]] = (prompt, completion)
     if fault is None:
         state.ok += 1
     return web.Response(body=orjson.dumps(out), content_type="application/json")
