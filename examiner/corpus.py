@@ -233,8 +233,15 @@ def _relative_id(file: Path, root: Path) -> str:
     return f"{root.resolve().name}/{file.relative_to(root).as_posix()}"
 
 
+_WARNED: set[tuple[str, str]] = set()
+"""(path, reason) pairs already warned about in this process: the exam and its reports read a corpus
+more than once, and a user needs to hear about a skipped file once."""
+
+
 def _skip(corpus: Corpus, path: str, reason: str) -> None:
-    log.warning("skipping %s: %s", path, reason)
+    if (path, reason) not in _WARNED:
+        _WARNED.add((path, reason))
+        log.warning("skipping %s: %s", path, reason)
     corpus.skipped.append(SkippedInput(path, reason))
 
 

@@ -134,3 +134,14 @@ def test_sample_corpora_load_cleanly(name: str) -> None:
     corpus = load_corpus([REPO / "corpora" / name])
     assert corpus.documents and not corpus.skipped and not corpus.decoded_with_replacement
     assert all("SOURCE.md" not in d.id for d in corpus.documents)
+
+
+def test_a_skipped_file_is_warned_about_once_per_process(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The exam and its reports read a corpus several times; the user hears about a skipped file once,
+    while every read still lists it as skipped."""
+    (tmp_path / "note.md").write_text("A sentence that is long enough to become a knowledge unit.", encoding="utf-8")
+    (tmp_path / "blob.txt").write_bytes(b"\x00\x01binary\x00" * 50)
+    with caplog.at_level(logging.WARNING, logger="examiner.corpus"):
+        first, second = load_corpus([tmp_path]), load_corpus([tmp_path])
+    assert [s.path for s in first.skipped] == [s.path for s in second.skipped] == [str(tmp_path / "blob.txt")]
+    assert sum("blob.txt" in r.getMessage() for r in caplog.records) == 1
