@@ -143,3 +143,16 @@ def test_json_grades_variant(tmp_path: Path) -> None:
                  *_flags(tmp_path)]) == 0
     records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
     assert len(records) == 12 and all(r["verdict"] in (0, 1, 2) and r["reason"] for r in records)
+
+
+def test_an_llmbar_subset_is_read_with_llmbar_field_names(tmp_path: Path) -> None:
+    """`examiner judge llmbar:Natural` reads LLMBar's keys as `examiner meta` does (every row used: before,
+    every row was skipped for a missing 'instruction'); a field flag still overrides them."""
+    out = tmp_path / "natural"
+    assert main(["judge", "llmbar:Natural", "--method", "pairwise", "--limit", "4", "--simulate", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["rows_judged"] == 4 and report["rows_skipped"] == 0
+    assert report["pairwise"]["agreement"]["n"] == 4 and report["pairwise"]["agreement"]["n_without_gold"] == 0
+    again = tmp_path / "renamed"
+    assert main(["judge", "llmbar:Natural", "--method", "pairwise", "--limit", "4", "--simulate", "--out", str(again),
+                 "--instruction-field", "no_such_key"]) == 2

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from examiner.commands.common import add_config_flags, output_dir, settings_from_args
 from examiner.config import Settings
 from examiner.errors import BudgetExhausted, UserError
+
+if TYPE_CHECKING:
+    from examiner.datasets import FieldMap
 
 METHODS = ("pairwise", "reviseval", "geval", "reference")
 
@@ -26,7 +30,7 @@ METHODS = ("pairwise", "reviseval", "geval", "reference")
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="judge a JSONL dataset (RevisEval, G-Eval, pairwise, reference judge)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data", help="JSONL file, one item per line")
+    p.add_argument("data", help="a .jsonl or .json file, or llmbar:SUBSET[,SUBSET] (LLMBar's field names)")
     p.add_argument("--method", required=True, choices=METHODS)
     p.add_argument("--judge", metavar="ENDPOINT", action="append", default=[],
                    help="endpoint for every judging call (default: each role's endpoint); give it two or more "
@@ -38,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for name, default in (("id", "id"), ("instruction", "instruction"), ("output", "output"), ("output1", "output_1"),
                           ("output2", "output_2"), ("reference", "reference"), ("label", "label"),
                           ("human", "human_score"), ("source", "source"), ("group", "group"), ("system", "system")):
-        f.add_argument(f"--{name}-field", default=default, metavar="KEY", help=f"(default: {default})")
+        f.add_argument(f"--{name}-field", metavar="KEY", help=f"(default: {default})")
     f.add_argument("--human-range", metavar="LO,HI", help="human scores must lie within LO..HI (rows outside are skipped)")
     pw = p.add_argument_group("pairwise / reviseval")
     pw.add_argument("--swap", action="store_true", help="judge each pair in both orders (consistency, position bias)")
@@ -104,18 +108,31 @@ def _judge_endpoint(settings: Settings, name: str | None, simulate: bool) -> str
     return name
 
 
+_FIELD_FLAGS = {"id": "id_field", "instruction": "instruction_field", "output": "output_field",
+                "output_1": "output1_field", "output_2": "output2_field", "reference": "reference_field",
+                "label": "label_field", "human": "human_field", "source": "source_field", "group": "group_field",
+                "system": "system_field"}
+"""FieldMap attribute -> the argparse destination of its --*-field flag."""
+
+
+def _field_map(args: argparse.Namespace) -> FieldMap:
+    """The flags given over the dataset's defaults: LLMBar's keys for an llmbar: subset (as `examiner meta`
+    reads them), otherwise examiner judge's own."""
+    from examiner.datasets import LLMBAR_FIELDS, FieldMap  # noqa: F811 - the runtime import (kept lazy for --help)
+
+    base = LLMBAR_FIELDS if str(args.data).startswith("llmbar:") else FieldMap()
+    given = {name: getattr(args, dest) for name, dest in _FIELD_FLAGS.items() if getattr(args, dest) is not None}
+    return dataclasses.replace(base, **given)
+
+
 def run_judge(args: argparse.Namespace) -> int:
-    from examiner.datasets import FieldMap
     from examiner.judging.dataset import Requirements, load_rows
 
     settings = settings_from_args(args)
     out = output_dir(args.out)
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be 1 or more, got {args.limit}")
-    fields = FieldMap(id=args.id_field, instruction=args.instruction_field, output=args.output_field,
-                      output_1=args.output1_field, output_2=args.output2_field, reference=args.reference_field,
-                      label=args.label_field, human=args.human_field, source=args.source_field,
-                      group=args.group_field, system=args.system_field)
+    fields = _field_map(args)
     human_range = _range(args.human_range, "--human-range")
     pair_method = args.method == "pairwise" or (args.method == "reviseval" and not args.single)
     if pair_method:
