@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -224,3 +225,13 @@ def test_unreachable_endpoint_is_one_clear_line(tmp_path: Path, capsys: pytest.C
     assert code == 2
     assert "examiner: error: every question generation call failed" in capsys.readouterr().err
     assert (tmp_path / "run" / "run.json").exists()
+
+
+async def test_reports_name_the_judge_that_gave_the_verdicts(small_corpus: Path, tmp_path: Path) -> None:
+    """A --judge-mode reviseval exam's reports say so (they used to say only `mode: refeval`)."""
+    settings = sim_settings(max_rounds=1).merged({"roles": {"reviser": "sim"}})
+    await start_exam(settings, ExamRequest([str(small_corpus)], judge_mode="reviseval"), tmp_path, quiet=True, report=True)
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert (report["run"]["mode"], report["run"]["judge_mode"], report["run"]["judges"]) == ("refeval", "reviseval", [])
+    assert "- **judge**: reviseval" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "reviseval" in (tmp_path / "report.html").read_text(encoding="utf-8")

@@ -192,6 +192,10 @@ class RunInfo(BaseModel):
     status: RunStatus = "running"
     stop_reason: str = ""
     mode: Literal["refeval", "top", "noref"] = "refeval"
+    judge_mode: str = "refeval"
+    """Which judge gave the verdicts: `refeval` (the reference judge), `reviseval` or `geval`."""
+    judges: list[str] = Field(default_factory=list)
+    """The judge panel's endpoints (empty: one judge, the `judge` role's endpoint)."""
     targets: list[str]
     corpus_paths: list[str]
     documents: int = 0

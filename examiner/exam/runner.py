@@ -85,6 +85,7 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
         store.write_info(
             RunInfo(
                 run_id=request.run_id, mode=request.mode, targets=request.targets,  # type: ignore[arg-type]
+                judge_mode=request.judge_mode, judges=list(request.judges),
                 corpus_paths=request.corpus_paths, started=time.time(),
             )
         )

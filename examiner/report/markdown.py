@@ -116,11 +116,19 @@ COUNT_LABELS = [
 ]
 
 
+def judge_line(run: dict[str, Any]) -> str:
+    """The judge that gave the verdicts, and its panel if there was one."""
+    judges = run.get("judges") or []
+    panel = f", a panel of {', '.join(judges)} (majority per unit)" if len(judges) > 1 else ""
+    return f"{run.get('judge_mode', 'refeval')}{panel}"
+
+
 def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
     stop = run["stop_reason"] or "-"
     items = [
         ("status", f"{run['status']} (stop reason: {stop})"),
         ("mode", run["mode"]),
+        ("judge", judge_line(run)),
         ("targets", ", ".join(run["targets"])),
         ("corpus", ", ".join(run["corpus_paths"])),
         ("documents / passages / units", f"{run['documents']} / {run['passages']} / {run['units']}"),

@@ -376,6 +376,8 @@ def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
             "status": info.status,
             "stop_reason": info.stop_reason,
             "mode": info.mode,
+            "judge_mode": info.judge_mode,
+            "judges": info.judges,
             "targets": run.targets,
             "corpus_paths": info.corpus_paths,
             "documents": info.documents,
