@@ -21,11 +21,6 @@ class Verdict(str, Enum):
     INCORRECT = "incorrect"
     UNRELATED = "unrelated"
 
-    @property
-    def covers(self) -> bool:
-        """True for the labels that take a unit out of the uncovered pool."""
-        return self in COVERING
-
     def __str__(self) -> str:
         return self.value
 
