@@ -16,6 +16,7 @@ from examiner.report.markdown import (
     COST_HEADER,
     COUNT_LABELS,
     GROUP_TAIL,
+    OVERRIDE_HEADER,
     PANEL_HEADER,
     PANEL_NOTE,
     PER_CLUSTER_ROWS,
@@ -27,6 +28,8 @@ from examiner.report.markdown import (
     cost_note,
     cost_rows,
     group_rows,
+    override_note,
+    override_rows,
     panel_rows,
     qtype_table,
     run_lines,
@@ -115,6 +118,9 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
 
     p += ["<h2>Accuracy and coverage</h2>", f"<p class=\"note\">{SCORE_NOTE}</p>",
           table(SCORE_HEADER, score_rows(summary))]
+    if summary.get("overrides"):
+        p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(summary['overrides']))}</p>",
+              table(OVERRIDE_HEADER, override_rows(summary["overrides"]))]
     fig("scores", "accuracy and coverage per target")
     header, rows = qtype_table(summary)
     p += ["<h2>Accuracy per question type</h2>", table(header, rows)]
