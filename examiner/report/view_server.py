@@ -48,7 +48,7 @@ article.row{border:1px solid #ccc;border-left:4px solid #4c78a8;padding:.5em .8e
 article.row.v-incorrect{border-left-color:#c62828}article.row.v-unrelated{border-left-color:#999}
 article.row.v-unscored{border-left-color:#b35900}
 .label{font-weight:600;color:#555;display:inline-block;min-width:6em}
-.override{background:#fff6d6;padding:.3em .6em;margin:.3em 0}
+.in-force{background:#fff6d6;padding:.3em .6em;margin:.3em 0}
 form.override{display:flex;gap:.5em;flex-wrap:wrap;margin-top:.4em}
 form.override input[name=reason]{flex:1;min-width:18em}
 .banner{background:#fde2e1;border:1px solid #c62828;padding:.5em .8em}
@@ -131,7 +131,7 @@ class ReviewServer:
             f"default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; "
             "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
         response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would make the form post `Origin: null`
         return response
 
     async def override(self, request: web.Request) -> web.StreamResponse:
@@ -190,7 +190,7 @@ def _row_html(server: ReviewServer, row: ReviewRow, wanted: dict[str, str]) -> s
     parts += [passage_html(src) for src in row.sources]
     if row.override is not None:
         o = row.override
-        parts.append(f"<div class=\"override\"><span class=\"label\">override</span> <b class=\"new\">{e(o.new)}</b> "
+        parts.append(f"<div class=\"in-force\"><span class=\"label\">override</span> <b class=\"new\">{e(o.new)}</b> "
                      f"by {e(o.who)} at {e(o.at)}: <span class=\"why\">{e(o.reason)}</span></div>")
     hidden = {"token": server.token, "question_id": row.question_id, "unit_id": row.unit_id,
               **{k: v for k, v in wanted.items() if v}}
