@@ -234,3 +234,74 @@ async def test_server_escapes_run_strings_and_checks_host_token_and_lock(run_dir
         assert f'data-verdict-id="{v.id}"' in kept and "wrong year" in kept
     finally:
         await client.close()
+
+
+# --- overrides as gold labels: meta --exam --human-labels and judge-stats --human-from-run -----------------
+
+def _review(run_dir: Path) -> dict[str, str]:
+    """People review six alpha verdicts: agree on four, overturn two; returns verdict id -> person's label."""
+    run = load_run(run_dir)
+    chosen = sorted((v for v in run.verdicts.values() if v.target == "alpha"), key=lambda v: v.id)[:6]
+    labels = {}
+    for n, v in enumerate(chosen):
+        new = {"correct": "incorrect", "incorrect": "correct"}.get(v.type, "correct") if n < 2 else v.type
+        _override(run_dir, v, new, f"review {n}")
+        labels[v.id] = new
+    return labels
+
+
+def test_meta_exam_human_labels_scores_the_exam_judge_against_people(run_dir: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from examiner.meta.exam_source import EXAM_JUDGE, load_exam_triples
+
+    labels = _review(run_dir)
+    items, own = load_exam_triples(run_dir, human_labels=True)
+    assert {i.id: str(i.gold_label) for i in items} == labels
+    assert len(own) == 6
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({"endpoints": {
+        "e80": {"provider": "simulated", "model": "sim-acc0.8", "max_concurrency": 8},
+        "e50": {"provider": "simulated", "model": "sim-acc0.5", "max_concurrency": 8},
+        "meta": {"provider": "simulated", "model": "sim-rel0.9", "max_concurrency": 8}},
+        "roles": {"meta_judge": "meta"}}))
+    out = tmp_path / "meta"
+    assert main(["meta", "--exam", str(run_dir), "--human-labels", "--config", str(cfg), "--evaluators", "e80,e50",
+                 "--meta-judge", "meta", "--out", str(out), "--bootstrap", "20", "--shuffles", "10"]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["items"] == 6 and report["baseline"]["metric"] == "accuracy"
+    judge = report["baseline"]["detail"][EXAM_JUDGE]
+    assert judge["with_gold"] == 6 and judge["correct"] == 4
+    assert report["baseline"]["scores"][EXAM_JUDGE] == pytest.approx(4 / 6)
+    assert sum(sum(row.values()) for row in judge["confusion"].values()) == 6
+    assert judge["cohen_kappa"] is not None and -1.0 <= judge["cohen_kappa"] < 1.0
+    assert "## Agreement with the gold labels" in (out / "report.md").read_text(encoding="utf-8")
+    assert "agreement with the gold labels" in capsys.readouterr().out
+    assert main(["meta", "--exam", str(run_dir.parent / "nothing"), "--human-labels", "--config", str(cfg),
+                 "--evaluators", "e80,e50", "--out", str(tmp_path / "m2")]) == 2
+
+
+def test_meta_exam_human_labels_without_overrides_is_a_user_error(run_dir: Path) -> None:
+    from examiner.errors import UserError
+    from examiner.meta.exam_source import load_exam_triples
+
+    with pytest.raises(UserError, match="examiner view"):
+        load_exam_triples(run_dir, human_labels=True)
+
+
+def test_judge_stats_human_from_run(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _review(run_dir)
+    out = tmp_path / "stats"
+    assert main(["judge-stats", "--human-from-run", str(run_dir), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| all (judge's verdict) | 6 | 0 | 0.667 |" in printed
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    overall = report["overall"]
+    assert (overall["items"], overall["compared"], overall["agreed"]) == (6, 6, 4)
+    assert list(report["per_target"]) == ["alpha"]
+    off_diagonal = sum(n for j, row in overall["confusion"].items() for h, n in row.items() if j != h)
+    assert off_diagonal == 2
+    assert list(overall["confusion"]) == ["correct", "incorrect", "unrelated"]
+    assert main(["judge-stats", "judgments.jsonl", "--human-from-run", str(run_dir)]) == 2
+    assert main(["judge-stats"]) == 2

@@ -96,10 +96,14 @@ def human_agreement(pairs: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 def judge_vs_people(run: RunData) -> dict[str, Any]:
-    """human_agreement of the exam's judge (original verdicts) with the overrides of this run."""
+    """human_agreement of the exam's judge (original verdicts) with the overrides of this run; with a
+    judge panel, also each member's own verdicts under `members`."""
     verdict_of = {(v.question_id, v.unit_id): v for v in run.verdicts.values()}
-    pairs = [(verdict_of[key].type, row.new) for key, row in run.overrides.items() if key in verdict_of]
-    return human_agreement(pairs)
+    judged = [(verdict_of[key], row.new) for key, row in run.overrides.items() if key in verdict_of]
+    members = sorted({name for v, _ in judged for name in v.members})
+    return {**human_agreement([(v.type, new) for v, new in judged]),
+            "members": {name: human_agreement([(v.members[name].type, new) for v, new in judged if name in v.members])
+                        for name in members}}
 
 
 
