@@ -153,6 +153,8 @@ class ReviewServer:
                 self.rundir.append_override(row)
         except RunDirInUse as exc:
             return _error(409, f"override not saved: {exc} (the run is being written; try when it has stopped)")
+        except OSError as exc:  # a read-only run directory, a full disk: say so on the page, keep serving
+            return _error(500, f"override not saved: cannot write {exc.filename or self.run_dir}: {exc.strerror or exc}")
         back = {name: str(form.get(name, "")) for name in FILTERS if form.get(name)}
         raise web.HTTPSeeOther(f"/?{urlencode(back)}#v-{verdict.verdict_id}")
 
