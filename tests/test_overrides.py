@@ -52,7 +52,8 @@ def _verdict(run_dir: Path, target: str, *, kind: str, covering: bool = True) ->
                 if v.target == target and v.type == kind and (v.id in covering_ids) == covering)
 
 
-def _override(run_dir: Path, verdict: VerdictRecord, new: str, reason: str = "checked the source", who: str = "ana") -> None:
+def _override(run_dir: Path, verdict: VerdictRecord, new: str, reason: str = "checked the source",
+              who: str = "ana") -> None:
     RunDir(run_dir).append_override(OverrideRecord(question_id=verdict.question_id, unit_id=verdict.unit_id,
                                                    old=verdict.type, new=new, reason=reason, who=who, at=utc_now()))
 

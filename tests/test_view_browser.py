@@ -38,7 +38,8 @@ def _chromium() -> str:
         if found:
             return found
         pytest.skip("browser test: no Chromium, and `apt-get install -y chromium` did not provide one")
-    pytest.skip("browser test: no Chromium found (install Debian's `chromium` package; not root, so not installed here)")
+    pytest.skip("browser test: no Chromium found (install Debian's `chromium` package; "
+                "not root, so not installed here)")
 
 
 def _sync_playwright():  # type: ignore[no-untyped-def]
@@ -60,15 +61,25 @@ def _start_view(run_dir: Path) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
     proc = subprocess.Popen([sys.executable, "-m", "examiner.cli", "view", str(run_dir), "--port", "0",
                              "--who", "tester"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
-    seen = []
+    lines: queue.Queue[str | None] = queue.Queue()
+    stdout = proc.stdout
+    assert stdout is not None
+
+    def read() -> None:
+        for line in stdout:
+            lines.put(line)
+        lines.put(None)  # the process closed its output: it ended
+
+    threading.Thread(target=read, daemon=True).start()
+    seen: list[str] = []
     while True:
         try:
             line = lines.get(timeout=120)
         except queue.Empty:
+            line = None
+        if line is None:
             proc.kill()
-            pytest.fail(f"examiner view printed no address: {seen}")
+            pytest.fail(f"examiner view printed no address: {''.join(seen)}")
         seen.append(line)
         found = re.search(r"http://127\.0\.0\.1:\d+/", line)
         if found:

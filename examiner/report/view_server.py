@@ -154,7 +154,8 @@ class ReviewServer:
         except RunDirInUse as exc:
             return _error(409, f"override not saved: {exc} (the run is being written; try when it has stopped)")
         except OSError as exc:  # a read-only run directory, a full disk: say so on the page, keep serving
-            return _error(500, f"override not saved: cannot write {exc.filename or self.run_dir}: {exc.strerror or exc}")
+            where = exc.filename or self.run_dir
+            return _error(500, f"override not saved: cannot write {where}: {exc.strerror or exc}")
         back = {name: str(form.get(name, "")) for name in FILTERS if form.get(name)}
         raise web.HTTPSeeOther(f"/?{urlencode(back)}#v-{verdict.verdict_id}")
 
@@ -174,14 +175,16 @@ def _error(status: int, message: str) -> web.Response:
 # --- the page -------------------------------------------------------------------------------------------------
 
 def _select(name: str, values: list[str], chosen: str) -> str:
-    options = [f"<option value=\"\">(all)</option>"]
-    options += [f"<option value=\"{escape(v)}\"{' selected' if v == chosen else ''}>{escape(v)}</option>" for v in values]
+    options = ["<option value=\"\">(all)</option>"]
+    options += [f"<option value=\"{escape(v)}\"{' selected' if v == chosen else ''}>{escape(v)}</option>"
+                for v in values]
     return f"<label>{escape(name)}<select name=\"{escape(name)}\">{''.join(options)}</select></label>"
 
 
 def _row_html(server: ReviewServer, row: ReviewRow, wanted: dict[str, str]) -> str:
     e = escape
-    parts = [f"<article class=\"row v-{e(row.verdict)}\" id=\"v-{e(row.verdict_id)}\" data-verdict-id=\"{e(row.verdict_id)}\">",
+    parts = [f"<article class=\"row v-{e(row.verdict)}\" id=\"v-{e(row.verdict_id)}\" "
+             f"data-verdict-id=\"{e(row.verdict_id)}\">",
              f"<div class=\"note\">{e(row.target)} · round {row.round} · cluster <code>{e(row.cluster)}</code> · "
              f"{e(row.qtype)} · unit <code>{e(row.unit_id)}</code></div>",
              f"<div><span class=\"label\">question</span> {e(row.question)}</div>",
