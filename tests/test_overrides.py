@@ -233,6 +233,11 @@ async def test_server_escapes_run_strings_and_checks_host_token_and_lock(run_dir
         assert (row.old, row.new, row.reason, row.who) == ("correct", "incorrect", "wrong year", "ana")
         kept = await (await client.get("/", params={"overridden": "yes"})).text()
         assert f'data-verdict-id="{v.id}"' in kept and "wrong year" in kept
+        again = await client.post("/override", data={**form, "token": server.token, "new": "unrelated",
+                                                      "reason": "not about the year"}, allow_redirects=False)
+        assert again.status == 303
+        history = [(r.old, r.new) for r in RunDir(run_dir).read_overrides()]
+        assert history == [("correct", "incorrect"), ("incorrect", "unrelated")]
     finally:
         await client.close()
 

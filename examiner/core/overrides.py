@@ -26,7 +26,8 @@ class OverrideRecord(BaseModel):
     question_id: str
     unit_id: str
     old: VerdictType
-    """The judge's verdict the person saw (from verdicts.jsonl)."""
+    """The label in force when the person overrode it: the judge's verdict (verdicts.jsonl) the first time,
+    the previous override after that, so the rows of one verdict read as its history."""
     new: OverrideLabel
     reason: str
     who: str

@@ -143,7 +143,8 @@ class ReviewServer:
         if verdict is None:
             return _error(400, "no verdict of this run has that question and unit")
         try:
-            row = OverrideRecord(question_id=key[0], unit_id=key[1], old=verdict.verdict, new=str(form.get("new", "")),
+            before = verdict.override.new if verdict.override is not None else verdict.verdict
+            row = OverrideRecord(question_id=key[0], unit_id=key[1], old=before, new=str(form.get("new", "")),
                                  reason=str(form.get("reason", "")), who=str(form.get("who", "")), at=utc_now())
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
