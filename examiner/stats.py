@@ -37,6 +37,7 @@ __all__ = [
     "percentile_interval",
     "weighted_mean",
     "weighted_ratio",
+    "cohen_kappa",
 ]
 
 
@@ -277,3 +278,20 @@ def bootstrap_ci(
     else:
         low, high = (float(v) for v in percentile_interval(finite, alpha))
     return BootstrapCI(estimate, low, high, alpha, n, int(finite.size), n_clusters)
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's kappa of two raters' labels on the same items: (observed - chance agreement) / (1 - chance),
+    chance from each rater's own label shares. 1.0 when both give one and the same label throughout (no
+    disagreement possible to correct for); nan when there are no items."""
+    if len(a) != len(b):
+        raise ValueError(f"raters label different numbers of items: {len(a)} and {len(b)}")
+    n = len(a)
+    if n == 0:
+        return float("nan")
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    labels = set(a) | set(b)
+    chance = sum((list(a).count(label) / n) * (list(b).count(label) / n) for label in labels)
+    if chance >= 1.0:
+        return 1.0 if observed == 1.0 else float("nan")
+    return float((observed - chance) / (1.0 - chance))

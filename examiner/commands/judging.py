@@ -67,7 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_judge)
 
     s = sub.add_parser("judge-stats", help="agreement, swap consistency/bias and correlations of a judgments JSONL")
-    s.add_argument("judgments", help="JSONL of judgments (from `examiner judge` or elsewhere)")
+    s.add_argument("judgments", nargs="?", help="JSONL of judgments (from `examiner judge` or elsewhere)")
+    s.add_argument("--human-from-run", metavar="RUN_DIR",
+                   help="instead of a judgments file: the exam's judge against the run's overrides (examiner view)")
     s.add_argument("--labels", metavar="FILE", help="JSONL with gold labels (id + label); default: labels in the judgments")
     s.add_argument("--teacher", metavar="FILE", help="JSONL of a teacher's judgments (same format) to agree with")
     s.add_argument("--id-field", default="id")
@@ -296,6 +298,13 @@ def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[d
 
 def run_judge_stats(args: argparse.Namespace) -> int:
     from examiner.judging.report import build_report, markdown, write_outputs
+
+    if args.human_from_run:
+        from examiner.commands.human_labels import run_judge_vs_people
+
+        return run_judge_vs_people(args)
+    if not args.judgments:
+        raise UserError("give a judgments file (or --human-from-run RUN_DIR)")
 
     out = output_dir(args.out) if args.out else None
     records, skipped = read_judgments(args.judgments, args)

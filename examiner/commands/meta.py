@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_config_flags(p)
     p.add_argument("data", nargs="?", help="items: a .jsonl / .json file, or llmbar:SUBSET[,SUBSET]")
     p.add_argument("--exam", metavar="RUN_DIR", help="meta-evaluate judges on an exam run's (question, answer, unit) triples")
-    p.add_argument("--sample", type=int, default=50, help="--exam: triples sampled from the run (default 50)")
+    p.add_argument("--sample", type=int, help="--exam: triples sampled from the run (default 50; with --human-labels all)")
+    p.add_argument("--human-labels", action="store_true",
+                   help="--exam: the run's overrides (from `examiner view`) are the gold labels; items = overridden verdicts")
     p.add_argument("--no-exam-judge", action="store_true", help="--exam: leave the run's own judge out of the ranking")
     p.add_argument("--evaluators", required=True, help="comma-separated evaluator endpoint names (at least two)")
     p.add_argument("--method", default="jdeval", choices=("jdeval", "mdeval", "jdeval-i", "bsmeval"))
@@ -84,12 +86,15 @@ def run_meta_command(args: argparse.Namespace) -> int:
     evaluators = [e.strip() for e in args.evaluators.split(",") if e.strip()]
     if (args.data is None) == (args.exam is None):
         raise UserError("give either a data file (or llmbar:SUBSET) or --exam RUN_DIR")
+    if args.human_labels and not args.exam:
+        raise UserError("--human-labels takes the labels from an exam run's overrides: use it with --exam RUN_DIR")
     settings = settings_from_args(args)
     out = output_dir(args.out)
     imported = []
     skipped = []
     if args.exam:
-        items, own = load_exam_triples(Path(args.exam), sample=args.sample, seed=args.seed)
+        sample = args.sample if args.sample is not None else (None if args.human_labels else 50)
+        items, own = load_exam_triples(Path(args.exam), sample=sample, seed=args.seed, human_labels=args.human_labels)
         if not args.no_exam_judge:
             imported += own
             evaluators.append(EXAM_JUDGE)
@@ -140,7 +145,24 @@ def _print_summary(run: object) -> None:
                       f"{f(row['elo'], 1)} ± {f(row['elo_std'], 1)}",
                       f"{f(row['bt'], 1)} [{f(row['bt_low'], 1)}, {f(row['bt_high'], 1)}]")
     Console().print(table)
+    _print_gold_agreement(run)
     agree = run.rankings.get("agreement", {}).get("elo")  # type: ignore[attr-defined]
     if agree:
         Console().print(f"Elo vs baseline: Kendall tau {agree['kendall_tau']:.3f}, Spearman rho "
                         f"{agree['spearman_rho']:.3f}, top-1 match {agree['top1_match']}")
+
+
+def _print_gold_agreement(run: object) -> None:
+    """Verdict items with gold labels (--human-labels): each evaluator's agreement and Cohen's kappa."""
+    from examiner.meta.report import gold_agreement_table
+
+    found = gold_agreement_table(run)  # type: ignore[arg-type]
+    if not found:
+        return
+    header, rows = found
+    table = Table(title="agreement with the gold labels (people's overrides)")
+    for col in header:
+        table.add_column(col, justify="left" if col == "evaluator" else "right")
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)

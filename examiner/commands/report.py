@@ -4,7 +4,9 @@ puts several targets side by side."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
 from examiner.errors import UserError
 
@@ -37,12 +39,30 @@ def run_report(args: argparse.Namespace) -> int:
 
     paths = build_report(args.run_dir, map_rounds=_rounds(args.map_rounds))
     paths["provenance"] = build_provenance(args.run_dir)
+    for line in override_lines(json.loads(paths["json"].read_text(encoding="utf-8"))):
+        print(line)
     for name in ("html", "md", "json", "provenance"):
         print(f"{name}: {paths[name]}")
     figures = [p for k, p in paths.items() if k.startswith("figure:")]
     if figures:
         print(f"figures: {len(figures)} in {figures[0].parent}")
     return 0
+
+
+def override_lines(report: dict[str, Any]) -> list[str]:
+    """Per target, accuracy and coverage as the judge gave them and with people's overrides (none: [])."""
+    overrides = report.get("overrides")
+    if not overrides:
+        return []
+
+    def pct(estimate: dict[str, Any]) -> str:
+        return "n/a" if estimate["value"] is None else f"{100 * estimate['value']:.1f}%"
+
+    lines = [f"overrides: {overrides['overrides']} ({overrides['changed']} change the label) from {overrides['file']}"]
+    for target, t in overrides["targets"].items():
+        lines.append(f"{target}: accuracy {pct(t['accuracy_judge'])} (judge) -> {pct(t['accuracy_with_overrides'])} "
+                     f"with overrides; coverage {pct(t['coverage_judge'])} -> {pct(t['coverage_with_overrides'])}")
+    return lines
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from examiner.core.jsonl import CorruptRunFile, append_jsonl, read_jsonl, read_models, repair_tail
+from examiner.core.overrides import OverrideRecord, latest
 from examiner.core.records import (
     AnswerRecord,
     ClusterRound,
@@ -69,6 +70,9 @@ JUDGMENTS = "judgments.jsonl"
 ASSESSMENTS = "assessments.jsonl"
 DEBATES = "debates.jsonl"
 INDIVIDUAL = "individual.jsonl"
+OVERRIDES = "overrides.jsonl"
+"""Exam runs: people's corrections of verdicts (core/overrides.py), appended by `examiner view`; the
+latest row per (question, unit) wins and verdicts.jsonl never changes."""
 
 RECORD_FILES: dict[type[BaseModel], str] = {
     UnitRecord: UNITS,
@@ -111,6 +115,8 @@ class RunRecords:
     ledger: list[dict[str, Any]]
     passages: dict[str, dict[str, Any]]
     """passages.jsonl by id: the passages as the exam read them (empty for runs that predate it)."""
+    overrides: dict[tuple[str, str], OverrideRecord]
+    """People's corrections in force, by (question id, unit id) (overrides.jsonl; empty when none)."""
     unreadable_lines: dict[str, int]
     """Per file name, the torn last lines met while reading (a killed writer's last record)."""
 
@@ -145,7 +151,8 @@ class RunDir:
         return RunRecords(
             path=self.path, info=info, config=config, units=units, clusters=self.read_clusters(),
             questions=questions, answers=answers, verdicts=verdicts, outcome_records=outcomes,
-            ledger=self.read_ledger(), passages=self.read_passages(), unreadable_lines=self.torn,
+            ledger=self.read_ledger(), passages=self.read_passages(), overrides=self.current_overrides(),
+            unreadable_lines=self.torn,
         )
 
     def records(self, model: type[M]) -> dict[str, M]:
@@ -251,6 +258,25 @@ class RunDir:
         """passages.jsonl by passage id ({} when absent)."""
         return {str(row["id"]): row for row in self._rows(PASSAGES)}
 
+    # --- overrides -----------------------------------------------------------------------------------
+
+    def read_overrides(self) -> list[OverrideRecord]:
+        """Every row of overrides.jsonl in the order written ([] when absent); a torn last line is counted."""
+        read = read_jsonl(self.file(OVERRIDES), OverrideRecord.model_validate_json)
+        if read.torn_tail:
+            self.torn[OVERRIDES] = self.torn.get(OVERRIDES, 0) + 1
+        return read.rows
+
+    def current_overrides(self) -> dict[tuple[str, str], OverrideRecord]:
+        """The override in force per (question id, unit id): the latest row for it."""
+        return latest(self.read_overrides())
+
+    def append_override(self, row: OverrideRecord) -> None:
+        """Append one override (cutting off a torn tail first: each append is its own writer)."""
+        path = self.file(OVERRIDES)
+        repair_tail(path)
+        append_jsonl(path, [row.model_dump_json()])
+
     def _rows(self, name: str) -> list[Any]:
         read = read_jsonl(self.file(name))
         if read.torn_tail:
@@ -267,6 +293,6 @@ def _write_atomic(path: Path, text: str) -> None:
 
 __all__ = [
     "ANSWERS", "ASSESSMENTS", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
-    "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
+    "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
     "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "RunRecords", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]

@@ -1,4 +1,8 @@
-"""Baseline ranking of evaluators from gold labels: accuracy (pairwise / verdict) or Pearson (individual)."""
+"""Baseline ranking of evaluators from gold labels: accuracy (pairwise / verdict) or Pearson (individual).
+
+For verdict items (exam triples, gold labels from people's overrides) each evaluator's row also holds
+Cohen's kappa and the confusion table against the gold labels: accuracy alone hides a judge that agrees
+only because one label dominates."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from examiner.core.assessments import Assessment, MetaItem
+from examiner.report.overrides import human_agreement
 from examiner.stats import pearson
 
 
@@ -31,6 +36,9 @@ def baseline(items: Sequence[MetaItem], assessments: Sequence[Assessment], evalu
             if gold:
                 row["correct"] = sum(d == g for d, g in gold)
                 scores[e] = row["correct"] / len(gold)
+                if kind == "verdict":
+                    agreement = human_agreement([(str(d), str(g)) for d, g in gold])
+                    row.update(cohen_kappa=agreement["cohen_kappa"], confusion=agreement["confusion"])
         else:
             pairs = [(a.score, by_id[a.item_id].gold_score) for a in ok
                      if a.score is not None and by_id[a.item_id].gold_score is not None]

@@ -71,6 +71,15 @@ def agreement_table(run: MetaRun) -> tuple[list[str], list[list[str]]]:
     return ["ranking", "Kendall tau", "Spearman rho", "top-1 match"], rows
 
 
+def gold_agreement_table(run: MetaRun) -> tuple[list[str], list[list[str]]] | None:
+    """Verdict items with gold labels (people's overrides of an exam): each evaluator's agreement with
+    them and Cohen's kappa (confusion tables in report.json); None when there are no such figures."""
+    detail = run.baseline.get("detail", {})
+    rows = [[e, str(d["with_gold"]), cell(d.get("correct", 0) / d["with_gold"] if d["with_gold"] else None),
+             cell(d["cohen_kappa"])] for e, d in detail.items() if "cohen_kappa" in d]
+    return (["evaluator", "items with gold", "agreement", "Cohen's kappa"], rows) if rows else None
+
+
 def baseline_order(run: MetaRun) -> list[str]:
     scores = run.baseline.get("scores", {})
     return sorted(scores, key=lambda e: -scores[e])
@@ -93,6 +102,9 @@ def to_markdown(run: MetaRun) -> str:
     lines.append("")
     if r.get("agreement"):
         lines += ["## Agreement with the baseline", "", md_table(*agreement_table(run)), ""]
+    gold = gold_agreement_table(run)
+    if gold:
+        lines += ["## Agreement with the gold labels", "", md_table(*gold), ""]
     wr = r.get("win_rates")
     if wr:
         players = wr["players"]
@@ -168,6 +180,9 @@ def to_html(run: MetaRun) -> str:
             parts.append(f"Elo order: {esc(' > '.join(x['player'] for x in r['elo']['ratings']))}</p>")
     if r.get("agreement"):
         parts.append("<h2>Agreement with the baseline</h2>" + html_table(*agreement_table(run)))
+    gold = gold_agreement_table(run)
+    if gold:
+        parts.append("<h2>Agreement with the gold labels</h2>" + html_table(*gold))
     png = heatmap_png(run)
     if png:
         parts.append(f"<h2>Win rates</h2><img alt='win-rate heatmap' src='data:image/png;base64,{png}'>")

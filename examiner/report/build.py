@@ -8,6 +8,7 @@ from examiner.core.rundir import FIGURES
 from examiner.report import figures as fg
 from examiner.report.html import render_html
 from examiner.report.markdown import render_markdown
+from examiner.report.overrides import overrides_summary
 from examiner.report.store import load_run
 from examiner.report.summary import summarize
 from examiner.report.writer import write_report
@@ -20,6 +21,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     """
     run = load_run(run_dir)
     summary = summarize(run, seed=seed)
+    summary["overrides"] = overrides_summary(run, seed=seed)
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}

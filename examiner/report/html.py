@@ -16,6 +16,7 @@ from examiner.report.markdown import (
     COST_HEADER,
     COUNT_LABELS,
     GROUP_TAIL,
+    OVERRIDE_HEADER,
     PANEL_HEADER,
     PANEL_NOTE,
     PER_CLUSTER_ROWS,
@@ -27,6 +28,8 @@ from examiner.report.markdown import (
     cost_note,
     cost_rows,
     group_rows,
+    override_note,
+    override_rows,
     panel_rows,
     qtype_table,
     run_lines,
@@ -83,8 +86,8 @@ def image(path: Path, alt: str) -> str:
     return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def _passage(src: dict[str, Any]) -> str:
-    """The passage with the recorded span highlighted."""
+def passage_html(src: dict[str, Any]) -> str:
+    """The passage with the recorded span highlighted (also the review page's source block)."""
     text, a, b = src["passage_text"], src["start"] - src["passage_start"], src["end"] - src["passage_start"]
     if src["origin"] != "unit text" and 0 <= a < b <= len(text):
         body = escape(text[:a]) + "<mark>" + escape(text[a:b]) + "</mark>" + escape(text[b:])
@@ -92,8 +95,9 @@ def _passage(src: dict[str, Any]) -> str:
         body = escape(text)
     origin = {"corpus": "", "unit text": " <span class=\"note\">(unit text: corpus file unavailable)</span>"}.get(
         src["origin"], f" <span class=\"note\">(from the {escape(src['origin'])}: corpus file unavailable)</span>")
+    page = f"page {escape(str(src['page']))}, " if src.get("page") is not None else ""
     return (f"<div><span class=\"label\">source</span> <code>{escape(src['document'])}</code> "
-            f"chars {src['start']}–{src['end']}{origin}<blockquote>{body}</blockquote></div>")
+            f"{page}chars {src['start']}–{src['end']}{origin}<blockquote>{body}</blockquote></div>")
 
 
 def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
@@ -115,6 +119,9 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
 
     p += ["<h2>Accuracy and coverage</h2>", f"<p class=\"note\">{SCORE_NOTE}</p>",
           table(SCORE_HEADER, score_rows(summary))]
+    if summary.get("overrides"):
+        p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(summary['overrides']))}</p>",
+              table(OVERRIDE_HEADER, override_rows(summary["overrides"]))]
     fig("scores", "accuracy and coverage per target")
     header, rows = qtype_table(summary)
     p += ["<h2>Accuracy per question type</h2>", table(header, rows)]
@@ -160,7 +167,7 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
                   f"<div><span class=\"label\">question</span> {escape(row['question'])}</div>",
                   f"<div><span class=\"label\">answer</span> {escape(row['answer_excerpt'])}</div>",
                   f"<div><span class=\"label\">judge</span> {escape(row['reason'])}</div>"]
-            p += [_passage(src) for src in row["sources"]]
+            p += [passage_html(src) for src in row["sources"]]
             p.append("</div>")
     c = summary["counts"]
     p += ["<h2>Skipped, unparseable, rejected, ignored</h2>",

@@ -147,6 +147,25 @@ def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
 SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
               "Intervals: 95% percentile bootstrap resampling clusters.")
 CLUSTER_HEADER = ["round", "cluster", "correct", "incorrect", "accuracy"]
+OVERRIDE_HEADER = ["target", "overrides", "accuracy (judge)", "accuracy (with overrides)", "coverage (judge)",
+                   "coverage (with overrides)"]
+
+
+def override_note(overrides: dict[str, Any]) -> str:
+    """What the "with overrides" table is, and how often the judge agreed with the people."""
+    agree = overrides["judge_vs_people"]
+    kappa = agree["cohen_kappa"]
+    return (f"{overrides['overrides']} verdicts overridden by people in {overrides['file']} ({overrides['changed']} "
+            "with a different label; the latest override per question and unit counts, verdicts.jsonl is "
+            f"unchanged). The judge agreed with the people on {agree['agreed']} of {agree['compared']} "
+            f"({pct(agree['agreement'])}), Cohen's kappa {cell(kappa)}.")
+
+
+def override_rows(overrides: dict[str, Any]) -> list[list[Any]]:
+    """One row per target: accuracy and coverage as the judge gave them and with the overrides (OVERRIDE_HEADER)."""
+    return [[name, t["overrides"], with_ci(t["accuracy_judge"]), with_ci(t["accuracy_with_overrides"]),
+             with_ci(t["coverage_judge"]), with_ci(t["coverage_with_overrides"])]
+            for name, t in overrides["targets"].items()]
 
 
 def cost_note(units: int) -> str:
@@ -175,6 +194,9 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     out = [f"# Exam report: {run['run_id']}", ""]
     out += [f"- **{k}**: {v}" for k, v in run_lines(run)]
     out += ["", "## Accuracy and coverage", "", SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
+    if summary.get("overrides"):
+        out += ["### With people's overrides", "", override_note(summary["overrides"]), "",
+                table(OVERRIDE_HEADER, override_rows(summary["overrides"])), ""]
     if "scores" in figures:
         out += [f"![accuracy and coverage]({figures['scores']})", ""]
     header, rows = qtype_table(summary)

@@ -18,7 +18,7 @@ import numpy as np
 
 from examiner.core.contract import agreement_with_panel
 from examiner.core.labels import COVERING
-from examiner.core.records import QuestionRecord, UnitOutcome
+from examiner.core.records import QuestionRecord, UnitOutcome, UnitRecord
 from examiner.core.rundir import LEDGER
 from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, torn_lines
 from examiner.report.store import RunData
@@ -281,6 +281,23 @@ class PassageReader:
         return None
 
 
+def unit_sources(unit: UnitRecord | None, reader: PassageReader) -> list[dict[str, Any]]:
+    """A unit's source spans with their passages (document, start, end, page when the passage has one),
+    read from the corpus, else the run's passages.jsonl, else the unit's own text."""
+    sources = []
+    for src in unit.sources if unit else []:
+        found = reader.source(src.document, src.passage_id, src.start, src.end)
+        row = {"document": src.document, "passage_id": src.passage_id, "start": src.start, "end": src.end,
+               "from_corpus": found is not None and found["origin"] == "corpus"}
+        page = reader.run.passages.get(src.passage_id, {}).get("page")
+        if page is not None:
+            row["page"] = page
+        row.update(found or {"span_text": unit.text, "passage_text": unit.text, "passage_start": src.start,
+                             "passage_end": src.end, "origin": "unit text"})
+        sources.append(row)
+    return sources
+
+
 def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[dict[str, Any]]:
     """Every unit the target got wrong, with the answer, the judge's reason and the source passages."""
     rows = []
@@ -291,14 +308,6 @@ def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[di
         verdict = run.verdicts.get(o.verdict_id or "")
         answer = run.answers.get(verdict.answer_id) if verdict else None
         question = run.questions.get(verdict.question_id) if verdict else None
-        sources = []
-        for src in unit.sources if unit else []:
-            found = reader.source(src.document, src.passage_id, src.start, src.end)
-            row = {"document": src.document, "passage_id": src.passage_id, "start": src.start, "end": src.end,
-                   "from_corpus": found is not None and found["origin"] == "corpus"}
-            row.update(found or {"span_text": unit.text, "passage_text": unit.text, "passage_start": src.start,
-                                 "passage_end": src.end, "origin": "unit text"})
-            sources.append(row)
         rows.append({
             "unit_id": o.unit_id,
             "unit_text": unit.text if unit else "",
@@ -310,7 +319,7 @@ def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[di
             "answer_excerpt": excerpt(answer.text) if answer else "",
             "verdict_id": verdict.id if verdict else None,
             "reason": verdict.reason if verdict else "",
-            "sources": sources,
+            "sources": unit_sources(unit, reader),
         })
     rows.sort(key=lambda r: (r["round"] or 0, r["unit_id"]))
     return rows

@@ -1,0 +1,63 @@
+"""A person's correction of one exam verdict (overrides.jsonl in the run directory).
+
+Why a record of its own: the judge's verdicts (verdicts.jsonl) are what the exam measured and never
+change; a reviewer's disagreement is kept beside them, append-only, with who said it, when and why, so
+a report can show the figures both ways and a meta-evaluation can use the corrections as human labels.
+Rows are appended, so a verdict may be overridden several times: the latest row per (question, unit)
+wins (the earlier ones stay in the file as history).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, field_validator
+
+from examiner.core.records import VerdictType
+
+OverrideLabel = Literal["correct", "incorrect", "unrelated"]
+"""What a person may set a verdict to (a person always gives a label: never `unscored`)."""
+
+
+class OverrideRecord(BaseModel):
+    """overrides.jsonl: one person's verdict on one unit given one question's answer."""
+
+    question_id: str
+    unit_id: str
+    old: VerdictType
+    """The label in force when the person overrode it: the judge's verdict (verdicts.jsonl) the first time,
+    the previous override after that, so the rows of one verdict read as its history."""
+    new: OverrideLabel
+    reason: str
+    who: str
+    at: str
+    """When, ISO 8601 in UTC (e.g. 2026-11-22T16:50:00Z)."""
+
+    @field_validator("reason", "who")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The verdict it overrides: (question id, unit id)."""
+        return (self.question_id, self.unit_id)
+
+
+def utc_now() -> str:
+    """The current time as overrides.jsonl writes it (ISO 8601, UTC, whole seconds)."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def latest(rows: list[OverrideRecord]) -> dict[tuple[str, str], OverrideRecord]:
+    """The override in force per (question id, unit id): the last row written for it."""
+    current: dict[tuple[str, str], OverrideRecord] = {}
+    for row in rows:
+        current[row.key] = row
+    return current
+
+
+__all__ = ["OverrideLabel", "OverrideRecord", "latest", "utc_now"]

@@ -1,0 +1,138 @@
+"""`examiner view` in a real headless browser: open the page, filter, override one verdict with a reason,
+reload and see it kept; then `examiner report` shows the recomputed accuracy.
+
+The browser is the system Chromium (Debian's `chromium` package) driven by Playwright for Python; no
+browser is downloaded. Without Chromium the test installs it with apt-get when it runs as root, and
+otherwise skips with one line saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from examiner.cli import main
+
+CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser")
+
+
+def _chromium() -> str:
+    """The system Chromium's path; installs Debian's package when missing and root, else skips (one line)."""
+    for name in CHROMIUM:
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "install", "-y", "chromium"], env=env, capture_output=True, timeout=600)
+        found = shutil.which("chromium")
+        if found:
+            return found
+        pytest.skip("browser test: no Chromium, and `apt-get install -y chromium` did not provide one")
+    pytest.skip("browser test: no Chromium found (install Debian's `chromium` package; "
+                "not root, so not installed here)")
+
+
+def _sync_playwright():  # type: ignore[no-untyped-def]
+    module = pytest.importorskip("playwright.sync_api",
+                                 reason="browser test: Playwright is not installed (pip install -e '.[dev]')")
+    return module.sync_playwright
+
+
+@pytest.fixture(scope="module")
+def sim_run(small_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small simulated exam (two documents of the handbook corpus)."""
+    out = tmp_path_factory.mktemp("view") / "run"
+    assert main(["run", str(small_corpus), "--simulate", "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def _start_view(run_dir: Path) -> tuple[subprocess.Popen[str], str]:
+    """`examiner view RUN_DIR --port 0` in a subprocess, and the URL it printed."""
+    env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
+    proc = subprocess.Popen([sys.executable, "-m", "examiner.cli", "view", str(run_dir), "--port", "0",
+                             "--who", "tester"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: queue.Queue[str | None] = queue.Queue()
+    stdout = proc.stdout
+    assert stdout is not None
+
+    def read() -> None:
+        for line in stdout:
+            lines.put(line)
+        lines.put(None)  # the process closed its output: it ended
+
+    threading.Thread(target=read, daemon=True).start()
+    seen: list[str] = []
+    while True:
+        try:
+            line = lines.get(timeout=120)
+        except queue.Empty:
+            line = None
+        if line is None:
+            proc.kill()
+            pytest.fail(f"examiner view printed no address: {''.join(seen)}")
+        seen.append(line)
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        if found:
+            return proc, found.group(0)
+
+
+def test_override_in_the_browser_is_kept_and_reported(sim_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    executable = _chromium()
+    sync_playwright = _sync_playwright()
+    outcomes = [json.loads(line) for line in (sim_run / "outcomes.jsonl").read_text(encoding="utf-8").splitlines()]
+    correct = [o for o in outcomes if o["status"] == "correct"]
+    covered = sum(o["status"] in ("correct", "incorrect") for o in outcomes)
+    assert correct, "the simulated run should have correct units"
+    chosen = sorted(o["verdict_id"] for o in correct)[0]
+
+    proc, url = _start_view(sim_run)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(url)
+            total = page.locator("article.row").count()
+            assert total > 0
+            # filter: the select box submits its form by itself (the page's script)
+            with page.expect_navigation():
+                page.select_option("form.filters select[name=verdict]", "correct")
+            assert "verdict=correct" in page.url
+            verdicts = page.locator("article.row .verdict").all_inner_texts()
+            assert verdicts and set(verdicts) == {"correct"} and len(verdicts) < total
+            row = page.locator(f'article[data-verdict-id="{chosen}"]')
+            assert row.count() == 1
+            row.locator("select[name=new]").select_option("incorrect")
+            row.locator("input[name=reason]").fill("the source gives another <year>")
+            with page.expect_navigation():
+                row.locator("button[type=submit]").click()
+            assert "verdict=correct" in page.url, page.content()  # back to the same filtered list
+            page.reload()
+            kept = page.locator(f'article[data-verdict-id="{chosen}"] .in-force')
+            assert kept.locator(".new").inner_text() == "incorrect"
+            assert kept.locator(".why").inner_text() == "the source gives another <year>"
+            assert "by tester" in kept.inner_text()
+            assert page.locator("#overridden").inner_text() == "1"
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    rows = [json.loads(line) for line in (sim_run / "overrides.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 1 and (rows[0]["old"], rows[0]["new"], rows[0]["who"]) == ("correct", "incorrect", "tester")
+    capsys.readouterr()
+    assert main(["report", str(sim_run)]) == 0
+    out = capsys.readouterr().out
+    judge, people = 100 * len(correct) / covered, 100 * (len(correct) - 1) / covered
+    assert f"accuracy {judge:.1f}% (judge) -> {people:.1f}% with overrides" in out
+    report = json.loads((sim_run / "report.json").read_text(encoding="utf-8"))
+    assert report["overrides"]["overrides"] == 1
