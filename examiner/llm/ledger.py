@@ -30,7 +30,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from examiner.core.jsonl import repair_tail
 from examiner.core.rundir import LEDGER
@@ -151,6 +151,32 @@ def tokens_of(record: dict[str, Any]) -> dict[str, int]:
     return {name: int(record.get(name) or 0) for name in TOKEN_FIELDS}
 
 
+BILLED_PARTS = ("input", "cached", "write", "output", "reasoning")
+"""The disjoint parts of a call's tokens that a provider prices apart (see EndpointSpec.cost_usd)."""
+
+
+def billed_parts(counts: Mapping[str, float]) -> dict[str, float]:
+    """Token counts (TOKEN_FIELDS; absent ones 0) split into BILLED_PARTS: uncached input, cached input,
+    cache writes, visible output and hidden reasoning, which add up to prompt + completion tokens."""
+    prompt, cached, write, completion, reasoning = (counts.get(name, 0) or 0 for name in TOKEN_FIELDS)
+    return {"input": prompt - cached - write, "cached": cached, "write": write, "output": completion - reasoning,
+            "reasoning": reasoning}
+
+
+PART_HEADERS = {"input": "input", "cached": "cached", "write": "write", "output": "output", "reasoning": "reason"}
+"""Short column headers of the billed parts, for narrow tables."""
+OPTIONAL_PARTS = {"write": "cache_write_tokens", "reasoning": "reasoning_tokens"}
+"""Billed parts only some providers and models report: shown where a row has some, to keep tables narrow."""
+
+
+def shown_parts(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The billed parts a cost table shows: input, cached and output always; cache writes and reasoning
+    where some row has them."""
+    rows = list(rows)
+    return [part for part in BILLED_PARTS
+            if part not in OPTIONAL_PARTS or any(row.get(OPTIONAL_PARTS[part]) for row in rows)]
+
+
 @dataclass
 class Usage:
     """Calls, tokens and dollars; cache hits are counted apart and add nothing else (they cost nothing).
@@ -186,16 +212,6 @@ class Usage:
             setattr(self, name, getattr(self, name) + count)
 
     @property
-    def uncached_input_tokens(self) -> int:
-        """Prompt tokens billed at the full input price: neither read from nor written to the prompt cache."""
-        return self.prompt_tokens - self.cached_tokens - self.cache_write_tokens
-
-    @property
-    def output_tokens(self) -> int:
-        """Visible completion tokens: completion tokens less the hidden reasoning."""
-        return self.completion_tokens - self.reasoning_tokens
-
-    @property
     def cached_input_share(self) -> float | None:
         """Share (0-1) of the billed prompt tokens read from the provider's prompt cache (None: no prompt
         tokens)."""
@@ -204,7 +220,8 @@ class Usage:
     def counters(self) -> dict[str, Any]:
         """The counters as a mapping, in field order, then the derived splits."""
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(Usage)}
-        out.update(uncached_input_tokens=self.uncached_input_tokens, output_tokens=self.output_tokens,
+        parts = billed_parts(out)
+        out.update(uncached_input_tokens=parts["input"], output_tokens=parts["output"],
                    cached_input_share=self.cached_input_share)
         return out
 
