@@ -73,11 +73,12 @@ def run_cost(args: argparse.Namespace) -> int:
         table.add_column(name)
     for name in ("calls", "hits", *(PART_HEADERS[p] for p in parts), "dollars"):
         table.add_column(name, justify="right")
-    totals = [dict(row, **{name: "total" if i == 0 else "" for i, name in enumerate(by)})
-              for row in aggregate(records, by=())] if records else []
-    for row in rows + totals:
-        table.add_row(*(_key_cell(name, row[name]) for name in by), str(row["calls"]), str(row["cache_hits"]),
-                      *token_cells(row, parts), f"{row['cost_usd']:.6f}")
+    totals = aggregate(records, by=()) if records else []
+    labelled = [([_key_cell(name, row[name]) for name in by], row) for row in rows]
+    labelled += [(["total"] + [""] * (len(by) - 1), row) for row in totals]
+    for keys, row in labelled:
+        table.add_row(*keys, str(row["calls"]), str(row["cache_hits"]), *token_cells(row, parts),
+                      f"{row['cost_usd']:.6f}")
     console = Console()
     console.print(table)
     if totals:
