@@ -5,6 +5,9 @@ HTTP attempts with back-off (429 honours Retry-After; 5xx, timeouts, connection 
 replies are retried) -> structured-output parsing with up to `max_repairs` re-asks. The ledger is
 write-ahead: a request is recorded as `started` (with its worst-case cost) before it is sent and its
 outcome follows, so a kill leaves calls whose outcome is unknown visible (see examiner.llm.ledger).
+Each outcome is priced by EndpointSpec.cost_usd from the reply's `usage`, with the cached-input,
+cache-write and reasoning details where the endpoint reports them (`_record`, with `batch=True` for a reply
+that came through a provider's batch API).
 All traffic uses the `openai` SDK's AsyncOpenAI client, so any OpenAI-compatible server works.
 """
 
