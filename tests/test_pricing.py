@@ -69,7 +69,8 @@ def test_cache_writes_and_reads_anthropic_style() -> None:
     # The next reads it: 1,000 x 3.00 + 4,000 x 0.30 + 300 x 15.00.
     assert claude.cost_usd(5000, 300, cached_tokens=4000) == pytest.approx((3000 + 1200 + 4500) / 1e6)
     # Details larger than their totals are capped, never billed beyond the reported tokens.
-    assert claude.cost_usd(100, 10, cached_tokens=500, reasoning_tokens=50) == pytest.approx((100 * 0.3 + 10 * 15) / 1e6)
+    capped = claude.cost_usd(100, 10, cached_tokens=500, reasoning_tokens=50)
+    assert capped == pytest.approx((100 * 0.3 + 10 * 15) / 1e6)
 
 
 def test_worst_case_covers_every_split() -> None:
@@ -181,7 +182,8 @@ def test_a_ledger_without_the_new_fields_still_reads(tmp_path: Path, monkeypatch
     (tmp_path / LEDGER).write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
     (row,) = aggregate(answered(RunDir(tmp_path).read_ledger()), by=("role", "batch"))
     assert row["batch"] is False and row["calls"] == 1 and row["cache_hits"] == 1
-    assert (row["cached_tokens"], row["reasoning_tokens"], row["cache_write_tokens"], row["batch_calls"]) == (0, 0, 0, 0)
+    details = (row["cached_tokens"], row["reasoning_tokens"], row["cache_write_tokens"], row["batch_calls"])
+    assert details == (0, 0, 0, 0)
     assert row["uncached_input_tokens"] == 1000 and row["cached_input_share"] == 0.0
     assert per_unit(old)["u1"]["cached_tokens"] == 0
     monkeypatch.setenv("COLUMNS", "200")
@@ -281,7 +283,8 @@ def test_exam_report_splits_tokens_and_batch(tmp_path: Path) -> None:
     cost = json.loads(paths["json"].read_text(encoding="utf-8"))["cost"]
     pricing = {(r["role"], r["batch"]): r for r in cost["by_pricing"]}
     batch = pricing[("judge", True)]
-    assert (batch["calls"], batch["cached_tokens"], batch["reasoning_tokens"], batch["output_tokens"]) == (1, 1024, 150, 50)
+    counts = (batch["calls"], batch["cached_tokens"], batch["reasoning_tokens"], batch["output_tokens"])
+    assert counts == (1, 1024, 150, 50)
     assert pricing[("judge", False)]["cache_write_tokens"] == 1200
     assert cost["total"]["batch_calls"] == 1 and cost["total"]["batch_usd"] == pytest.approx(0.01)
     markdown = paths["md"].read_text(encoding="utf-8")

@@ -146,7 +146,8 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
         total = (report.get("cost") or {}).get("total")
         if total:
             share = total.get("cached_input_share") or 0.0
-            console.print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls ({total.get('batch_calls', 0)} batch), "
+            console.print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls "
+                          f"({total.get('batch_calls', 0)} batch), "
                           f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
                           f"(examiner cost {run_dir} splits it)", highlight=False)
         if report.get("judge_panel"):
