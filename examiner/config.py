@@ -39,6 +39,11 @@ ROLES = (
 """Model roles. Every role defaults to the `local` endpoint."""
 
 
+PRICE_FIELDS = ("price_input_per_1m", "price_output_per_1m", "price_cached_input_per_1m", "price_cache_write_per_1m",
+                "price_reasoning_per_1m", "batch_price_factor")
+"""EndpointSpec fields that say what a call costs."""
+
+
 class EndpointSpec(BaseModel):
     """One model endpoint reachable over the OpenAI chat-completions protocol."""
 
@@ -56,6 +61,17 @@ class EndpointSpec(BaseModel):
     """Price of prompt tokens, in US dollars per one million tokens."""
     price_output_per_1m: float = Field(0.0, ge=0)
     """Price of completion tokens, in US dollars per one million tokens."""
+    price_cached_input_per_1m: float | None = Field(None, ge=0)
+    """Price of prompt tokens served from the provider's prompt cache (`cached_tokens`), in US dollars per
+    one million tokens (None: billed at price_input_per_1m)."""
+    price_cache_write_per_1m: float | None = Field(None, ge=0)
+    """Price of prompt tokens written to the provider's prompt cache (`cache_write_tokens`), in US dollars per
+    one million tokens, for providers that charge cache writes (None: billed at price_input_per_1m)."""
+    price_reasoning_per_1m: float | None = Field(None, ge=0)
+    """Price of hidden reasoning tokens (`reasoning_tokens`), in US dollars per one million tokens (None:
+    billed at price_output_per_1m)."""
+    batch_price_factor: float = Field(0.5, gt=0, le=1)
+    """Share (0-1] of the standard price that a call answered through the provider's batch API costs."""
     max_concurrency: int = Field(8, ge=1)
     """Most requests in flight at once against this endpoint (a count)."""
     tokens_per_minute: int | None = Field(None, ge=1)
@@ -98,9 +114,48 @@ class EndpointSpec(BaseModel):
             raise ConfigError(f"environment variable {self.api_key_env} (API key) is not set")
         return value
 
-    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """Dollars for one call at this endpoint's prices."""
-        return (prompt_tokens * self.price_input_per_1m + completion_tokens * self.price_output_per_1m) / 1e6
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0,
+                 cache_write_tokens: int = 0, reasoning_tokens: int = 0, batch: bool = False) -> float:
+        """Dollars for one call at this endpoint's prices: the one pricing function of examiner.
+
+        The counts are those of an OpenAI chat completion's `usage`, where the details are parts of the
+        totals, never additions to them:
+        - `prompt_tokens` includes `cached_tokens` (usage.prompt_tokens_details.cached_tokens: a prefix read
+          from the provider's prompt cache, billed at price_cached_input_per_1m) and `cache_write_tokens`
+          (usage.prompt_tokens_details.cache_write_tokens: tokens written to the cache, reported by providers
+          that charge writes the way Anthropic does, billed at price_cache_write_per_1m); the rest is billed
+          at price_input_per_1m.
+        - `completion_tokens` includes `reasoning_tokens` (usage.completion_tokens_details.reasoning_tokens:
+          hidden reasoning, billed at price_reasoning_per_1m); the visible rest is billed at
+          price_output_per_1m. Each token is priced once, so reasoning is never counted twice.
+        - `batch`: the call was answered through the provider's batch API; the whole call costs
+          batch_price_factor times its standard price (OpenAI, Anthropic: 0.5).
+        A detail larger than its total (a server that reports them apart) is capped at the total."""
+        cached = min(max(cached_tokens, 0), prompt_tokens)
+        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
+        reasoning = min(max(reasoning_tokens, 0), completion_tokens)
+        cached_price = self.price_input_per_1m if self.price_cached_input_per_1m is None else \
+            self.price_cached_input_per_1m
+        write_price = self.price_input_per_1m if self.price_cache_write_per_1m is None else \
+            self.price_cache_write_per_1m
+        reasoning_price = self.price_output_per_1m if self.price_reasoning_per_1m is None else \
+            self.price_reasoning_per_1m
+        dollars = ((prompt_tokens - cached - written) * self.price_input_per_1m + cached * cached_price
+                   + written * write_price + (completion_tokens - reasoning) * self.price_output_per_1m
+                   + reasoning * reasoning_price) / 1e6
+        return dollars * self.batch_price_factor if batch else dollars
+
+    def worst_case_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """The most a call can cost before its usage is known (what a budget reserves): each prompt token
+        at the dearer of the input and cache-write prices, each completion token at the dearer of the
+        output and reasoning prices, at the standard (not batch) rate."""
+        written = prompt_tokens if (self.price_cache_write_per_1m or 0.0) > self.price_input_per_1m else 0
+        reasoning = completion_tokens if (self.price_reasoning_per_1m or 0.0) > self.price_output_per_1m else 0
+        return self.cost_usd(prompt_tokens, completion_tokens, cache_write_tokens=written, reasoning_tokens=reasoning)
+
+    def prices(self) -> dict[str, Any]:
+        """The pricing fields, for a copy of this endpoint that must bill alike (a simulated twin)."""
+        return {name: getattr(self, name) for name in PRICE_FIELDS}
 
 
 class ExamSettings(BaseModel):
@@ -250,8 +305,7 @@ class Settings(BaseModel):
             data["endpoints"][f"sim-{name}"] = EndpointSpec(
                 provider="simulated",
                 model=spec.model,
-                price_input_per_1m=spec.price_input_per_1m,
-                price_output_per_1m=spec.price_output_per_1m,
+                **spec.prices(),
                 max_concurrency=max(spec.max_concurrency, 8),
                 timeout_s=sim.timeout_s,
                 max_attempts=sim.max_attempts,

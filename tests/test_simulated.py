@@ -299,7 +299,9 @@ async def test_usage_matches_tiktoken(server):
     content = data["choices"][0]["message"]["content"]
     expected_prompt = sum(len(enc().encode(m["content"])) + 3 for m in messages) + 3
     assert data["usage"] == {"prompt_tokens": expected_prompt, "completion_tokens": len(enc().encode(content)),
-                             "total_tokens": expected_prompt + len(enc().encode(content))}
+                             "total_tokens": expected_prompt + len(enc().encode(content)),
+                             "prompt_tokens_details": {"cached_tokens": 0},
+                             "completion_tokens_details": {"reasoning_tokens": 0}}
 
 
 async def test_report_usage_false_omits_usage():

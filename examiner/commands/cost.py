@@ -1,26 +1,60 @@
 """`examiner cost RUN_DIR`: the ledger's money and tokens by role, stage and round, and below the table
-what the ledger cannot know: calls in flight at a kill (with their worst case) and lines torn by a kill."""
+what the ledger cannot know: calls in flight at a kill (with their worst case) and lines torn by a kill.
+
+Tokens are split the way providers bill them: uncached input, cached input (the provider's prompt cache),
+cache writes (only shown where a provider reported some), visible output and hidden reasoning. Calls
+answered through a provider's batch API get rows of their own (`batch` is added to the grouping), so the
+table stays narrow."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from examiner.core.rundir import LEDGER, RunDir
 from examiner.errors import UserError
-from examiner.llm.ledger import aggregate, answered, in_flight, in_flight_usd, per_unit, torn_lines, unknown_lines
+from examiner.llm.ledger import (
+    PART_HEADERS,
+    aggregate,
+    answered,
+    billed_parts,
+    in_flight,
+    in_flight_usd,
+    per_unit,
+    shown_parts,
+    torn_lines,
+    unknown_lines,
+)
+
+TOKEN_NOTE = ("input: uncached prompt tokens; cached: read from the provider's prompt cache; write: written to "
+              "it; output: visible completion; reason: hidden reasoning; hits: replies from examiner's own "
+              "cache (free)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("cost", help="print the cost ledger of a run by role, stage and round")
     parser.add_argument("run_dir", help="a run directory (holds ledger.jsonl)")
-    parser.add_argument("--by", default="role,stage", help="comma-separated grouping fields (role, stage, round, endpoint)")
+    parser.add_argument("--by", default="role,stage",
+                        help="comma-separated grouping fields (role, stage, round, endpoint, batch); batch is added "
+                             "when the run made batch calls")
     parser.add_argument("--per-unit", action="store_true",
                         help="also show cost per knowledge unit (each call split evenly over the units it was about)")
     parser.add_argument("--top", type=int, default=10, help="with --per-unit: the most expensive units to list")
     parser.set_defaults(func=run_cost)
+
+
+def token_cells(row: Mapping[str, Any], parts: list[str], digits: int = 0) -> list[str]:
+    """A row's tokens in the chosen billed parts."""
+    split = billed_parts(row)
+    return [f"{split[part]:,.{digits}f}" for part in parts]
+
+
+def _key_cell(name: str, value: Any) -> str:
+    return ("batch" if value else "std") if name == "batch" else str(value)
 
 
 def run_cost(args: argparse.Namespace) -> int:
@@ -30,26 +64,29 @@ def run_cost(args: argparse.Namespace) -> int:
     ledger = run.read_ledger()
     records = answered(ledger)
     by = tuple(field.strip() for field in args.by.split(",") if field.strip())
+    if "batch" not in by and any(r.get("batch") for r in records):
+        by += ("batch",)
     rows = aggregate(records, by=by)
+    parts = shown_parts(rows)
     table = Table(title=f"cost of {args.run_dir}")
     for name in by:
         table.add_column(name)
-    for name in ("calls", "cache hits", "prompt tok", "completion tok", "dollars"):
+    for name in ("calls", "hits", *(PART_HEADERS[p] for p in parts), "dollars"):
         table.add_column(name, justify="right")
-    for row in rows:
-        table.add_row(
-            *(str(row[name]) for name in by),
-            str(row["calls"]), str(row["cache_hits"]), str(row["prompt_tokens"]), str(row["completion_tokens"]),
-            f"{row['cost_usd']:.6f}",
-        )
-    total = aggregate(records, by=())[0] if records else None
-    if total:
-        table.add_row(
-            *(["total"] + [""] * (len(by) - 1)),
-            str(total["calls"]), str(total["cache_hits"]), str(total["prompt_tokens"]),
-            str(total["completion_tokens"]), f"{total['cost_usd']:.6f}",
-        )
-    Console().print(table)
+    totals = aggregate(records, by=()) if records else []
+    labelled = [([_key_cell(name, row[name]) for name in by], row) for row in rows]
+    labelled += [(["total"] + [""] * (len(by) - 1), row) for row in totals]
+    for keys, row in labelled:
+        table.add_row(*keys, str(row["calls"]), str(row["cache_hits"]), *token_cells(row, parts),
+                      f"{row['cost_usd']:.6f}")
+    console = Console()
+    console.print(table)
+    if totals:
+        share = totals[0]["cached_input_share"]
+        batch = totals[0]["batch_calls"]
+        console.print(f"prompt-cache hit share: {100 * (share or 0):.1f}% of prompt tokens; batch calls: {batch} "
+                      f"of {totals[0]['calls']} (${totals[0]['batch_usd']:.6f})", highlight=False)
+        console.print(TOKEN_NOTE, highlight=False)
     for line in unknown_lines(len(in_flight(ledger)), in_flight_usd(ledger),
                               torn_lines(run.path, torn_tail=bool(run.torn.get(LEDGER)))):
         print(line)
@@ -65,13 +102,13 @@ def print_per_unit(records: list[dict], top: int) -> None:
         Console().print("no call in this ledger names knowledge units")
         return
     n = len(units)
-    mean = {key: sum(u[key] for u in units.values()) / n for key in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")}
+    fields = next(iter(units.values())).keys()
+    mean = {key: sum(u[key] for u in units.values()) / n for key in fields}
+    parts = shown_parts(list(units.values()))
     table = Table(title=f"per knowledge unit ({n} units named by calls)")
-    for name in ("unit", "calls", "prompt tok", "completion tok", "dollars"):
+    for name in ("unit", "calls", *(PART_HEADERS[p] for p in parts), "dollars"):
         table.add_column(name, justify="right" if name != "unit" else "left")
-    table.add_row("mean", f"{mean['calls']:.2f}", f"{mean['prompt_tokens']:.0f}", f"{mean['completion_tokens']:.0f}",
-                  f"{mean['cost_usd']:.6f}")
-    for unit, row in sorted(units.items(), key=lambda kv: (-kv[1]["cost_usd"], -kv[1]["prompt_tokens"] - kv[1]["completion_tokens"]))[:top]:
-        table.add_row(unit, f"{row['calls']:.2f}", f"{row['prompt_tokens']:.0f}", f"{row['completion_tokens']:.0f}",
-                      f"{row['cost_usd']:.6f}")
+    ranked = sorted(units.items(), key=lambda kv: (-kv[1]["cost_usd"], -kv[1]["prompt_tokens"] - kv[1]["completion_tokens"]))
+    for unit, row in [("mean", mean), *ranked[:top]]:
+        table.add_row(unit, f"{row['calls']:.2f}", *token_cells(row, parts), f"{row['cost_usd']:.6f}")
     Console().print(table)

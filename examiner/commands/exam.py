@@ -143,6 +143,13 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
                 str(counts.get("unanswered", "")), str(counts.get("uncovered", "")),
             )
         console.print(table)
+        total = (report.get("cost") or {}).get("total")
+        if total:
+            share = total.get("cached_input_share") or 0.0
+            console.print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls "
+                          f"({total.get('batch_calls', 0)} batch), "
+                          f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
+                          f"(examiner cost {run_dir} splits it)", highlight=False)
         if report.get("judge_panel"):
             console.print(panel_table(report["judge_panel"]))
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):

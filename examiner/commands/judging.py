@@ -214,7 +214,10 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
         totals = gw.totals
         judge = f"panel of {', '.join(panel)}" if panel else (endpoint or "role defaults")
         meta = {"judge": judge, "status": "budget_exhausted" if flags.budget_exhausted else "ok",
-                "calls": totals.calls, "cache_hits": totals.cache_hits, "cost_usd": round(totals.cost_usd, 6),
+                "calls": totals.calls, "batch_calls": totals.batch_calls, "cache_hits": totals.cache_hits,
+                "prompt_tokens": totals.prompt_tokens, "cached_tokens": totals.cached_tokens,
+                "completion_tokens": totals.completion_tokens, "reasoning_tokens": totals.reasoning_tokens,
+                "cost_usd": round(totals.cost_usd, 6),
                 "failed_calls": flags.failed_calls}
     return records, meta
 

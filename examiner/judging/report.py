@@ -139,8 +139,9 @@ def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Seq
 def markdown(report: Mapping[str, Any]) -> str:
     """A human-readable rendering of `build_report`'s output."""
     lines = [f"# Judging report: {report.get('method')}", ""]
-    for key in ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "cache_hits",
-                "cost_usd", "wall_s"):
+    for key in ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "batch_calls",
+                "cache_hits", "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "cost_usd",
+                "wall_s"):
         if key in report:
             lines.append(f"- {key.replace('_', ' ')}: {cell(report[key])}")
     section = report.get("pairwise")

@@ -5,6 +5,9 @@ HTTP attempts with back-off (429 honours Retry-After; 5xx, timeouts, connection 
 replies are retried) -> structured-output parsing with up to `max_repairs` re-asks. The ledger is
 write-ahead: a request is recorded as `started` (with its worst-case cost) before it is sent and its
 outcome follows, so a kill leaves calls whose outcome is unknown visible (see examiner.llm.ledger).
+Each outcome is priced by EndpointSpec.cost_usd from the reply's `usage`, with the cached-input,
+cache-write and reasoning details where the endpoint reports them (`_record`, with `batch=True` for a reply
+that came through a provider's batch API).
 All traffic uses the `openai` SDK's AsyncOpenAI client, so any OpenAI-compatible server works.
 """
 
@@ -29,7 +32,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm.budget import Budget
 from examiner.llm.cache import ResponseCache, cache_key
-from examiner.llm.ledger import STARTED, Ledger, Usage, in_flight, spent_usd as ledger_spent_usd
+from examiner.llm.ledger import STARTED, Ledger, Usage, in_flight, spent_usd as ledger_spent_usd, tokens_of
 from examiner.llm.limits import TokenRateLimiter
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
@@ -201,13 +204,12 @@ class Gateway:
                 continue
             spec = self.settings.endpoints.get(str(started.get("endpoint")))
             # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.
-            price = spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"]) if spec else \
-                float(started.get("worst_case_usd", 0.0))
+            batch = bool(started.get("batch"))
+            price = _price(spec, payload, batch) if spec else float(started.get("worst_case_usd", 0.0))
             outcome = {k: v for k, v in started.items() if k not in ("outcome", "worst_case_usd", "cache_key")}
-            outcome.update(ts=time.time(), request_id=payload["request_id"], prompt_tokens=payload["prompt_tokens"],
-                           completion_tokens=payload["completion_tokens"], usage_source=payload["usage_source"],
-                           attempts=payload["attempts"], cache_hit=False, cost_usd=price,
-                           finish_reason=payload["finish_reason"], outcome="reconciled")
+            outcome.update(ts=time.time(), request_id=payload["request_id"], **tokens_of(payload),
+                           usage_source=payload["usage_source"], attempts=payload["attempts"], cache_hit=False,
+                           batch=batch, cost_usd=price, finish_reason=payload["finish_reason"], outcome="reconciled")
             self.ledger.append(outcome)
             records.append(outcome)
             known_ids.add(payload["request_id"])
@@ -399,7 +401,7 @@ class Gateway:
         spec = ep.spec
         n = int(request.get("n", 1))
         prompt_estimate = count_message_tokens(messages)
-        worst_case = spec.cost_usd(prompt_estimate, request["max_tokens"] * n)
+        worst_case = spec.worst_case_usd(prompt_estimate, request["max_tokens"] * n)
         ticket = self.budget.reserve(worst_case) if self.budget.limit_usd is not None else None
         try:
             if ep.tpm is not None:
@@ -418,7 +420,7 @@ class Gateway:
                 self.budget.settle(ticket, 0.0)
             raise
         if ticket is not None:
-            self.budget.settle(ticket, spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"]))
+            self.budget.settle(ticket, _price(spec, payload))
         return payload
 
     async def _fan_out(
@@ -430,8 +432,7 @@ class Gateway:
         parts = await asyncio.gather(*(self._attempts(ep, messages, s, call) for s in singles))
         merged = dict(parts[0])
         merged["texts"] = [p["texts"][0] if p["texts"] else "" for p in parts]
-        merged["prompt_tokens"] = sum(p["prompt_tokens"] for p in parts)
-        merged["completion_tokens"] = sum(p["completion_tokens"] for p in parts)
+        merged.update({name: sum(tokens_of(p)[name] for p in parts) for name in tokens_of(merged)})
         merged["attempts"] = [a for p in parts for a in p["attempts"]]
         return merged
 
@@ -515,17 +516,16 @@ class Gateway:
             ]
         usage = completion.usage
         if usage is not None and usage.prompt_tokens is not None:
-            prompt, completion_tokens, source = usage.prompt_tokens, usage.completion_tokens or 0, "api"
+            tokens, source = _reported_tokens(usage), "api"
         else:
-            prompt = count_message_tokens(messages)
-            completion_tokens = sum(count_tokens(t) for t in texts)
+            tokens = {"prompt_tokens": count_message_tokens(messages),
+                      "completion_tokens": sum(count_tokens(t) for t in texts)}
             source = "tiktoken"
         return {
             "texts": texts,
             "logprobs": logprobs,
             "finish_reason": first.finish_reason,
-            "prompt_tokens": prompt,
-            "completion_tokens": completion_tokens,
+            **tokens_of(tokens),
             "usage_source": source,
             "request_id": header_id or completion.id or uuid.uuid4().hex,
             "attempts": [a.__dict__ for a in attempts],
@@ -533,18 +533,16 @@ class Gateway:
 
     # ------------------------------------------------------------------ results and ledger
     def _result(self, ep: _Endpoint, payload: dict[str, Any], hit: bool, latency: float) -> CallResult[Any]:
+        """The result of a payload, not yet priced: `_record` prices it."""
         texts = payload["texts"]
-        cost = 0.0 if hit else ep.spec.cost_usd(payload["prompt_tokens"], payload["completion_tokens"])
         text = texts[0] if texts else ""
         return CallResult(
             text=text,
             parsed=text,
             texts=texts,
             logprobs=[TokenLogprob(t, lp, top) for t, lp, top in payload["logprobs"]] if payload["logprobs"] else None,
-            prompt_tokens=payload["prompt_tokens"],
-            completion_tokens=payload["completion_tokens"],
+            **tokens_of(payload),
             usage_source=payload["usage_source"],
-            cost_usd=cost,
             cache_hit=hit,
             attempts=[Attempt(**a) for a in payload["attempts"]] if not hit else [],
             request_id=payload["request_id"],
@@ -554,28 +552,48 @@ class Gateway:
             finish_reason=payload["finish_reason"],
         )
 
-    def _record(self, ep: _Endpoint, result: CallResult[Any], context: dict[str, Any]) -> None:
-        self.totals.add(cache_hit=result.cache_hit, prompt_tokens=result.prompt_tokens,
-                        completion_tokens=result.completion_tokens, cost_usd=result.cost_usd)
-        self.ledger.append(
-            dict(
-                context,
-                ts=time.time(),
-                run_id=self.run_id,
-                endpoint=ep.name,
-                model=ep.spec.model,
-                request_id=result.request_id,
-                prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens,
-                usage_source=result.usage_source,
-                latency_s=round(result.latency_s, 6),
-                attempts=[a.__dict__ for a in result.attempts],
-                cache_hit=result.cache_hit,
-                cost_usd=result.cost_usd,
-                finish_reason=result.finish_reason,
-                outcome="ok",
-            )
+    def _record(self, ep: _Endpoint, result: CallResult[Any], context: dict[str, Any], *, batch: bool = False) -> None:
+        """Price a result (a cache hit costs nothing; `batch`: answered through the provider's batch API,
+        at the endpoint's batch rate), count it in the running totals and append its outcome record."""
+        result.batch = batch
+        result.cost_usd = 0.0 if result.cache_hit else _price(ep.spec, vars(result), batch)
+        record = dict(
+            context,
+            ts=time.time(),
+            run_id=self.run_id,
+            endpoint=ep.name,
+            model=ep.spec.model,
+            request_id=result.request_id,
+            **result.extra(),
+            latency_s=round(result.latency_s, 6),
+            attempts=[a.__dict__ for a in result.attempts],
+            finish_reason=result.finish_reason,
+            outcome="ok",
         )
+        self.totals.add_record(record)
+        self.ledger.append(record)
+
+
+def _reported_tokens(usage: Any) -> dict[str, int]:
+    """Token counts of an OpenAI `usage` object (openai.types.CompletionUsage): the totals, and the details
+    that are parts of them where the endpoint reports them (prompt_tokens_details.cached_tokens and
+    .cache_write_tokens, completion_tokens_details.reasoning_tokens); absent details count 0."""
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens or 0,
+        "cached_tokens": getattr(prompt_details, "cached_tokens", None) or 0,
+        "cache_write_tokens": getattr(prompt_details, "cache_write_tokens", None) or 0,
+        "reasoning_tokens": getattr(completion_details, "reasoning_tokens", None) or 0,
+    }
+
+
+def _price(spec: EndpointSpec, usage: Mapping[str, Any], batch: bool = False) -> float:
+    """Dollars of the token counts in `usage` (a payload, a result's fields) at the endpoint's prices. A
+    payload cached before examiner read the usage details has none: its tokens get the plain prices."""
+    tokens = tokens_of(dict(usage))
+    return spec.cost_usd(tokens.pop("prompt_tokens"), tokens.pop("completion_tokens"), **tokens, batch=batch)
 
 
 def _short(exc: BaseException) -> str:

@@ -14,6 +14,13 @@ Outcome records carry role, stage, round, the knowledge units the call was about
 API's `usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Cache
 hits are kept in the ledger (so a resumed run shows what it reused) but cost nothing and have no
 `started` record (nothing is sent).
+
+Tokens are billed as the provider reports them (EndpointSpec.cost_usd says how each part is priced):
+`prompt_tokens` includes `cached_tokens` (read from the provider's prompt cache) and `cache_write_tokens`
+(written to it), `completion_tokens` includes `reasoning_tokens`; `batch` marks a call answered through
+the provider's batch API. A ledger written before these fields existed reads them as 0 and False.
+Note the two caches: `cache_hit` is examiner's own response cache (nothing sent, nothing paid);
+`cached_tokens` is the provider's prompt cache (sent, and paid at the cached-input price).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from examiner.core.jsonl import repair_tail
 from examiner.core.rundir import LEDGER
@@ -132,32 +139,91 @@ def unknown_lines(calls: int, worst_case_usd: float, torn: int) -> list[str]:
     return lines
 
 
+TOKEN_FIELDS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens", "reasoning_tokens")
+"""The token counts of an outcome record; the details (cached, cache write, reasoning) are parts of the
+totals (prompt, completion) and read as 0 from a record written before examiner recorded them."""
+FIELD_DEFAULTS: dict[str, Any] = {"batch": False, **{name: 0 for name in TOKEN_FIELDS}}
+"""What a record field reads as when absent (an older ledger), for grouping and counting."""
+
+
+def tokens_of(record: dict[str, Any]) -> dict[str, int]:
+    """The token counts of a record (or a gateway payload), 0 for those it does not carry."""
+    return {name: int(record.get(name) or 0) for name in TOKEN_FIELDS}
+
+
+BILLED_PARTS = ("input", "cached", "write", "output", "reasoning")
+"""The disjoint parts of a call's tokens that a provider prices apart (see EndpointSpec.cost_usd)."""
+
+
+def billed_parts(counts: Mapping[str, float]) -> dict[str, float]:
+    """Token counts (TOKEN_FIELDS; absent ones 0) split into BILLED_PARTS: uncached input, cached input,
+    cache writes, visible output and hidden reasoning, which add up to prompt + completion tokens."""
+    prompt, cached, write, completion, reasoning = (counts.get(name, 0) or 0 for name in TOKEN_FIELDS)
+    return {"input": prompt - cached - write, "cached": cached, "write": write, "output": completion - reasoning,
+            "reasoning": reasoning}
+
+
+PART_HEADERS = {"input": "input", "cached": "cached", "write": "write", "output": "output", "reasoning": "reason"}
+"""Short column headers of the billed parts, for narrow tables."""
+OPTIONAL_PARTS = {"write": "cache_write_tokens", "reasoning": "reasoning_tokens"}
+"""Billed parts only some providers and models report: shown where a row has some, to keep tables narrow."""
+
+
+def shown_parts(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The billed parts a cost table shows: input, cached and output always; cache writes and reasoning
+    where some row has them."""
+    rows = list(rows)
+    return [part for part in BILLED_PARTS
+            if part not in OPTIONAL_PARTS or any(row.get(OPTIONAL_PARTS[part]) for row in rows)]
+
+
 @dataclass
 class Usage:
     """Calls, tokens and dollars; cache hits are counted apart and add nothing else (they cost nothing).
 
-    One type for the gateway's running totals and the ledger's cost tables, so both count alike.
+    One type for the gateway's running totals and the ledger's cost tables, so both count alike. The
+    token details are parts of their totals (see TOKEN_FIELDS); `batch_calls` and `batch_usd` are the
+    part of `calls` and `cost_usd` answered through a provider's batch API.
     """
 
     calls: int = 0
+    batch_calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
     cost_usd: float = 0.0
+    batch_usd: float = 0.0
 
-    def add(self, *, cache_hit: bool, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
-        """Count one answered request."""
-        if cache_hit:
+    def add_record(self, record: dict[str, Any]) -> None:
+        """Count one answered request from its outcome record (a field it lacks counts as 0 / False)."""
+        if record.get("cache_hit"):
             self.cache_hits += 1
             return
+        dollars = float(record.get("cost_usd", 0.0))
         self.calls += 1
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
-        self.cost_usd += cost_usd
+        self.cost_usd += dollars
+        if record.get("batch"):
+            self.batch_calls += 1
+            self.batch_usd += dollars
+        for name, count in tokens_of(record).items():
+            setattr(self, name, getattr(self, name) + count)
+
+    @property
+    def cached_input_share(self) -> float | None:
+        """Share (0-1) of the billed prompt tokens read from the provider's prompt cache (None: no prompt
+        tokens)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else None
 
     def counters(self) -> dict[str, Any]:
-        """The counters as a mapping, in field order."""
-        return {f.name: getattr(self, f.name) for f in fields(Usage)}
+        """The counters as a mapping, in field order, then the derived splits."""
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(Usage)}
+        parts = billed_parts(out)
+        out.update(uncached_input_tokens=parts["input"], output_tokens=parts["output"],
+                   cached_input_share=self.cached_input_share)
+        return out
 
 
 @dataclass
@@ -168,40 +234,54 @@ class CostRow(Usage):
     unit_ids: set[str] = field(default_factory=set)
 
     def add_record(self, record: dict[str, Any]) -> None:
-        self.add(cache_hit=bool(record.get("cache_hit")), prompt_tokens=int(record.get("prompt_tokens", 0)),
-                 completion_tokens=int(record.get("completion_tokens", 0)),
-                 cost_usd=float(record.get("cost_usd", 0.0)))
+        super().add_record(record)
         self.unit_ids.update(record.get("unit_ids") or ())
 
     def as_dict(self, names: tuple[str, ...]) -> dict[str, Any]:
         row = dict(zip(names, self.key))
-        row.update(self.counters(), cost_usd=round(self.cost_usd, 8), units=len(self.unit_ids))
+        row.update(self.counters(), cost_usd=round(self.cost_usd, 8), batch_usd=round(self.batch_usd, 8),
+                   units=len(self.unit_ids))
         return row
 
 
+def field_of(record: dict[str, Any], name: str) -> Any:
+    """A record's field for grouping, with FIELD_DEFAULTS for one an older ledger lacks ('' otherwise)."""
+    return record.get(name, FIELD_DEFAULTS.get(name, ""))
+
+
 def aggregate(records: Iterable[dict[str, Any]], by: tuple[str, ...] = ("role",)) -> list[dict[str, Any]]:
-    """Billed totals (cache hits counted apart) grouped by record fields such as role, stage, round."""
+    """Billed totals (cache hits counted apart) grouped by record fields such as role, stage, round, endpoint
+    or batch (True for calls answered through a provider's batch API)."""
     rows: dict[tuple[Any, ...], CostRow] = {}
     for record in records:
-        key = tuple(record.get(name, "") for name in by)
+        key = tuple(field_of(record, name) for name in by)
         rows.setdefault(key, CostRow(key=key)).add_record(record)
     return [rows[key].as_dict(by) for key in sorted(rows, key=lambda k: tuple(str(p) for p in k))]
 
 
+def cached_input_share(records: Iterable[dict[str, Any]]) -> float | None:
+    """Share (0-1) of the billed prompt tokens that the provider served from its prompt cache: cached input
+    tokens / prompt tokens over the answered, billed requests (None when there are none)."""
+    usage = Usage()
+    for record in answered(records):
+        usage.add_record(record)
+    return usage.cached_input_share
+
+
+PER_UNIT_FIELDS = ("calls", *TOKEN_FIELDS, "cost_usd")
+
+
 def per_unit(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Cost attributed to each knowledge unit: a call's tokens and dollars split evenly over its units."""
-    totals: dict[str, dict[str, float]] = defaultdict(
-        lambda: {"calls": 0.0, "prompt_tokens": 0.0, "completion_tokens": 0.0, "cost_usd": 0.0}
-    )
+    totals: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(PER_UNIT_FIELDS, 0.0))
     for record in records:
         units = record.get("unit_ids") or []
         if record.get("cache_hit") or not units:
             continue
         share = 1.0 / len(units)
+        amounts = {"calls": 1.0, **tokens_of(record), "cost_usd": float(record.get("cost_usd", 0.0))}
         for unit in units:
             entry = totals[unit]
-            entry["calls"] += share
-            entry["prompt_tokens"] += share * int(record.get("prompt_tokens", 0))
-            entry["completion_tokens"] += share * int(record.get("completion_tokens", 0))
-            entry["cost_usd"] += share * float(record.get("cost_usd", 0.0))
+            for name, amount in amounts.items():
+                entry[name] += share * amount
     return dict(totals)

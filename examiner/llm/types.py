@@ -97,8 +97,16 @@ class CallResult(Generic[T]):
     """Per-token logprobs of the first choice, when requested and returned."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens read from the provider's prompt cache (part of prompt_tokens; 0 when not reported)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's prompt cache (part of prompt_tokens; 0 when not reported)."""
+    reasoning_tokens: int = 0
+    """Hidden reasoning tokens (part of completion_tokens; 0 when not reported)."""
     usage_source: str = "api"
     """`api` when the endpoint reported usage, `tiktoken` when examiner counted the tokens itself."""
+    batch: bool = False
+    """Answered through the provider's batch API (billed at the endpoint's batch_price_factor)."""
     cost_usd: float = 0.0
     cache_hit: bool = False
     attempts: list[Attempt] = field(default_factory=list)
@@ -124,7 +132,11 @@ class CallResult(Generic[T]):
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
             "usage_source": self.usage_source,
+            "batch": self.batch,
             "cost_usd": self.cost_usd,
             "cache_hit": self.cache_hit,
         }

@@ -262,9 +262,7 @@ async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_d
         await _pairwise(run, gw, usable, evaluators, path)
     else:
         await _individual(run, gw, usable, evaluators, path)
-    run.usage = {"calls": gw.totals.calls, "cache_hits": gw.totals.cache_hits,
-                 "prompt_tokens": gw.totals.prompt_tokens, "completion_tokens": gw.totals.completion_tokens,
-                 "cost_usd": gw.totals.cost_usd, "unparseable_replies": gw.totals.unparseable, "failed_calls": gw.totals.failed}
+    run.usage = {**gw.totals.counters(), "unparseable_replies": gw.totals.unparseable, "failed_calls": gw.totals.failed}
     return run
 
 

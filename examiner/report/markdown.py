@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from examiner.llm.ledger import unknown_lines
+from examiner.llm.ledger import PART_HEADERS, billed_parts, shown_parts, unknown_lines
 from examiner.report.writer import cell
 
 PER_CLUSTER_ROWS = 40
@@ -63,6 +63,24 @@ def group_rows(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[list[A
 
 
 GROUP_TAIL = ["API calls / unit", "input + output tokens / unit", "cents / unit", "calls", "cache hits", "dollars"]
+
+PRICING_TITLE = "Tokens as billed, standard and batch"
+PRICING_NOTE = ("Tokens split the way providers price them: input = prompt tokens at the input price; cached = "
+                "read from the provider's prompt cache (cached-input price); write = written to it; output = "
+                "visible completion; reason = hidden reasoning tokens (part of the completion). Batch calls were "
+                "answered through the provider's batch API at the endpoint's batch price. Cache share = cached / "
+                "prompt tokens.")
+
+
+def pricing_table(cost: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Per role and pricing (standard or batch): calls, tokens in their billed parts, cache share, dollars."""
+    rows = cost["by_pricing"]
+    parts = shown_parts(rows)
+    header = ["role", "pricing", "calls", *(PART_HEADERS[p] for p in parts), "cache share", "dollars"]
+    body = [[r["role"], "batch" if r["batch"] else "standard", r["calls"],
+             *(f"{billed_parts(r)[p]:,}" for p in parts), pct(r["cached_input_share"]), f"{r['cost_usd']:.4f}"]
+            for r in rows]
+    return header, body
 
 
 def qtype_table(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
@@ -227,7 +245,8 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     out += ["## Cost per unit (paper layout)", "", cost_note(cost["units"]), "",
             table(COST_HEADER, cost_rows(cost)), "", "### Per role", "",
             table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "", "### Per stage", "",
-            table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))), ""]
+            table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))), "",
+            f"### {PRICING_TITLE}", "", PRICING_NOTE, "", table(*pricing_table(cost)), ""]
     unknown = unknown_lines(cost["in_flight"]["calls"], cost["in_flight"]["worst_case_usd"], cost["torn_ledger_lines"])
     out += [*unknown, ""] if unknown else []
     out += ["## Classic baselines", "",

@@ -136,13 +136,10 @@ def ignored_histogram(run: RunData, target: str) -> dict[int, int]:
 
 
 def _per_unit(row: dict[str, Any], units: int) -> dict[str, Any]:
+    """A group's counters (calls, tokens split as billed, dollars, batch part) and the per-unit figures."""
     u = max(units, 1)
     return {
-        "calls": row["calls"],
-        "cache_hits": row["cache_hits"],
-        "prompt_tokens": row["prompt_tokens"],
-        "completion_tokens": row["completion_tokens"],
-        "cost_usd": row["cost_usd"],
+        **{name: row[name] for name in Usage().counters()},
         "calls_per_unit": row["calls"] / u,
         "input_tokens_per_unit": row["prompt_tokens"] / u,
         "output_tokens_per_unit": row["completion_tokens"] / u,
@@ -165,6 +162,8 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     Units are all units of the corpus (the paper divides by the KUs examined, not the KUs covered).
     Calls are billed requests; cache hits are counted apart and cost nothing. Calls in flight at a kill
     (outcome unknown) are shown apart with the most they can have cost, never added to the known figures.
+    Every row carries its tokens split as providers bill them (uncached and cached input, cache writes,
+    output, reasoning) and its batch part; `by_pricing` splits each role into standard and batch calls.
     """
     ok = answered(run.ledger)
     units = run.n_units
@@ -184,8 +183,10 @@ def cost_tables(run: RunData) -> dict[str, Any]:
                 for r in aggregate(ok, by=("role", "stage"))]
     by_endpoint = [{"role": r["role"], "endpoint": r["endpoint"], **_per_unit(r, units)}
                    for r in aggregate(ok, by=("role", "endpoint"))]
-    return {"units": units, "paper": paper, "by_role": by_role, "by_stage": by_stage,
-            "by_endpoint": by_endpoint, "total": _per_unit(_total(ok), units), "failed_requests": failed(run.ledger),
+    by_pricing = [{"role": r["role"], "batch": r["batch"], **_per_unit(r, units)}
+                  for r in aggregate(ok, by=("role", "batch"))]
+    return {"units": units, "paper": paper, "by_role": by_role, "by_stage": by_stage, "by_endpoint": by_endpoint,
+            "by_pricing": by_pricing, "total": _per_unit(_total(ok), units), "failed_requests": failed(run.ledger),
             "in_flight": {"calls": len(in_flight(run.ledger)), "worst_case_usd": round(in_flight_usd(run.ledger), 8)},
             "torn_ledger_lines": torn_lines(run.path, torn_tail=bool(run.unreadable_lines.get(LEDGER)))}
 

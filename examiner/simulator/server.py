@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import re
 import threading
+from array import array
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from aiohttp import web
 from examiner.simulator.behaviours import SimRequest, content_text, find_behaviour, score_scale
 from examiner.simulator.faults import JSON_FAULTS, FaultPlan, malform_json, original_request, truncate_json
 from examiner.simulator.logprobs import token_logprobs
+from examiner.simulator.prompt_cache import CLOSING, PromptCache, frame
 from examiner.simulator.prose import rng_for, stable_int, stable_uniform
 from examiner.simulator.schema_faker import conform
 from examiner.core.tokens import encoding
@@ -40,7 +42,7 @@ except ImportError:  # pragma: no cover
 
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "reason_tokens", "report_usage",
-    "latency_s", "faults", "retry_after_s", "timeout_sleep_s",
+    "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens",
 )
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
 
@@ -51,18 +53,30 @@ _SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]")
 
 
 @lru_cache(maxsize=2048)
-def _count(text: str) -> int:
+def _billed_tokens(text: str) -> array:
     """Billed cl100k tokens of a text (cached: system prompts repeat on every call).
 
     The `[ref:ID,...]` marker a simulated question carries for the simulated candidate is a side channel
     a real examiner would not write (a real question is ~40 tokens; the marker adds ~10 per target), so
-    it is not billed, in the completion that writes it nor in the prompts that quote it."""
-    return len(encoding().encode(_SIDE_CHANNEL.sub("", text), disallowed_special=()))
+    it is not billed, in the completion that writes it nor in the prompts that quote it. An array (4 bytes a
+    token) keeps the cache small."""
+    return array("I", encoding().encode(_SIDE_CHANNEL.sub("", text), disallowed_special=()))
 
 
-def prompt_tokens(messages: list[dict[str, Any]]) -> int:
-    """Prompt tokens with OpenAI's overhead (3 per message + 3), as examiner.core.tokens counts them."""
-    return sum(_count(content_text(m.get("content"))) + 3 for m in messages) + 3
+def _count(text: str) -> int:
+    """How many billed tokens a text has."""
+    return len(_billed_tokens(text))
+
+
+def prompt_token_ids(messages: list[dict[str, Any]]) -> array:
+    """The prompt as the token sequence a provider bills and caches: per message 3 framing tokens and its
+    content, then 3 closing tokens (OpenAI's overhead, as examiner.core.tokens counts it)."""
+    ids = array("I")
+    for m in messages:
+        ids.extend(frame(str(m.get("role", ""))))
+        ids.extend(_billed_tokens(content_text(m.get("content"))))
+    ids.extend(CLOSING)
+    return ids
 
 
 def _error(status: int, message: str, kind: str, headers: Mapping[str, str] | None = None) -> web.Response:
@@ -80,6 +94,8 @@ class SimState:
         self.faults = FaultPlan(self.options, self.seed)
         self.report_usage = bool(self.options.get("report_usage", True))
         self.latency_s = float(self.options.get("latency_s", 0.0) or 0.0)
+        self.caches_prompts = bool(self.options.get("prompt_cache", True))
+        self.reasoning_tokens = max(0, int(self.options.get("reasoning_tokens", 0) or 0))
         self.oracle: dict[str, Any] = {}
         self.reset()
 
@@ -93,6 +109,7 @@ class SimState:
         self.models: set[str] = set()
         self.billed: dict[str, tuple[int, int]] = {}
         """Reply id -> (prompt, completion) tokens of every reply sent with choices: what was billed."""
+        self.prompt_cache = PromptCache()
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -134,8 +151,9 @@ def _hints(request: web.Request) -> dict[str, Any]:
 
 def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, hints: dict[str, Any], index: int,
             schema: dict[str, Any] | None, json_mode: bool, fault: str | None,
-            body_key: bytes) -> tuple[dict[str, Any], int]:
-    """One choice and its completion-token count."""
+            body_key: bytes) -> tuple[dict[str, Any], int, int]:
+    """One choice, its completion tokens and the hidden reasoning tokens among them (the endpoint's
+    `reasoning_tokens` option, taken out of max_tokens first, as a reasoning model spends them)."""
     req = SimRequest(body=body, role=role, stage=stage, index=index, seed=state.seed, options=state.options,
                      oracle=state.oracle, schema=schema, json_mode=json_mode, hints=hints)
     result = find_behaviour(role, stage)(req)
@@ -153,7 +171,8 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, hints:
         finish = "length"
     enc = encoding()
     tokens = enc.encode(content, disallowed_special=())
-    limit = req.max_tokens
+    hidden = state.reasoning_tokens if req.max_tokens is None else min(state.reasoning_tokens, req.max_tokens)
+    limit = None if req.max_tokens is None else req.max_tokens - hidden
     if limit is not None and len(tokens) > limit:
         tokens = tokens[: max(0, limit)]
         content = enc.decode(tokens)
@@ -165,7 +184,7 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, hints:
         key = stable_int(state.seed, req.prompt_key, *req.sampling_salt, index)
         choice["logprobs"] = {"content": token_logprobs(content, top, key, score_scale(req)),
                               "refusal": None}
-    return choice, _count(content)
+    return choice, _count(content) + hidden, hidden
 
 
 async def chat_completions(request: web.Request) -> web.Response:
@@ -213,12 +232,14 @@ async def chat_completions(request: web.Request) -> web.Response:
     state.models.add(model)
     n = max(1, int(body.get("n") or 1))
     choices = []
-    completion = 0
+    completion = reasoning = 0
     asked, asked_hints = original_request(body, hints)
     for index in range(n):
-        choice, used = _choice(state, asked, role, stage, asked_hints, index, schema, json_mode, fault, body_key)
+        choice, used, hidden = _choice(state, asked, role, stage, asked_hints, index, schema, json_mode, fault,
+                                       body_key)
         choices.append(choice)
         completion += used
+        reasoning += hidden
     if fault == "empty_choices":
         choices = []
     out: dict[str, Any] = {
@@ -229,10 +250,14 @@ async def chat_completions(request: web.Request) -> web.Response:
         "choices": choices,
         "system_fingerprint": f"sim-{state.seed}",
     }
-    prompt = prompt_tokens(body["messages"])
+    prompt_ids = prompt_token_ids(body["messages"])
+    prompt = len(prompt_ids)
+    cached = state.prompt_cache.cached_tokens(model, prompt_ids) if state.caches_prompts else 0
     if state.report_usage:
         out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                        "total_tokens": prompt + completion}
+                        "total_tokens": prompt + completion,
+                        "prompt_tokens_details": {"cached_tokens": cached},
+                        "completion_tokens_details": {"reasoning_tokens": reasoning}}
     if choices:  # a reply with choices is what a provider bills, whether or not the client receives it
         state.billed[out["id"]] = (prompt, completion)
     if fault is None:
