@@ -34,8 +34,9 @@ def run_cost(args: argparse.Namespace) -> int:
     records = answered(ledger)
     by = tuple(field.strip() for field in args.by.split(",") if field.strip())
     rows = aggregate(records, by=by)
-    figures = ("calls", "cache hits", "prompt tok", "completion tok", "dollars")
-    table = fitted_table(f"cost of {args.run_dir}", [*by, *figures], numeric=figures)
+    figures = ("calls", "cached", "prompt", "completion", "dollars")
+    table = fitted_table(f"cost of {args.run_dir}: calls (cache hits), tokens (prompt, completion), dollars",
+                         [*by, *figures], numeric=figures)
     for row in rows:
         table.add_row(
             *(str(row[name]) for name in by),
@@ -68,8 +69,9 @@ def print_per_unit(records: list[dict], top: int) -> None:
         return
     n = len(units)
     mean = {key: sum(u[key] for u in units.values()) / n for key in ("calls", "prompt_tokens", "completion_tokens", "cost_usd")}
-    figures = ("calls", "prompt tok", "completion tok", "dollars")
-    table = fitted_table(f"per knowledge unit ({n} units named by calls)", ["unit", *figures], numeric=figures)
+    figures = ("calls", "prompt", "completion", "dollars")
+    table = fitted_table(f"per knowledge unit ({n} units named by calls): calls, tokens, dollars", ["unit", *figures],
+                         numeric=figures)
     table.add_row("mean", f"{mean['calls']:.2f}", f"{mean['prompt_tokens']:.0f}", f"{mean['completion_tokens']:.0f}",
                   f"{mean['cost_usd']:.6f}")
     for unit, row in sorted(units.items(), key=lambda kv: (-kv[1]["cost_usd"], -kv[1]["prompt_tokens"] - kv[1]["completion_tokens"]))[:top]:

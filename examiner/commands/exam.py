@@ -8,7 +8,7 @@ import math
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,31 +102,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
-    exam = {key: getattr(args, attribute) for key, attribute in EXAM_FLAGS.items()}
-    return exam_request(settings_from_args(args), args.paths, targets=args.target, judges=args.judge,
-                        mode=args.mode, judge_mode=args.judge_mode, jsonl_field=args.jsonl_field, exam=exam,
-                        simulate=getattr(args, "simulate", False))
-
-
-def exam_request(settings: Settings, paths: Sequence[str | Path], *, targets: Sequence[str] = (),
-                 judges: Sequence[str] = (), mode: str = "refeval", judge_mode: str = "refeval",
-                 jsonl_field: str = "text", exam: Mapping[str, Any] | None = None, simulate: bool = False,
-                 ) -> tuple[ExamRequest, Settings]:
-    """The exam request and its settings (the exam settings in `exam` applied and validated), checked
-    before anything is created: what `run`, `estimate` and examiner.run_exam share."""
     from examiner.exam.runner import ExamRequest
 
-    for path in paths:  # before anything is created: a typo must leave no run directory behind
+    settings = settings_from_args(args)
+    for path in args.paths:  # before anything is created: a typo must leave no run directory behind
         if not Path(path).expanduser().exists():
             raise UserError(f"corpus path does not exist: {path}")
-    settings = _with_exam_settings(settings, exam or {})
-    targets, judges = list(targets), list(judges)
-    if simulate:
+    settings = _with_exam_flags(settings, args)
+    targets, judges = list(args.target), list(args.judge)
+    if getattr(args, "simulate", False):
         targets = [f"sim-{t}" if f"sim-{t}" in settings.endpoints else t for t in targets]
         judges = [f"sim-{j}" if f"sim-{j}" in settings.endpoints else j for j in judges]
     request = ExamRequest(
-        corpus_paths=[str(p) for p in paths], targets=targets, mode=mode,
-        judge_mode=judge_mode, judges=judges, jsonl_field=jsonl_field,
+        corpus_paths=[str(p) for p in args.paths], targets=targets, mode=args.mode,
+        judge_mode=args.judge_mode, judges=judges, jsonl_field=args.jsonl_field,
     )
     return request, settings
 
@@ -136,18 +125,18 @@ EXAM_FLAGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds"
 """Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...)."""
 
 
-def _with_exam_settings(settings: Settings, exam: Mapping[str, Any]) -> Settings:
-    """The settings with the exam settings given (None: not given) applied, each validated as config.yaml
-    is (so `resume` accepts exactly what `run` accepted); a bad value is one line naming its flag."""
-    for key, value in exam.items():
+def _with_exam_flags(settings: Settings, args: argparse.Namespace) -> Settings:
+    """The settings with the exam flags applied, each validated as config.yaml is (so `resume` accepts
+    exactly what `run` accepted); a bad value is one line naming its flag."""
+    for key, attribute in EXAM_FLAGS.items():
+        value = getattr(args, attribute)
         if value is None:
             continue
         try:
             settings = settings.merged({"exam": {key: value}})
         except ConfigError as exc:
             reason = str(exc).rpartition(f"exam.{key}: ")[2]
-            flag = "--" + EXAM_FLAGS.get(key, key).replace("_", "-")
-            raise ConfigError(f"{flag} {value}: {reason}") from None
+            raise ConfigError(f"--{attribute.replace('_', '-')} {value}: {reason}") from None
     return settings
 
 
@@ -238,13 +227,19 @@ def budget_stop_message(run_dir: Path) -> str:
 
 
 def run_exam(args: argparse.Namespace) -> int:
+    info, run_dir = exam(args)
+    summarise(info, run_dir)
+    return _exit_code(info, run_dir)
+
+
+def exam(args: argparse.Namespace) -> tuple[RunInfo, Path]:
+    """Run the exam `args` describe into its run directory (reports included): what `examiner run` and
+    examiner.run_exam (the Python API) share."""
     from examiner.exam.runner import default_run_dir, start_exam
 
     request, settings = _request(args)
     run_dir = output_dir(args.out) if args.out else default_run_dir()
-    info = asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet))
-    summarise(info, run_dir)
-    return _exit_code(info, run_dir)
+    return asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet)), run_dir
 
 
 def run_resume(args: argparse.Namespace) -> int:

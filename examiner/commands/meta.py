@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--debater", metavar="ENDPOINT", help="MDEval: one endpoint argues both sides (default: each evaluator)")
     p.add_argument("--assessments", metavar="FILE", help="JSONL of ready-made assessments (item_id, evaluator, decision|score, explanation)")
     p.add_argument("--concurrency", type=int, default=64, help="items in flight (endpoints keep their own limits)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
     g = p.add_argument_group("field mapping (input records)")
     g.add_argument("--id-field", default="id")
     g.add_argument("--instruction-field", default="input")
@@ -136,7 +137,7 @@ def meta(args: argparse.Namespace) -> tuple[MetaRun, dict[str, Path]]:
                         statement_words=args.statement_words, shuffles=args.shuffles, bootstrap=args.bootstrap,
                         concurrency=args.concurrency, debater=args.debater)
     run = asyncio.run(run_meta(items, config, settings, out, imported=imported, skipped=skipped,
-                               progress=say))
+                               progress=None if args.quiet else say))
     return run, write_reports(run, out)
 
 
@@ -168,4 +169,4 @@ def agreement_line(agree: Mapping[str, Any], baseline: Mapping[str, float]) -> s
                 f"top-1 match {'yes' if agree.get('top1_match') else 'no'}")
     compared = [baseline[p] for p in agree.get("players", []) if p in baseline]
     why = "baselines tie" if len(set(compared)) <= 1 else "Elo ratings tie"
-    return f"Elo vs baseline: Kendall tau, Spearman rho and top-1 match undefined: {why}"
+    return f"Elo vs baseline: rank correlation and top-1 match undefined: {why}"
