@@ -2,7 +2,11 @@
 
 Errors the user can act on (bad config, missing file, unknown role, a file or folder the system
 refuses...) print one line and exit 2; a budget stop exits 3 after saving what was computed and saying
-so on stderr; anything else is a bug and shows a traceback.
+so on stderr; `examiner judge` exits 4 when it could judge nothing (its files still written) and
+`examiner doctor` 1 when a check failed; anything else is a bug and shows a traceback.
+
+Building the parser must stay light (`examiner --help`): command modules import what they run with
+inside their run functions (tests/test_cli_help.py lists the libraries that must not load).
 """
 
 from __future__ import annotations
