@@ -123,3 +123,30 @@ def test_agreement_line_undefined_when_baselines_or_ratings_tie() -> None:
     line = agreement_line({"kendall_tau": 1.0, "spearman_rho": 1.0, "top1_match": True, "players": ["a", "b"]},
                           {"a": 0.5, "b": 0.7})
     assert line == "Elo vs baseline: Kendall tau 1.000, Spearman rho 1.000, top-1 match yes"
+
+
+def test_judge_and_judge_stats_summaries_fit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "natural"
+    assert main(["judge", "llmbar:Natural", "--method", "pairwise", "--swap", "--limit", "6", "--simulate", "--quiet",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert_fits(printed)
+    assert "judge vs labels" in printed and "position swap" in printed
+    assert main(["judge-stats", str(out / "judgments.jsonl")]) == 0
+    assert_fits(capsys.readouterr().out)
+
+
+def test_single_score_summary_fits_with_undefined_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """An all-unparseable single-score report: every undefined figure shows as n/a, never nan."""
+    from examiner.commands.judging import _print_summary
+
+    report = {"method": "geval", "dataset": "scores.jsonl", "judge": "a-long-judge-endpoint-name", "status": "ok",
+              "rows_judged": 3, "rows_skipped": 0, "calls": 9, "cache_hits": 0, "cost_usd": 0.0, "wall_s": 1.5,
+              "single": {"n_judgments": 3, "n_scored": 0, "n_unparseable": 3, "n_failed_calls": 0,
+                         "mean_score": None, "correlation_with_human": {"judge": {
+                             level: {"n": 3, "pearson": float("nan"), "spearman": None, "kendall": float("nan")}
+                             for level in ("sample", "summary", "system")}}}}
+    _print_summary(report, {"report_md": Path("o/report.md")})
+    printed = capsys.readouterr().out
+    assert_fits(printed)
+    assert "n/a" in printed

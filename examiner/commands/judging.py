@@ -7,11 +7,13 @@ import argparse
 import asyncio
 import dataclasses
 import sys
+import textwrap
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from examiner.commands.common import add_command, add_config_flags, output_dir, settings_from_args
+from examiner.commands.common import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
 from examiner.errors import BudgetExhausted, UserError
 
 if TYPE_CHECKING:
@@ -73,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub, "judge-stats", "agreement, swap consistency/bias and correlations of a judgments JSONL",
         "Compute the judging metrics of judgments made anywhere (by `examiner judge` or another tool):\n"
         "agreement with gold labels (accuracy, macro P/R/F1, kappa), swap consistency and position bias,\n"
-        "agreement with a teacher's judgments. Prints Markdown; --out also writes report.json/.md.",
+        "agreement with a teacher's judgments. Prints them as tables; --out also writes report.json/.md.",
         "examiner judge-stats runs/j1/judgments.jsonl --labels gold.jsonl")
     s.add_argument("judgments", help="JSONL of judgments (from `examiner judge` or elsewhere)")
     s.add_argument("--labels", metavar="FILE", help="JSONL with gold labels (id + label); default: labels in the judgments")
@@ -257,12 +259,75 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
     return records, meta
 
 
-def _print_summary(report: dict[str, Any], paths: dict[str, Path]) -> None:
-    from examiner.judging.report import markdown
-
-    print(markdown(report))
+def _print_summary(report: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
+    """The report's figures as 80-column tables (undefined figures as n/a); report.md has them all."""
+    for part in summary_parts(report):
+        if isinstance(part, str):
+            print(part)
+        else:
+            print_table(part)
     for name, path in paths.items():
         print(f"{name}: {path}")
+
+
+def summary_parts(report: Mapping[str, Any]) -> list[Any]:
+    """Lines and tables of a judging report (examiner judge / judge-stats), each table narrow enough
+    for an 80-column terminal."""
+    from examiner.report.writer import cell
+
+    facts = [f"{key.replace('_', ' ')} {cell(report[key])}" for key in
+             ("judge", "status", "rows_judged", "rows_skipped", "calls", "cache_hits", "cost_usd", "wall_s")
+             if key in report]
+    parts: list[Any] = [f"judging report: {report.get('method')} on {report.get('dataset', '-')}",
+                        textwrap.fill(", ".join(facts), 80)]
+    section = report.get("pairwise")
+    if section:
+        parts.append(f"judgments {section['n_judgments']}, unparseable {section['n_unparseable']}, failed calls "
+                     f"{section['n_failed_calls']}; verdicts {section['verdicts']}")
+        rows = [("judge vs labels", section.get("agreement")), ("judge vs teacher", section.get("teacher_agreement"))]
+        rows += [(f"metric {k} vs labels", v) for k, v in (section.get("classic_metric_agreement") or {}).items()]
+        numbers = ("n", "accuracy", "macro P", "macro R", "macro F1")
+        table = fitted_table("agreement", ("comparison", *numbers), numeric=numbers)
+        for name, m in rows:
+            if m:
+                table.add_row(name, str(m["n"]), *(cell(m[k]) for k in
+                                                    ("accuracy", "macro_precision", "macro_recall", "macro_f1")))
+        if table.rows:
+            parts.append(table)
+        members = section.get("panel_agreement")
+        if members:
+            numbers = ("agrees with panel", "compared", "unscored")
+            table = fitted_table("judge panel", ("member", *numbers), numeric=numbers)
+            for m in members:
+                table.add_row(m["member"], cell(m["rate"]), str(m["compared"]), str(m["unscored"]))
+            parts.append(table)
+        swap = section.get("swap")
+        if swap:
+            numbers = ("pairs in both orders", "all pairs")
+            table = fitted_table(f"position swap: {swap['n_pairs_both_orders']} pairs judged in both orders, "
+                                 f"consistency {cell(swap['consistency'])}", ("bias", *numbers), numeric=numbers)
+            for name, key in (("first position", "bias_first"), ("second position", "bias_second"),
+                              ("delta", "delta_bias")):
+                table.add_row(name, cell(swap[key]), cell(swap[f"{key}_all_pairs"]))
+            parts.append(table)
+    section = report.get("single")
+    if section:
+        parts.append(f"judgments {section['n_judgments']}, scored {section['n_scored']}, unparseable "
+                     f"{section['n_unparseable']}, failed calls {section['n_failed_calls']}; mean score "
+                     f"{cell(section['mean_score'])}")
+        if section.get("geval_paths"):
+            parts.append(f"G-Eval paths {section['geval_paths']}, unparseable samples excluded "
+                         f"{section['geval_unparseable_samples']}")
+        corr = section.get("correlation_with_human")
+        if corr:
+            numbers = ("n", "Pearson", "Spearman", "Kendall")
+            table = fitted_table("correlation with human scores", ("scorer", "level", *numbers), numeric=numbers)
+            for name, levels in corr.items():
+                for level, c in levels.items():
+                    table.add_row(name, level, str(c.get("n", c.get("n_groups_used"))),
+                                  *(cell(c[k]) for k in ("pearson", "spearman", "kendall")))
+            parts.append(table)
+    return parts
 
 
 # ------------------------------------------------------------------ examiner judge-stats
@@ -335,7 +400,7 @@ def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[d
 
 
 def run_judge_stats(args: argparse.Namespace) -> int:
-    from examiner.judging.report import build_report, markdown, write_outputs
+    from examiner.judging.report import build_report, write_outputs
 
     out = output_dir(args.out) if args.out else None
     records, skipped = read_judgments(args.judgments, args)
@@ -353,11 +418,5 @@ def run_judge_stats(args: argparse.Namespace) -> int:
     if not records:
         raise UserError(f"no usable judgments in {args.judgments} ({len(skipped)} skipped)")
     report = build_report("judge-stats", records, skipped, {"dataset": args.judgments}, labels=labels, teacher=teacher)
-    if out is not None:
-        paths = write_outputs(out, [], report)
-        print(markdown(report))
-        for name, path in paths.items():
-            print(f"{name}: {path}")
-    else:
-        print(markdown(report))
+    _print_summary(report, write_outputs(out, [], report) if out is not None else {})
     return 0
