@@ -16,8 +16,8 @@ import pytest
 from examiner.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("langgraph", "numpy", "faiss", "torch", "sentence_transformers", "openai", "rich.table", "scipy",
-         "sklearn", "examiner.exam.runner", "examiner.llm.gateway")
+HEAVY = ("langgraph", "numpy", "faiss", "torch", "sentence_transformers", "openai", "rich", "scipy", "sklearn",
+         "pydantic", "yaml", "examiner.exam.runner", "examiner.llm.gateway", "examiner.config")
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -46,13 +46,18 @@ def test_building_the_parser_loads_no_heavy_module() -> None:
     assert not heavy, f"building the parser imports {sorted({m.split('.')[0] for m in heavy})}: {heavy[:10]}"
 
 
-def test_the_hard_coded_mode_choices_match_the_registries() -> None:
-    """--mode and --judge-mode choices are spelled out (the registries load the exam); they must agree."""
+def test_the_hard_coded_choices_match_the_registries() -> None:
+    """--mode, --judge-mode and --as-role choices are spelled out (the registries load the exam or the
+    configuration's validation); they must agree."""
     from examiner.commands.exam import JUDGE_MODE_NAMES, MODE_NAMES
     from examiner.exam.modes import MODES
     from examiner.judging.exam_judges import JUDGE_METHODS
 
     assert MODE_NAMES == tuple(MODES) and JUDGE_MODE_NAMES == tuple(JUDGE_METHODS)
+    from examiner.commands.setup import ROLE_NAMES
+    from examiner.config import ROLES
+
+    assert ROLE_NAMES == tuple(ROLES)
 
 
 def _readme_common_flags() -> tuple[list[str], list[str]]:

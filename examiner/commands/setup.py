@@ -12,13 +12,17 @@ from typing import Callable
 from typing import TYPE_CHECKING
 
 from examiner.commands.common import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
-from examiner.config import ROLES
 from examiner.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from examiner.config import EndpointSpec, Settings
+
+
+ROLE_NAMES = ("examiner", "candidate", "judge", "reviser", "geval", "pairwise", "evaluator", "debater", "meta_judge")
+"""`--as-role` choices: examiner.config.ROLES, spelled out so that building the parser does not load the
+configuration's validation library (tests/test_cli_help.py holds them equal)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "examiner chat 'What is a knowledge unit?' --as-role judge --config examples/config.yaml")
     add_config_flags(chat)
     chat.add_argument("prompt", help="the user message")
-    chat.add_argument("--as-role", default="candidate", choices=ROLES, help="which role's endpoint answers")
+    chat.add_argument("--as-role", default="candidate", choices=ROLE_NAMES, help="which role's endpoint answers")
     chat.add_argument("--max-tokens", type=int, default=128, help="reply length limit (default: %(default)s)")
     chat.add_argument("--run-dir", help="write the ledger and cache here")
     chat.set_defaults(func=run_chat)
@@ -157,6 +161,8 @@ def run_models(args: argparse.Namespace) -> int:
 
 def model_tables(settings: Settings) -> list[Table]:
     """Roles -> endpoint and model, then each endpoint in use: two tables that fit 80 columns."""
+    from examiner.config import ROLES
+
     roles = fitted_table("roles and their endpoints", ("role", "endpoint", "model"))
     used: dict[str, EndpointSpec] = {}
     for role in ROLES:
