@@ -156,9 +156,6 @@ def run_judge(args: argparse.Namespace) -> int:
     _print_summary(run.report, run.paths)
     if run.report.get("status") == "budget_exhausted":
         raise BudgetExhausted(f"budget reached; {run.report['rows_judged']} rows written to {args.out}")
-    if not run.rows:
-        raise UserError(f"no usable rows in {args.data} ({run.report['rows_skipped']} skipped; "
-                        f"see {run.paths['report_md']})")
     if run.judged == 0:
         print(f"examiner: error: nothing could be judged: every judgment of the {run.rows} rows "
               f"failed or was unparseable (see {run.paths['report_md']})", file=sys.stderr)
@@ -168,7 +165,8 @@ def run_judge(args: argparse.Namespace) -> int:
 
 def judge(args: argparse.Namespace) -> JudgeRun:
     """Judge the dataset `args` describe and write judgments.jsonl and the reports (a budget stop too):
-    what `examiner judge` and examiner.judge (the Python API) share."""
+    what `examiner judge` and examiner.judge (the Python API) share. A dataset without one usable row
+    is a UserError, raised after its report (listing the skipped rows) is written."""
     from examiner.judging.dataset import Requirements, load_rows
     from examiner.judging.report import build_report, write_outputs
 
@@ -210,6 +208,8 @@ def judge(args: argparse.Namespace) -> JudgeRun:
     meta.update(dataset=str(args.data), wall_s=round(time.perf_counter() - started, 3))
     report = build_report(args.method, records, [s.to_dict() for s in skipped], meta)
     paths = write_outputs(out, records, report)
+    if not rows:
+        raise UserError(f"no usable rows in {args.data} ({len(skipped)} skipped; see {paths['report_md']})")
     judged = sum(1 for r in records if r.get("verdict") is not None or r.get("score") is not None)
     return JudgeRun(report=report, paths=paths, rows=len(rows), judged=judged)
 
