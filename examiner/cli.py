@@ -2,7 +2,11 @@
 
 Errors the user can act on (bad config, missing file, unknown role, a file or folder the system
 refuses...) print one line and exit 2; a budget stop exits 3 after saving what was computed and saying
-so on stderr; anything else is a bug and shows a traceback.
+so on stderr; `examiner judge` exits 4 when it could judge nothing (its files still written) and
+`examiner doctor` 1 when a check failed; anything else is a bug and shows a traceback.
+
+Building the parser must stay light (`examiner --help`): command modules import what they run with
+inside their run functions (tests/test_cli_help.py lists the libraries that must not load).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="examiner",
         description="Audit what language models know about a reference corpus, and audit their judges.",
+        epilog="Examples:\n  examiner run corpora/pubmedqa-mini --simulate --out runs/sim\n"
+               "  examiner report runs/sim\n  examiner COMMAND --help   (what a command does, with an example)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"examiner {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")

@@ -156,3 +156,42 @@ def test_an_llmbar_subset_is_read_with_llmbar_field_names(tmp_path: Path) -> Non
     again = tmp_path / "renamed"
     assert main(["judge", "llmbar:Natural", "--method", "pairwise", "--limit", "4", "--simulate", "--out", str(again),
                  "--instruction-field", "no_such_key"]) == 2
+
+
+def test_a_shipped_llmbar_json_array_file_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A .json file holding an array (LLMBar's own files) is read row by row, as `examiner meta` does."""
+    from examiner.datasets import data_root
+
+    natural = data_root() / "llmbar" / "Natural.json"
+    assert natural.read_text(encoding="utf-8").lstrip().startswith("[")
+    out = tmp_path / "natural-json"
+    assert main(["judge", str(natural), "--method", "pairwise", "--limit", "5", "--instruction-field", "input",
+                 "--simulate", "--quiet", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["rows_judged"] == 5 and report["rows_skipped"] == 0
+    assert report["pairwise"]["agreement"]["n"] == 5
+    assert "not valid JSON" not in capsys.readouterr().err
+
+
+def test_nothing_judged_exits_4_after_writing_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A panel of two simulated judges that always disagree leaves every pair unscored: exit 4 with one
+    line, the judgments and reports still written, and no nan in what the terminal shows."""
+    import yaml
+
+    config = tmp_path / "split.yaml"
+    config.write_text(yaml.safe_dump({"endpoints": {
+        name: {"provider": "simulated", "model": f"sim-{acc}", "max_concurrency": 8,
+               "options": {"pairwise_accuracy": acc}} for name, acc in (("right", 1.0), ("wrong", 0.0))}}))
+    data = _write(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "split"
+    code = main(["judge", str(data), "--method", "pairwise", "--judge", "right", "--judge", "wrong",
+                 "--config", str(config), "--instruction-field", "question", "--output1-field", "a",
+                 "--output2-field", "b", "--label-field", "gold", "--quiet", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 4
+    errors = [line for line in captured.err.splitlines() if line.startswith("examiner: error")]
+    assert len(errors) == 1 and "nothing could be judged" in errors[0] and "6 rows" in errors[0]
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert len(records) == 6 and all(r["verdict"] is None for r in records)
+    assert (out / "report.json").is_file() and (out / "report.md").is_file()
+    assert " nan" not in captured.out.lower() and "| nan" not in captured.out.lower()

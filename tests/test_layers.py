@@ -10,6 +10,8 @@ or the simulator loads modules by name (importlib), so behaviour cannot arrive f
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,16 +19,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("cli", ("examiner.cli", "examiner.commands", "examiner.api", "examiner.__main__")),
+    ("cli", ("examiner.cli", "examiner.commands", "examiner.api", "examiner.__main__", "examiner")),
     ("methods", ("examiner.exam", "examiner.judging", "examiner.meta")),
     ("reports", ("examiner.report", "examiner.provenance")),
     ("roles", ("examiner.roles", "examiner.knowledge")),
     ("services", ("examiner.llm", "examiner.prompting", "prompts", "examiner.runtime", "examiner.corpus",
                   "examiner.vectors", "examiner.metrics", "examiner.stats", "examiner.datasets")),
     ("simulator", ("examiner.simulator",)),
-    ("core", ("examiner.core", "examiner.config", "examiner.errors", "examiner")),
+    ("core", ("examiner.core", "examiner.config", "examiner.errors")),
 ]
-"""Longest prefix wins; `examiner` alone is the package face (its version string)."""
+"""Longest prefix wins. `examiner` alone is the package face: its version string and the Python API
+(examiner.api), which it loads on first use; test_the_package_face_loads_nothing_on_import holds it lazy."""
 
 SIMULATOR_USERS = ("examiner.llm.providers", "examiner.commands", "examiner.simulator")
 NO_DYNAMIC_IMPORTS = ("examiner.llm", "examiner.simulator")
@@ -71,10 +74,14 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.lineno, node.module))
             # `from examiner import roles` imports the subpackage examiner.roles
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names
-                      if _is_module(f"{node.module}.{alias.name}")]
+            modules = [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names
+                       if _is_module(f"{node.module}.{alias.name}")]
+            # ... and, from the package face, nothing else: every examiner module runs the (lazy) face
+            # anyway, so only a name taken from the face itself (__version__) is an import of it
+            if node.module != "examiner" or len(modules) < len(node.names):
+                found.append((node.lineno, node.module))
+            found += modules
     return [(line, name) for line, name in found if name.split(".")[0] in ("examiner", "prompts")]
 
 
@@ -115,9 +122,20 @@ def test_no_dynamic_imports_in_the_gateway_or_simulator(package: str) -> None:
     assert not offenders, f"modules loaded by name: {offenders}"
 
 
+def test_the_package_face_loads_nothing_on_import() -> None:
+    """`import examiner` loads no other examiner module: the API arrives on first use, so the face sitting
+    at the top layer never drags the layers in below a module that imports from examiner.core."""
+    code = "import sys, examiner; print(sorted(m for m in sys.modules if m.startswith('examiner')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert loaded.stdout.strip() == "['examiner']"
+
+
 def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
     """The walker itself works: an import from a role into a method is reported."""
     assert layer_of("examiner.roles.judge") < layer_of("examiner.exam.nodes")
     sample = tmp_path / "sample.py"
     sample.write_text("def f():\n    from examiner.exam import nodes\n", encoding="utf-8")
     assert imports_of(sample) == [(2, "examiner.exam"), (2, "examiner.exam.nodes")]
+    sample.write_text("from examiner import stats\nfrom examiner import __version__\n", encoding="utf-8")
+    assert imports_of(sample) == [(1, "examiner.stats"), (2, "examiner")]
+    assert layer_of("examiner") > layer_of("examiner.core.records")

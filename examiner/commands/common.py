@@ -1,13 +1,34 @@
-"""Flags shared by many commands: configuration file, role overrides, budget, simulation, output folders."""
+"""Flags shared by many commands: configuration file, role overrides, budget, simulation, output folders.
+
+Command modules stay light at import time (`examiner --help` builds every parser): what a command needs
+beyond argparse is imported inside its run function.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
-from examiner.config import Settings, load_settings
 from examiner.errors import ConfigError, UserError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from examiner.config import Settings
+
+
+def add_command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+                examples: str) -> argparse.ArgumentParser:
+    """A sub-command whose --help says what it does (`description`) and ends with `Example:` lines.
+
+    `summary` is the one line `examiner --help` lists; `examples` is one command per line."""
+    lines = "\n".join(f"  {line}" for line in examples.strip().splitlines())
+    return sub.add_parser(name, help=summary, description=description.strip(),
+                          epilog=f"Example{'s' if len(examples.strip().splitlines()) > 1 else ''}:\n{lines}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +60,8 @@ def parse_roles(pairs: list[str]) -> dict[str, str]:
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Validated settings from --config, the environment and the flags."""
+    from examiner.config import load_settings
+
     budget = getattr(args, "budget_usd", None)
     if budget is not None and budget < 0:
         raise ConfigError(f"--budget-usd must be zero or more, got {budget}")
@@ -64,3 +87,26 @@ def output_dir(path: str | Path, flag: str = "--out") -> Path:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"{flag} {folder}: cannot write into {existing} (permission denied or read-only)")
     return folder
+
+
+def fitted_table(title: str, columns: Sequence[str], numeric: Collection[str] = ()) -> Table:
+    """A rich table that fits an 80-column terminal without hiding anything: text columns wrap (a word
+    too long for its column folds onto the next line), number columns keep their width, and no cell or
+    header is ever cut short with an ellipsis. Keep tables narrow enough (split a wide one) that the
+    numbers fit."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for name in columns:
+        if name in numeric:
+            table.add_column(name, justify="right", no_wrap=True, overflow="fold")
+        else:
+            table.add_column(name, overflow="fold")
+    return table
+
+
+def print_table(table: Table, *, stderr: bool = False) -> None:
+    """Print a rich table (or other renderable) on stdout, or stderr."""
+    from rich.console import Console
+
+    Console(stderr=stderr).print(table)

@@ -12,23 +12,8 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from examiner.core.rundir import LEDGER, RunDir
+from examiner.commands.common import add_command, fitted_table, print_table
 from examiner.errors import UserError
-from examiner.llm.ledger import (
-    PART_HEADERS,
-    aggregate,
-    answered,
-    billed_parts,
-    in_flight,
-    in_flight_usd,
-    per_unit,
-    shown_parts,
-    torn_lines,
-    unknown_lines,
-)
 
 TOKEN_NOTE = ("input: uncached prompt tokens; cached: read from the provider's prompt cache; write: written to "
               "it; output: visible completion; reason: hidden reasoning; hits: replies from examiner's own "
@@ -36,7 +21,11 @@ TOKEN_NOTE = ("input: uncached prompt tokens; cached: read from the provider's p
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("cost", help="print the cost ledger of a run by role, stage and round")
+    parser = add_command(
+        sub, "cost", "print the cost ledger of a run by role, stage and round",
+        "Sum a run's ledger.jsonl: calls, cache hits, tokens and dollars grouped by role, stage, round or\n"
+        "endpoint, then what the ledger cannot know (calls in flight at a kill, lines torn by a kill).",
+        "examiner cost runs/pubmed --by role,stage,round\nexaminer cost runs/pubmed --per-unit --top 5")
     parser.add_argument("run_dir", help="a run directory (holds ledger.jsonl)")
     parser.add_argument("--by", default="role,stage",
                         help="comma-separated grouping fields (role, stage, round, endpoint, batch); batch is added "
@@ -49,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def token_cells(row: Mapping[str, Any], parts: list[str], digits: int = 0) -> list[str]:
     """A row's tokens in the chosen billed parts."""
+    from examiner.llm.ledger import billed_parts
+
     split = billed_parts(row)
     return [f"{split[part]:,.{digits}f}" for part in parts]
 
@@ -58,6 +49,10 @@ def _key_cell(name: str, value: Any) -> str:
 
 
 def run_cost(args: argparse.Namespace) -> int:
+    from examiner.core.rundir import LEDGER, RunDir
+    from examiner.llm.ledger import (PART_HEADERS, aggregate, answered, in_flight, in_flight_usd, shown_parts,
+                                     torn_lines, unknown_lines)
+
     run = RunDir(args.run_dir)
     if not run.file(LEDGER).is_file():
         raise UserError(f"no ledger at {run.file(LEDGER)}")
@@ -68,25 +63,21 @@ def run_cost(args: argparse.Namespace) -> int:
         by += ("batch",)
     rows = aggregate(records, by=by)
     parts = shown_parts(rows)
-    table = Table(title=f"cost of {args.run_dir}")
-    for name in by:
-        table.add_column(name)
-    for name in ("calls", "hits", *(PART_HEADERS[p] for p in parts), "dollars"):
-        table.add_column(name, justify="right")
+    figures = ("calls", "hits", *(PART_HEADERS[p] for p in parts), "dollars")
+    table = fitted_table(f"cost of {args.run_dir}", [*by, *figures], numeric=figures)
     totals = aggregate(records, by=()) if records else []
     labelled = [([_key_cell(name, row[name]) for name in by], row) for row in rows]
     labelled += [(["total"] + [""] * (len(by) - 1), row) for row in totals]
     for keys, row in labelled:
         table.add_row(*keys, str(row["calls"]), str(row["cache_hits"]), *token_cells(row, parts),
                       f"{row['cost_usd']:.6f}")
-    console = Console()
-    console.print(table)
+    print_table(table)
     if totals:
         share = totals[0]["cached_input_share"]
         batch = totals[0]["batch_calls"]
-        console.print(f"prompt-cache hit share: {100 * (share or 0):.1f}% of prompt tokens; batch calls: {batch} "
-                      f"of {totals[0]['calls']} (${totals[0]['batch_usd']:.6f})", highlight=False)
-        console.print(TOKEN_NOTE, highlight=False)
+        print(f"prompt-cache hit share: {100 * (share or 0):.1f}% of prompt tokens; batch calls: {batch} "
+              f"of {totals[0]['calls']} (${totals[0]['batch_usd']:.6f})")
+        print(TOKEN_NOTE)
     for line in unknown_lines(len(in_flight(ledger)), in_flight_usd(ledger),
                               torn_lines(run.path, torn_tail=bool(run.torn.get(LEDGER)))):
         print(line)
@@ -97,18 +88,19 @@ def run_cost(args: argparse.Namespace) -> int:
 
 def print_per_unit(records: list[dict], top: int) -> None:
     """Mean and most expensive units: what one knowledge unit costs to examine."""
+    from examiner.llm.ledger import PART_HEADERS, per_unit, shown_parts
+
     units = per_unit(records)
     if not units:
-        Console().print("no call in this ledger names knowledge units")
+        print("no call in this ledger names knowledge units")
         return
     n = len(units)
     fields = next(iter(units.values())).keys()
     mean = {key: sum(u[key] for u in units.values()) / n for key in fields}
     parts = shown_parts(list(units.values()))
-    table = Table(title=f"per knowledge unit ({n} units named by calls)")
-    for name in ("unit", "calls", *(PART_HEADERS[p] for p in parts), "dollars"):
-        table.add_column(name, justify="right" if name != "unit" else "left")
+    figures = ("calls", *(PART_HEADERS[p] for p in parts), "dollars")
+    table = fitted_table(f"per knowledge unit ({n} units named by calls)", ["unit", *figures], numeric=figures)
     ranked = sorted(units.items(), key=lambda kv: (-kv[1]["cost_usd"], -kv[1]["prompt_tokens"] - kv[1]["completion_tokens"]))
     for unit, row in [("mean", mean), *ranked[:top]]:
         table.add_row(unit, f"{row['calls']:.2f}", *token_cells(row, parts), f"{row['cost_usd']:.6f}")
-    Console().print(table)
+    print_table(table)

@@ -8,28 +8,25 @@ import math
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-
-from examiner.commands.common import add_config_flags, output_dir, settings_from_args
-from examiner.config import Settings, budget_from_env
-from examiner.judging.exam_judges import JUDGE_METHODS
+from examiner.commands.common import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
 from examiner.errors import ConfigError, UserError
-from examiner.core import rundir
-from examiner.core.records import RunInfo
-from examiner.exam.modes import MODES
-from examiner.exam.runner import (
-    ExamRequest,
-    budget_stop,
-    default_run_dir,
-    estimate_exam,
-    resume_exam,
-    start_exam,
-)
 
-console = Console()
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from examiner.config import Settings
+    from examiner.core.records import RunInfo
+    from examiner.exam.runner import ExamRequest
+
+MODE_NAMES = ("refeval", "top", "noref")
+"""`--mode` choices: the names of examiner.exam.modes.MODES, spelled out so that building the parser
+(`examiner --help`) does not load the exam (tests/test_cli_help.py holds them equal)."""
+JUDGE_MODE_NAMES = ("refeval", "reviseval", "geval")
+"""`--judge-mode` choices: examiner.judging.exam_judges.JUDGE_METHODS, spelled out for the same reason."""
 
 
 def _exam_flags(parser: argparse.ArgumentParser) -> None:
@@ -37,10 +34,10 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", default=[], metavar="ENDPOINT",
                         help="endpoint to examine (repeat to give several targets the same paper); "
                              "default: the candidate role's endpoint")
-    parser.add_argument("--mode", choices=list(MODES), default="refeval",
+    parser.add_argument("--mode", choices=MODE_NAMES, default="refeval",
                         help="refeval (clustered questions), top (one unit at a time, judged against its "
                              "passage), noref (judge without reference text)")
-    parser.add_argument("--judge-mode", choices=JUDGE_METHODS, default="refeval",
+    parser.add_argument("--judge-mode", choices=JUDGE_MODE_NAMES, default="refeval",
                         help="how answers are judged: refeval judge, RevisEval reviser+judge, or G-Eval")
     parser.add_argument("--judge", action="append", default=[], metavar="ENDPOINT",
                         help="judge endpoint; repeat for a panel whose majority gives each unit's verdict "
@@ -57,32 +54,56 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="examine target model(s) on a reference corpus (the main job)")
+    run = add_command(
+        sub, "run", "examine target model(s) on a reference corpus (the main job)",
+        "Condense the corpus into knowledge units, cluster them, have the examiner ask one question per\n"
+        "cluster, collect each target's answers, judge every unit against its reference text and ask again\n"
+        "until the pool of uncovered units stops shrinking. Writes run.json, the records, the ledger and\n"
+        "report.json/.md/.html into the run directory; a budget stop exits 3 and keeps what was computed.",
+        "examiner run corpora/pubmedqa-mini --simulate --out runs/sim\n"
+        "examiner run corpora/pubmedqa-mini --config examples/config.yaml --out runs/pubmed --budget-usd 2")
     _exam_flags(run)
     run.add_argument("--out", metavar="RUN_DIR", help="run directory (default: runs/exam-<time>)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
     run.set_defaults(func=run_exam)
 
-    resume = sub.add_parser("resume", help="continue a killed or budget-stopped exam run from its checkpoint")
-    resume.add_argument("run_dir")
+    resume = add_command(
+        sub, "resume", "continue a killed or budget-stopped exam run from its checkpoint",
+        "Continue an exam run where it stopped (killed, interrupted or stopped by its budget), from the\n"
+        "run directory's LangGraph checkpoint, with the run's own configuration. Replies already paid for\n"
+        "come from the run's response cache, so no finished call is paid twice; a finished run only gets\n"
+        "its reports rebuilt.",
+        "examiner resume runs/pubmed\nexaminer resume runs/pubmed --budget-usd 4")
+    resume.add_argument("run_dir", help="the run directory `examiner run` wrote (holds run.json)")
     resume.add_argument("--budget-usd", type=float, metavar="X",
                         help="the run's new spending cap, money already spent included (default: "
                              "EXAMINER_BUDGET_USD, else the cap the run was started with)")
-    resume.add_argument("--quiet", action="store_true")
+    resume.add_argument("--quiet", action="store_true", help="no progress display")
     resume.set_defaults(func=run_resume)
 
-    estimate = sub.add_parser("estimate", help="predict units, clusters, calls, tokens and dollars before a run")
+    estimate = add_command(
+        sub, "estimate", "predict units, clusters, calls, tokens and dollars before a run",
+        "Predict what `examiner run` with the same arguments would make and spend: documents, knowledge\n"
+        "units, clusters, rounds, and calls, tokens and dollars per role at the configured prices.",
+        "examiner estimate corpora/pubmedqa-mini --config examples/config.yaml")
     _exam_flags(estimate)
     estimate.set_defaults(func=run_estimate)
 
-    demo = sub.add_parser("demo", help="examine the embedded local model on a shipped corpus")
-    demo.add_argument("--corpus", default="corpora/examiner-handbook")
-    demo.add_argument("--out", default="runs/demo")
-    demo.add_argument("--max-rounds", type=int, default=2)
+    demo = add_command(
+        sub, "demo", "examine the embedded local model on a shipped corpus",
+        "Examine the embedded local model (no configuration, no API key, nothing downloaded) on a corpus\n"
+        "shipped with the repository and print where its report is; what `make demo` runs. Replaces the\n"
+        "contents of --out.",
+        "examiner demo --out runs/demo --max-rounds 2")
+    demo.add_argument("--corpus", default="corpora/examiner-handbook", help="corpus folder (default: %(default)s)")
+    demo.add_argument("--out", default="runs/demo", help="run directory, emptied first (default: %(default)s)")
+    demo.add_argument("--max-rounds", type=int, default=2, help="stop after this many rounds (default: %(default)s)")
     demo.set_defaults(func=run_demo)
 
 
-def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
+def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
+    from examiner.exam.runner import ExamRequest
+
     settings = settings_from_args(args)
     for path in args.paths:  # before anything is created: a typo must leave no run directory behind
         if not Path(path).expanduser().exists():
@@ -120,48 +141,61 @@ def _with_exam_flags(settings: Settings, args: argparse.Namespace) -> Settings:
 
 
 def summarise(info: RunInfo, run_dir: Path) -> None:
-    """Print the headline figures of a finished (or stopped) run."""
+    """Print the headline figures of a finished (or stopped) run: which judge gave the verdicts, accuracy
+    and coverage with their intervals, the unit counts, the panel's agreement, and where the reports are."""
     import json
 
+    from examiner.core import rundir
+    from examiner.report.markdown import judge_line
+
     report_path = run_dir / rundir.REPORT_JSON
-    table = Table(title=f"exam {info.run_id}: {info.status} ({info.stop_reason})")
-    for column in ("target", "accuracy", "coverage", "correct", "incorrect", "unanswered", "uncovered"):
-        table.add_column(column)
+    print(f"exam {info.run_id}: {info.status} ({info.stop_reason})")
     if report_path.exists():
         report = json.loads(report_path.read_text(encoding="utf-8"))
-        for target, figures in (report.get("targets") or {}).items():
-            acc, cov = figures.get("accuracy") or {}, figures.get("coverage") or {}
-            counts = figures.get("counts") or {}
-
-            def fmt(x: dict) -> str:
-                if x.get("value") is None:
-                    return "-"
-                return f"{x['value']:.3f} [{x.get('low', 0):.3f}, {x.get('high', 0):.3f}]"
-
-            table.add_row(
-                target, fmt(acc), fmt(cov), str(counts.get("correct", "")), str(counts.get("incorrect", "")),
-                str(counts.get("unanswered", "")), str(counts.get("uncovered", "")),
-            )
-        console.print(table)
+        run = report.get("run") or {}
+        print(f"mode {run.get('mode', info.mode)}, judge {judge_line(run)}")
+        for table in score_tables(report.get("targets") or {}):
+            print_table(table)
         total = (report.get("cost") or {}).get("total")
         if total:
             share = total.get("cached_input_share") or 0.0
-            console.print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls "
-                          f"({total.get('batch_calls', 0)} batch), "
-                          f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
-                          f"(examiner cost {run_dir} splits it)", highlight=False)
+            print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls ({total.get('batch_calls', 0)} batch), "
+                  f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
+                  f"(examiner cost {run_dir} splits it)")
         if report.get("judge_panel"):
-            console.print(panel_table(report["judge_panel"]))
+            print_table(panel_table(report["judge_panel"]))
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
         if (run_dir / name).exists():
-            console.print(f"{name}: {run_dir / name}")
+            print(f"{name}: {run_dir / name}")
 
 
-def panel_table(panel: dict) -> Table:
+def interval(figure: Mapping[str, Any]) -> str:
+    """A value with its 95% interval below it (two short lines fit an 80-column table); '-' for none."""
+    if figure.get("value") is None:
+        return "-"
+    if figure.get("low") is None or figure.get("high") is None:
+        return f"{figure['value']:.3f}"
+    return f"{figure['value']:.3f}\n[{figure['low']:.3f}, {figure['high']:.3f}]"
+
+
+def score_tables(targets: Mapping[str, Mapping[str, Any]]) -> list[Table]:
+    """report.json's per-target figures as two narrow tables: the scores, then the unit counts."""
+    scores = fitted_table("accuracy and coverage [95% interval]", ("target", "accuracy", "coverage"),
+                          numeric=("accuracy", "coverage"))
+    kinds = ("correct", "incorrect", "unanswered", "uncovered")
+    counts = fitted_table("knowledge units", ("target", *kinds), numeric=kinds)
+    for target, figures in targets.items():
+        scores.add_row(target, interval(figures.get("accuracy") or {}), interval(figures.get("coverage") or {}))
+        n = figures.get("counts") or {}
+        counts.add_row(target, *(str(n.get(kind, "-")) for kind in kinds))
+    return [scores, counts]
+
+
+def panel_table(panel: Mapping[str, Any]) -> Table:
     """Per-member agreement with the judge panel (report.json's `judge_panel`)."""
-    table = Table(title=f"judge panel: {panel['verdicts']} verdicts, {panel['tied_or_unscored']} tied or unscored")
-    for column in ("target", "member", "agreement with panel", "agreed / compared", "member unscored"):
-        table.add_column(column)
+    numbers = ("agreement", "agreed / compared", "unscored")
+    table = fitted_table(f"judge panel: {panel['verdicts']} verdicts, {panel['tied_or_unscored']} tied or unscored",
+                         ("target", "member", *numbers), numeric=numbers)
     for row in panel["agreement"]:
         rate = "-" if row["agreement"] is None else f"{row['agreement']:.3f}"
         table.add_row(row["target"], row["member"], rate, f"{row['agreed']} / {row['compared']}", str(row["unscored"]))
@@ -181,6 +215,8 @@ def _exit_code(info: RunInfo, run_dir: Path) -> int:
 
 def budget_stop_message(run_dir: Path) -> str:
     """What a budget stop spent of the cap, what it left undone, and the command that continues it."""
+    from examiner.exam.runner import budget_stop
+
     stop = budget_stop(run_dir)
     cap = "no" if stop.cap_usd is None else f"the ${stop.cap_usd:.4f}"
     left = ", ".join(f"{n} of {stop.units} units not yet covered for {target}" for target, n in stop.uncovered.items())
@@ -197,14 +233,25 @@ def budget_stop_message(run_dir: Path) -> str:
 
 
 def run_exam(args: argparse.Namespace) -> int:
-    request, settings = _request(args)
-    run_dir = output_dir(args.out) if args.out else default_run_dir()
-    info = asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet))  # type: ignore[arg-type]
+    info, run_dir = exam(args)
     summarise(info, run_dir)
     return _exit_code(info, run_dir)
 
 
+def exam(args: argparse.Namespace) -> tuple[RunInfo, Path]:
+    """Run the exam `args` describe into its run directory (reports included): what `examiner run` and
+    examiner.run_exam (the Python API) share."""
+    from examiner.exam.runner import default_run_dir, start_exam
+
+    request, settings = _request(args)
+    run_dir = output_dir(args.out) if args.out else default_run_dir()
+    return asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet)), run_dir
+
+
 def run_resume(args: argparse.Namespace) -> int:
+    from examiner.config import budget_from_env
+    from examiner.exam.runner import resume_exam
+
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UserError(f"no run directory at {run_dir}")
@@ -218,23 +265,26 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
+    from examiner.exam.runner import estimate_exam
+
     args.simulate = False
     request, settings = _request(args)
-    figures = asyncio.run(estimate_exam(settings, request))  # type: ignore[arg-type]
-    table = Table(title="predicted by a simulated run (tiktoken counts, configured prices)")
-    for column in ("role", "calls", "prompt tokens", "completion tokens", "dollars"):
-        table.add_column(column, justify="right")
+    figures = asyncio.run(estimate_exam(settings, request))
+    numbers = ("calls", "prompt tokens", "completion tokens", "dollars")
+    table = fitted_table("predicted by a simulated run (tiktoken counts, configured prices)", ("role", *numbers),
+                         numeric=numbers)
     for row in figures["by_role"] + [dict(figures["total"], role="total")]:
         table.add_row(row["role"], str(row["calls"]), f"{row['prompt_tokens']:,}", f"{row['completion_tokens']:,}",
                       f"{row['cost_usd']:.4f}")
-    console.print(f"{figures['documents']} documents, {figures['units']} knowledge units, "
-                  f"{figures['clusters']} clusters over {figures['rounds']} rounds ({figures['stop_reason']})")
-    console.print(table)
+    print(f"{figures['documents']} documents, {figures['units']} knowledge units, "
+          f"{figures['clusters']} clusters over {figures['rounds']} rounds ({figures['stop_reason']})")
+    print_table(table)
     return 0
 
 
 def run_demo(args: argparse.Namespace) -> int:
     from examiner.config import load_settings
+    from examiner.exam.runner import ExamRequest, start_exam
 
     settings = load_settings(None).merged({"exam": {"max_rounds": args.max_rounds}})
     corpus = Path(args.corpus)
@@ -248,5 +298,5 @@ def run_demo(args: argparse.Namespace) -> int:
     request = ExamRequest(corpus_paths=[str(corpus)])
     info = asyncio.run(start_exam(settings, request, run_dir))
     summarise(info, run_dir)
-    console.print(f"[bold]demo report:[/bold] {run_dir / 'report.html'}")
+    print(f"demo report: {run_dir / 'report.html'}")
     return 0

@@ -1,11 +1,5 @@
 """`examiner judge` (judge a JSONL dataset with one method) and `examiner judge-stats` (metrics of
-judgments made anywhere).
-
-    examiner judge pairs.jsonl --method pairwise --swap --judge openai --out runs/j1
-    examiner judge summ.jsonl --method geval --criterion "Coherence (1-5): ..." --human-field coherence \
-        --group-field doc_id --system-field system_id --out runs/g1 --simulate
-    examiner judge-stats runs/j1/judgments.jsonl --labels gold.jsonl
-"""
+judgments made anywhere)."""
 
 from __future__ import annotations
 
@@ -13,23 +7,33 @@ import argparse
 import asyncio
 import dataclasses
 import sys
+import textwrap
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from examiner.commands.common import add_config_flags, output_dir, settings_from_args
-from examiner.config import Settings
+from examiner.commands.common import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
 from examiner.errors import BudgetExhausted, UserError
 
 if TYPE_CHECKING:
+    from examiner.config import Settings
     from examiner.datasets import FieldMap
 
 METHODS = ("pairwise", "reviseval", "geval", "reference")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("judge", help="judge a JSONL dataset (RevisEval, G-Eval, pairwise, reference judge)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(
+        sub, "judge", "judge a JSONL dataset (RevisEval, G-Eval, pairwise, reference judge)",
+        "Judge every row of a dataset (.jsonl, a .json array, or a shipped llmbar:SUBSET) with one method and\n"
+        "write judgments.jsonl, report.json/.md (agreement with gold labels, swap consistency, correlations\n"
+        "with human scores), the ledger and a response cache into --out. Exits 4 when no row could be\n"
+        "judged (every judgment failed or was unparseable), after writing what was computed.",
+        "examiner judge pairs.jsonl --method pairwise --swap --judge openai --out runs/j1\n"
+        "examiner judge llmbar:Natural --method pairwise --limit 20 --simulate --out runs/natural\n"
+        "examiner judge summ.jsonl --method geval --criterion 'Coherence (1-5): ...' --human-field coherence "
+        "--out runs/g1 --simulate")
     p.add_argument("data", help="a .jsonl or .json file, or llmbar:SUBSET[,SUBSET] (LLMBar's field names)")
     p.add_argument("--method", required=True, choices=METHODS)
     p.add_argument("--judge", metavar="ENDPOINT", action="append", default=[],
@@ -38,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="folder for judgments.jsonl, report.json/.md, ledger, cache")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached replies in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     f = p.add_argument_group("field mapping")
     for name, default in (("id", "id"), ("instruction", "instruction"), ("output", "output"), ("output1", "output_1"),
                           ("output2", "output_2"), ("reference", "reference"), ("label", "label"),
@@ -66,7 +71,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_config_flags(p)
     p.set_defaults(func=run_judge)
 
-    s = sub.add_parser("judge-stats", help="agreement, swap consistency/bias and correlations of a judgments JSONL")
+    s = add_command(
+        sub, "judge-stats", "agreement, swap consistency/bias and correlations of a judgments JSONL",
+        "Compute the judging metrics of judgments made anywhere (by `examiner judge` or another tool):\n"
+        "agreement with gold labels (accuracy, macro P/R/F1, kappa), swap consistency and position bias,\n"
+        "agreement with a teacher's judgments. Prints them as tables; --out also writes report.json/.md.\n"
+        "With --human-from-run RUN_DIR: the exam's judge against the people's overrides of that run.",
+        "examiner judge-stats runs/j1/judgments.jsonl --labels gold.jsonl\n"
+        "examiner judge-stats --human-from-run runs/pubmed")
     s.add_argument("judgments", nargs="?", help="JSONL of judgments (from `examiner judge` or elsewhere)")
     s.add_argument("--human-from-run", metavar="RUN_DIR",
                    help="instead of a judgments file: the exam's judge against the run's overrides (examiner view)")
@@ -127,8 +139,40 @@ def _field_map(args: argparse.Namespace) -> FieldMap:
     return dataclasses.replace(base, **given)
 
 
+NOTHING_JUDGED = 4
+"""Exit code of `examiner judge` when rows were read but not one got a verdict or a score."""
+
+
+@dataclasses.dataclass(frozen=True)
+class JudgeRun:
+    """What a judging run wrote: the report (as report.json holds it) and the files."""
+
+    report: dict[str, Any]
+    paths: dict[str, Path]
+    rows: int
+    """Rows read and sent to the judge (skipped rows not counted)."""
+    judged: int
+    """Judgments with a verdict or a score (not failed, not unparseable)."""
+
+
 def run_judge(args: argparse.Namespace) -> int:
+    run = judge(args)
+    _print_summary(run.report, run.paths)
+    if run.report.get("status") == "budget_exhausted":
+        raise BudgetExhausted(f"budget reached; {run.report['rows_judged']} rows written to {args.out}")
+    if run.judged == 0:
+        print(f"examiner: error: nothing could be judged: every judgment of the {run.rows} rows "
+              f"failed or was unparseable (see {run.paths['report_md']})", file=sys.stderr)
+        return NOTHING_JUDGED
+    return 0
+
+
+def judge(args: argparse.Namespace) -> JudgeRun:
+    """Judge the dataset `args` describe and write judgments.jsonl and the reports (a budget stop too):
+    what `examiner judge` and examiner.judge (the Python API) share. A dataset without one usable row
+    is a UserError, raised after its report (listing the skipped rows) is written."""
     from examiner.judging.dataset import Requirements, load_rows
+    from examiner.judging.report import build_report, write_outputs
 
     settings = settings_from_args(args)
     out = output_dir(args.out)
@@ -166,51 +210,51 @@ def run_judge(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     records, meta = asyncio.run(_judge(args, settings, rows, endpoint, out, pair_method, panel))
     meta.update(dataset=str(args.data), wall_s=round(time.perf_counter() - started, 3))
-    from examiner.judging.report import build_report, write_outputs
-
     report = build_report(args.method, records, [s.to_dict() for s in skipped], meta)
     paths = write_outputs(out, records, report)
-    _print_summary(report, paths)
-    if meta.get("status") == "budget_exhausted":
-        raise BudgetExhausted(f"budget reached; {report['rows_judged']} rows written to {out}")
     if not rows:
         raise UserError(f"no usable rows in {args.data} ({len(skipped)} skipped; see {paths['report_md']})")
-    return 0
+    judged = sum(1 for r in records if r.get("verdict") is not None or r.get("score") is not None)
+    return JudgeRun(report=report, paths=paths, rows=len(rows), judged=judged)
 
 
 async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpoint: str | None, out: Path,
                  pair_method: bool, panel: dict[str, str | None] | None,
                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     import examiner.simulator.judging_roles  # noqa: F401 - simulated behaviours for in-process simulated endpoints
+    from examiner.exam.progress import ExamProgress
     from examiner.judging.common import RunFlags
     from examiner.judging.pairwise import PairwiseOptions, run_pairwise
     from examiner.judging.reviseval import CLASSIC_METRICS, RevisEvalOptions, run_reviseval
     from examiner.judging.single import DEFAULT_CRITERION, DEFAULT_TASK, GEvalOptions, run_geval, run_reference
     from examiner.llm.gateway import Gateway
 
-    flags = RunFlags()
     pw = PairwiseOptions(swap=args.swap, grade_only=args.grade_only, tie_threshold=args.tie_threshold,
                          use_reference=args.with_reference, endpoint=endpoint, structured=args.json_grades)
     metrics = tuple(m.strip() for m in args.classic_metrics.split(",") if m.strip() and m.strip() != "none")
     unknown = [m for m in metrics if m not in CLASSIC_METRICS]
     if unknown:
         raise UserError(f"unknown --classic-metrics {', '.join(unknown)} (known: {', '.join(CLASSIC_METRICS)})")
+    opts_g = GEvalOptions(task=args.task or DEFAULT_TASK, criterion=args.criterion or DEFAULT_CRITERION,
+                          form_label=args.form_label, scale=args.scale or 5, n=args.samples,
+                          use_logprobs=False if args.no_logprobs else None, endpoint=endpoint)
+    if args.method == "geval" and (opts_g.scale < 2 or opts_g.scale > 10):
+        raise UserError(f"--scale must be between 2 and 10 for geval, got {opts_g.scale}")
     async with Gateway(settings, run_dir=out, cache=not args.no_cache) as gw:
-        if args.method == "pairwise":
-            records = await run_pairwise(gw, rows, pw, flags, panel=panel)
-        elif args.method == "reviseval":
-            opts = RevisEvalOptions(pairwise=pw, rubric=args.rubric, seed=args.seed, metrics=metrics,
-                                    scale=args.scale or 10, endpoint=endpoint)
-            records = await run_reviseval(gw, rows, opts, pairwise=pair_method, flags=flags)
-        elif args.method == "geval":
-            opts_g = GEvalOptions(task=args.task or DEFAULT_TASK, criterion=args.criterion or DEFAULT_CRITERION,
-                                  form_label=args.form_label, scale=args.scale or 5, n=args.samples,
-                                  use_logprobs=False if args.no_logprobs else None, endpoint=endpoint)
-            if opts_g.scale < 2 or opts_g.scale > 10:
-                raise UserError(f"--scale must be between 2 and 10 for geval, got {opts_g.scale}")
-            records = await run_geval(gw, rows, opts_g, flags)
-        else:
-            records = await run_reference(gw, rows, scale=args.scale or 10, endpoint=endpoint, flags=flags)
+        # the exam's progress display: one bar over the rows, with calls, tokens and dollars so far
+        progress = ExamProgress(gw.totals, enabled=not args.quiet)
+        with progress.task(f"judge {args.method}", len(rows)) as tick:
+            flags = RunFlags(on_row_done=tick.advance)
+            if args.method == "pairwise":
+                records = await run_pairwise(gw, rows, pw, flags, panel=panel)
+            elif args.method == "reviseval":
+                opts = RevisEvalOptions(pairwise=pw, rubric=args.rubric, seed=args.seed, metrics=metrics,
+                                        scale=args.scale or 10, endpoint=endpoint)
+                records = await run_reviseval(gw, rows, opts, pairwise=pair_method, flags=flags)
+            elif args.method == "geval":
+                records = await run_geval(gw, rows, opts_g, flags)
+            else:
+                records = await run_reference(gw, rows, scale=args.scale or 10, endpoint=endpoint, flags=flags)
         totals = gw.totals
         judge = f"panel of {', '.join(panel)}" if panel else (endpoint or "role defaults")
         meta = {"judge": judge, "status": "budget_exhausted" if flags.budget_exhausted else "ok",
@@ -222,12 +266,75 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
     return records, meta
 
 
-def _print_summary(report: dict[str, Any], paths: dict[str, Path]) -> None:
-    from examiner.judging.report import markdown
-
-    print(markdown(report))
+def _print_summary(report: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
+    """The report's figures as 80-column tables (undefined figures as n/a); report.md has them all."""
+    for part in summary_parts(report):
+        if isinstance(part, str):
+            print(part)
+        else:
+            print_table(part)
     for name, path in paths.items():
         print(f"{name}: {path}")
+
+
+def summary_parts(report: Mapping[str, Any]) -> list[Any]:
+    """Lines and tables of a judging report (examiner judge / judge-stats), each table narrow enough
+    for an 80-column terminal."""
+    from examiner.report.writer import cell
+
+    facts = [f"{key.replace('_', ' ')} {cell(report[key])}" for key in
+             ("judge", "status", "rows_judged", "rows_skipped", "calls", "cache_hits", "cost_usd", "wall_s")
+             if key in report]
+    parts: list[Any] = [f"judging report: {report.get('method')} on {report.get('dataset', '-')}",
+                        textwrap.fill(", ".join(facts), 80)]
+    section = report.get("pairwise")
+    if section:
+        parts.append(f"judgments {section['n_judgments']}, unparseable {section['n_unparseable']}, failed calls "
+                     f"{section['n_failed_calls']}; verdicts {section['verdicts']}")
+        rows = [("judge vs labels", section.get("agreement")), ("judge vs teacher", section.get("teacher_agreement"))]
+        rows += [(f"metric {k} vs labels", v) for k, v in (section.get("classic_metric_agreement") or {}).items()]
+        numbers = ("n", "accuracy", "macro P", "macro R", "macro F1")
+        table = fitted_table("agreement", ("comparison", *numbers), numeric=numbers)
+        for name, m in rows:
+            if m:
+                table.add_row(name, str(m["n"]), *(cell(m[k]) for k in
+                                                    ("accuracy", "macro_precision", "macro_recall", "macro_f1")))
+        if table.rows:
+            parts.append(table)
+        members = section.get("panel_agreement")
+        if members:
+            numbers = ("agrees with panel", "compared", "unscored")
+            table = fitted_table("judge panel", ("member", *numbers), numeric=numbers)
+            for m in members:
+                table.add_row(m["member"], cell(m["rate"]), str(m["compared"]), str(m["unscored"]))
+            parts.append(table)
+        swap = section.get("swap")
+        if swap:
+            numbers = ("pairs in both orders", "all pairs")
+            table = fitted_table(f"position swap: {swap['n_pairs_both_orders']} pairs judged in both orders, "
+                                 f"consistency {cell(swap['consistency'])}", ("bias", *numbers), numeric=numbers)
+            for name, key in (("first position", "bias_first"), ("second position", "bias_second"),
+                              ("delta", "delta_bias")):
+                table.add_row(name, cell(swap[key]), cell(swap[f"{key}_all_pairs"]))
+            parts.append(table)
+    section = report.get("single")
+    if section:
+        parts.append(f"judgments {section['n_judgments']}, scored {section['n_scored']}, unparseable "
+                     f"{section['n_unparseable']}, failed calls {section['n_failed_calls']}; mean score "
+                     f"{cell(section['mean_score'])}")
+        if section.get("geval_paths"):
+            parts.append(f"G-Eval paths {section['geval_paths']}, unparseable samples excluded "
+                         f"{section['geval_unparseable_samples']}")
+        corr = section.get("correlation_with_human")
+        if corr:
+            numbers = ("n", "Pearson", "Spearman", "Kendall")
+            table = fitted_table("correlation with human scores", ("scorer", "level", *numbers), numeric=numbers)
+            for name, levels in corr.items():
+                for level, c in levels.items():
+                    table.add_row(name, level, str(c.get("n", c.get("n_groups_used"))),
+                                  *(cell(c[k]) for k in ("pearson", "spearman", "kendall")))
+            parts.append(table)
+    return parts
 
 
 # ------------------------------------------------------------------ examiner judge-stats
@@ -300,7 +407,7 @@ def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[d
 
 
 def run_judge_stats(args: argparse.Namespace) -> int:
-    from examiner.judging.report import build_report, markdown, write_outputs
+    from examiner.judging.report import build_report, write_outputs
 
     if args.human_from_run:
         from examiner.commands.human_labels import run_judge_vs_people
@@ -325,11 +432,5 @@ def run_judge_stats(args: argparse.Namespace) -> int:
     if not records:
         raise UserError(f"no usable judgments in {args.judgments} ({len(skipped)} skipped)")
     report = build_report("judge-stats", records, skipped, {"dataset": args.judgments}, labels=labels, teacher=teacher)
-    if out is not None:
-        paths = write_outputs(out, [], report)
-        print(markdown(report))
-        for name, path in paths.items():
-            print(f"{name}: {path}")
-    else:
-        print(markdown(report))
+    _print_summary(report, write_outputs(out, [], report) if out is not None else {})
     return 0

@@ -1,33 +1,35 @@
-"""`examiner meta`: which judge to trust? Meta-evaluate evaluators with JDEval, MDEval, JDEval-i or BSMEval.
-
-    examiner meta DATA.jsonl --evaluators E1,E2,E3 --method jdeval --meta-judge ENDPOINT --out DIR
-    examiner meta llmbar:Natural --evaluators E1,E2 --method mdeval --out DIR
-    examiner meta --exam RUN_DIR --evaluators J1,J2 --out DIR
-
-Evaluators and the meta-judge are endpoint names from the configuration. Running the same command
-again resumes: finished assessments and meta-judgments are read from DIR and model replies are cached.
-"""
+"""`examiner meta`: which judge to trust? Meta-evaluate evaluators with JDEval, MDEval, JDEval-i or BSMEval."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-
-from examiner.commands.common import add_config_flags, output_dir, settings_from_args
-from examiner.config import EndpointSpec, Settings
+from examiner.commands.common import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
 from examiner.errors import UserError
 
-console = Console(stderr=True)
+if TYPE_CHECKING:
+    from examiner.config import Settings
+    from examiner.meta.pipeline import MetaRun
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("meta", help="meta-evaluate judges (JDEval, MDEval debate, JDEval-i, BSMEval) and rank them",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(
+        sub, "meta", "meta-evaluate judges (JDEval, MDEval debate, JDEval-i, BSMEval) and rank them",
+        "Which judge to trust? Every evaluator assesses the items, a meta-judge (or a debate) decides\n"
+        "between pairs of assessments, and the evaluators are ranked by win rate, Elo and Bradley-Terry,\n"
+        "against a baseline (accuracy on the gold labels) where there is one. Evaluators and the meta-judge\n"
+        "are endpoint names from the configuration. Running the same command again resumes: finished\n"
+        "assessments and meta-judgments are read from DIR and model replies are cached.",
+        "examiner meta llmbar:Natural --evaluators E1,E2 --method jdeval --limit 20 --simulate --out runs/m1\n"
+        "examiner meta DATA.jsonl --evaluators E1,E2,E3 --method mdeval --meta-judge ENDPOINT --out DIR\n"
+        "examiner meta --exam runs/pubmed --evaluators J1,J2 --out runs/m2")
     add_config_flags(p)
     p.add_argument("data", nargs="?", help="items: a .jsonl / .json file, or llmbar:SUBSET[,SUBSET]")
     p.add_argument("--exam", metavar="RUN_DIR", help="meta-evaluate judges on an exam run's (question, answer, unit) triples")
@@ -52,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--debater", metavar="ENDPOINT", help="MDEval: one endpoint argues both sides (default: each evaluator)")
     p.add_argument("--assessments", metavar="FILE", help="JSONL of ready-made assessments (item_id, evaluator, decision|score, explanation)")
     p.add_argument("--concurrency", type=int, default=64, help="items in flight (endpoints keep their own limits)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
     g = p.add_argument_group("field mapping (input records)")
     g.add_argument("--id-field", default="id")
     g.add_argument("--instruction-field", default="input")
@@ -65,6 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _simulated_copy(settings: Settings, names: list[str]) -> Settings:
     """--simulate: the named endpoints become simulated ones with the same names and models."""
+    from examiner.config import EndpointSpec, Settings
+
     data = settings.model_dump()
     for name in names:
         spec = settings.endpoint(name)
@@ -77,11 +82,25 @@ def _simulated_copy(settings: Settings, names: list[str]) -> Settings:
 
 
 def run_meta_command(args: argparse.Namespace) -> int:
+    run, paths = meta(args)
+    _print_summary(run)
+    for p in run.problems:
+        print(f"warning: {p}", file=sys.stderr)
+    print(f"reports: {paths['md']}  {paths['html']}  {paths['json']}", file=sys.stderr)
+    return 0
+
+
+def meta(args: argparse.Namespace) -> tuple[MetaRun, dict[str, Path]]:
+    """Run (or resume) the meta-evaluation `args` describe and write its reports: what `examiner meta`
+    and examiner.meta (the Python API) share. Progress goes to stderr."""
     from examiner.meta.exam_source import EXAM_JUDGE, load_exam_triples
     from examiner.datasets import FieldMap
     from examiner.meta.items import load_items
     from examiner.meta.pipeline import MetaConfig, load_imported, run_meta
     from examiner.meta.report import write_reports
+
+    def say(message: str) -> None:  # progress and skipped records go to stderr, the summary to stdout
+        print(message, file=sys.stderr)
 
     evaluators = [e.strip() for e in args.evaluators.split(",") if e.strip()]
     if (args.data is None) == (args.exam is None):
@@ -109,9 +128,9 @@ def run_meta_command(args: argparse.Namespace) -> int:
         imported += ready
         skipped += [replace(s, message=f"assessments file {s.message}") for s in bad]
     for s in skipped[:20]:
-        console.print(f"[yellow]skipped[/yellow] {s.message}")
+        say(f"skipped {s.message}")
     if len(skipped) > 20:
-        console.print(f"... and {len(skipped) - 20} more skipped records (see the report)")
+        say(f"... and {len(skipped) - 20} more skipped records (see the report)")
     if len(set(evaluators)) < 2:
         raise UserError("meta-evaluation needs at least two distinct evaluators (--evaluators E1,E2[,...])")
     called = [e for e in evaluators if e not in {a.evaluator for a in imported}]
@@ -123,33 +142,28 @@ def run_meta_command(args: argparse.Namespace) -> int:
                         statement_words=args.statement_words, shuffles=args.shuffles, bootstrap=args.bootstrap,
                         concurrency=args.concurrency, debater=args.debater)
     run = asyncio.run(run_meta(items, config, settings, out, imported=imported, skipped=skipped,
-                               progress=lambda m: console.print(f"[dim]{m}[/dim]")))
-    paths = write_reports(run, out)
-    _print_summary(run)
-    for p in run.problems:
-        console.print(f"[yellow]warning:[/yellow] {p}")
-    console.print(f"reports: {paths['md']}  {paths['html']}  {paths['json']}")
-    return 0
+                               progress=None if args.quiet else say))
+    return run, write_reports(run, out)
 
 
-def _print_summary(run: object) -> None:
+def _print_summary(run: MetaRun) -> None:
     from examiner.meta.report import ranking_rows
 
-    table = Table(title=f"meta-evaluation ({run.config.method}), {run.rankings.get('matches', 0)} matches")  # type: ignore[attr-defined]
-    for col in ("evaluator", "baseline", "win rate", "Elo ± std", "BT [95%]"):
-        table.add_column(col, justify="left" if col == "evaluator" else "right")
-    for row in ranking_rows(run):  # type: ignore[arg-type]
-        def f(x: object, d: int = 3) -> str:
-            return "-" if x is None else f"{x:.{d}f}"  # type: ignore[str-format]
+    def f(x: float | None, d: int = 3) -> str:
+        return "-" if x is None or not math.isfinite(x) else f"{x:.{d}f}"
+
+    numbers = ("baseline", "win rate", "Elo ± std", "BT [95%]")
+    table = fitted_table(f"meta-evaluation ({run.config.method}), {run.rankings.get('matches', 0)} matches",
+                         ("evaluator", *numbers), numeric=numbers)
+    for row in ranking_rows(run):
         table.add_row(row["evaluator"], f(row["baseline"]), f(row["win_rate"]),
                       f"{f(row['elo'], 1)} ± {f(row['elo_std'], 1)}",
                       f"{f(row['bt'], 1)} [{f(row['bt_low'], 1)}, {f(row['bt_high'], 1)}]")
-    Console().print(table)
+    print_table(table)
     _print_gold_agreement(run)
-    agree = run.rankings.get("agreement", {}).get("elo")  # type: ignore[attr-defined]
+    agree = run.rankings.get("agreement", {}).get("elo")
     if agree:
-        Console().print(f"Elo vs baseline: Kendall tau {agree['kendall_tau']:.3f}, Spearman rho "
-                        f"{agree['spearman_rho']:.3f}, top-1 match {agree['top1_match']}")
+        print(agreement_line(agree, run.baseline.get("scores", {})))
 
 
 def _print_gold_agreement(run: object) -> None:
@@ -160,9 +174,20 @@ def _print_gold_agreement(run: object) -> None:
     if not found:
         return
     header, rows = found
-    table = Table(title="agreement with the gold labels (people's overrides)")
-    for col in header:
-        table.add_column(col, justify="left" if col == "evaluator" else "right")
+    numbers = [col for col in header if col != "evaluator"]
+    table = fitted_table("agreement with the gold labels (people's overrides)", header, numeric=numbers)
     for row in rows:
         table.add_row(*row)
-    Console().print(table)
+    print_table(table)
+
+
+def agreement_line(agree: Mapping[str, Any], baseline: Mapping[str, float]) -> str:
+    """Elo ranking vs the baseline ranking, or why the comparison is undefined: a rank correlation (and
+    a top-1 match) means nothing when every evaluator has the same baseline score (or the same Elo)."""
+    tau, rho = agree.get("kendall_tau"), agree.get("spearman_rho")
+    if tau is not None and rho is not None and math.isfinite(tau) and math.isfinite(rho):
+        return (f"Elo vs baseline: Kendall tau {tau:.3f}, Spearman rho {rho:.3f}, "
+                f"top-1 match {'yes' if agree.get('top1_match') else 'no'}")
+    compared = [baseline[p] for p in agree.get("players", []) if p in baseline]
+    why = "baselines tie" if len(set(compared)) <= 1 else "Elo ratings tie"
+    return f"Elo vs baseline: rank correlation and top-1 match undefined: {why}"

@@ -8,17 +8,27 @@ import json
 from pathlib import Path
 from typing import Any
 
+from examiner.commands.common import add_command
 from examiner.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("report", help="rebuild report.json/.md/.html, figures and provenance.graphml of a run")
+    parser = add_command(
+        sub, "report", "rebuild report.json/.md/.html, figures and provenance.graphml of a run",
+        "Rebuild an exam run's reports from its records (run.json, units, questions, answers, verdicts,\n"
+        "ledger): report.json, report.md, report.html with their figures, and the provenance graph that\n"
+        "links every verdict to its question, answer, unit and source passage. Makes no model call.",
+        "examiner report runs/pubmed\nexaminer report runs/pubmed --map-rounds 1,3")
     parser.add_argument("run_dir", help="a run directory (holds run.json)")
     parser.add_argument("--map-rounds", metavar="N,N,...",
                         help="rounds drawn in the 2-D maps (default: 1, 2 and the last)")
     parser.set_defaults(func=run_report)
-    parser = sub.add_parser("compare", help="compare the targets of one or more runs side by side")
-    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    parser = add_command(
+        sub, "compare", "compare the targets of one or more runs side by side",
+        "Put the targets of one or more exam runs side by side: accuracy and coverage with their intervals,\n"
+        "unit counts, rounds and cost. Prints Markdown, or writes Markdown and HTML with --out.",
+        "examiner compare runs/two\nexaminer compare runs/a runs/b --out compare.md")
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="exam run directories")
     parser.add_argument("--out", metavar="FILE.md",
                         help="write Markdown here and HTML beside it (FILE.html); default: print Markdown")
     parser.set_defaults(func=run_compare)

@@ -9,37 +9,62 @@ import sys
 import time
 from typing import Callable
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
-from examiner.commands.common import add_config_flags, output_dir, settings_from_args
-from examiner.config import ROLES, Settings
+from examiner.commands.common import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
 from examiner.errors import ConfigError, UserError
 
-console = Console()
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from examiner.config import EndpointSpec, Settings
+
+
+ROLE_NAMES = ("examiner", "candidate", "judge", "reviser", "geval", "pairwise", "evaluator", "debater", "meta_judge")
+"""`--as-role` choices: examiner.config.ROLES, spelled out so that building the parser does not load the
+configuration's validation library (tests/test_cli_help.py holds them equal)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    doctor = sub.add_parser("doctor", help="check the embedding model, tokenizer, local model, FAISS and endpoints")
+    doctor = add_command(
+        sub, "doctor", "check the embedding model, tokenizer, local model, FAISS and endpoints",
+        "Check that everything examiner needs works on this machine, offline: the tokenizer, the embedding\n"
+        "model, FAISS (GPU or CPU), the embedded local model, and one short call to each configured\n"
+        "endpoint a role uses. Prints one line per check; exits 1 if any check failed.",
+        "examiner doctor --skip-local\nexaminer doctor --config examples/config.yaml")
     add_config_flags(doctor)
     doctor.add_argument("--skip-local", action="store_true", help="do not load the embedded local model")
     doctor.set_defaults(func=run_doctor)
 
-    models = sub.add_parser("models", help="show the endpoint each role resolves to")
+    models = add_command(
+        sub, "models", "show the endpoint each role resolves to",
+        "Show which endpoint each role (examiner, candidate, judge, ...) resolves to after the configuration\n"
+        "file, the environment and --role, and each endpoint's provider, URL, model, prices, concurrency\n"
+        "and API-key variable (whether it is set; never its value).",
+        "examiner models --config examples/config.yaml --role judge=gpt4o")
     add_config_flags(models)
     models.set_defaults(func=run_models)
 
-    chat = sub.add_parser("chat", help="send one prompt through the gateway and print the reply with its cost")
+    chat = add_command(
+        sub, "chat", "send one prompt through the gateway and print the reply with its cost",
+        "Send one user message to the endpoint of a role, through the same gateway the exam uses\n"
+        "(retries, cache, ledger), and print the reply with its tokens, dollars and latency.",
+        "examiner chat 'What is a knowledge unit?' --as-role judge --config examples/config.yaml")
     add_config_flags(chat)
     chat.add_argument("prompt", help="the user message")
-    chat.add_argument("--as-role", default="candidate", choices=ROLES, help="which role's endpoint answers")
-    chat.add_argument("--max-tokens", type=int, default=128)
+    chat.add_argument("--as-role", default="candidate", choices=ROLE_NAMES, help="which role's endpoint answers")
+    chat.add_argument("--max-tokens", type=int, default=128, help="reply length limit (default: %(default)s)")
     chat.add_argument("--run-dir", help="write the ledger and cache here")
     chat.set_defaults(func=run_chat)
 
-    serve = sub.add_parser("serve-local", help="serve the embedded local model as an OpenAI-compatible server")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8077)
+    serve = add_command(
+        sub, "serve-local", "serve the embedded local model as an OpenAI-compatible server",
+        "Serve the embedded local model (SmolLM2-135M-Instruct, from an installed package) over HTTP with\n"
+        "the OpenAI chat-completions API, until interrupted (Ctrl-C). Any OpenAI-compatible client can use\n"
+        "it; in examiner's configuration, an endpoint with base_url http://HOST:PORT/v1 reaches it.",
+        "examiner serve-local --port 8077   # then base_url: http://127.0.0.1:8077/v1")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=8077, help="port to listen on (default: %(default)s)")
     serve.set_defaults(func=run_serve_local)
 
 
@@ -115,13 +140,10 @@ def run_doctor(args: argparse.Namespace) -> int:
     for name in used:
         if settings.endpoints[name].provider == "openai":
             checks.append(_check(f"endpoint {name}", _endpoint_probe(settings, name)))
-    table = Table(title="examiner doctor")
-    table.add_column("check")
-    table.add_column("status")
-    table.add_column("detail", overflow="fold")
+    table = fitted_table("examiner doctor", ("check", "status", "detail"), numeric=("status",))
     for name, ok, detail in checks:
         table.add_row(name, "[green]ok[/green]" if ok else "[red]FAIL[/red]", detail)
-    console.print(table)
+    print_table(table)
     failed = [name for name, ok, _ in checks if not ok]
     if failed:
         print(f"examiner: error: {len(failed)} check(s) failed: {', '.join(failed)} (see the table above)",
@@ -132,21 +154,32 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_models(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    table = Table(title="roles and their endpoints")
-    for column in ("role", "endpoint", "provider", "base_url", "model", "$/1M in", "$/1M out", "concurrency", "api key"):
-        table.add_column(column)
+    for table in model_tables(settings):
+        print_table(table)
+    return 0
+
+
+def model_tables(settings: Settings) -> list[Table]:
+    """Roles -> endpoint and model, then each endpoint in use: two tables that fit 80 columns."""
+    from examiner.config import ROLES
+
+    roles = fitted_table("roles and their endpoints", ("role", "endpoint", "model"))
+    used: dict[str, EndpointSpec] = {}
     for role in ROLES:
         name, spec = settings.endpoint_for(role)
+        roles.add_row(role, name, spec.model)
+        used.setdefault(name, spec)
+    numbers = ("$/1M in", "$/1M out", "concurrency")
+    endpoints = fitted_table("endpoints", ("endpoint", "provider", "base_url", *numbers, "api key"), numeric=numbers)
+    for name, spec in used.items():
         if spec.api_key_env:
             key = f"{spec.api_key_env} ({'set' if os.environ.get(spec.api_key_env) else 'NOT SET'})"
         else:
             key = "-"
-        table.add_row(
-            role, name, spec.provider, spec.base_url or "(managed)", spec.model,
-            f"{spec.price_input_per_1m:g}", f"{spec.price_output_per_1m:g}", str(spec.max_concurrency), key,
-        )
-    console.print(table)
-    return 0
+        endpoints.add_row(name, spec.provider, spec.base_url or "(managed)",
+                          f"{spec.price_input_per_1m:g}", f"{spec.price_output_per_1m:g}",
+                          str(spec.max_concurrency), key)
+    return [roles, endpoints]
 
 
 def run_chat(args: argparse.Namespace) -> int:
@@ -164,12 +197,12 @@ def run_chat(args: argparse.Namespace) -> int:
                 args.as_role, [{"role": "user", "content": args.prompt}], GenerationConfig(max_tokens=args.max_tokens),
                 CallContext(stage="chat"),
             )
-            console.print(f"[bold]{name}[/bold] ({spec.model}) replied:")
-            console.print(result.text.strip() or "(empty reply)")
-            console.print(
-                f"[dim]{result.prompt_tokens} prompt + {result.completion_tokens} completion tokens "
+            print(f"{name} ({spec.model}) replied:")
+            print(result.text.strip() or "(empty reply)")
+            print(
+                f"{result.prompt_tokens} prompt + {result.completion_tokens} completion tokens "
                 f"({result.usage_source}), ${result.cost_usd:.6f}, {result.latency_s:.2f}s, "
-                f"cache hit: {result.cache_hit}[/dim]"
+                f"cache hit: {result.cache_hit}"
             )
 
     try:

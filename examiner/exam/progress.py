@@ -41,8 +41,13 @@ class ExamProgress:
 
     @contextmanager
     def stage(self, round: int, name: str, total: int, pool: int) -> Iterator["StageTicker"]:
-        """A bar for `total` work items of one stage."""
-        description = f"round {round} · {name:<18} · pool {pool:>5}"
+        """A bar for `total` work items of one stage of an exam round."""
+        with self.task(f"round {round} · {name:<18} · pool {pool:>5}", total) as ticker:
+            yield ticker
+
+    @contextmanager
+    def task(self, description: str, total: int) -> Iterator["StageTicker"]:
+        """A bar for `total` work items (an exam stage, or every row of `examiner judge`)."""
         with self._progress:
             task = self._progress.add_task(description, total=total, money=self._money())
             ticker = StageTicker(self, task)

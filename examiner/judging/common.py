@@ -19,10 +19,12 @@ T = TypeVar("T")
 
 @dataclass
 class RunFlags:
-    """What went wrong across a run, for the report and the exit code."""
+    """What went wrong across a run, for the report and the exit code; and who to tell as rows finish."""
 
     budget_exhausted: bool = False
     failed_calls: int = 0
+    on_row_done: Callable[[], None] | None = None
+    """Called as each row finishes, judged or not (e.g. a progress bar's advance)."""
 
 
 async def judge_rows(
@@ -32,7 +34,8 @@ async def judge_rows(
     flags: RunFlags,
 ) -> list[dict[str, Any]]:
     """Records of every row, in row order: `work`'s, or `on_failure`'s when the row could not be judged."""
-    summary = await run_bounded(rows, work)
+    done = flags.on_row_done
+    summary = await run_bounded(rows, work, on_done=None if done is None else lambda _outcome: done())
     flags.budget_exhausted = flags.budget_exhausted or summary.budget_stopped
     flags.failed_calls += summary.failed
     records: list[dict[str, Any]] = []

@@ -1,0 +1,95 @@
+"""The command line a new user meets: every command's --help says what it does with an example, building
+the parser loads no heavy library (so `examiner --help` is quick), and README's claims about the common
+flags match the parsers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from examiner.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("langgraph", "numpy", "faiss", "torch", "sentence_transformers", "openai", "rich", "scipy", "sklearn",
+         "pydantic", "yaml", "examiner.exam.runner", "examiner.llm.gateway", "examiner.config")
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("name", sorted(subcommands()))
+def test_every_command_help_says_what_it_does_with_an_example(name: str) -> None:
+    parser = subcommands()[name]
+    text = parser.format_help()
+    assert parser.description and len(parser.description.split()) >= 8, f"{name}: no description"
+    assert "Example" in text, f"`examiner {name} --help` has no example"
+    examples = text.split("Example", 1)[1]
+    assert f"examiner {name}" in examples, f"{name}: the example does not run `examiner {name}`"
+
+
+def test_building_the_parser_loads_no_heavy_module() -> None:
+    """`examiner --help` builds every sub-command's parser; none of them may import a heavy library."""
+    code = ("import json, sys; import examiner, examiner.cli; examiner.cli.build_parser(); "
+            "print(json.dumps(sorted(sys.modules)))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                       cwd=ROOT).stdout)
+    heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    assert not heavy, f"building the parser imports {sorted({m.split('.')[0] for m in heavy})}: {heavy[:10]}"
+
+
+def test_the_hard_coded_choices_match_the_registries() -> None:
+    """--mode, --judge-mode and --as-role choices are spelled out (the registries load the exam or the
+    configuration's validation); they must agree."""
+    from examiner.commands.exam import JUDGE_MODE_NAMES, MODE_NAMES
+    from examiner.exam.modes import MODES
+    from examiner.judging.exam_judges import JUDGE_METHODS
+
+    assert MODE_NAMES == tuple(MODES) and JUDGE_MODE_NAMES == tuple(JUDGE_METHODS)
+    from examiner.commands.setup import ROLE_NAMES
+    from examiner.config import ROLES
+
+    assert ROLE_NAMES == tuple(ROLES)
+
+
+def _readme_common_flags() -> tuple[list[str], list[str]]:
+    """README's sentence 'The commands that call models (`run`, ...) take `--config FILE`, ...'."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"The commands that call models\s+\(([^)]*)\)\s+take\s+(.*?)\.", text, re.S)
+    assert match, "README no longer states which commands take the common flags"
+    commands = re.findall(r"`(\w[\w-]*)`", match.group(1))
+    flags = re.findall(r"`(--[\w-]+)", match.group(2))
+    return commands, flags
+
+
+def test_readme_common_flag_claim_holds_for_each_command() -> None:
+    commands, flags = _readme_common_flags()
+    parsers = subcommands()
+    assert len(commands) >= 5 and len(flags) >= 4
+    for name in commands:
+        options = {o for action in parsers[name]._actions for o in action.option_strings}
+        missing = [flag for flag in flags if flag not in options]
+        assert not missing, f"README says `examiner {name}` takes {missing}, its parser does not"
+
+
+def test_every_flag_readme_shows_for_a_command_exists() -> None:
+    """Each `examiner CMD ... --flag` in README's code and tables names a flag CMD's parser has."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    parsers = subcommands()
+    wrong = []
+    for line in text.splitlines():
+        for match in re.finditer(r"examiner ([a-z][\w-]*)([^`|#\n]*)", line):
+            name, rest = match.group(1), match.group(2)
+            if name not in parsers:
+                continue
+            options = {o for action in parsers[name]._actions for o in action.option_strings}
+            wrong += [f"{name} {flag}" for flag in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest) if flag not in options]
+    assert not wrong, f"README shows flags the commands do not take: {wrong}"
