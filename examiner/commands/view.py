@@ -1,7 +1,5 @@
 """`examiner view RUN_DIR`: review a run's verdicts in the browser and override them with a reason.
 
-    examiner view runs/handbook --who ana            # then open the printed http://127.0.0.1:PORT/ address
-
 The page lists every verdict (question, answer excerpt, the judge's verdict and reason, the unit's source
 passage) with filters by target, cluster, verdict and question type. Overrides go to overrides.jsonl in
 the run directory; `examiner report RUN_DIR` then shows accuracy and coverage with and without them.
@@ -13,12 +11,18 @@ import argparse
 import asyncio
 import getpass
 
+from examiner.commands.common import add_command
 from examiner.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("view", help="review and override a run's verdicts in a local web page (127.0.0.1 only)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(
+        sub, "view", "review and override a run's verdicts in a local web page (127.0.0.1 only)",
+        "Serve a page on 127.0.0.1 listing every verdict (question, answer excerpt, the judge's verdict and\n"
+        "reason, the unit's source passage), filterable by target, cluster, verdict and question type. An\n"
+        "override (new label + reason) is appended to overrides.jsonl; the original records never change.\n"
+        "`examiner report RUN_DIR` then shows accuracy and coverage with and without the overrides.",
+        "examiner view runs/handbook --who ana    # then open the printed http://127.0.0.1:PORT/ address")
     p.add_argument("run_dir", help="an exam run directory (holds run.json)")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0 picks a free one)")
     p.add_argument("--who", help="name recorded with each override (default: your login name)")
