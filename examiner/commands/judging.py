@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import logging
 import sys
 import time
 from pathlib import Path
@@ -295,7 +296,12 @@ def holds_single_scores(path: str, args: argparse.Namespace) -> bool:
     record carries --score-field: the file holds single-score judgments (G-Eval, reference judge)."""
     from examiner.datasets import read_records
 
-    objects = [r.data for r in read_records(path, "judgments file") if isinstance(r.data, dict)]
+    reader_log = logging.getLogger("examiner.datasets")
+    reader_log.disabled = True  # a decoding warning is given once, by the load that follows this look
+    try:
+        objects = [r.data for r in read_records(path, "judgments file") if isinstance(r.data, dict)]
+    finally:
+        reader_log.disabled = False
     names = [x.strip() for x in args.score_fields.split(",")]
     pairwise = any(args.verdict_field in o or all(n in o for n in names) for o in objects)
     return not pairwise and any(args.score_field in o for o in objects)
