@@ -95,15 +95,6 @@ def panel_agreement(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
             for m in agreement_with_panel(marks)]
 
 
-def _correlations(scores: list[float], human: list[float], groups: list[Any], systems: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"sample": stats.sample_level(scores, human).to_dict()}
-    if all(g is not None for g in groups) and groups:
-        out["summary"] = stats.summary_level(scores, human, groups).to_dict()
-    if all(s is not None for s in systems) and systems:
-        out["system"] = stats.system_level(scores, human, systems).to_dict()
-    return out
-
-
 def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "drop",
                    lowest_score: float = 1.0) -> dict[str, Any]:
     """Score summary, G-Eval paths, and correlations with human scores (judge score and classic metrics).
@@ -132,11 +123,11 @@ def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "dro
         groups = [r.get("group") for r in with_human]
         systems = [r.get("system") for r in with_human]
         human = [float(r["human"]) for r in with_human]
-        corr = {"judge": _correlations([float(r["score"]) for r in with_human], human, groups, systems)}
+        corr = {"judge": stats.levels([float(r["score"]) for r in with_human], human, groups, systems)}
         metric_rows = [r for r in with_human if r.get("metric_scores")]
         if len(metric_rows) == len(with_human):
             for name in with_human[0]["metric_scores"]:
-                corr[name] = _correlations([float(r["metric_scores"][name]) for r in with_human], human,
+                corr[name] = stats.levels([float(r["metric_scores"][name]) for r in with_human], human,
                                            groups, systems)
         out["correlation_with_human"] = corr
     return out
