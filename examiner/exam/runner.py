@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from examiner import __version__
 from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
 from examiner.errors import BudgetExhausted, UserError
@@ -38,6 +39,7 @@ from examiner.core.rundir import RunDir
 from examiner.core.runlock import hold_run_dir, refuse_if_in_use
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.exam.store import RunStore
+from examiner.prompting import prompts_digest
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.llm.ledger import spent_usd
@@ -87,6 +89,7 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
                 run_id=request.run_id, mode=request.mode, targets=request.targets,  # type: ignore[arg-type]
                 judge_mode=request.judge_mode, judges=list(request.judges),
                 corpus_paths=request.corpus_paths, started=time.time(),
+                examiner_version=__version__, prompts_sha256=prompts_digest(),
             )
         )
     return store
