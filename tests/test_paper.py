@@ -76,3 +76,26 @@ def test_a_paper_with_several_targets_needs_paper_target(sat: tuple[Path, Path],
     assert main(["run", corpus, "--simulate", "--paper", str(earlier), "--paper-target", "gamma",
                  "--out", str(tmp_path / "y"), "--quiet"]) == 2
     assert "did not examine 'gamma'" in capsys.readouterr().err
+
+
+def test_a_stopped_sitting_resumes_from_its_records(sat: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    _, out = sat
+    copy = tmp_path / "stopped"
+    shutil.copytree(out, copy)
+    files = RunDir(copy)
+    full = files.records(VerdictRecord)
+    last_round = max(v.round for v in full.values())
+    for name, keep in (("answers.jsonl", lambda r: r["round"] < last_round),
+                       ("verdicts.jsonl", lambda r: r["round"] < last_round)):
+        rows = [json.loads(line) for line in (copy / name).read_text().splitlines()]
+        (copy / name).write_text("".join(json.dumps(r) + "\n" for r in rows if keep(r)))
+    (copy / "outcomes.jsonl").unlink()
+    info = files.read_info()
+    info.status, info.stop_reason = "budget_exhausted", "budget exhausted during answering"
+    files.write_info(info)
+    assert main(["resume", str(copy), "--quiet"]) == 0
+    assert files.read_info().status == "completed"
+    assert files.records(VerdictRecord).keys() == full.keys()
+    assert len(files.records(UnitOutcome)) == 2 * len(files.records(UnitRecord))
