@@ -335,35 +335,34 @@ def read_scores(path: str, args: argparse.Namespace, human: dict[str, float] | N
     return records, [s.to_dict() for s in skipped]
 
 
-def _human_labels(path: str, args: argparse.Namespace) -> tuple[dict[str, float], list[dict[str, Any]]]:
-    """id -> human score from a --labels file (its --human-field), for single-score judgments."""
-    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_number
-
-    def label(source: SourceRecord) -> tuple[str, float]:
-        obj = source.data
-        if obj.get(args.id_field) is None:
-            raise RowError(args.id_field, f"missing field '{args.id_field}'")
-        if obj.get(args.human_field) is None:
-            raise RowError(args.human_field, f"missing field '{args.human_field}'")
-        return str(obj[args.id_field]), parse_number(obj[args.human_field], args.human_field)
-
-    labels, skipped = load_dataset(path, label, lambda pair: pair[0], id_field=args.id_field, what="labels file")
-    return dict(labels), [dict(s.to_dict(), message=f"labels {s.message}") for s in skipped]
-
-
-def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_preference
+def _by_id(path: str, args: argparse.Namespace, key: str, parse: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """id -> parse(value of `key`) from a --labels file, and its skipped rows (named as the labels')."""
+    from examiner.datasets import RowError, SourceRecord, load_dataset
 
     def label(source: SourceRecord) -> tuple[str, Any]:
         obj = source.data
         if obj.get(args.id_field) is None:
             raise RowError(args.id_field, f"missing field '{args.id_field}'")
-        if obj.get(args.label_field) is None:
-            raise RowError(args.label_field, f"missing field '{args.label_field}'")
-        return str(obj[args.id_field]), parse_preference(obj[args.label_field], args.label_field)
+        if obj.get(key) is None:
+            raise RowError(key, f"missing field '{key}'")
+        return str(obj[args.id_field]), parse(obj[key], key)
 
     labels, skipped = load_dataset(path, label, lambda pair: pair[0], id_field=args.id_field, what="labels file")
     return dict(labels), [dict(s.to_dict(), message=f"labels {s.message}") for s in skipped]
+
+
+def _human_labels(path: str, args: argparse.Namespace) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    """id -> human score from a --labels file (its --human-field), for single-score judgments."""
+    from examiner.datasets import parse_number
+
+    return _by_id(path, args, args.human_field, parse_number)
+
+
+def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """id -> gold preference from a --labels file (its --label-field), for pairwise judgments."""
+    from examiner.datasets import parse_preference
+
+    return _by_id(path, args, args.label_field, parse_preference)
 
 
 def run_judge_stats(args: argparse.Namespace) -> int:

@@ -68,7 +68,6 @@ def rows(run: RunData) -> list[dict[str, Any]]:
                         "page": None} for s in (unit.sources if unit else [])]
             first = sources[0] if sources else dict.fromkeys(("document", "passage_id", "start", "end", "page"))
             verdict = verdict_of.get((answer.id, unit_id)) if answer else None
-            label = verdict.mark().label if verdict else None
             scored = verdict is not None and verdict.type != "unscored"
             if verdict is None:
                 unscored = "no answer recorded" if answer is None else "no verdict recorded"
@@ -80,7 +79,7 @@ def rows(run: RunData) -> list[dict[str, Any]]:
                 "question_id": q.id, "question_text": q.text, "question_round": q.round,
                 "question_kind": q.kind, "question_type": q.qtype, "cluster": q.cluster_id,
                 "answer_id": answer.id if answer else None, "answer_text": answer.text if answer else None,
-                "verdict_id": verdict.id if verdict else None, "verdict": str(label) if scored else None,
+                "verdict_id": verdict.id if verdict else None, "verdict": verdict.type if scored else None,  # type: ignore[union-attr]
                 "unscored": unscored, "judge_reason": verdict.reason if verdict else None,
                 "judge_mode": verdict.mode if verdict else None,
                 **first, "sources": sources,
