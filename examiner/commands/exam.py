@@ -65,6 +65,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     _exam_flags(run)
     run.add_argument("--out", metavar="RUN_DIR", help="run directory (default: runs/exam-<time>)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
+    run.add_argument("--paper", metavar="RUN_DIR",
+                     help="sit an earlier run's exam paper: every question it asked (all rounds, as recorded), "
+                          "judged against the same units, instead of the adaptive exam")
+    run.add_argument("--paper-target", metavar="ENDPOINT",
+                     help="--paper: whose questions in that run (default: its only target)")
     run.set_defaults(func=run_exam)
 
     resume = add_command(
@@ -116,6 +121,7 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
     request = ExamRequest(
         corpus_paths=[str(p) for p in args.paths], targets=targets, mode=args.mode,
         judge_mode=args.judge_mode, judges=judges, jsonl_field=args.jsonl_field,
+        paper=getattr(args, "paper", None) or "", paper_target=getattr(args, "paper_target", None) or "",
     )
     return request, settings
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import logging
 import sys
 import textwrap
 import time
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from examiner.datasets import FieldMap
 
 METHODS = ("pairwise", "reviseval", "geval", "reference")
+UNPARSEABLE = ("drop", "wrong")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,6 +96,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--tie-threshold", type=float, default=0.0)
     s.add_argument("--verdict-in-shown-order", action="store_true",
                    help="verdicts refer to the order shown (swapped ones are mapped back)")
+    sc = s.add_argument_group("single scores (G-Eval, reference judge or any scorer; read when no row has a verdict)")
+    sc.add_argument("--score-field", default="score", metavar="KEY", help="the judge's score; null = unparseable")
+    sc.add_argument("--human-field", default="human", metavar="KEY", help="the human score (default human)")
+    sc.add_argument("--group-field", default="group", metavar="KEY",
+                    help="the input a row scores (summary level: per-input correlations averaged)")
+    sc.add_argument("--system-field", default="system", metavar="KEY",
+                    help="the system that wrote the output (system level: per-system means correlated)")
+    s.add_argument("--unparseable", choices=UNPARSEABLE, default="drop",
+                   help="judgments without a usable verdict or score: drop them (default) or count them as wrong "
+                        "(pairwise: a label other than the gold one; scores: the low end of --score-range)")
     s.add_argument("--out", metavar="DIR", help="also write report.json and report.md there")
     s.set_defaults(func=run_judge_stats)
 
@@ -391,19 +403,78 @@ def read_judgments(path: str, args: argparse.Namespace, what: str = "judgments f
     return records, [s.to_dict() for s in skipped]
 
 
-def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_preference
+def holds_single_scores(path: str, args: argparse.Namespace) -> bool:
+    """True when no record carries a pairwise verdict (--verdict-field, or both --score-fields) and some
+    record carries --score-field: the file holds single-score judgments (G-Eval, reference judge)."""
+    from examiner.datasets import read_records
+
+    reader_log = logging.getLogger("examiner.datasets")
+    reader_log.disabled = True  # a decoding warning is given once, by the load that follows this look
+    try:
+        objects = [r.data for r in read_records(path, "judgments file") if isinstance(r.data, dict)]
+    finally:
+        reader_log.disabled = False
+    names = [x.strip() for x in args.score_fields.split(",")]
+    pairwise = any(args.verdict_field in o or all(n in o for n in names) for o in objects)
+    return not pairwise and any(args.score_field in o for o in objects)
+
+
+def read_scores(path: str, args: argparse.Namespace, human: dict[str, float] | None = None,
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Normalised single-score records (id, score or None, human, group, system, failed; G-Eval's path and
+    unparseable-sample count when present) and skipped rows. `human` (id -> score, from --labels) replaces
+    the records' own human scores."""
+    from examiner.datasets import RowError, SourceRecord, load_dataset, parse_number
+
+    bounds = _range(args.score_range, "--score-range")
+
+    def record(source: SourceRecord) -> dict[str, Any]:
+        obj = source.data
+        if obj.get(args.id_field) is None:
+            raise RowError(args.id_field, f"missing field '{args.id_field}'")
+        row_id = str(obj[args.id_field])
+        if args.score_field not in obj:
+            raise RowError(args.score_field, f"missing field '{args.score_field}'")
+        score = obj[args.score_field]
+        gold = human.get(row_id) if human is not None else obj.get(args.human_field)
+        return {"id": row_id, "score": None if score is None else parse_number(score, args.score_field, bounds),
+                "human": None if gold is None else parse_number(gold, args.human_field),
+                "group": obj.get(args.group_field), "system": obj.get(args.system_field),
+                "failed": bool(obj.get("failed")), "path": obj.get("path"),
+                "n_unparseable": obj.get("n_unparseable")}
+
+    records, skipped = load_dataset(path, record, lambda r: r["id"], id_field=args.id_field, what="judgments file")
+    return records, [s.to_dict() for s in skipped]
+
+
+def _by_id(path: str, args: argparse.Namespace, key: str, parse: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """id -> parse(value of `key`) from a --labels file, and its skipped rows (named as the labels')."""
+    from examiner.datasets import RowError, SourceRecord, load_dataset
 
     def label(source: SourceRecord) -> tuple[str, Any]:
         obj = source.data
         if obj.get(args.id_field) is None:
             raise RowError(args.id_field, f"missing field '{args.id_field}'")
-        if obj.get(args.label_field) is None:
-            raise RowError(args.label_field, f"missing field '{args.label_field}'")
-        return str(obj[args.id_field]), parse_preference(obj[args.label_field], args.label_field)
+        if obj.get(key) is None:
+            raise RowError(key, f"missing field '{key}'")
+        return str(obj[args.id_field]), parse(obj[key], key)
 
     labels, skipped = load_dataset(path, label, lambda pair: pair[0], id_field=args.id_field, what="labels file")
     return dict(labels), [dict(s.to_dict(), message=f"labels {s.message}") for s in skipped]
+
+
+def _human_labels(path: str, args: argparse.Namespace) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    """id -> human score from a --labels file (its --human-field), for single-score judgments."""
+    from examiner.datasets import parse_number
+
+    return _by_id(path, args, args.human_field, parse_number)
+
+
+def _labels(path: str, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """id -> gold preference from a --labels file (its --label-field), for pairwise judgments."""
+    from examiner.datasets import parse_preference
+
+    return _by_id(path, args, args.label_field, parse_preference)
 
 
 def run_judge_stats(args: argparse.Namespace) -> int:
@@ -417,6 +488,24 @@ def run_judge_stats(args: argparse.Namespace) -> int:
         raise UserError("give a judgments file (or --human-from-run RUN_DIR)")
 
     out = output_dir(args.out) if args.out else None
+    if holds_single_scores(args.judgments, args):
+        records, skipped, labels, teacher = _single_inputs(args)
+    else:
+        records, skipped, labels, teacher = _pairwise_inputs(args)
+    if not records:
+        raise UserError(f"no usable judgments in {args.judgments} ({len(skipped)} skipped)")
+    lowest = _range(args.score_range, "--score-range")[0]  # type: ignore[index]  # the flag has a default
+    report = build_report("judge-stats", records, skipped, {"dataset": args.judgments}, labels=labels, teacher=teacher,
+                          unparseable=args.unparseable, lowest_score=lowest)
+    _print_summary(report, write_outputs(out, [], report) if out is not None else {})
+    return 0
+
+
+_Inputs = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None, dict[Any, Any] | None]
+
+
+def _pairwise_inputs(args: argparse.Namespace) -> _Inputs:
+    """Pairwise judgments, skipped rows, gold labels (--labels) and a teacher's verdicts (--teacher)."""
     records, skipped = read_judgments(args.judgments, args)
     for s in skipped[:20]:
         print(f"examiner: skipped {s['message']}", file=sys.stderr)
@@ -429,8 +518,15 @@ def run_judge_stats(args: argparse.Namespace) -> int:
         teacher_records, bad = read_judgments(args.teacher, args, "teacher file")
         skipped += [dict(s, message=f"teacher {s['message']}") for s in bad]
         teacher = {(r["id"], r["order"]): r["verdict"] for r in teacher_records if r["verdict"] is not None}
-    if not records:
-        raise UserError(f"no usable judgments in {args.judgments} ({len(skipped)} skipped)")
-    report = build_report("judge-stats", records, skipped, {"dataset": args.judgments}, labels=labels, teacher=teacher)
-    _print_summary(report, write_outputs(out, [], report) if out is not None else {})
-    return 0
+    return records, skipped, labels, teacher
+
+
+def _single_inputs(args: argparse.Namespace) -> _Inputs:
+    """Single-score judgments (human scores from --labels when given) and skipped rows."""
+    if args.teacher:
+        raise UserError("--teacher compares pairwise verdicts; this judgments file holds single scores")
+    human, skipped = _human_labels(args.labels, args) if args.labels else (None, [])
+    records, bad = read_scores(args.judgments, args, human)
+    for s in bad[:20]:
+        print(f"examiner: skipped {s['message']}", file=sys.stderr)
+    return records, bad + skipped, None, None

@@ -211,6 +211,12 @@ class RunInfo(BaseModel):
     leak_rejections: int = 0
     started: float = 0.0
     finished: float | None = None
+    examiner_version: str = ""
+    """The package version that started the run (empty for runs that predate the field)."""
+    paper: str = ""
+    """The earlier run whose questions this run's targets sat (`examiner run --paper`); empty: adaptive exam."""
+    prompts_sha256: str = ""
+    """prompting.prompts_digest() when the run started: which prompt files it used."""
 
 
 def record_key(record: BaseModel) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from examiner import __version__
 from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
 from examiner.errors import BudgetExhausted, UserError
@@ -37,7 +38,9 @@ from examiner.core.records import RunInfo, UnitOutcome
 from examiner.core.rundir import RunDir
 from examiner.core.runlock import hold_run_dir, refuse_if_in_use
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
+from examiner.exam import paper
 from examiner.exam.store import RunStore
+from examiner.prompting import prompts_digest
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.llm.ledger import spent_usd
@@ -59,6 +62,10 @@ class ExamRequest:
     A new run fills it from the settings' `judge_panel` when no --judge was given."""
     jsonl_field: str = "text"
     run_id: str = ""
+    paper: str = ""
+    """An earlier run directory whose questions the targets sit (examiner.exam.paper); empty: the adaptive exam."""
+    paper_target: str = ""
+    """Whose questions in that run (empty: its only target)."""
 
 
 def _check_request(settings: Settings, request: ExamRequest) -> None:
@@ -87,6 +94,7 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
                 run_id=request.run_id, mode=request.mode, targets=request.targets,  # type: ignore[arg-type]
                 judge_mode=request.judge_mode, judges=list(request.judges),
                 corpus_paths=request.corpus_paths, started=time.time(),
+                examiner_version=__version__, prompts_sha256=prompts_digest(), paper=request.paper,
             )
         )
     return store
@@ -135,6 +143,11 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
             targets=request.targets, mode=mode, judge=judge, progress=ExamProgress(gateway.totals, enabled=not quiet),
         )
+        if request.paper:
+            try:
+                return await _sit_paper(ctx, request)
+            finally:
+                embed_cache.close()
         if resume:
             load_for_resume(ctx)
         graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field)
@@ -163,6 +176,22 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
     return store.read_info()
 
 
+async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
+    """The targets sit the paper of an earlier run (a stop is recorded in run.json as the graph's is)."""
+    _reopen(ctx.store)
+    try:
+        stop = await paper.sit(ctx, paper.read_paper(request.paper, request.paper_target or None))
+    except BudgetExhausted as exc:
+        stop = {"status": "budget_exhausted", "stop_reason": str(exc)}
+    except BaseException as exc:
+        info = ctx.store.read_info()
+        info.status = "failed"
+        info.stop_reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        ctx.store.write_info(info)
+        raise
+    return paper.finish_paper(ctx, stop, time.time())
+
+
 def build_reports(run_dir: Path) -> dict[str, Path]:
     """report.json/.md/.html and provenance.graphml for a run (empty dict if reporting is unavailable)."""
     from examiner.provenance import build_provenance
@@ -186,6 +215,9 @@ async def start_exam(
     request.corpus_paths = [str(Path(p).resolve()) for p in request.corpus_paths]
     _check_request(settings, request)
     request.run_id = request.run_id or uuid.uuid4().hex[:12]
+    if request.paper:  # the paper fixes the units and questions, so the exam mode is the paper's too
+        request.paper = str(Path(request.paper).resolve())
+        request.mode = paper.read_paper(request.paper, request.paper_target or None).mode
     run_dir.mkdir(parents=True, exist_ok=True)
     with hold_run_dir(run_dir):
         _refuse_non_empty(run_dir)  # another `run` may have filled it between the check and the lock
@@ -222,7 +254,7 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
     if info.status != "completed" and settings.cache and not (run_dir / rundir.CACHE).is_file():
         log.warning("%s is missing: replies paid for before will be requested (and paid) again",
                     run_dir / rundir.CACHE)
-    if info.status != "completed":
+    if info.status != "completed" and not request.paper:  # a paper sitting resumes from its records
         set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
         problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
         if problem is not None:

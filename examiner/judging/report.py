@@ -35,14 +35,28 @@ def _gold(labels: Mapping[Any, Any]) -> dict[Any, Preference]:
     return {key: preference_from_text(value) for key, value in labels.items()}
 
 
+def _wrong_label(gold: Preference) -> Preference:
+    """A label that disagrees with `gold`: what an unparseable verdict counts as under `--unparseable wrong`."""
+    return Preference.SECOND if gold is Preference.FIRST else Preference.FIRST
+
+
+def _counted_as_wrong(js: Sequence[Judgment], gold: Mapping[Any, Preference]) -> list[Judgment]:
+    """The judgments with every unparseable verdict that has a gold label replaced by a wrong label (the
+    convention of tables that count a missing verdict as an error rather than leaving it out)."""
+    return [Judgment(j.id, j.order, _wrong_label(gold[j.id]))
+            if not isinstance(j.verdict, Preference) and j.id in gold else j for j in js]
+
+
 def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, int] | None = None,
-                     teacher: Mapping[Any, int] | None = None) -> dict[str, Any]:
+                     teacher: Mapping[Any, int] | None = None, unparseable: str = "drop") -> dict[str, Any]:
     """Agreement (labels from `labels` or the records' `label`), teacher agreement, swap metrics, and each
-    panel member's agreement with the panel when a panel judged."""
+    panel member's agreement with the panel when a panel judged. `unparseable`: `drop` leaves unparseable
+    verdicts out of the agreement figures, `wrong` counts each as a wrong label (swap figures always drop)."""
     js = judgments(records)
     gold = _gold(labels if labels is not None else {
         str(r["id"]): r["label"] for r in records if r.get("label") is not None})
     out: dict[str, Any] = {
+        "unparseable_convention": unparseable,
         "n_judgments": len(js),
         "n_unparseable": sum(1 for j in js if not is_scored(j.verdict)),
         "n_failed_calls": sum(1 for r in records if r.get("failed")),
@@ -51,7 +65,7 @@ def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, 
             for j in js).items(), key=str)},
     }
     if gold:
-        out["agreement"] = agreement(js, gold)
+        out["agreement"] = agreement(_counted_as_wrong(js, gold) if unparseable == "wrong" else js, gold)
     if teacher:
         out["teacher_agreement"] = agreement(js, _gold(teacher))
     if any(j.order == "swapped" for j in js):
@@ -81,24 +95,24 @@ def panel_agreement(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
             for m in agreement_with_panel(marks)]
 
 
-def _correlations(scores: list[float], human: list[float], groups: list[Any], systems: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"sample": stats.sample_level(scores, human).to_dict()}
-    if all(g is not None for g in groups) and groups:
-        out["summary"] = stats.summary_level(scores, human, groups).to_dict()
-    if all(s is not None for s in systems) and systems:
-        out["system"] = stats.system_level(scores, human, systems).to_dict()
-    return out
+def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "drop",
+                   lowest_score: float = 1.0) -> dict[str, Any]:
+    """Score summary, G-Eval paths, and correlations with human scores (judge score and classic metrics).
 
-
-def single_section(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Score summary, G-Eval paths, and correlations with human scores (judge score and classic metrics)."""
+    `unparseable`: `drop` leaves judgments without a score out of the correlations; `wrong` gives each the
+    lowest score of the scale (`lowest_score`), the convention of tables that count a missing score as
+    the worst one."""
     scored = [r for r in records if r.get("score") is not None]
+    if unparseable == "wrong":
+        scored = [r if r.get("score") is not None else dict(r, score=lowest_score) for r in records]
     out: dict[str, Any] = {
+        "unparseable_convention": unparseable,
+        "lowest_score": lowest_score if unparseable == "wrong" else None,
         "n_judgments": len(records),
-        "n_scored": len(scored),
+        "n_scored": sum(1 for r in records if r.get("score") is not None),
         "n_unparseable": sum(1 for r in records if r.get("score") is None and not r.get("failed")),
         "n_failed_calls": sum(1 for r in records if r.get("failed")),
-        "mean_score": sum(r["score"] for r in scored) / len(scored) if scored else None,
+        "mean_score": _mean([r["score"] for r in records if r.get("score") is not None]),
     }
     paths = Counter(r["path"] for r in records if r.get("path"))
     if paths:
@@ -109,20 +123,26 @@ def single_section(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         groups = [r.get("group") for r in with_human]
         systems = [r.get("system") for r in with_human]
         human = [float(r["human"]) for r in with_human]
-        corr = {"judge": _correlations([float(r["score"]) for r in with_human], human, groups, systems)}
+        corr = {"judge": stats.levels([float(r["score"]) for r in with_human], human, groups, systems)}
         metric_rows = [r for r in with_human if r.get("metric_scores")]
         if len(metric_rows) == len(with_human):
             for name in with_human[0]["metric_scores"]:
-                corr[name] = _correlations([float(r["metric_scores"][name]) for r in with_human], human,
+                corr[name] = stats.levels([float(r["metric_scores"][name]) for r in with_human], human,
                                            groups, systems)
         out["correlation_with_human"] = corr
     return out
 
 
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
 def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Sequence[Mapping[str, Any]],
                  meta: Mapping[str, Any], labels: Mapping[Any, int] | None = None,
-                 teacher: Mapping[Any, int] | None = None) -> dict[str, Any]:
-    """The full report: meta, counts of rows and skips, and the method's section."""
+                 teacher: Mapping[Any, int] | None = None, unparseable: str = "drop",
+                 lowest_score: float = 1.0) -> dict[str, Any]:
+    """The full report: meta, counts of rows and skips, and the method's section (`unparseable`: how
+    judgments without a verdict or score count, `drop` or `wrong`; see the sections)."""
     pairwise = any("order" in r for r in records)
     report: dict[str, Any] = {
         "method": method,
@@ -132,8 +152,23 @@ def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Seq
         "skipped": list(skipped),
     }
     report["pairwise" if pairwise else "single"] = (
-        pairwise_section(records, labels, teacher) if pairwise else single_section(records))
+        pairwise_section(records, labels, teacher, unparseable) if pairwise
+        else single_section(records, unparseable, lowest_score))
     return report
+
+
+LEVELS_NOTE = ("Levels: sample = one correlation over all rows; summary = a correlation per input (group), "
+               "averaged over the inputs where both sides vary (n = inputs used); system = each system's mean "
+               "scores, correlated across systems (n = systems). Kendall is tau-b.")
+"""How the correlation levels are defined (examiner.stats; the SummEval / G-Eval conventions)."""
+
+
+def _convention_line(section: Mapping[str, Any]) -> str:
+    if section.get("unparseable_convention") == "wrong":
+        lowest = section.get("lowest_score")
+        what = f"the lowest score ({cell(lowest)})" if lowest is not None else "a wrong label"
+        return f"- unparseable judgments: counted as {what} (--unparseable wrong)"
+    return "- unparseable judgments: left out of the figures (--unparseable drop)"
 
 
 def markdown(report: Mapping[str, Any]) -> str:
@@ -148,7 +183,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     if section:
         lines += ["", "## Pairwise", "", f"- judgments: {section['n_judgments']}, unparseable: "
                   f"{section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
-                  f"- verdicts: {section['verdicts']}"]
+                  f"- verdicts: {section['verdicts']}", _convention_line(section)]
         table = [("judge vs labels", section.get("agreement")), ("judge vs teacher", section.get("teacher_agreement"))]
         table += [(f"metric {k} vs labels", v) for k, v in (section.get("classic_metric_agreement") or {}).items()]
         table = [(name, m) for name, m in table if m]
@@ -175,7 +210,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     if section:
         lines += ["", "## Scores", "", f"- judgments: {section['n_judgments']}, scored: {section['n_scored']}, "
                   f"unparseable: {section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
-                  f"- mean score: {cell(section['mean_score'])}"]
+                  f"- mean score: {cell(section['mean_score'])}", _convention_line(section)]
         if section.get("geval_paths"):
             lines.append(f"- G-Eval paths: {section['geval_paths']}, unparseable samples excluded: "
                          f"{section['geval_unparseable_samples']}")
@@ -187,6 +222,7 @@ def markdown(report: Mapping[str, Any]) -> str:
                     n = c.get("n", c.get("n_groups_used"))
                     lines.append(f"| {name} | {level} | {n} | {cell(c['pearson'])} | {cell(c['spearman'])} | "
                                  f"{cell(c['kendall'])} |")
+            lines += ["", LEVELS_NOTE]
     if report.get("skipped"):
         lines += ["", "## Skipped rows", ""] + [f"- {s['message']}" for s in report["skipped"]]
     return "\n".join(lines) + "\n"

@@ -26,6 +26,18 @@ def _sections(name: str) -> dict[str, Template]:
     return sections
 
 
+def prompts_digest() -> str:
+    """SHA-256 over every prompt file (name and text, in name order): which prompts a run used, recorded in
+    run.json so that a run exported or compared later says whether the prompts have changed since."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for entry in sorted(resources.files("prompts").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".md"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def render(name: str, **values: object) -> list[dict[str, str]]:
     """Chat messages for prompt `name` with placeholders filled; a missing value raises KeyError."""
     sections = _sections(name)

@@ -1,0 +1,37 @@
+"""`examiner export RUN_DIR --to jsonl|parquet|hf DIR`: an exam run as a dataset with its card.
+
+    examiner export runs/pubmed --to parquet exports/pubmed
+    examiner export runs/pubmed --to hf exports/pubmed-hf   # datasets.load_from_disk("exports/pubmed-hf")
+
+One row per (unit, question, answer, verdict); README.md in DIR is the dataset card (corpus, models,
+prompts, figures, licence). Nothing is uploaded. parquet and hf need the export extra:
+pip install 'examiner[export]'.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from examiner.commands.common import output_dir
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from examiner.report.export import FORMATS
+
+    p = sub.add_parser("export", help="write an exam run as a dataset (JSONL, Parquet, or a Hugging Face "
+                                      "datasets folder) with a dataset card",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", metavar="RUN_DIR", help="an exam run directory")
+    p.add_argument("--to", required=True, choices=FORMATS, dest="format",
+                   help="jsonl (no extra needed), parquet, or hf (a folder for datasets.load_from_disk)")
+    p.add_argument("out", metavar="DIR", help="a new (or empty) folder for the data and README.md")
+    p.set_defaults(func=run_export)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from examiner.report.export import export_run
+
+    output_dir(args.out, "DIR")
+    written = export_run(args.run_dir, args.format, args.out)
+    print(f"exported {written['rows']} rows to {written['folder']}: {', '.join(written['files'])}")
+    return 0

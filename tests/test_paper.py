@@ -1,0 +1,101 @@
+"""A frozen exam paper: `examiner run --paper RUN_DIR` puts exactly the earlier run's questions to new
+targets, judged against the same units; `examiner compare` shows the sittings side by side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from examiner.cli import main
+from examiner.core.records import AnswerRecord, QuestionRecord, RunInfo, UnitOutcome, UnitRecord, VerdictRecord
+from examiner.core.rundir import RunDir
+from examiner.report.sample import write_sample_run
+
+SAME = ("text", "round", "cluster_id", "kind", "qtype", "targets")
+
+
+def _paper(q: QuestionRecord) -> tuple:
+    return tuple(getattr(q, name) for name in SAME)
+
+
+@pytest.fixture(scope="module")
+def sat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sample run (targets alpha and beta) as the paper; two new targets sit alpha's paper."""
+    root = tmp_path_factory.mktemp("paper")
+    earlier = write_sample_run(root / "earlier")
+    out = root / "sitting"
+    corpus = json.loads((earlier / "run.json").read_text())["corpus_paths"][0]
+    assert main(["run", corpus, "--simulate", "--target", "simulated", "--target", "local", "--paper", str(earlier),
+                 "--paper-target", "alpha", "--out", str(out), "--quiet"]) == 0
+    return earlier, out
+
+
+def test_two_targets_sit_identical_questions(sat: tuple[Path, Path]) -> None:
+    earlier, out = sat
+    paper = sorted(_paper(q) for q in RunDir(earlier).records(QuestionRecord).values() if q.target == "alpha")
+    questions = RunDir(out).records(QuestionRecord).values()
+    first, second = RunDir(out).read_info().targets
+    assert sorted(_paper(q) for q in questions if q.target == first) == paper
+    assert sorted(_paper(q) for q in questions if q.target == second) == paper
+
+
+def test_every_question_answered_and_judged_on_the_same_units(sat: tuple[Path, Path]) -> None:
+    earlier, out = sat
+    run = RunDir(out)
+    assert run.records(UnitRecord).keys() == RunDir(earlier).records(UnitRecord).keys()
+    questions, answers = run.records(QuestionRecord), run.records(AnswerRecord)
+    assert {a.question_id for a in answers.values()} == set(questions)
+    verdicts = run.records(VerdictRecord).values()
+    assert sorted((v.question_id, v.unit_id) for v in verdicts) == sorted(
+        (q.id, u) for q in questions.values() for u in q.targets)
+    info: RunInfo = run.read_info()
+    assert info.status == "completed" and info.paper == str(earlier.resolve()) and info.prompts_sha256
+    outcomes = run.records(UnitOutcome)
+    assert len(outcomes) == 2 * len(run.records(UnitRecord))
+    assert {o.status for o in outcomes.values()} <= {"correct", "incorrect", "unanswered", "uncovered"}
+
+
+def test_compare_shows_the_sittings_side_by_side(sat: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    earlier, out = sat
+    capsys.readouterr()
+    assert main(["compare", str(earlier), str(out)]) == 0
+    printed = capsys.readouterr().out
+    for target in ("alpha", "beta", *RunDir(out).read_info().targets):
+        assert f"| {target} |" in printed
+
+
+def test_a_paper_with_several_targets_needs_paper_target(sat: tuple[Path, Path], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    earlier, _ = sat
+    corpus = json.loads((earlier / "run.json").read_text())["corpus_paths"][0]
+    assert main(["run", corpus, "--simulate", "--paper", str(earlier), "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--paper-target" in err[0]
+    assert main(["run", corpus, "--simulate", "--paper", str(earlier), "--paper-target", "gamma",
+                 "--out", str(tmp_path / "y"), "--quiet"]) == 2
+    assert "did not examine 'gamma'" in capsys.readouterr().err
+
+
+def test_a_stopped_sitting_resumes_from_its_records(sat: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    _, out = sat
+    copy = tmp_path / "stopped"
+    shutil.copytree(out, copy)
+    files = RunDir(copy)
+    full = files.records(VerdictRecord)
+    last_round = max(v.round for v in full.values())
+    for name, keep in (("answers.jsonl", lambda r: r["round"] < last_round),
+                       ("verdicts.jsonl", lambda r: r["round"] < last_round)):
+        rows = [json.loads(line) for line in (copy / name).read_text().splitlines()]
+        (copy / name).write_text("".join(json.dumps(r) + "\n" for r in rows if keep(r)))
+    (copy / "outcomes.jsonl").unlink()
+    info = files.read_info()
+    info.status, info.stop_reason = "budget_exhausted", "budget exhausted during answering"
+    files.write_info(info)
+    assert main(["resume", str(copy), "--quiet"]) == 0
+    assert files.read_info().status == "completed"
+    assert files.records(VerdictRecord).keys() == full.keys()
+    assert len(files.records(UnitOutcome)) == 2 * len(files.records(UnitRecord))
