@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
-
 API = ("run_exam", "judge", "meta_evaluate", "ExamResult", "JudgeResult", "MetaResult", "TargetResult", "Figure",
        "RankedEvaluator")
 """Names examiner/api.py gives the package."""
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from examiner.core.version import VERSION
+
+        return VERSION
     if name in API:
         from examiner import api
 
@@ -27,4 +29,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *API])
+    return sorted([*globals(), *API, "__version__"])

@@ -24,7 +24,7 @@ import logging  # noqa: E402
 import sys  # noqa: E402
 from typing import Sequence  # noqa: E402
 
-from examiner import __version__  # noqa: E402
+from examiner.core.version import VERSION  # noqa: E402
 from examiner.errors import BudgetExhausted, UserError  # noqa: E402
 
 COMMAND_MODULES = ("setup", "cost", "exam", "report", "view", "judging", "meta", "metric_stats", "export")
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                "  examiner report runs/sim\n  examiner COMMAND --help   (what a command does, with an example)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"examiner {__version__}")
+    parser.add_argument("--version", action="version", version=f"examiner {VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name in COMMAND_MODULES:

@@ -117,3 +117,10 @@ def test_missing_extra_is_one_line(run_dir: Path, tmp_path: Path, capsys: pytest
     assert not (tmp_path / "p").exists()
     assert main(["export", str(tmp_path / "nowhere"), "--to", "jsonl", str(tmp_path / "j")]) == 2
     assert "run directory not found" in capsys.readouterr().err
+
+
+def test_export_command_offers_exactly_the_formats_the_writer_writes() -> None:
+    from examiner.commands import export as command
+    from examiner.report import export as writer
+
+    assert command.FORMATS == writer.FORMATS

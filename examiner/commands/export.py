@@ -1,8 +1,5 @@
 """`examiner export RUN_DIR --to jsonl|parquet|hf DIR`: an exam run as a dataset with its card.
 
-    examiner export runs/pubmed --to parquet exports/pubmed
-    examiner export runs/pubmed --to hf exports/pubmed-hf   # datasets.load_from_disk("exports/pubmed-hf")
-
 One row per (unit, question, answer, verdict); README.md in DIR is the dataset card (corpus, models,
 prompts, figures, licence). Nothing is uploaded. parquet and hf need the export extra:
 pip install 'examiner[export]'.
@@ -12,15 +9,20 @@ from __future__ import annotations
 
 import argparse
 
-from examiner.commands.common import output_dir
+from examiner.commands.common import add_command, output_dir
+
+FORMATS = ("jsonl", "parquet", "hf")
+"""What --to accepts (examiner/report/export.py writes each; a test keeps the two equal)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from examiner.report.export import FORMATS
-
-    p = sub.add_parser("export", help="write an exam run as a dataset (JSONL, Parquet, or a Hugging Face "
-                                      "datasets folder) with a dataset card",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(
+        sub, "export", "write an exam run as a dataset (JSONL, Parquet, or a Hugging Face datasets folder)",
+        "One row per (unit, question, answer, verdict) with source document, span and page, and README.md\n"
+        "in DIR as the dataset card (corpus, models, prompts, figures, licence). Nothing is uploaded.\n"
+        "parquet and hf need the export extra: pip install 'examiner[export]'.",
+        "examiner export runs/pubmed --to parquet exports/pubmed\n"
+        "examiner export runs/pubmed --to hf exports/pubmed-hf   # datasets.load_from_disk(\"exports/pubmed-hf\")")
     p.add_argument("run_dir", metavar="RUN_DIR", help="an exam run directory")
     p.add_argument("--to", required=True, choices=FORMATS, dest="format",
                    help="jsonl (no extra needed), parquet, or hf (a folder for datasets.load_from_disk)")

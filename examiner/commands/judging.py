@@ -292,6 +292,7 @@ def _print_summary(report: Mapping[str, Any], paths: Mapping[str, Path]) -> None
 def summary_parts(report: Mapping[str, Any]) -> list[Any]:
     """Lines and tables of a judging report (examiner judge / judge-stats), each table narrow enough
     for an 80-column terminal."""
+    from examiner.judging.report import LEVELS_NOTE, convention_text
     from examiner.report.writer import cell
 
     facts = [f"{key.replace('_', ' ')} {cell(report[key])}" for key in
@@ -303,6 +304,7 @@ def summary_parts(report: Mapping[str, Any]) -> list[Any]:
     if section:
         parts.append(f"judgments {section['n_judgments']}, unparseable {section['n_unparseable']}, failed calls "
                      f"{section['n_failed_calls']}; verdicts {section['verdicts']}")
+        parts.append(convention_text(section))
         rows = [("judge vs labels", section.get("agreement")), ("judge vs teacher", section.get("teacher_agreement"))]
         rows += [(f"metric {k} vs labels", v) for k, v in (section.get("classic_metric_agreement") or {}).items()]
         numbers = ("n", "accuracy", "macro P", "macro R", "macro F1")
@@ -337,6 +339,7 @@ def summary_parts(report: Mapping[str, Any]) -> list[Any]:
         if section.get("geval_paths"):
             parts.append(f"G-Eval paths {section['geval_paths']}, unparseable samples excluded "
                          f"{section['geval_unparseable_samples']}")
+        parts.append(convention_text(section))
         corr = section.get("correlation_with_human")
         if corr:
             numbers = ("n", "Pearson", "Spearman", "Kendall")
@@ -345,7 +348,7 @@ def summary_parts(report: Mapping[str, Any]) -> list[Any]:
                 for level, c in levels.items():
                     table.add_row(name, level, str(c.get("n", c.get("n_groups_used"))),
                                   *(cell(c[k]) for k in ("pearson", "spearman", "kendall")))
-            parts.append(table)
+            parts += [table, textwrap.fill(LEVELS_NOTE, 80)]
     return parts
 
 

@@ -1,10 +1,6 @@
 """`examiner metric-stats`: a classic metric (ROUGE, BLEU, BERTScore, embedding similarity) computed against
 a dataset's own references and correlated with its human scores at sample, summary and system level.
 
-    examiner metric-stats ../shared/data/summeval/summeval_1600.jsonl --metric rouge1,rouge2,rougeLsum \\
-        --candidate-field system_output --reference-field references \\
-        --human-field scores.coherence,scores.relevance --group-field doc_id --system-field system_id
-
 ROUGE-L comes in two variants: `rougeL` is rouge-score's sentence-level LCS (each text one sequence);
 `rougeLsum` is the summary-level union LCS over sentences (one per line; examiner splits the text into
 sentences first), the ROUGE-L of published SummEval tables. Each reference is scored on its own and the
@@ -17,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from examiner.commands.common import output_dir
+from examiner.commands.common import add_command, output_dir
 from examiner.errors import UserError
 
 ROUGEL_WARNING = ("rougeL is the sentence-level LCS (each text taken as one sequence); published SummEval "
@@ -29,9 +25,14 @@ MODEL_METRICS = {"bertscore": "bert-score with the bundled all-MiniLM-L6-v2 mode
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("metric-stats", help="correlate a classic metric (ROUGE, BLEU, BERTScore, embedding) "
-                                            "with a dataset's human scores",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(
+        sub, "metric-stats", "correlate a classic metric (ROUGE, BLEU, BERTScore, embedding) with human scores",
+        "Score each row's candidate against the dataset's own references with the metric, then correlate\n"
+        "the scores with the human scores at sample, summary and system level (Pearson, Spearman, Kendall).\n"
+        "rougeL is sentence-level LCS; rougeLsum is summary-level union LCS, the ROUGE-L of SummEval tables.",
+        "examiner metric-stats ../shared/data/summeval/summeval_1600.jsonl --metric rouge1,rouge2,rougeLsum \\\n"
+        "    --candidate-field system_output --reference-field references \\\n"
+        "    --human-field scores.coherence,scores.relevance --group-field doc_id --system-field system_id")
     p.add_argument("data", help="a .jsonl or .json file of rows with a candidate text, references and human scores")
     p.add_argument("--metric", required=True, metavar="NAMES",
                    help="comma-separated: rouge1, rouge2, rougeL (sentence-level LCS), rougeLsum (summary-level "

@@ -24,7 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from examiner import __version__
+from examiner.core.version import VERSION
 from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
 from examiner.errors import BudgetExhausted, UserError
@@ -94,7 +94,7 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
                 run_id=request.run_id, mode=request.mode, targets=request.targets,  # type: ignore[arg-type]
                 judge_mode=request.judge_mode, judges=list(request.judges),
                 corpus_paths=request.corpus_paths, started=time.time(),
-                examiner_version=__version__, prompts_sha256=prompts_digest(), paper=request.paper,
+                examiner_version=VERSION, prompts_sha256=prompts_digest(), paper=request.paper,
             )
         )
     return store

@@ -163,12 +163,17 @@ LEVELS_NOTE = ("Levels: sample = one correlation over all rows; summary = a corr
 """How the correlation levels are defined (examiner.stats; the SummEval / G-Eval conventions)."""
 
 
-def _convention_line(section: Mapping[str, Any]) -> str:
+def convention_text(section: Mapping[str, Any]) -> str:
+    """Which convention for unparseable judgments the section's figures used (--unparseable)."""
     if section.get("unparseable_convention") == "wrong":
         lowest = section.get("lowest_score")
         what = f"the lowest score ({cell(lowest)})" if lowest is not None else "a wrong label"
-        return f"- unparseable judgments: counted as {what} (--unparseable wrong)"
-    return "- unparseable judgments: left out of the figures (--unparseable drop)"
+        return f"unparseable judgments: counted as {what} (--unparseable wrong)"
+    return "unparseable judgments: left out of the figures (--unparseable drop)"
+
+
+def _convention_line(section: Mapping[str, Any]) -> str:
+    return f"- {convention_text(section)}"
 
 
 def markdown(report: Mapping[str, Any]) -> str:

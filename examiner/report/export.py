@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from examiner import __version__
+from examiner.core.version import VERSION
 from examiner.core.rundir import RUN_INFO
 from examiner.errors import UserError
 from examiner.report.store import RunData, load_run
@@ -146,7 +146,7 @@ def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str]) -
     verdicts = Counter(r["verdict"] or "unscored" for r in data)
     prompts = (f"sha256 {info.prompts_sha256} of the prompt files (examiner {info.examiner_version})"
                if info.prompts_sha256 else
-               f"not recorded by this run (it predates the field); exported with examiner {__version__}")
+               f"not recorded by this run (it predates the field); exported with examiner {VERSION}")
     lines = ["---", f"license: {licence.hf_id}", f"pretty_name: examiner exam {info.run_id}",
              "tags:", "- examiner", "- evaluation", "- question-answering", "---", "",
              f"# examiner exam run {info.run_id}", "",
