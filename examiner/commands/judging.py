@@ -193,7 +193,8 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
     unknown = [m for m in metrics if m not in CLASSIC_METRICS]
     if unknown:
         raise UserError(f"unknown --classic-metrics {', '.join(unknown)} (known: {', '.join(CLASSIC_METRICS)})")
-    async with Gateway(settings, run_dir=out, cache=not args.no_cache) as gw:
+    async with Gateway(settings, run_dir=out, cache=not args.no_cache,
+                       notes=lambda line: print(f"examiner: {line}", file=sys.stderr)) as gw:
         if args.method == "pairwise":
             records = await run_pairwise(gw, rows, pw, flags, panel=panel)
         elif args.method == "reviseval":
