@@ -20,7 +20,7 @@ from examiner.cli import main
 from examiner.config import EndpointSpec, Settings
 from examiner.core.records import UnitOutcome
 from examiner.core.rundir import RunDir
-from examiner.exam.runner import ExamRequest, resume_exam, start_exam
+from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
 from examiner.llm import GenerationConfig, Gateway
 from examiner.llm.ledger import answered, in_flight
@@ -126,10 +126,10 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
             "main": {"base_url": "http://127.0.0.1:9/v1", "model": "sim", "price_input_per_1m": 2.5,
                      "price_output_per_1m": 10.0, "batch": True, **FAST_BATCH},
             "simulated": {"provider": "simulated", "model": "sim",
-                          "options": {"knowledge": PROFILE, "batch_delay_s": 3.0, "batch_store": str(store)}},
+                          "options": {"knowledge": PROFILE, "batch_delay_s": 1.0, "batch_store": str(store)}},
         },
         "roles": {"examiner": "main", "candidate": "main", "judge": "main"},
-        "exam": {"max_rounds": 2},
+        "exam": {"max_rounds": 1},
     }
     config_file = tmp_path / "config.yaml"
     config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -149,7 +149,9 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
     assert len(saved) == 1
     assert any(r.get("batch") for r in in_flight(RunDir(killed).read_ledger())), "killed while its calls waited"
 
-    assert main(["resume", str(killed), "--quiet"]) == 0
+    resumed = subprocess.run([sys.executable, "-m", "examiner.cli", "resume", str(killed), "--quiet"],
+                             capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert RunStore(killed).read_info().status == "completed"
     created = _batch_store_lines(store)
     keys = [key for lines in created.values() for key in lines]
@@ -160,7 +162,8 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
     billed_keys = [r["call_id"] for r in _billed(killed) if r["batch"]]
     assert len(billed_keys) == len(set(billed_keys))
 
-    reference = tmp_path / "reference"
+    reference = tmp_path / "reference"  # ordinary calls: the same verdicts (test above), without the delay
+    config["endpoints"]["main"]["batch"] = False
     await start_exam(Settings.model_validate(config).simulated(), ExamRequest([str(small_corpus)]), reference,
                      quiet=True, report=False)
     assert _statuses(killed) == _statuses(reference)
