@@ -49,6 +49,88 @@ def _billed(run_dir: Path) -> list[dict[str, Any]]:
     return [r for r in answered(RunDir(run_dir).read_ledger()) if not r.get("cache_hit")]
 
 
+def _lines(count: int) -> bytes:
+    return "".join(json.dumps({"custom_id": f"r{i}", "method": "POST", "url": "/v1/chat/completions",
+                               "body": {"model": "sim", "max_tokens": 30,
+                                        "messages": [{"role": "user", "content": f"Say something about {i}."}]}}) + "\n"
+                   for i in range(count)).encode("utf-8")
+
+
+def _client(base_url: str) -> Any:
+    from openai import AsyncOpenAI
+
+    return AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
+
+
+async def _submit(base_url: str, count: int) -> tuple[Any, str]:
+    client = _client(base_url)
+    upload = await client.files.create(file=("in.jsonl", _lines(count), "application/jsonl"), purpose="batch")
+    batch = await client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+    return client, batch.id
+
+
+async def test_simulated_batches_api_through_the_openai_sdk(tmp_path: Path) -> None:
+    """The simulated Files and Batches routes as the SDK sees them: a batch runs after `batch_polls` status
+    checks; its output lines carry chat completions; a batch kept in `batch_store` is found by a new server."""
+    from examiner.llm.batch import BatchResults, parse_result_lines
+    from examiner.simulator import SimulatedServer
+
+    options = {"batch_polls": 2, "batch_store": str(tmp_path / "store")}
+    async with SimulatedServer(options) as base_url:
+        client, batch_id = await _submit(base_url, 6)
+        assert (await client.batches.retrieve(batch_id)).status == "in_progress"
+        assert (await client.batches.retrieve(batch_id)).status == "in_progress"
+        await client.close()
+    async with SimulatedServer(options) as base_url:  # a new process's server: the batch went on
+        client = _client(base_url)
+        done = await client.batches.retrieve(batch_id)
+        assert done.status == "completed" and done.request_counts and done.request_counts.completed == 6
+        assert done.error_file_id is None and done.output_file_id
+        results = BatchResults(status=done.status)
+        parse_result_lines((await client.files.content(done.output_file_id)).text, results)
+        assert sorted(results.answers) == [f"r{i}" for i in range(6)]
+        assert all(body["choices"][0]["message"]["content"] for body in results.answers.values())
+        await client.close()
+
+
+async def test_simulated_batch_expiry_and_line_errors(tmp_path: Path) -> None:
+    """An expired batch answers the first half of its lines (the rest: `batch_expired` in the error file);
+    `line_error` puts a share of the requests in the error file with HTTP 500."""
+    from examiner.llm.batch import BatchResults, parse_result_lines
+    from examiner.simulator import SimulatedServer
+
+    for faults, status in (({"expired": 1.0}, "expired"), ({"line_error": 0.5}, "completed")):
+        async with SimulatedServer({"batch_faults": faults}) as base_url:
+            client, batch_id = await _submit(base_url, 10)
+            done = await client.batches.retrieve(batch_id)
+            assert done.status == status and done.output_file_id and done.error_file_id
+            results = BatchResults(status=done.status)
+            for file_id in (done.output_file_id, done.error_file_id):
+                parse_result_lines((await client.files.content(file_id)).text, results)
+            assert set(results.answers) | set(results.errors) == {f"r{i}" for i in range(10)}
+            assert 0 < len(results.errors) < 10
+            if status == "expired":
+                assert sorted(results.answers) == [f"r{i}" for i in range(5)]
+                assert all("batch_expired" in e for e in results.errors.values())
+            else:
+                assert all("HTTP 500" in e for e in results.errors.values())
+            await client.close()
+
+
+def test_saved_batches_round_trip_and_damage_is_named(tmp_path: Path) -> None:
+    from examiner.core.jsonl import CorruptRunFile
+    from examiner.core.rundir import SubmittedBatch
+
+    run = RunDir(tmp_path)
+    assert run.read_batches() == []
+    saved = [SubmittedBatch(id="batch_1", endpoint="main", input_file_id="file-1", custom_ids=["a", "b"], created=1.0)]
+    run.write_batches(saved)
+    assert run.read_batches() == saved
+    (tmp_path / "batches.json").write_text("[{", encoding="utf-8")
+    with pytest.raises(CorruptRunFile, match="batches.json"):
+        run.read_batches()
+
+
 async def _ask_twenty(settings: Settings, run_dir: Path) -> list[str]:
     """Twenty distinct judge calls through a fan-out of 4: what a step of a method does."""
     async with Gateway(settings, run_dir) as gw:

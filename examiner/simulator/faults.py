@@ -43,11 +43,7 @@ class FaultPlan:
     """Fault rates from the endpoint options, and the per-request draw."""
 
     def __init__(self, options: Mapping[str, Any], seed: int) -> None:
-        rates = dict(options.get("faults") or {})
-        unknown = set(rates) - set(FAULT_KINDS)
-        if unknown:
-            raise ValueError(f"unknown fault kind(s) {sorted(unknown)} (known: {', '.join(FAULT_KINDS)})")
-        self.rates = {kind: float(rates.get(kind, 0.0)) for kind in FAULT_KINDS}
+        self.rates = _shares(options, "faults", "fault", FAULT_KINDS)
         if any(r < 0 for r in self.rates.values()) or sum(self.rates.values()) > 1 + 1e-9:
             raise ValueError("fault rates must be >= 0 and sum to at most 1")
         self.seed = seed
@@ -66,6 +62,16 @@ class FaultPlan:
             if u < edge:
                 return kind
         return None
+
+
+def _shares(options: Mapping[str, Any], option: str, what: str, kinds: tuple[str, ...]) -> dict[str, float]:
+    """kind -> share from the option `option` (a mapping; missing kinds are 0); ValueError naming an
+    unknown kind."""
+    given = dict(options.get(option) or {})
+    unknown = set(given) - set(kinds)
+    if unknown:
+        raise ValueError(f"unknown {what} kind(s) {sorted(unknown)} (known: {', '.join(kinds)})")
+    return {kind: float(given.get(kind, 0.0)) for kind in kinds}
 
 
 def malform_json(content: str, rng: random.Random) -> str:
@@ -119,11 +125,7 @@ class BatchFaultPlan:
     """Batch fault shares from the endpoint options, and the per-request and per-batch draws."""
 
     def __init__(self, options: Mapping[str, Any], seed: int) -> None:
-        rates = dict(options.get("batch_faults") or {})
-        unknown = set(rates) - set(BATCH_FAULT_KINDS)
-        if unknown:
-            raise ValueError(f"unknown batch fault kind(s) {sorted(unknown)} (known: {', '.join(BATCH_FAULT_KINDS)})")
-        self.rates = {kind: float(rates.get(kind, 0.0)) for kind in BATCH_FAULT_KINDS}
+        self.rates = _shares(options, "batch_faults", "batch fault", BATCH_FAULT_KINDS)
         if any(not 0 <= r <= 1 for r in self.rates.values()):
             raise ValueError("batch fault shares must be between 0 and 1")
         self.seed = seed
