@@ -279,3 +279,26 @@ def test_examiner_judge_with_a_batch_judge(tmp_path: Path) -> None:
         assert rows and all(r["batch"] == batch for r in rows if not r.get("repair"))
     assert verdicts[True] == verdicts[False]
     assert len(RunDir(tmp_path / "run-True").read_batches()) == 1
+
+
+def test_examiner_meta_with_batch_evaluators(tmp_path: Path) -> None:
+    """`examiner meta` with every endpoint in batch mode: the assessments of ordinary calls, at the batch price."""
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps({"id": f"p{i}", "input": f"Summarise fact {i}.", "output_1": f"Fact {i} holds.",
+                                        "output_2": f"Something else about {i}.", "label": 1 + i % 2}) + "\n"
+                            for i in range(6)), encoding="utf-8")
+    decisions = {}
+    for batch in (False, True):
+        endpoints = {name: {"provider": "simulated", "model": model, "price_input_per_1m": 2.5, "price_output_per_1m": 10.0,
+                            "batch": batch, **FAST_BATCH}
+                     for name, model in (("e80", "sim-acc0.8"), ("e50", "sim-acc0.5"), ("meta", "sim-rel0.9"))}
+        config = tmp_path / f"config-{batch}.yaml"
+        config.write_text(yaml.safe_dump({"endpoints": endpoints, "roles": {"meta_judge": "meta"}}), encoding="utf-8")
+        out = tmp_path / f"run-{batch}"
+        assert main(["meta", str(data), "--config", str(config), "--evaluators", "e80,e50", "--meta-judge", "meta",
+                     "--out", str(out), "--bootstrap", "20", "--shuffles", "10"]) == 0
+        rows = [json.loads(line) for line in (out / "assessments.jsonl").read_text().splitlines()]
+        decisions[batch] = sorted((r["item_id"], r["evaluator"], str(r.get("decision"))) for r in rows)
+        billed = _billed(out)
+        assert billed and all(r["batch"] == batch for r in billed if not r.get("repair"))
+    assert decisions[True] == decisions[False]
