@@ -208,7 +208,7 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
             "main": {"base_url": "http://127.0.0.1:9/v1", "model": "sim", "price_input_per_1m": 2.5,
                      "price_output_per_1m": 10.0, "batch": True, **FAST_BATCH},
             "simulated": {"provider": "simulated", "model": "sim",
-                          "options": {"knowledge": PROFILE, "batch_delay_s": 1.0, "batch_store": str(store)}},
+                          "options": {"knowledge": PROFILE, "batch_delay_s": 1.5, "batch_store": str(store)}},
         },
         "roles": {"examiner": "main", "candidate": "main", "judge": "main"},
         "exam": {"max_rounds": 1},

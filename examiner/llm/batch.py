@@ -46,6 +46,8 @@ CHAT_URL = "/v1/chat/completions"
 ENDED = ("completed", "expired", "failed", "cancelled")
 """Batch statuses after which nothing more will be answered."""
 POLL_GROWTH = 1.5
+TRANSIENT = (openai.RateLimitError, openai.APIConnectionError, openai.InternalServerError)
+"""Failures of a Files/Batches request worth trying again."""
 
 
 class BatchMiss(Exception):
@@ -89,11 +91,17 @@ class BatchResults:
 
 
 def parse_result_lines(text: str, results: BatchResults) -> None:
-    """Add the lines of an output or error file: {custom_id, response: {status_code, body}, error}."""
+    """Add the lines of an output or error file: {custom_id, response: {status_code, body}, error}. A line
+    that is not a JSON object is skipped: its request, left unanswered, is sent as an ordinary call."""
     for line in text.splitlines():
-        if not line.strip():
+        try:
+            row = json.loads(line) if line.strip() else None
+        except ValueError:
+            row = None
+        if not isinstance(row, dict):
+            if line.strip():
+                log.warning("a batch result line is not a JSON object (starts %r); skipped", line[:60])
             continue
-        row = json.loads(line)
         key = str(row.get("custom_id"))
         response = row.get("response") or {}
         body = response.get("body")
@@ -189,7 +197,7 @@ class BatchCollector:
                                          custom_ids=list(queued), created=time.time()))
         except (openai.OpenAIError, OSError) as exc:
             log.warning("endpoint %s: batch of %d calls not submitted (%s); sending them one by one",
-                        self.name, len(queued), str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+                        self.name, len(queued), _short(exc))
             for _, future in queued.values():
                 if not future.done():
                     future.set_exception(BatchMiss(f"batch not submitted: {exc}"))
@@ -213,10 +221,15 @@ class BatchCollector:
         shown = ""
         while True:
             try:
-                batch = await self._retried(lambda: self.client.batches.retrieve(batch_id))
-            except openai.OpenAIError as exc:  # e.g. a batch id the provider no longer knows
+                batch = await self.client.batches.retrieve(batch_id)
+            except TRANSIENT as exc:  # the batch runs on at the provider: check again later
+                log.info("endpoint %s: status of batch %s not read (%s); checking again", self.name, batch_id,
+                         _short(exc))
+                await asyncio.sleep(interval)
+                continue
+            except openai.OpenAIError as exc:  # e.g. a batch id the provider does not know
                 log.warning("endpoint %s: batch %s cannot be read (%s); its calls are sent one by one",
-                            self.name, batch_id, str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+                            self.name, batch_id, _short(exc))
                 return BatchResults(status="unreadable")
             counts = batch.request_counts
             progress = f"{batch.status}" + (f", {counts.completed + counts.failed}/{counts.total} done" if counts else "")
@@ -230,7 +243,12 @@ class BatchCollector:
         results = BatchResults(status=batch.status)
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
-                content = await self._retried(lambda: self.client.files.content(file_id))
+                try:
+                    content = await self._retried(lambda file_id=file_id: self.client.files.content(file_id))
+                except openai.OpenAIError as exc:  # its requests stay unanswered: sent one by one
+                    log.warning("endpoint %s: file %s of batch %s cannot be read (%s)", self.name, file_id,
+                                batch_id, _short(exc))
+                    continue
                 parse_result_lines(content.text, results)
         if results.errors or batch.status != "completed":
             self.notes(f"{self.name}: batch {batch_id} {batch.status}: {len(results.answers)} answered, "
@@ -242,11 +260,16 @@ class BatchCollector:
         for number in range(1, self.spec.max_attempts + 1):
             try:
                 return await call()
-            except (openai.RateLimitError, openai.APIConnectionError, openai.InternalServerError):
+            except TRANSIENT:
                 if number == self.spec.max_attempts:
                     raise
                 await asyncio.sleep(random.uniform(0, min(30.0, self.spec.backoff_base_s * 2 ** (number - 1))))
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _short(exc: BaseException) -> str:
+    """An error's first line, short enough for a log line."""
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
 __all__ = ["BatchBook", "BatchCollector", "BatchMiss", "BatchResults", "parse_result_lines"]
