@@ -174,6 +174,23 @@ async def test_what_a_batch_does_not_answer_is_sent_as_an_ordinary_call(tmp_path
         assert row["cost_usd"] == pytest.approx(spec.cost_usd(row["prompt_tokens"], row["completion_tokens"]))
 
 
+async def test_a_batch_that_cannot_be_submitted_leaves_its_calls_to_ordinary_requests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+    import openai
+
+    from examiner.llm.batch import BatchCollector
+
+    async def refused(self: BatchCollector, queued: Any) -> str:
+        raise openai.APIConnectionError(request=httpx.Request("POST", "http://provider.invalid/v1/files"))
+
+    monkeypatch.setattr(BatchCollector, "_create", refused)
+    assert await _ask_twenty(_settings(True), tmp_path / "batched") == await _ask_twenty(_settings(False), tmp_path / "plain")
+    rows = _billed(tmp_path / "batched")
+    assert len(rows) == 20 and not any(r["batch"] for r in rows)
+    assert RunDir(tmp_path / "batched").read_batches() == []
+
+
 async def test_batch_exam_gives_the_same_verdicts_at_the_batch_price(small_corpus: Path, tmp_path: Path) -> None:
     request = lambda: ExamRequest([str(small_corpus)], run_id="fixed")  # noqa: E731 - start_exam fills it in
     reference = await start_exam(_settings(False), request(), tmp_path / "plain", quiet=True, report=False)

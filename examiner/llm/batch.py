@@ -186,28 +186,36 @@ class BatchCollector:
             self._spawn(self._submit(self._take()))
 
     async def _submit(self, queued: dict[str, tuple[dict[str, Any], asyncio.Future[str]]]) -> None:
-        """Upload the queued lines, create the batch, save it, then tell each call its batch id."""
+        """Upload the queued lines, create the batch, save it, then tell each call its batch id. A batch
+        that could not be submitted leaves its calls to ordinary requests; any other error (a bug) is
+        handed to every waiting call rather than left to hang them."""
         try:
-            data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line, _ in queued.values())
-            upload = await self._retried(lambda: self.client.files.create(
-                file=("examiner-batch.jsonl", data.encode("utf-8"), "application/jsonl"), purpose="batch"))
-            batch = await self._retried(lambda: self.client.batches.create(
-                input_file_id=upload.id, endpoint=CHAT_URL, completion_window=self.spec.batch_completion_window))
-            self.book.add(SubmittedBatch(id=batch.id, endpoint=self.name, input_file_id=upload.id,
-                                         custom_ids=list(queued), created=time.time()))
+            batch_id = await self._create(queued)
         except (openai.OpenAIError, OSError) as exc:
             log.warning("endpoint %s: batch of %d calls not submitted (%s); sending them one by one",
                         self.name, len(queued), _short(exc))
-            for _, future in queued.values():
-                if not future.done():
-                    future.set_exception(BatchMiss(f"batch not submitted: {exc}"))
-                    future.exception()  # mark retrieved: each waiter re-raises it itself
+            _settle(queued, error=BatchMiss(f"batch not submitted: {_short(exc)}"))
             return
-        self.notes(f"{self.name}: batch {batch.id} submitted ({len(queued)} calls; results within "
+        except Exception as exc:
+            _settle(queued, error=exc)
+            raise
+        self.notes(f"{self.name}: batch {batch_id} submitted ({len(queued)} calls; results within "
                    f"{self.spec.batch_completion_window})")
-        for _, future in queued.values():
-            if not future.done():
-                future.set_result(batch.id)
+        _settle(queued, batch_id=batch_id)
+
+    async def _create(self, queued: dict[str, tuple[dict[str, Any], asyncio.Future[str]]]) -> str:
+        data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line, _ in queued.values())
+        upload = await self._retried(lambda: self.client.files.create(
+            file=("examiner-batch.jsonl", data.encode("utf-8"), "application/jsonl"), purpose="batch"))
+        batch = await self._retried(lambda: self.client.batches.create(
+            input_file_id=upload.id, endpoint=CHAT_URL, completion_window=self.spec.batch_completion_window))
+        try:
+            self.book.add(SubmittedBatch(id=batch.id, endpoint=self.name, input_file_id=upload.id,
+                                         custom_ids=list(queued), created=time.time()))
+        except OSError as exc:  # the batch exists and is paid: wait for it all the same
+            log.warning("endpoint %s: batch %s not saved in the run directory (%s); a resume after a kill "
+                        "would submit its calls again", self.name, batch.id, _short(exc))
+        return batch.id
 
     # ------------------------------------------------------------------ poll and collect
     def _collect(self, batch_id: str) -> asyncio.Task[BatchResults]:
@@ -265,6 +273,19 @@ class BatchCollector:
                     raise
                 await asyncio.sleep(random.uniform(0, min(30.0, self.spec.backoff_base_s * 2 ** (number - 1))))
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _settle(queued: dict[str, tuple[dict[str, Any], asyncio.Future[str]]], *, batch_id: str = "",
+            error: BaseException | None = None) -> None:
+    """Tell each queued call its batch id, or the error that stops it."""
+    for _, future in queued.values():
+        if future.done():
+            continue
+        if error is not None:
+            future.set_exception(error)
+            future.exception()  # mark retrieved: each waiter re-raises it itself
+        else:
+            future.set_result(batch_id)
 
 
 def _short(exc: BaseException) -> str:
