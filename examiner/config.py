@@ -98,6 +98,22 @@ class EndpointSpec(BaseModel):
     """Whether the endpoint returns top_logprobs (G-Eval falls back to sampling when it does not)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific options (e.g. the simulated backend's knowledge profile and fault rates)."""
+    batch: bool = False
+    """Send this endpoint's calls through the provider's Batch API (OpenAI Files + Batches): the calls a
+    step makes are submitted together as one JSONL file and billed at `batch_price_factor` of the list
+    prices; the results may take up to `batch_completion_window` to arrive (examiner.llm.batch)."""
+    batch_completion_window: Literal["24h"] = "24h"
+    """How long the provider may take to finish a batch (the Batches API accepts only `24h`)."""
+    batch_poll_seconds: float = Field(30.0, gt=0)
+    """First wait between two status checks of a submitted batch, in seconds; each wait is 1.5 times the
+    last, up to `batch_poll_max_seconds`."""
+    batch_poll_max_seconds: float = Field(600.0, gt=0)
+    """Longest wait between two status checks of a submitted batch, in seconds."""
+    batch_quiet_seconds: float = Field(2.0, gt=0)
+    """A batch is submitted once no new call has been queued for this many seconds (the calls a step
+    makes arrive together), or at once when `batch_max_requests` calls wait."""
+    batch_max_requests: int = Field(50_000, ge=1, le=50_000)
+    """Most calls in one batch (a count; OpenAI accepts up to 50,000 requests per batch file)."""
 
     @model_validator(mode="after")
     def _needs_url(self) -> "EndpointSpec":
@@ -295,7 +311,8 @@ class Settings(BaseModel):
 
         A twin's transport settings (timeout, attempts, back-off) are the `simulated` endpoint's, not
         X's: where that endpoint injects faults, a short timeout makes its `timeout` fault fire the
-        client timeout and exercise the retry path, as a slow real server would."""
+        client timeout and exercise the retry path, as a slow real server would. Batch mode and its
+        settings are X's, so a simulated run predicts batch prices and exercises the batch path."""
         data = self.model_dump()
         sim = self.endpoints["simulated"]
         sim_options = sim.options
@@ -311,6 +328,7 @@ class Settings(BaseModel):
                 max_attempts=sim.max_attempts,
                 backoff_base_s=sim.backoff_base_s,
                 options=sim_options,
+                **{k: v for k, v in spec.model_dump().items() if k.startswith("batch") and k not in PRICE_FIELDS},
             ).model_dump()
         for role, name in self.roles.items():
             if self.endpoints[name].provider != "simulated":

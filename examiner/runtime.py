@@ -3,7 +3,9 @@
 The exam's nodes, `examiner judge` and `examiner meta` all fan a list of items out to async work that
 calls models. They share this policy:
 
-- at most `limit` items are in flight (the gateway separately bounds calls per endpoint);
+- at most `limit` items are in flight (the gateway separately bounds calls per endpoint); an item whose
+  calls wait in a provider batch gives its place to the next item meanwhile (examiner.llm.slots), so
+  a step's calls to a batch endpoint all reach one batch;
 - a failed model call (after the gateway's retries) ends only its own item, as an outcome with the
   error; each distinct error is logged once per fan-out (a dead endpoint is one warning, not one per item);
 - the first budget stop ends its item and every item not yet started: those are reported as
@@ -23,6 +25,7 @@ from typing import Generic, TypeVar
 
 from examiner.errors import BudgetExhausted
 from examiner.llm.gateway import ModelCallError
+from examiner.llm.slots import Slot
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +92,7 @@ async def run_bounded(
     logged: set[str] = set()
 
     async def one(item: T) -> Outcome[R]:
-        async with gate:
+        async with Slot(gate):
             if stopped.is_set():
                 outcome: Outcome[R] = Outcome(budget_stopped=True)
             else:

@@ -252,7 +252,8 @@ async def _judge(args: argparse.Namespace, settings: Settings, rows: list, endpo
                           use_logprobs=False if args.no_logprobs else None, endpoint=endpoint)
     if args.method == "geval" and (opts_g.scale < 2 or opts_g.scale > 10):
         raise UserError(f"--scale must be between 2 and 10 for geval, got {opts_g.scale}")
-    async with Gateway(settings, run_dir=out, cache=not args.no_cache) as gw:
+    async with Gateway(settings, run_dir=out, cache=not args.no_cache,
+                       notes=lambda line: print(f"examiner: {line}", file=sys.stderr)) as gw:
         # the exam's progress display: one bar over the rows, with calls, tokens and dollars so far
         progress = ExamProgress(gw.totals, enabled=not args.quiet)
         with progress.task(f"judge {args.method}", len(rows)) as tick:

@@ -73,6 +73,9 @@ INDIVIDUAL = "individual.jsonl"
 OVERRIDES = "overrides.jsonl"
 """Exam runs: people's corrections of verdicts (core/overrides.py), appended by `examiner view`; the
 latest row per (question, unit) wins and verdicts.jsonl never changes."""
+BATCHES = "batches.json"
+"""Provider batches submitted for the run (id, endpoint, the request keys in it), saved before the first
+status check (rewritten atomically), so a killed run waits on the same batches instead of paying again."""
 
 RECORD_FILES: dict[type[BaseModel], str] = {
     UnitRecord: UNITS,
@@ -82,6 +85,20 @@ RECORD_FILES: dict[type[BaseModel], str] = {
     UnitOutcome: OUTCOMES,
 }
 """The exam's record types and the append-only file each lives in."""
+
+
+class SubmittedBatch(BaseModel):
+    """One provider batch of a run: what examiner needs to collect its results after a kill."""
+
+    id: str
+    """The provider's batch id."""
+    endpoint: str
+    """The endpoint name (in the run's settings) the batch was submitted to."""
+    input_file_id: str
+    custom_ids: list[str]
+    """The request keys (the response cache's keys) of the calls in the batch, one per input line."""
+    created: float
+    """When it was submitted (Unix seconds)."""
 
 
 def report_paths(folder: Path, stem: str = "") -> dict[str, Path]:
@@ -246,6 +263,25 @@ class RunDir:
         """ledger.jsonl rows in call order ([] when absent); a torn last line is counted in `torn`."""
         return self._rows(LEDGER)
 
+    # --- provider batches ----------------------------------------------------------------------------
+
+    def read_batches(self) -> list[SubmittedBatch]:
+        """batches.json ([] when absent); a damaged one is a CorruptRunFile naming it (it is replaced
+        whole and atomically, so a parse failure is damage, not a kill)."""
+        file = self.file(BATCHES)
+        if not file.is_file():
+            return []
+        try:
+            rows = json.loads(file.read_text(encoding="utf-8"))
+            return [SubmittedBatch.model_validate(row) for row in rows]
+        except (ValidationError, ValueError, TypeError) as exc:
+            raise CorruptRunFile(f"{file}: not a valid list of batches ({str(exc).strip().splitlines()[0]})") from None
+
+    def write_batches(self, batches: Iterable[SubmittedBatch]) -> None:
+        """Replace batches.json atomically (a kill mid-write leaves the previous list)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        _write_atomic(self.file(BATCHES), json.dumps([b.model_dump() for b in batches], indent=1))
+
     # --- passages ------------------------------------------------------------------------------------
 
     def write_passages(self, passages: Iterable[dict[str, Any]]) -> None:
@@ -292,7 +328,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 __all__ = [
-    "ANSWERS", "ASSESSMENTS", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
+    "ANSWERS", "ASSESSMENTS", "BATCHES", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
     "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
-    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "RunRecords", "UNITS", "VERDICTS", "report_paths", "safe_name",
+    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "RunRecords", "SubmittedBatch", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]

@@ -143,6 +143,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
             targets=request.targets, mode=mode, judge=judge, progress=ExamProgress(gateway.totals, enabled=not quiet),
         )
+        gateway.notes = ctx.progress.note  # provider batch progress, above the bars (not when quiet)
         if request.paper:
             try:
                 return await _sit_paper(ctx, request)

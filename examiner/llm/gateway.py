@@ -9,6 +9,8 @@ Each outcome is priced by EndpointSpec.cost_usd from the reply's `usage`, with t
 cache-write and reasoning details where the endpoint reports them (`_record`, with `batch=True` for a reply
 that came through a provider's batch API).
 All traffic uses the `openai` SDK's AsyncOpenAI client, so any OpenAI-compatible server works.
+An endpoint in batch mode sends its first requests through the provider's Batch API instead of one by
+one (examiner.llm.batch); what it cannot get from a batch it sends as ordinary requests.
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence, overload
+from typing import Any, Callable, Mapping, Sequence, overload
 
 import httpx
 import openai
 from openai import AsyncOpenAI
-from pydantic import BaseModel
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel, ValidationError
 
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import BudgetExhausted, ConfigError
+from examiner.llm.batch import BatchBook, BatchCollector, BatchMiss
 from examiner.llm.budget import Budget
 from examiner.llm.cache import ResponseCache, cache_key
 from examiner.llm.ledger import STARTED, Ledger, Usage, in_flight, spent_usd as ledger_spent_usd, tokens_of
@@ -152,9 +156,11 @@ class Gateway:
         budget_usd: float | None = None,
         max_repairs: int = 2,
         run_id: str = "",
+        notes: Callable[[str], None] | None = None,
     ) -> None:
         """`budget_usd` (default: the settings') caps the run's spending; a resumed run counts what its
-        earlier processes spent against that cap by calling `resume_spending` first."""
+        earlier processes spent against that cap by calling `resume_spending` first. `notes` shows
+        progress lines of provider batches (default: logged at INFO)."""
         self.settings = settings
         self.run_dir = Path(run_dir) if run_dir else None
         use_cache = settings.cache if cache is None else cache
@@ -169,6 +175,13 @@ class Gateway:
         self.totals = Totals()
         self._servers = ServerPool()
         self._endpoints: dict[str, _Endpoint] = {}
+        self.notes = notes or log.info
+        self._batch_book: BatchBook | None = None
+        self._collectors: dict[str, BatchCollector] = {}
+        self._batch_orphans: dict[str, dict[str, Any]] = {}
+        """Cache key -> the `started` record a killed process wrote for a batch call (see `_adopt`)."""
+        self._counted_in_flight: dict[str, float] = {}
+        """Call id -> worst case that `resume_spending` counted for a call in flight at a kill."""
 
     async def __aenter__(self) -> "Gateway":
         return self
@@ -177,7 +190,11 @@ class Gateway:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close HTTP clients, stop managed servers, flush the ledger and cache."""
+        """Close HTTP clients, stop managed servers, flush the ledger and cache. Batches still running
+        go on at the provider; a resumed run collects them."""
+        for collector in self._collectors.values():
+            await collector.aclose()
+        self._collectors.clear()
         for endpoint in self._endpoints.values():
             await endpoint.client.close()
         self._endpoints.clear()
@@ -204,7 +221,7 @@ class Gateway:
                 continue
             spec = self.settings.endpoints.get(str(started.get("endpoint")))
             # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.
-            batch = bool(started.get("batch"))
+            batch = bool(payload.get("batch"))
             price = _price(spec, payload, batch) if spec else float(started.get("worst_case_usd", 0.0))
             outcome = {k: v for k, v in started.items() if k not in ("outcome", "worst_case_usd", "cache_key")}
             outcome.update(ts=time.time(), request_id=payload["request_id"], **tokens_of(payload),
@@ -215,6 +232,7 @@ class Gateway:
             known_ids.add(payload["request_id"])
             reconciled += 1
         self.budget.spent_usd = ledger_spent_usd(records)
+        self._counted_in_flight = {str(r.get("call_id")): float(r.get("worst_case_usd", 0.0)) for r in in_flight(records)}
         return reconciled
 
     # ------------------------------------------------------------------ resolution
@@ -375,20 +393,21 @@ class Gateway:
         if fmt is not None:
             request["response_format"] = fmt
 
+        # A batch call needs the key even without a cache: it is the call's custom_id in the batch.
         key = cache_key(endpoint=ep.identity, model=ep.spec.model, messages=messages, request=request) if (
-            self.cache is not None
+            self.cache is not None or ep.spec.batch
         ) else None
 
         async def fetch() -> dict[str, Any]:
             return await self._send(ep, messages, request, call, key)
 
         started = time.perf_counter()
-        if self.cache is not None and key is not None:  # both or neither: key is None without a cache
+        if self.cache is not None and key is not None:  # key is None only without a cache
             payload, hit = await self.cache.get_or_fetch(key, fetch)
         else:
             payload, hit = await fetch(), False
         result = self._result(ep, payload, hit, time.perf_counter() - started)
-        self._record(ep, result, call.record)
+        self._record(ep, result, call.record, batch=bool(payload.get("batch")) and not hit)
         return result
 
     async def _send(
@@ -401,15 +420,22 @@ class Gateway:
         spec = ep.spec
         n = int(request.get("n", 1))
         prompt_estimate = count_message_tokens(messages)
+        # At the standard price even in batch mode: a request a batch does not answer is sent as usual.
         worst_case = spec.worst_case_usd(prompt_estimate, request["max_tokens"] * n)
         ticket = self.budget.reserve(worst_case) if self.budget.limit_usd is not None else None
+        batched = key is not None and self._batched(spec, n, call)
         try:
-            if ep.tpm is not None:
+            if ep.tpm is not None and not batched:
                 await ep.tpm.acquire(prompt_estimate + request["max_tokens"] * n)
-            self.ledger.append(dict(call.record, ts=time.time(), run_id=self.run_id, endpoint=ep.name,
-                                    model=spec.model, outcome=STARTED, worst_case_usd=worst_case, cache_key=key))
+            if not (batched and self._adopt(key, call)):
+                self.ledger.append(dict(call.record, ts=time.time(), run_id=self.run_id, endpoint=ep.name,
+                                        model=spec.model, outcome=STARTED, worst_case_usd=worst_case, cache_key=key,
+                                        **({"batch": True} if batched else {})))
             if n > 1 and not spec.supports_n:
                 payload = await self._fan_out(ep, messages, request, call)
+            elif batched:
+                assert key is not None
+                payload = await self._batch_reply(ep, messages, request, call, key)
             else:
                 payload = await self._attempts(ep, messages, request, call)
         except BaseException as exc:
@@ -420,8 +446,57 @@ class Gateway:
                 self.budget.settle(ticket, 0.0)
             raise
         if ticket is not None:
-            self.budget.settle(ticket, _price(spec, payload))
+            self.budget.settle(ticket, _price(spec, payload, bool(payload.get("batch"))))
         return payload
+
+    # ------------------------------------------------------------------ batch mode
+    @staticmethod
+    def _batched(spec: EndpointSpec, n: int, call: _Call) -> bool:
+        """Whether a request goes to a provider batch. Re-asks after an unusable reply do not: they are
+        few, and a second batch round trip (up to the completion window) for them would hold up the
+        whole step; nor do n > 1 requests to an endpoint that returns one choice per request."""
+        return spec.batch and not call.record.get("repair") and (n == 1 or spec.supports_n)
+
+    def _batches(self) -> BatchBook:
+        """The run's submitted batches, and the batch calls a killed process left in flight, read once."""
+        if self._batch_book is None:
+            self._batch_book = BatchBook(rundir.RunDir(self.run_dir) if self.run_dir else None)
+            records = read_jsonl(self.ledger.path).rows if self.ledger.path is not None else []
+            self._batch_orphans = {str(r["cache_key"]): r for r in in_flight(records)
+                                   if r.get("batch") and r.get("cache_key")}
+        return self._batch_book
+
+    def _adopt(self, key: str, call: _Call) -> bool:
+        """A resumed batch call takes the identity of the `started` record its killed process wrote for
+        the same request (which waits in the same saved batch), so the ledger shows one request with
+        one outcome, and the worst case the resume counted for it gives way to its real cost."""
+        self._batches()
+        orphan = self._batch_orphans.pop(key, None)
+        if orphan is None:
+            return False
+        call.record["call_id"] = orphan["call_id"]
+        self.budget.spent_usd -= self._counted_in_flight.pop(str(orphan["call_id"]), 0.0)
+        return True
+
+    async def _batch_reply(
+        self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call, key: str
+    ) -> dict[str, Any]:
+        """The request's reply from a provider batch as a cacheable payload marked `batch`; a request the
+        batch does not answer is sent as an ordinary request."""
+        if ep.name not in self._collectors:
+            self._collectors[ep.name] = BatchCollector(ep.name, ep.spec, ep.client, self._batches(), self.notes)
+        began = time.perf_counter()
+        # Only the simulated backend reads request metadata from a batch line; providers get the standard line.
+        headers = call.headers() if ep.spec.provider == "simulated" else None
+        try:
+            reply = await self._collectors[ep.name].answer(key, dict(request, model=ep.spec.model, messages=messages),
+                                                           headers)
+            completion = ChatCompletion.model_validate(reply)
+        except (BatchMiss, ValidationError) as miss:
+            log.info("endpoint %s: %s; sending the request on its own", ep.name, str(miss).splitlines()[0][:200])
+            return await self._attempts(ep, messages, request, call)
+        attempt = Attempt("ok", time.perf_counter() - began, detail="batch")
+        return dict(self._payload(completion, messages, [attempt], None), batch=True)
 
     async def _fan_out(
         self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call

@@ -222,7 +222,7 @@ async def run_meta(items: Sequence[MetaItem], config: MetaConfig, settings: Sett
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     own_gateway = gateway is None
-    gw = gateway or Gateway(settings, run_dir=out_dir, cache=True)
+    gw = gateway or Gateway(settings, run_dir=out_dir, cache=True, notes=progress)
     try:
         run = await _run(items, config, gw, out_dir, imported, say)
     finally:

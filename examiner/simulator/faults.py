@@ -43,11 +43,7 @@ class FaultPlan:
     """Fault rates from the endpoint options, and the per-request draw."""
 
     def __init__(self, options: Mapping[str, Any], seed: int) -> None:
-        rates = dict(options.get("faults") or {})
-        unknown = set(rates) - set(FAULT_KINDS)
-        if unknown:
-            raise ValueError(f"unknown fault kind(s) {sorted(unknown)} (known: {', '.join(FAULT_KINDS)})")
-        self.rates = {kind: float(rates.get(kind, 0.0)) for kind in FAULT_KINDS}
+        self.rates = _shares(options, "faults", "fault", FAULT_KINDS)
         if any(r < 0 for r in self.rates.values()) or sum(self.rates.values()) > 1 + 1e-9:
             raise ValueError("fault rates must be >= 0 and sum to at most 1")
         self.seed = seed
@@ -66,6 +62,16 @@ class FaultPlan:
             if u < edge:
                 return kind
         return None
+
+
+def _shares(options: Mapping[str, Any], option: str, what: str, kinds: tuple[str, ...]) -> dict[str, float]:
+    """kind -> share from the option `option` (a mapping; missing kinds are 0); ValueError naming an
+    unknown kind."""
+    given = dict(options.get(option) or {})
+    unknown = set(given) - set(kinds)
+    if unknown:
+        raise ValueError(f"unknown {what} kind(s) {sorted(unknown)} (known: {', '.join(kinds)})")
+    return {kind: float(given.get(kind, 0.0)) for kind in kinds}
 
 
 def malform_json(content: str, rng: random.Random) -> str:
@@ -103,3 +109,31 @@ def original_request(body: dict[str, Any], hints: Mapping[str, Any]) -> tuple[di
     if len(messages) <= 2 * repairs or roles != ["assistant", "user"] * repairs:
         return body, rest
     return dict(body, messages=messages[: len(messages) - 2 * repairs]), rest
+
+
+BATCH_FAULT_KINDS = ("line_error", "expired")
+"""Faults of the simulated Batch API (the `batch_faults` option, kind -> share):
+
+- `line_error`: the share of a batch's requests answered with an error line (HTTP 500, in the batch's
+  error file) instead of a reply, drawn per request (its custom_id);
+- `expired`: the share of batches that end `expired`, drawn per batch (its input file): the first half
+  of their lines are answered, the rest are in the error file with code `batch_expired`, as with a
+  provider batch that ran out of its completion window."""
+
+
+class BatchFaultPlan:
+    """Batch fault shares from the endpoint options, and the per-request and per-batch draws."""
+
+    def __init__(self, options: Mapping[str, Any], seed: int) -> None:
+        self.rates = _shares(options, "batch_faults", "batch fault", BATCH_FAULT_KINDS)
+        if any(not 0 <= r <= 1 for r in self.rates.values()):
+            raise ValueError("batch fault shares must be between 0 and 1")
+        self.seed = seed
+
+    def line_fails(self, custom_id: str) -> bool:
+        """Whether the request `custom_id` gets an error line instead of a reply."""
+        return stable_uniform(self.seed, "batch-line", custom_id) < self.rates["line_error"]
+
+    def expires(self, input_key: str) -> bool:
+        """Whether the batch over the input file with hash `input_key` expires before it ends."""
+        return stable_uniform(self.seed, "batch-expired", input_key) < self.rates["expired"]

@@ -1,6 +1,7 @@
 """The simulated backend's HTTP server: OpenAI chat completions on 127.0.0.1, deterministic by seed.
 
-Routes: POST /v1/chat/completions, GET /v1/models, GET /sim/stats, POST /sim/oracle, POST /sim/reset.
+Routes: POST /v1/chat/completions, GET /v1/models, GET /sim/stats, POST /sim/oracle, POST /sim/reset, and
+the Files and Batches routes of simulator/batches.py (each batch line is answered by `answer_chat`).
 `SimulatedServer` runs it on a background thread with its own event loop, so synchronous code, async
 code and other processes can all call it; `python -m examiner.simulator` runs it as a process.
 """
@@ -15,13 +16,14 @@ from array import array
 import time
 from collections import Counter
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from aiohttp import web
 
 from examiner.simulator.behaviours import SimRequest, content_text, find_behaviour, score_scale
 from examiner.simulator.faults import JSON_FAULTS, FaultPlan, malform_json, original_request, truncate_json
+from examiner.simulator.batches import BATCH_OPTION_NAMES, SimBatches, add_batch_routes
 from examiner.simulator.logprobs import token_logprobs
 from examiner.simulator.prompt_cache import CLOSING, PromptCache, frame
 from examiner.simulator.prose import rng_for, stable_int, stable_uniform
@@ -43,6 +45,7 @@ except ImportError:  # pragma: no cover
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "reason_tokens", "report_usage",
     "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens",
+    *BATCH_OPTION_NAMES,
 )
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
 
@@ -80,9 +83,15 @@ def prompt_token_ids(messages: list[dict[str, Any]]) -> array:
 
 
 def _error(status: int, message: str, kind: str, headers: Mapping[str, str] | None = None) -> web.Response:
-    body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
-    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json",
-                        headers=headers)
+    return _json(status, _error_body(message, kind), headers)
+
+
+def _error_body(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+def _json(status: int, body: Any, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json", headers=headers)
 
 
 class SimState:
@@ -92,6 +101,7 @@ class SimState:
         self.options: dict[str, Any] = dict(options or {})
         self.seed = int(seed if seed is not None else self.options.get("seed", 0) or 0)
         self.faults = FaultPlan(self.options, self.seed)
+        self.batches = SimBatches(self.options, self.seed)
         self.report_usage = bool(self.options.get("report_usage", True))
         self.latency_s = float(self.options.get("latency_s", 0.0) or 0.0)
         self.caches_prompts = bool(self.options.get("prompt_cache", True))
@@ -121,6 +131,7 @@ class SimState:
             "distinct_bodies": len(self.seen),
             "oracle_items": len(self.oracle),
             "billed": {reply_id: list(tokens) for reply_id, tokens in self.billed.items()},
+            "batches": self.batches.stats(),
         }
 
 
@@ -138,9 +149,9 @@ def _response_format(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, bo
     return None, kind == "json_object"
 
 
-def _hints(request: web.Request) -> dict[str, Any]:
+def _hints(headers: Mapping[str, str]) -> dict[str, Any]:
     """The `X-Examiner-Hints` header: a JSON object (absent: no hints). Raises ValueError otherwise."""
-    raw = request.headers.get("X-Examiner-Hints")
+    raw = headers.get("X-Examiner-Hints")
     if not raw:
         return {}
     hints = orjson.loads(raw)
@@ -188,20 +199,26 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, hints:
 
 
 async def chat_completions(request: web.Request) -> web.Response:
-    state: SimState = request.app[STATE]
-    raw = await request.read()
+    status, body, headers = await answer_chat(request.app[STATE], await request.read(), request.headers)
+    return _json(status, body, headers)
+
+
+async def answer_chat(state: SimState, raw: bytes, headers: Mapping[str, str],
+                      ) -> tuple[int, dict[str, Any], dict[str, str] | None]:
+    """(HTTP status, JSON body, extra headers) of one chat completion request: the reply or the error
+    the simulated model gives for the request body `raw` with its request `headers`."""
     state.requests += 1
     try:
         body = orjson.loads(raw)
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise ValueError("body must be an object with a `messages` list")
-        hints = _hints(request)
+        hints = _hints(headers)
     except ValueError as exc:
         state.bad_requests += 1
-        return _error(400, f"invalid request: {exc}", "invalid_request_error")
+        return 400, _error_body(f"invalid request: {exc}", "invalid_request_error"), None
     if body.get("stream"):
         state.bad_requests += 1
-        return _error(400, "the simulated backend does not stream", "invalid_request_error")
+        return 400, _error_body("the simulated backend does not stream", "invalid_request_error"), None
 
     body_key = hashlib.blake2b(raw, digest_size=12).digest()
     seen = state.seen[body_key]
@@ -210,8 +227,8 @@ async def chat_completions(request: web.Request) -> web.Response:
     fault = state.faults.decide(body_key.hex(), seen)
     if fault in JSON_FAULTS and not json_mode:
         fault = None
-    role = request.headers.get("X-Examiner-Role", "generic").strip().lower() or "generic"
-    stage = request.headers.get("X-Examiner-Stage", "").strip().lower()
+    role = headers.get("X-Examiner-Role", "generic").strip().lower() or "generic"
+    stage = headers.get("X-Examiner-Stage", "").strip().lower()
     stage = "" if stage == "-" else stage
     state.by_role[role] += 1
 
@@ -221,10 +238,10 @@ async def chat_completions(request: web.Request) -> web.Response:
         state.fault_counts[fault] += 1
     if fault == "rate_limit":
         wait = state.faults.retry_after_s
-        return _error(429, "simulated rate limit", "rate_limit_exceeded",
-                      {"Retry-After": f"{wait:g}", "retry-after-ms": f"{wait * 1000:g}"})
+        return 429, _error_body("simulated rate limit", "rate_limit_exceeded"), \
+            {"Retry-After": f"{wait:g}", "retry-after-ms": f"{wait * 1000:g}"}
     if fault == "server_error":
-        return _error(500, "simulated server error", "server_error")
+        return 500, _error_body("simulated server error", "server_error"), None
     if fault == "timeout":
         await asyncio.sleep(state.faults.timeout_sleep_s)
 
@@ -262,7 +279,7 @@ async def chat_completions(request: web.Request) -> web.Response:
         state.billed[out["id"]] = (prompt, completion)
     if fault is None:
         state.ok += 1
-    return web.Response(body=orjson.dumps(out), content_type="application/json")
+    return 200, out, None
 
 
 async def list_models(request: web.Request) -> web.Response:
@@ -302,6 +319,7 @@ def make_app(state: SimState) -> web.Application:
     app.router.add_get("/sim/stats", sim_stats)
     app.router.add_post("/sim/oracle", sim_oracle)
     app.router.add_post("/sim/reset", sim_reset)
+    add_batch_routes(app, state.batches, partial(answer_chat, state))
     return app
 
 
