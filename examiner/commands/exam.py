@@ -20,6 +20,7 @@ from examiner.errors import ConfigError, UserError
 from examiner.core import rundir
 from examiner.core.records import RunInfo
 from examiner.exam.modes import MODES
+from examiner.report.health import UNTRUSTWORTHY, failed as health_failed, headline, health_rows, self_agreement_text
 from examiner.exam.runner import (
     ExamRequest,
     budget_stop,
@@ -30,6 +31,9 @@ from examiner.exam.runner import (
 )
 
 console = Console()
+
+HEALTH_FAILED = 4
+"""Exit code of `run`, `resume` and `report` with --strict when the run's health failed."""
 
 
 def _exam_flags(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _exam_flags(run)
     run.add_argument("--out", metavar="RUN_DIR", help="run directory (default: runs/exam-<time>)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
+    add_strict_flag(run)
     run.set_defaults(func=run_exam)
 
     resume = sub.add_parser("resume", help="continue a killed or budget-stopped exam run from its checkpoint")
@@ -69,6 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the run's new spending cap, money already spent included (default: "
                              "EXAMINER_BUDGET_USD, else the cap the run was started with)")
     resume.add_argument("--quiet", action="store_true")
+    add_strict_flag(resume)
     resume.set_defaults(func=run_resume)
 
     estimate = sub.add_parser("estimate", help="predict units, clusters, calls, tokens and dollars before a run")
@@ -80,6 +86,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--out", default="runs/demo")
     demo.add_argument("--max-rounds", type=int, default=2)
     demo.set_defaults(func=run_demo)
+
+
+def add_strict_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strict", action="store_true",
+                        help=f"exit {HEALTH_FAILED} when the run's health check fails (reports are written first)")
 
 
 def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
@@ -129,6 +140,9 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
         table.add_column(column)
     if report_path.exists():
         report = json.loads(report_path.read_text(encoding="utf-8"))
+        print_health(report.get("health"))
+        if health_failed(report.get("health")):
+            table.caption = UNTRUSTWORTHY
         for target, figures in (report.get("targets") or {}).items():
             acc, cov = figures.get("accuracy") or {}, figures.get("coverage") or {}
             counts = figures.get("counts") or {}
@@ -148,6 +162,35 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
         if (run_dir / name).exists():
             console.print(f"{name}: {run_dir / name}")
+
+
+def print_health(health: dict | None) -> None:
+    """The run's health first: its status, the checks that did not pass with their examples, and the
+    judge self-agreement."""
+    if not health:
+        return
+    colour = {"pass": "green", "warn": "yellow", "fail": "red"}.get(health["status"], "white")
+    console.print(f"[bold {colour}]{headline(health)}[/]", highlight=False)
+    for row in health_rows(health):
+        if row[1] in ("warn", "fail"):
+            console.print(f"  {row[0]}: {row[1]}, {row[4]} (threshold {row[3]})"
+                          + (f"; e.g. {row[5]}" if row[5] else ""), highlight=False, markup=False)
+    console.print(f"  {self_agreement_text(health)}", highlight=False, markup=False)
+
+
+def strict_exit(code: int, run_dir: Path, strict: bool) -> int:
+    """With --strict, a run whose health failed exits HEALTH_FAILED (after its reports were written),
+    unless a failure or budget stop already chose the exit code."""
+    if not strict or code != 0:
+        return code
+    import json
+
+    report_path = run_dir / rundir.REPORT_JSON
+    health = json.loads(report_path.read_text(encoding="utf-8")).get("health") if report_path.exists() else None
+    if health_failed(health):
+        print(f"examiner: health check failed ({headline(health)}); exit {HEALTH_FAILED} (--strict)", file=sys.stderr)
+        return HEALTH_FAILED
+    return code
 
 
 def panel_table(panel: dict) -> Table:
@@ -194,7 +237,7 @@ def run_exam(args: argparse.Namespace) -> int:
     run_dir = output_dir(args.out) if args.out else default_run_dir()
     info = asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet))  # type: ignore[arg-type]
     summarise(info, run_dir)
-    return _exit_code(info, run_dir)
+    return strict_exit(_exit_code(info, run_dir), run_dir, args.strict)
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -207,7 +250,7 @@ def run_resume(args: argparse.Namespace) -> int:
         raise ConfigError(f"budget must be zero or more dollars, got {budget}")
     info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget))
     summarise(info, run_dir)
-    return _exit_code(info, run_dir)
+    return strict_exit(_exit_code(info, run_dir), run_dir, args.strict)
 
 
 def run_estimate(args: argparse.Namespace) -> int:

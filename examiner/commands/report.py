@@ -4,7 +4,10 @@ puts several targets side by side."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+
+from examiner.core import rundir
 
 from examiner.errors import UserError
 
@@ -14,6 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("run_dir", help="a run directory (holds run.json)")
     parser.add_argument("--map-rounds", metavar="N,N,...",
                         help="rounds drawn in the 2-D maps (default: 1, 2 and the last)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 4 when the run's health check fails (the reports are written first)")
     parser.set_defaults(func=run_report)
     parser = sub.add_parser("compare", help="compare the targets of one or more runs side by side")
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
@@ -32,17 +37,20 @@ def _rounds(text: str | None) -> list[int] | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from examiner.provenance import build_provenance
-    from examiner.report import build_report
+    from examiner.exam.runner import build_reports
 
-    paths = build_report(args.run_dir, map_rounds=_rounds(args.map_rounds))
-    paths["provenance"] = build_provenance(args.run_dir)
+    paths = build_reports(args.run_dir, map_rounds=_rounds(args.map_rounds))
     for name in ("html", "md", "json", "provenance"):
         print(f"{name}: {paths[name]}")
     figures = [p for k, p in paths.items() if k.startswith("figure:")]
     if figures:
         print(f"figures: {len(figures)} in {figures[0].parent}")
-    return 0
+    from examiner.commands.exam import print_health, strict_exit
+
+    run_dir = Path(args.run_dir)
+    report = json.loads((run_dir / rundir.REPORT_JSON).read_text(encoding="utf-8"))
+    print_health(report.get("health"))
+    return strict_exit(0, run_dir, args.strict)
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -154,6 +154,24 @@ class VerdictRecord(_OnDisk):
         return _mark(self.type, self.reason, {n: _mark(m.type, m.reason) for n, m in self.members.items()})
 
 
+class SelfCheckRecord(BaseModel):
+    """self_check.jsonl: the judge's second marking of one sampled answer, its units in another order.
+
+    Kept so that the self-agreement figure is reproduced by a resumed run without judging again, and
+    so the report can show which units the judge labelled differently the second time."""
+
+    id: str
+    answer_id: str
+    question_id: str
+    target: str
+    round: int
+    order: list[str]
+    """The target unit ids in the order the judge saw them the second time."""
+    labels: dict[str, VerdictType]
+    """Unit id -> the second label (`unscored` when the judge gave none)."""
+    reasons: dict[str, str] = Field(default_factory=dict)
+
+
 class UnitOutcome(BaseModel):
     """Final standing of one unit for one target (in report.json and outcomes.jsonl)."""
 

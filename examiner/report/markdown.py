@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from examiner.llm.ledger import unknown_lines
+from examiner.report.health import UNTRUSTWORTHY, failed, health_markdown
 from examiner.report.writer import cell
 
 PER_CLUSTER_ROWS = 40
@@ -173,8 +174,11 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     """The whole report as Markdown; `figures` maps a figure name to its path relative to the report."""
     run = summary["run"]
     out = [f"# Exam report: {run['run_id']}", ""]
+    out += health_markdown(summary.get("health"), table)
     out += [f"- **{k}**: {v}" for k, v in run_lines(run)]
-    out += ["", "## Accuracy and coverage", "", SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
+    out += ["", "## Accuracy and coverage", ""]
+    out += [f"**{UNTRUSTWORTHY}**", ""] if failed(summary.get("health")) else []
+    out += [SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
     if "scores" in figures:
         out += [f"![accuracy and coverage]({figures['scores']})", ""]
     header, rows = qtype_table(summary)

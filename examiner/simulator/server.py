@@ -40,7 +40,7 @@ except ImportError:  # pragma: no cover
 
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "reason_tokens", "report_usage",
-    "latency_s", "faults", "retry_after_s", "timeout_sleep_s",
+    "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "degenerate",
 )
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
 
