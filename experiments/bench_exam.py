@@ -27,7 +27,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.datasets import load_pubmedqa
 from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
-from examiner.exam.nodes.self_check import STAGE as SELF_CHECK
+from examiner.core.records import SELF_CHECK_STAGE
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
 from examiner.knowledge import sentence_units
@@ -72,7 +72,7 @@ def figures(run_dir: Path, seconds: float) -> dict[str, float]:
     paid = [r for r in answered(store.run.read_ledger()) if not r.get("cache_hit")]
     # The judge self-check (stage self_check) audits the judge, not the method: it is left out of the
     # method comparison and shown on a line of its own.
-    ledger = [r for r in paid if r["stage"] != SELF_CHECK]
+    ledger = [r for r in paid if r["stage"] != SELF_CHECK_STAGE]
     evaluation = [r for r in ledger if r["role"] in ("examiner", "judge")]
     candidate = [r for r in ledger if r["role"] == "candidate"]
     covered = [o for o in outcomes if o.status in COVERING]
@@ -87,7 +87,7 @@ def figures(run_dir: Path, seconds: float) -> dict[str, float]:
         "eval_output_tokens_per_unit": sum(r["completion_tokens"] for r in evaluation) / units,
         "eval_cents_per_unit": 100 * sum(r["cost_usd"] for r in evaluation) / units,
         "all_cents_per_unit": 100 * sum(r["cost_usd"] for r in ledger) / units,
-        "self_check_cents_per_unit": 100 * sum(r["cost_usd"] for r in paid if r["stage"] == SELF_CHECK) / units,
+        "self_check_cents_per_unit": 100 * sum(r["cost_usd"] for r in paid if r["stage"] == SELF_CHECK_STAGE) / units,
         "coverage": len(covered) / units,
         "accuracy": (sum(o.status == "correct" for o in covered) / len(covered)) if covered else float("nan"),
         "wall_s": seconds,

@@ -25,7 +25,8 @@ from examiner.config import EndpointSpec, Settings
 from examiner.core.records import SelfCheckRecord, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.health import exam_health
-from examiner.exam.nodes.self_check import STAGE, choose_sample, other_order, sample_size
+from examiner.core.records import SELF_CHECK_STAGE
+from examiner.exam.nodes.self_check import choose_sample, other_order, sample_size
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.llm.ledger import aggregate, answered
 from test_exam import PROFILE, ROLES, sim_settings
@@ -71,8 +72,8 @@ async def test_self_check_has_its_own_stage_and_leaves_the_exam_alone(small_corp
     stages = [{r["stage"]: r["calls"] for r in aggregate(answered(RunDir(d).read_ledger()), by=("stage",))}
               for d in (with_check, without)]
     checks = RunDir(with_check).records(SelfCheckRecord)
-    assert stages[0].pop(STAGE) == len(checks) > 0
-    assert stages[0] == stages[1] and STAGE not in stages[1]
+    assert stages[0].pop(SELF_CHECK_STAGE) == len(checks) > 0
+    assert stages[0] == stages[1] and SELF_CHECK_STAGE not in stages[1]
     assert not RunDir(without).records(SelfCheckRecord)
 
 
@@ -102,7 +103,7 @@ def test_self_check_survives_kill_and_resume_without_paying_twice(small_corpus: 
     ledger = killed / "ledger.jsonl"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
-        if ledger.exists() and f'"stage":"{STAGE}"' in ledger.read_text(encoding="utf-8"):
+        if ledger.exists() and f'"stage":"{SELF_CHECK_STAGE}"' in ledger.read_text(encoding="utf-8"):
             break
         time.sleep(0.01)
     assert process.poll() is None, "the run finished before its self-check could be killed"

@@ -152,7 +152,8 @@ CLUSTER_HEADER = ["round", "cluster", "correct", "incorrect", "accuracy"]
 
 def cost_note(units: int) -> str:
     return (f"Per unit = divided by all {units} units of the corpus. Question generation = examiner "
-            "stages question, probe, extract_units; the candidate's calls are shown beside, not in the total. "
+            "stages question, probe, extract_units; the candidate's calls and the judge self-check's (stage "
+            "self_check, answers re-judged with the units reordered) are shown beside, not in the total. "
             "Cache hits cost nothing and are not counted as calls.")
 
 

@@ -19,14 +19,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from examiner.core.contract import ExamTask
-from examiner.core.records import AnswerRecord, QuestionRecord, SelfCheckRecord, VerdictRecord
+from examiner.core.records import SELF_CHECK_STAGE, AnswerRecord, QuestionRecord, SelfCheckRecord, VerdictRecord
 from examiner.exam.nodes.context import ExamContext, fan_out, running, stable_id, stop_update
 from examiner.exam.nodes.judging import NO_MARK
 from examiner.exam.state import ExamState
 from examiner.llm.gateway import ledger_stage
-
-STAGE = "self_check"
-"""The ledger stage of the self-check's calls (`examiner cost --by stage` shows it apart)."""
 
 
 def sample_size(available: int, share: float, minimum: int) -> int:
@@ -69,20 +66,17 @@ async def self_check(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     n = sample_size(len(pool), ctx.exam.self_check_share, ctx.exam.self_check_min)
     done = ctx.store.all(SelfCheckRecord)
     todo = [ctx.store.get(AnswerRecord, aid) for aid in choose_sample(pool, n, ctx.exam.seed)
-            if stable_id(STAGE, aid) not in done]
-    with ledger_stage(STAGE):
-        summary = await fan_out(ctx, state, STAGE, todo, lambda a: _rejudge(ctx, a, questions[a.question_id]))
+            if stable_id(SELF_CHECK_STAGE, aid) not in done]
+    with ledger_stage(SELF_CHECK_STAGE):
+        summary = await fan_out(ctx, state, SELF_CHECK_STAGE, todo,
+                                lambda a: _rejudge(ctx, a, questions[a.question_id]))
     ctx.store.append([o.value for o in summary.outcomes if o.value is not None])
-    return stop_update(summary, STAGE)
+    return stop_update(summary, SELF_CHECK_STAGE)
 
 
 async def _rejudge(ctx: ExamContext, answer: AnswerRecord, question: QuestionRecord) -> SelfCheckRecord:
     order = other_order(question.targets, ctx.exam.seed, answer.id)
     marks = await ctx.judge.mark(ExamTask(question.text, answer.text, ctx.references(order), answer.round))
-    records = {uid: VerdictRecord.from_mark(marks.get(uid, NO_MARK), id="", answer_id=answer.id,
-                                            question_id=question.id, unit_id=uid, round=answer.round,
-                                            target=answer.target) for uid in order}
-    return SelfCheckRecord(id=stable_id(STAGE, answer.id), answer_id=answer.id, question_id=question.id,
-                           target=answer.target, round=answer.round, order=order,
-                           labels={uid: r.type for uid, r in records.items()},
-                           reasons={uid: r.reason for uid, r in records.items()})
+    return SelfCheckRecord.from_marks(order, marks, NO_MARK, id=stable_id(SELF_CHECK_STAGE, answer.id),
+                                      answer_id=answer.id, question_id=question.id, target=answer.target,
+                                      round=answer.round)
