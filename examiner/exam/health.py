@@ -280,7 +280,7 @@ def placeholder_answers(answers: list[AnswerRecord]) -> Check:
 
 def judge_reasons(records: RunRecords) -> list[tuple[str, str]]:
     """(verdict id, reason) of every scored label the judge wrote: a panel's members' own reasons (the
-    panel's reason is examiner's tally), each reason once per answer (the no-reference judge gives one
+    panel's reason is examiner's tally); in `noref` mode one per answer and member (that judge gives one
     reason to every target). G-Eval's reasons are examiner's own text (the score), so it has none."""
     if records.info.judge_mode == "geval":
         return []
@@ -289,7 +289,7 @@ def judge_reasons(records: RunRecords) -> list[tuple[str, str]]:
     for v in records.verdicts.values():
         marks = [(name, m.type, m.reason) for name, m in v.members.items()] if v.members else [("", v.type, v.reason)]
         for member, label, reason in marks:
-            key = (v.answer_id, member, reason)
+            key = (v.answer_id if records.info.mode == "noref" else v.id, member, reason)
             if label != "unscored" and key not in seen:
                 seen.add(key)
                 reasons.append((v.id, reason))
