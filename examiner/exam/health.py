@@ -51,7 +51,7 @@ REPEATED_QUESTIONS = Threshold(warn=0.05, fail=0.20)
 answer to this question?" repeated). Each cluster gets its own question, so repeats mean the examiner
 ignored the units it was given."""
 NOT_QUESTIONS = Threshold(warn=0.10, fail=0.30)
-"""Share of questions that do not end in a question mark (`?`, `？`, `؟`, `;` as Greek writes it)."""
+"""Share of questions that do not end in a question mark (see _QUESTION_MARKS)."""
 COPIED_UNITS = Threshold(warn=0.0, fail=0.05)
 """Share of questions that copy a unit of their cluster: COPY_CONTAINMENT or more of the unit's character
 n-grams appear in the question (the leak check counts distinctive words and can miss a verbatim copy).
@@ -96,7 +96,8 @@ PLACEHOLDERS = frozenset({"", "n a", "na", "none", "null", "nil", "tbd", "todo",
 
 _REF = re.compile(r"\s?\[ref:[^\]]*\]")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
-_QUESTION_MARKS = ("?", "？", "؟", ";", ";")
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
+"""Question marks: Latin, full-width (Chinese, Japanese), Arabic, Greek."""
 
 
 def normalise(text: str) -> str:
