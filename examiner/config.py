@@ -214,6 +214,12 @@ class ExamSettings(BaseModel):
     seed: int = Field(0, ge=0)
     """Seed of the exam's own random choices (clustering, projection), 0 or more; not the models' sampling
     seed."""
+    self_check_share: float = Field(0.05, ge=0, le=1)
+    """Share (0-1) of the judged answers (with two or more target units) that the judge marks a second
+    time, its units in another seeded order, to measure its self-agreement; 0 turns the self-check off."""
+    self_check_min: int = Field(20, ge=0)
+    """Fewest answers re-judged by the self-check when that many are available (a count; applies only
+    when `self_check_share` is above 0)."""
 
 
 class Settings(BaseModel):

@@ -4,7 +4,8 @@ The corpus is PubMedQA abstracts from ../shared/data (as many as give >= --units
 Both modes use the same simulated examiner / candidate / judge and the same price table (GPT-4-turbo
 list prices by default, the paper's judge). Figures per unit follow the paper's layout: #questions,
 evaluation API calls per unit (examiner + judge; the candidate's calls are shown beside), input +
-output tokens per unit, cents per unit, and the ratios Ref-Eval / Top.
+output tokens per unit, cents per unit, and the ratios Ref-Eval / Top. The judge self-check's calls
+(ledger stage self_check) are left out of these figures and shown on a line of their own.
 
     python experiments/bench_exam.py [--units 2000] [--cluster-size 8] [--targets-per-question 7]
 
@@ -26,6 +27,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.datasets import load_pubmedqa
 from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
+from examiner.core.records import SELF_CHECK_STAGE
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
 from examiner.knowledge import sentence_units
@@ -67,7 +69,10 @@ def figures(run_dir: Path, seconds: float) -> dict[str, float]:
     store = RunStore(run_dir)
     units = len(store.all(UnitOutcome)) or 1
     outcomes = store.all(UnitOutcome).values()
-    ledger = [r for r in answered(store.run.read_ledger()) if not r.get("cache_hit")]
+    paid = [r for r in answered(store.run.read_ledger()) if not r.get("cache_hit")]
+    # The judge self-check (stage self_check) audits the judge, not the method: it is left out of the
+    # method comparison and shown on a line of its own.
+    ledger = [r for r in paid if r["stage"] != SELF_CHECK_STAGE]
     evaluation = [r for r in ledger if r["role"] in ("examiner", "judge")]
     candidate = [r for r in ledger if r["role"] == "candidate"]
     covered = [o for o in outcomes if o.status in COVERING]
@@ -82,6 +87,7 @@ def figures(run_dir: Path, seconds: float) -> dict[str, float]:
         "eval_output_tokens_per_unit": sum(r["completion_tokens"] for r in evaluation) / units,
         "eval_cents_per_unit": 100 * sum(r["cost_usd"] for r in evaluation) / units,
         "all_cents_per_unit": 100 * sum(r["cost_usd"] for r in ledger) / units,
+        "self_check_cents_per_unit": 100 * sum(r["cost_usd"] for r in paid if r["stage"] == SELF_CHECK_STAGE) / units,
         "coverage": len(covered) / units,
         "accuracy": (sum(o.status == "correct" for o in covered) / len(covered)) if covered else float("nan"),
         "wall_s": seconds,
@@ -123,6 +129,7 @@ async def main() -> None:
         ("output tokens / unit (evaluation)", "eval_output_tokens_per_unit", "{:.0f}"),
         ("cents / unit (evaluation)", "eval_cents_per_unit", "{:.3f}"),
         ("cents / unit (with candidate)", "all_cents_per_unit", "{:.3f}"),
+        ("cents / unit (judge self-check, apart)", "self_check_cents_per_unit", "{:.3f}"),
         ("coverage", "coverage", "{:.3f}"), ("accuracy (covered)", "accuracy", "{:.3f}"),
         ("wall time (s)", "wall_s", "{:.1f}"),
     ]

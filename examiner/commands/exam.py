@@ -28,6 +28,9 @@ MODE_NAMES = ("refeval", "top", "noref")
 JUDGE_MODE_NAMES = ("refeval", "reviseval", "geval")
 """`--judge-mode` choices: examiner.judging.exam_judges.JUDGE_METHODS, spelled out for the same reason."""
 
+HEALTH_FAILED = 4
+"""Exit code of `run`, `resume` and `report` with --strict when the run's health failed."""
+
 
 def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="corpus files or folders (.txt .md .jsonl .html)")
@@ -70,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "judged against the same units, instead of the adaptive exam")
     run.add_argument("--paper-target", metavar="ENDPOINT",
                      help="--paper: whose questions in that run (default: its only target)")
+    add_strict_flag(run)
     run.set_defaults(func=run_exam)
 
     resume = add_command(
@@ -84,6 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the run's new spending cap, money already spent included (default: "
                              "EXAMINER_BUDGET_USD, else the cap the run was started with)")
     resume.add_argument("--quiet", action="store_true", help="no progress display")
+    add_strict_flag(resume)
     resume.set_defaults(func=run_resume)
 
     estimate = add_command(
@@ -104,6 +109,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--out", default="runs/demo", help="run directory, emptied first (default: %(default)s)")
     demo.add_argument("--max-rounds", type=int, default=2, help="stop after this many rounds (default: %(default)s)")
     demo.set_defaults(func=run_demo)
+
+
+def add_strict_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strict", action="store_true",
+                        help=f"exit {HEALTH_FAILED} when the run's health check fails (reports are written first)")
 
 
 def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
@@ -152,14 +162,18 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
     import json
 
     from examiner.core import rundir
+    from examiner.report.health import UNTRUSTWORTHY, failed as health_failed
     from examiner.report.markdown import judge_line
 
     report_path = run_dir / rundir.REPORT_JSON
     print(f"exam {info.run_id}: {info.status} ({info.stop_reason})")
     if report_path.exists():
         report = json.loads(report_path.read_text(encoding="utf-8"))
+        print_health(report.get("health"))
         run = report.get("run") or {}
         print(f"mode {run.get('mode', info.mode)}, judge {judge_line(run)}")
+        if health_failed(report.get("health")):
+            print(UNTRUSTWORTHY)
         for table in score_tables(report.get("targets") or {}):
             print_table(table)
         total = (report.get("cost") or {}).get("total")
@@ -195,6 +209,38 @@ def score_tables(targets: Mapping[str, Mapping[str, Any]]) -> list[Table]:
         n = figures.get("counts") or {}
         counts.add_row(target, *(str(n.get(kind, "-")) for kind in kinds))
     return [scores, counts]
+
+
+def print_health(health: Mapping[str, Any] | None) -> None:
+    """The run's health first: its status, the checks that did not pass with their examples, and the
+    judge self-agreement."""
+    from examiner.report.health import headline, health_rows, self_agreement_text
+
+    if not health:
+        return
+    print(headline(health))
+    for row in health_rows(health):
+        if row[1] in ("warn", "fail"):
+            print(f"  {row[0]}: {row[1]}, {row[4]} (threshold {row[3]})" + (f"; e.g. {row[5]}" if row[5] else ""))
+    print(f"  {self_agreement_text(health)}")
+
+
+def strict_exit(code: int, run_dir: Path, strict: bool) -> int:
+    """With --strict, a run whose health failed exits HEALTH_FAILED (after its reports were written),
+    unless a failure or budget stop already chose the exit code."""
+    import json
+
+    from examiner.core import rundir
+    from examiner.report.health import failed as health_failed, headline
+
+    if not strict or code != 0:
+        return code
+    report_path = run_dir / rundir.REPORT_JSON
+    health = json.loads(report_path.read_text(encoding="utf-8")).get("health") if report_path.exists() else None
+    if health_failed(health):
+        print(f"examiner: health check failed ({headline(health)}); exit {HEALTH_FAILED} (--strict)", file=sys.stderr)
+        return HEALTH_FAILED
+    return code
 
 
 def panel_table(panel: Mapping[str, Any]) -> Table:
@@ -241,7 +287,7 @@ def budget_stop_message(run_dir: Path) -> str:
 def run_exam(args: argparse.Namespace) -> int:
     info, run_dir = exam(args)
     summarise(info, run_dir)
-    return _exit_code(info, run_dir)
+    return strict_exit(_exit_code(info, run_dir), run_dir, args.strict)
 
 
 def exam(args: argparse.Namespace) -> tuple[RunInfo, Path]:
@@ -267,7 +313,7 @@ def run_resume(args: argparse.Namespace) -> int:
         raise ConfigError(f"budget must be zero or more dollars, got {budget}")
     info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget))
     summarise(info, run_dir)
-    return _exit_code(info, run_dir)
+    return strict_exit(_exit_code(info, run_dir), run_dir, args.strict)
 
 
 def run_estimate(args: argparse.Namespace) -> int:

@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("run_dir", help="a run directory (holds run.json)")
     parser.add_argument("--map-rounds", metavar="N,N,...",
                         help="rounds drawn in the 2-D maps (default: 1, 2 and the last)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 4 when the run's health check fails (the reports are written first)")
     parser.set_defaults(func=run_report)
     parser = add_command(
         sub, "compare", "compare the targets of one or more runs side by side",
@@ -44,11 +46,9 @@ def _rounds(text: str | None) -> list[int] | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from examiner.provenance import build_provenance
-    from examiner.report import build_report
+    from examiner.exam.runner import build_reports
 
-    paths = build_report(args.run_dir, map_rounds=_rounds(args.map_rounds))
-    paths["provenance"] = build_provenance(args.run_dir)
+    paths = build_reports(args.run_dir, map_rounds=_rounds(args.map_rounds))
     for line in override_lines(json.loads(paths["json"].read_text(encoding="utf-8"))):
         print(line)
     for name in ("html", "md", "json", "provenance"):
@@ -56,7 +56,13 @@ def run_report(args: argparse.Namespace) -> int:
     figures = [p for k, p in paths.items() if k.startswith("figure:")]
     if figures:
         print(f"figures: {len(figures)} in {figures[0].parent}")
-    return 0
+    from examiner.commands.exam import print_health, strict_exit
+    from examiner.core import rundir
+
+    run_dir = Path(args.run_dir)
+    report = json.loads((run_dir / rundir.REPORT_JSON).read_text(encoding="utf-8"))
+    print_health(report.get("health"))
+    return strict_exit(0, run_dir, args.strict)
 
 
 def override_lines(report: dict[str, Any]) -> list[str]:

@@ -154,6 +154,38 @@ class VerdictRecord(_OnDisk):
         return _mark(self.type, self.reason, {n: _mark(m.type, m.reason) for n, m in self.members.items()})
 
 
+SELF_CHECK_STAGE = "self_check"
+"""The ledger stage of the judge self-check's calls: kept apart from the exam's own judging in the cost
+tables and in `examiner cost --by stage`."""
+
+
+class SelfCheckRecord(BaseModel):
+    """self_check.jsonl: the judge's second marking of one sampled answer, its units in another order.
+
+    Kept so that the self-agreement figure is reproduced by a resumed run without judging again, and
+    so the report can show which units the judge labelled differently the second time."""
+
+    id: str
+    answer_id: str
+    question_id: str
+    target: str
+    round: int
+    order: list[str]
+    """The target unit ids in the order the judge saw them the second time."""
+    labels: dict[str, VerdictType]
+    """Unit id -> the second label (`unscored` when the judge gave none)."""
+    reasons: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_marks(cls, order: list[str], marks: dict[str, Mark[Verdict]], missing: Mark[Verdict],
+                   **fields: object) -> "SelfCheckRecord":
+        """The record of the judge's second marking, spelled as verdicts are; `missing` stands for a unit
+        the judge gave no mark."""
+        got = {uid: marks.get(uid, missing) for uid in order}
+        return cls(order=order, labels={uid: _spelling(m) for uid, m in got.items()},  # type: ignore[arg-type]
+                   reasons={uid: m.reason for uid, m in got.items()}, **fields)
+
+
 class UnitOutcome(BaseModel):
     """Final standing of one unit for one target (in report.json and outcomes.jsonl)."""
 

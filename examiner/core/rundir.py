@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,6 +26,7 @@ from examiner.core.records import (
     ClusterRound,
     QuestionRecord,
     RunInfo,
+    SelfCheckRecord,
     UnitOutcome,
     UnitRecord,
     VerdictRecord,
@@ -50,6 +51,8 @@ QUESTIONS = "questions.jsonl"
 ANSWERS = "answers.jsonl"
 VERDICTS = "verdicts.jsonl"
 OUTCOMES = "outcomes.jsonl"
+SELF_CHECK = "self_check.jsonl"
+"""The judge self-check: sampled answers judged a second time, units in another order."""
 CLUSTERS = "clusters"
 """Folder: clusters/<target>/round-N.json."""
 LEDGER = "ledger.jsonl"
@@ -83,6 +86,7 @@ RECORD_FILES: dict[type[BaseModel], str] = {
     AnswerRecord: ANSWERS,
     VerdictRecord: VERDICTS,
     UnitOutcome: OUTCOMES,
+    SelfCheckRecord: SELF_CHECK,
 }
 """The exam's record types and the append-only file each lives in."""
 
@@ -136,6 +140,8 @@ class RunRecords:
     """People's corrections in force, by (question id, unit id) (overrides.jsonl; empty when none)."""
     unreadable_lines: dict[str, int]
     """Per file name, the torn last lines met while reading (a killed writer's last record)."""
+    self_checks: dict[str, SelfCheckRecord] = field(default_factory=dict)
+    """self_check.jsonl by id: the judge's second marking of sampled answers (empty when none)."""
 
 
 class RunDir:
@@ -165,11 +171,12 @@ class RunDir:
         info, config, units = self.read_info(), self.read_config(), self.records(UnitRecord)
         questions, answers = self.records(QuestionRecord), self.records(AnswerRecord)
         verdicts, outcomes = self.records(VerdictRecord), self.records(UnitOutcome)
+        self_checks = self.records(SelfCheckRecord)
         return RunRecords(
             path=self.path, info=info, config=config, units=units, clusters=self.read_clusters(),
             questions=questions, answers=answers, verdicts=verdicts, outcome_records=outcomes,
             ledger=self.read_ledger(), passages=self.read_passages(), overrides=self.current_overrides(),
-            unreadable_lines=self.torn,
+            unreadable_lines=self.torn, self_checks=self_checks,
         )
 
     def records(self, model: type[M]) -> dict[str, M]:
@@ -330,5 +337,5 @@ def _write_atomic(path: Path, text: str) -> None:
 __all__ = [
     "ANSWERS", "ASSESSMENTS", "BATCHES", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
     "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
-    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "RunRecords", "SubmittedBatch", "UNITS", "VERDICTS", "report_paths", "safe_name",
+    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "RunRecords", "SELF_CHECK", "SubmittedBatch", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]

@@ -6,6 +6,8 @@
                         +------------- update_coverage <------------------+
                                           | (pool empty / stopped shrinking / max rounds)
                                           v
+                                      self_check (the judge re-marks a seeded sample, units reordered)
+                                          v
                                         finish
 
 Any node that hits the budget (or finds every call failing) routes straight to `finish`.
@@ -26,6 +28,7 @@ from examiner.exam.nodes.coverage import route_after_update, update_coverage
 from examiner.exam.nodes.judging import judge
 from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
 from examiner.exam.nodes.questions import generate_questions
+from examiner.exam.nodes.self_check import self_check
 from examiner.exam.state import ExamState
 
 Node = Callable[[ExamContext, ExamState], Awaitable[dict[str, Any]]]
@@ -72,6 +75,7 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
     graph.add_node("judge", node(judge))
     graph.add_node("probe", node(probe))
     graph.add_node("update_coverage", node(update_coverage))
+    graph.add_node("self_check", node(self_check))
     graph.add_node("finish", wrap_up)
 
     graph.add_edge(START, "prepare_units")
@@ -90,7 +94,8 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
         {"answer": "collect_answers", "update": "update_coverage", "finish": "finish"},
     )
     graph.add_conditional_edges(
-        "update_coverage", decide(route_after_update), {"next_round": "cluster", "finish": "finish"}
+        "update_coverage", decide(route_after_update), {"next_round": "cluster", "finish": "self_check"}
     )
+    graph.add_edge("self_check", "finish")
     graph.add_edge("finish", END)
     return graph

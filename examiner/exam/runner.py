@@ -30,6 +30,7 @@ from examiner.corpus import check_corpus_size
 from examiner.errors import BudgetExhausted, UserError
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import build_exam_graph
+from examiner.exam.health import exam_health
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
@@ -193,12 +194,13 @@ async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
     return paper.finish_paper(ctx, stop, time.time())
 
 
-def build_reports(run_dir: Path) -> dict[str, Path]:
-    """report.json/.md/.html and provenance.graphml for a run (empty dict if reporting is unavailable)."""
+def build_reports(run_dir: str | Path, *, map_rounds: list[int] | None = None) -> dict[str, Path]:
+    """report.json/.md/.html (with the run's health, recomputed from its records) and provenance.graphml."""
     from examiner.provenance import build_provenance
     from examiner.report import build_report
 
-    paths = dict(build_report(run_dir))
+    health = exam_health(RunDir(run_dir).read())
+    paths = dict(build_report(run_dir, map_rounds=map_rounds, health=health.to_dict()))
     paths["provenance"] = build_provenance(run_dir)
     return paths
 

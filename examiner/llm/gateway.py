@@ -21,6 +21,9 @@ import logging
 import random
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, overload
@@ -48,6 +51,23 @@ from examiner.llm.types import M, Attempt, CallContext, CallResult, GenerationCo
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 30.0
+
+_LEDGER_STAGE: ContextVar[str | None] = ContextVar("examiner_ledger_stage", default=None)
+
+
+@contextmanager
+def ledger_stage(stage: str) -> Iterator[None]:
+    """Record every call made inside this block (and in the tasks it starts) under `stage` in the ledger.
+
+    Why: a method may call an existing role or judge object for a purpose of its own (the exam's judge
+    self-check re-judges answers through the run's judge) and its cost must show apart in `examiner cost
+    --by stage`. Only the ledger's `stage` changes: the request (its `X-Examiner-Stage` header included)
+    is the one the role would send, so the endpoint answers it as it answers the role."""
+    token = _LEDGER_STAGE.set(stage)
+    try:
+        yield
+    finally:
+        _LEDGER_STAGE.reset(token)
 
 
 class ModelCallError(Exception):
@@ -319,7 +339,7 @@ class Gateway:
         params = self._params(spec, config)
         record = {
             "role": role,
-            "stage": context.stage,
+            "stage": _LEDGER_STAGE.get() or context.stage,
             "round": context.round,
             "unit_ids": list(context.unit_ids),
             "item_id": context.item_id,
@@ -675,4 +695,4 @@ def _short(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
-__all__ = ["Gateway", "ModelCallError", "NotAnOpenAIEndpoint", "BudgetExhausted", "Totals"]
+__all__ = ["Gateway", "ModelCallError", "NotAnOpenAIEndpoint", "BudgetExhausted", "Totals", "ledger_stage"]

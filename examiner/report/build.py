@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from examiner.core.rundir import FIGURES
 from examiner.report import figures as fg
@@ -14,14 +16,18 @@ from examiner.report.summary import summarize
 from examiner.report.writer import write_report
 
 
-def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, seed: int = 0) -> dict[str, Path]:
+def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, seed: int = 0,
+                 health: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """Write the reports of a run; returns {"json", "md", "html", "figure:<name>"...} -> path.
 
-    map_rounds picks the rounds drawn in the 2-D maps (default: 1, 2 and the last).
+    map_rounds picks the rounds drawn in the 2-D maps (default: 1, 2 and the last). `health` is the
+    run's health (examiner.exam.health, computed by the exam layer above this one): shown first in
+    every report, and when it failed the headline figures are marked untrustworthy.
     """
     run = load_run(run_dir)
     summary = summarize(run, seed=seed)
     summary["overrides"] = overrides_summary(run, seed=seed)
+    summary["health"] = dict(health) if health is not None else None
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}

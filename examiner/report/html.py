@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from examiner.report.health import UNTRUSTWORTHY, failed, health_html
 from examiner.report.markdown import (
     BASELINE_HEADER,
     CLUSTER_HEADER,
@@ -61,6 +62,7 @@ background:#fffafa}
 blockquote{margin:.3em 0 .3em 1em;padding:.3em .8em;background:#f6f6f6;border-left:3px solid #999}
 mark{background:#ffe08a}
 .note{color:#666;font-size:.9em}
+.health-fail,.untrustworthy{color:#c62828}.health-warn{color:#b35900}.health-pass{color:#1a7f37}
 code{font-size:.85em;background:#f3f3f3;padding:0 .2em}
 """
 
@@ -109,7 +111,9 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
     p: list[str] = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
         f"<title>Exam report {escape(run['run_id'])}</title><style>{CSS}</style></head><body>",
-        f"<h1>Exam report: {escape(run['run_id'])}</h1><dl class=\"run\">",
+        f"<h1>Exam report: {escape(run['run_id'])}</h1>",
+        *health_html(summary.get("health"), table),
+        "<dl class=\"run\">",
     ]
     for key, value in run_lines(run):
         cls = f" class=\"status-{escape(run['status'])}\"" if key == "status" else ""
@@ -120,7 +124,10 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
         if name in figures:
             p.append(image(figures[name], alt))
 
-    p += ["<h2>Accuracy and coverage</h2>", f"<p class=\"note\">{SCORE_NOTE}</p>",
+    p.append("<h2>Accuracy and coverage</h2>")
+    if failed(summary.get("health")):
+        p.append(f"<p class=\"untrustworthy\"><strong>{escape(UNTRUSTWORTHY)}</strong></p>")
+    p += [f"<p class=\"note\">{SCORE_NOTE}</p>",
           table(SCORE_HEADER, score_rows(summary))]
     if summary.get("overrides"):
         p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(summary['overrides']))}</p>",

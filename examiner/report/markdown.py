@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, shown_parts, unknown_lines
+from examiner.report.health import UNTRUSTWORTHY, failed, health_markdown
 from examiner.report.writer import cell
 
 PER_CLUSTER_ROWS = 40
@@ -188,7 +189,8 @@ def override_rows(overrides: dict[str, Any]) -> list[list[Any]]:
 
 def cost_note(units: int) -> str:
     return (f"Per unit = divided by all {units} units of the corpus. Question generation = examiner "
-            "stages question, probe, extract_units; the candidate's calls are shown beside, not in the total. "
+            "stages question, probe, extract_units; the candidate's calls and the judge self-check's (stage "
+            "self_check, answers re-judged with the units reordered) are shown beside, not in the total. "
             "Cache hits cost nothing and are not counted as calls.")
 
 
@@ -210,8 +212,11 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     """The whole report as Markdown; `figures` maps a figure name to its path relative to the report."""
     run = summary["run"]
     out = [f"# Exam report: {run['run_id']}", ""]
+    out += health_markdown(summary.get("health"), table)
     out += [f"- **{k}**: {v}" for k, v in run_lines(run)]
-    out += ["", "## Accuracy and coverage", "", SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
+    out += ["", "## Accuracy and coverage", ""]
+    out += [f"**{UNTRUSTWORTHY}**", ""] if failed(summary.get("health")) else []
+    out += [SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
     if summary.get("overrides"):
         out += ["### With people's overrides", "", override_note(summary["overrides"]), "",
                 table(OVERRIDE_HEADER, override_rows(summary["overrides"])), ""]

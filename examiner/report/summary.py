@@ -18,7 +18,7 @@ import numpy as np
 
 from examiner.core.contract import agreement_with_panel
 from examiner.core.labels import COVERING
-from examiner.core.records import QuestionRecord, UnitOutcome, UnitRecord
+from examiner.core.records import SELF_CHECK_STAGE, QuestionRecord, UnitOutcome, UnitRecord
 from examiner.core.rundir import LEDGER
 from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, torn_lines
 from examiner.report.store import RunData
@@ -168,7 +168,8 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     ok = answered(run.ledger)
     units = run.n_units
     qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
-    judge = [r for r in ok if r.get("role") in JUDGING_ROLES]
+    judge = [r for r in ok if r.get("role") in JUDGING_ROLES and r.get("stage") != SELF_CHECK_STAGE]
+    self_check = [r for r in ok if r.get("stage") == SELF_CHECK_STAGE]
     candidate = [r for r in ok if r.get("role") == "candidate"]
     questions = [q for q in run.questions.values() if q.status == "ok"]
     judged = {v.answer_id for v in run.verdicts.values()}
@@ -177,6 +178,8 @@ def cost_tables(run: RunData) -> dict[str, Any]:
         {"stage": "judging", "questions": len(judged), **_per_unit(_total(judge), units)},
         {"stage": "evaluation total", "questions": len(questions), **_per_unit(_total(qgen + judge), units)},
         {"stage": "candidate (beside)", "questions": len(run.answers), **_per_unit(_total(candidate), units)},
+        {"stage": "judge self-check (beside)", "questions": len(run.self_checks),
+         **_per_unit(_total(self_check), units)},
     ]
     by_role = [{"role": r["role"], **_per_unit(r, units)} for r in aggregate(ok, by=("role",))]
     by_stage = [{"role": r["role"], "stage": r["stage"], **_per_unit(r, units)}

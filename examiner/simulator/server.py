@@ -44,7 +44,7 @@ except ImportError:  # pragma: no cover
 
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "reason_tokens", "report_usage",
-    "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens",
+    "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens", "degenerate",
     *BATCH_OPTION_NAMES,
 )
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
