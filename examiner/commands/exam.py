@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from examiner.commands.common import add_config_flags, output_dir, settings_from_args
+from examiner.commands.common import add_cache_flag, add_config_flags, cache_dir_from_args, output_dir, settings_from_args
 from examiner.config import Settings, budget_from_env
 from examiner.judging.exam_judges import JUDGE_METHODS
 from examiner.errors import ConfigError, UserError
@@ -68,6 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     resume.add_argument("--budget-usd", type=float, metavar="X",
                         help="the run's new spending cap, money already spent included (default: "
                              "EXAMINER_BUDGET_USD, else the cap the run was started with)")
+    add_cache_flag(resume)
     resume.add_argument("--quiet", action="store_true")
     resume.set_defaults(func=run_resume)
 
@@ -205,7 +206,7 @@ def run_resume(args: argparse.Namespace) -> int:
     budget = args.budget_usd if args.budget_usd is not None else budget_from_env(os.environ)
     if budget is not None and budget < 0:
         raise ConfigError(f"budget must be zero or more dollars, got {budget}")
-    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget))
+    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget, cache_dir=cache_dir_from_args(args)))
     summarise(info, run_dir)
     return _exit_code(info, run_dir)
 

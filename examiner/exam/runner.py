@@ -40,6 +40,7 @@ from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.exam.store import RunStore
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
+from examiner.llm.cache import response_cache_path
 from examiner.llm.ledger import spent_usd
 from examiner.vectors import EmbeddingCache, Embedder
 
@@ -219,9 +220,9 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
     settings = validate_settings(read_settings_file(config_file), str(config_file))
     info = RunStore(run_dir).read_info()
     checkpoints = run_dir / rundir.CHECKPOINTS
-    if info.status != "completed" and settings.cache and not (run_dir / rundir.CACHE).is_file():
-        log.warning("%s is missing: replies paid for before will be requested (and paid) again",
-                    run_dir / rundir.CACHE)
+    cache_path = response_cache_path(settings, run_dir)
+    if info.status != "completed" and settings.cache and cache_path is not None and not cache_path.is_file():
+        log.warning("%s is missing: replies paid for before will be requested (and paid) again", cache_path)
     if info.status != "completed":
         set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
         problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
@@ -236,17 +237,19 @@ def _first_line(exc: BaseException) -> str:
 
 
 async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool = True,
-                      budget_usd: float | None = None) -> RunInfo:
+                      budget_usd: float | None = None, cache_dir: str | None = None) -> RunInfo:
     """Continue a killed or budget-stopped run from its checkpoint, holding the run directory's lock
     (a finished run only gets its reports rebuilt).
 
-    `budget_usd` replaces the run's cap and is recorded in config.yaml, so a later resume keeps it;
-    money spent before counts against it either way."""
+    `budget_usd` replaces the run's cap and `cache_dir` its shared response cache; both are recorded
+    in config.yaml, so a later resume keeps them; money spent before counts against the cap either way."""
     run_dir = Path(run_dir)
     settings, request = load_run(run_dir)
     with hold_run_dir(run_dir):
-        if budget_usd is not None and budget_usd != settings.budget_usd:
-            settings = settings.merged({"budget_usd": budget_usd})
+        changes = {key: value for key, value in (("budget_usd", budget_usd), ("cache_dir", cache_dir))
+                   if value is not None and value != getattr(settings, key)}
+        if changes:
+            settings = settings.merged(changes)
             RunDir(run_dir).write_config(settings.model_dump(mode="json"))
         info = RunStore(run_dir).read_info()
         if info.status != "completed":
