@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -19,12 +21,20 @@ from examiner.judging.exam_judges import JUDGE_METHODS
 from examiner.errors import ConfigError, UserError
 from examiner.core import rundir
 from examiner.core.records import RunInfo
+from examiner.exam.estimate import (
+    INTERVAL,
+    MIN_PILOT_UNITS,
+    PILOT_CLUSTERS,
+    Estimate,
+    Figure,
+    estimate_exam,
+    replay_simulated,
+)
 from examiner.exam.modes import MODES
 from examiner.exam.runner import (
     ExamRequest,
     budget_stop,
     default_run_dir,
-    estimate_exam,
     resume_exam,
     start_exam,
 )
@@ -72,8 +82,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     resume.add_argument("--quiet", action="store_true")
     resume.set_defaults(func=run_resume)
 
-    estimate = sub.add_parser("estimate", help="predict units, clusters, calls, tokens and dollars before a run")
+    estimate = sub.add_parser(
+        "estimate", help="predict units, rounds, calls, tokens and dollars before a run, with a range, "
+                         "from a small pilot on the configured endpoints")
     _exam_flags(estimate)
+    estimate.add_argument("--out", metavar="PILOT_DIR",
+                          help="folder for the pilot's records, its ledger and estimate.json "
+                               "(default: runs/estimate-<time>)")
+    estimate.add_argument("--pilot-clusters", type=int, default=PILOT_CLUSTERS, metavar="N",
+                          help=f"round-1 clusters the pilot examines (default {PILOT_CLUSTERS}; at least "
+                               f"{MIN_PILOT_UNITS} units)")
+    estimate.add_argument("--replay-simulated", action="store_true",
+                          help="no pilot: replay the whole exam on the simulated backend at the configured "
+                               "prices (exact for a simulated run, not a prediction for a real model)")
+    estimate.add_argument("--json", action="store_true", help="print the estimate as JSON")
+    estimate.add_argument("--quiet", action="store_true", help="no progress display")
     estimate.set_defaults(func=run_estimate)
 
     demo = sub.add_parser("demo", help="examine the embedded local model on a shipped corpus")
@@ -212,10 +235,64 @@ def run_resume(args: argparse.Namespace) -> int:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    args.simulate = False
+    """A pilot on the configured endpoints (`--simulate`: on the simulator), or the simulated replay."""
+    if args.pilot_clusters < 1:
+        raise ConfigError(f"--pilot-clusters must be 1 or more, got {args.pilot_clusters}")
     request, settings = _request(args)
-    figures = asyncio.run(estimate_exam(settings, request))  # type: ignore[arg-type]
-    table = Table(title="predicted by a simulated run (tiktoken counts, configured prices)")
+    if args.replay_simulated:
+        replay = asyncio.run(replay_simulated(settings, request))  # type: ignore[arg-type]
+        if args.json:
+            print(json.dumps(replay, indent=1))
+        else:
+            print_replay(replay)
+        return 0
+    pilot_dir = output_dir(args.out) if args.out else Path("runs") / time.strftime("estimate-%Y%m%d-%H%M%S")
+    estimate = asyncio.run(estimate_exam(settings, request, pilot_dir, clusters=args.pilot_clusters,  # type: ignore[arg-type]
+                                         quiet=args.quiet or args.json))
+    if args.json:
+        print(json.dumps(estimate.as_dict(), indent=1))
+    else:
+        print_estimate(estimate)
+    return 0
+
+
+def _figure(f: Figure, money: bool = False) -> str:
+    text = (lambda x: f"${x:.4f}") if money else (lambda x: f"{x:,.0f}")
+    return text(f.value) if f.measured or f.low == f.high else f"{text(f.value)}\n[{text(f.low)}-{text(f.high)}]"
+
+
+def print_estimate(estimate: Estimate) -> None:
+    """The estimate as tables: measured figures, the extrapolated run with ranges, the pilot's cost."""
+    pct = round(INTERVAL * 100)
+    console.print(f"[bold]measured[/bold] (the whole corpus was read): {estimate.documents} documents, "
+                  f"{estimate.passages} passages, {estimate.units} knowledge units")
+    console.print(f"[bold]pilot[/bold] (real calls, ledger in {estimate.pilot_dir}): {estimate.pilot_units} units in "
+                  f"{estimate.pilot_clusters} clusters, {estimate.pilot_rounds} rounds")
+    spent = Table(title="what the pilot cost (measured)")
+    for column in ("role", "endpoint", "calls", "prompt tok", "compl. tok", "dollars"):
+        spent.add_column(column, justify="right")
+    for row in estimate.pilot_spent:
+        spent.add_row(row["role"], row["endpoint"], str(row["calls"]), f"{row['prompt_tokens']:,}",
+                      f"{row['completion_tokens']:,}", f"${row['cost_usd']:.4f}")
+    console.print(spent)
+    table = Table(title=f"the full run (extrapolated; ranges: {pct}% bootstrap interval)")
+    for column in ("role", "calls", "prompt tok", "compl. tok", "dollars"):
+        table.add_column(column, justify="right")
+    for row in [*estimate.by_role, estimate.total]:
+        name = row.role if not row.endpoint else f"{row.role}\n({row.endpoint})"
+        table.add_row(name, _figure(row.calls), _figure(row.prompt_tokens), _figure(row.completion_tokens),
+                      _figure(row.dollars, money=True))
+    console.print(table)
+    console.print(f"rounds {_figure(estimate.rounds).replace(chr(10), ' ')}, clusters "
+                  f"{_figure(estimate.clusters).replace(chr(10), ' ')} (extrapolated)")
+    for note in estimate.notes:
+        console.print(f"note: {note}")
+
+
+def print_replay(figures: dict) -> None:
+    """The simulated replay, labelled as what it is."""
+    table = Table(title="SIMULATED REPLAY (the simulator's replies at the configured prices; not a prediction "
+                        "for a real model)")
     for column in ("role", "calls", "prompt tokens", "completion tokens", "dollars"):
         table.add_column(column, justify="right")
     for row in figures["by_role"] + [dict(figures["total"], role="total")]:
@@ -224,7 +301,6 @@ def run_estimate(args: argparse.Namespace) -> int:
     console.print(f"{figures['documents']} documents, {figures['units']} knowledge units, "
                   f"{figures['clusters']} clusters over {figures['rounds']} rounds ({figures['stop_reason']})")
     console.print(table)
-    return 0
 
 
 def run_demo(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Start, resume and estimate exams: wires settings, gateway, run store and graph together.
+"""Start and resume exams: wires settings, gateway, run store and graph together.
 
 A run directory holds everything needed to resume: `request.json` (what was asked), `config.yaml`
 (the settings, API-key variable names only), `checkpoints.sqlite` (LangGraph's checkpointer) and
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -28,7 +27,7 @@ from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
 from examiner.errors import BudgetExhausted, UserError
 from examiner.exam.bookends import load_for_resume
-from examiner.exam.graph import build_exam_graph
+from examiner.exam.graph import Sample, build_exam_graph
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
@@ -123,7 +122,8 @@ def _reopen(store: RunStore) -> None:
         store.write_info(info)
 
 
-async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool) -> RunInfo:
+async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool,
+                 sample: Sample | None = None) -> RunInfo:
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         if resume:
@@ -138,7 +138,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
         )
         if resume:
             load_for_resume(ctx)
-        graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field)
+        graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field, sample)
         config: dict[str, Any] = {"configurable": {"thread_id": request.run_id}, "recursion_limit": 10_000}
         try:
             async with AsyncSqliteSaver.from_conn_string(str(run_dir / rundir.CHECKPOINTS)) as saver:
@@ -175,9 +175,11 @@ def build_reports(run_dir: Path) -> dict[str, Path]:
 
 
 async def start_exam(
-    settings: Settings, request: ExamRequest, run_dir: str | Path, *, quiet: bool = False, report: bool = True
+    settings: Settings, request: ExamRequest, run_dir: str | Path, *, quiet: bool = False, report: bool = True,
+    sample: Sample | None = None,
 ) -> RunInfo:
-    """Run a new exam into `run_dir` (which must be new or empty), holding the run directory's lock."""
+    """Run a new exam into `run_dir` (which must be new or empty), holding the run directory's lock;
+    `sample` narrows it to some of its units (the estimate's pilot)."""
     run_dir = Path(run_dir)
     _refuse_non_empty(run_dir)
     if not request.targets:
@@ -191,7 +193,7 @@ async def start_exam(
     with hold_run_dir(run_dir):
         _refuse_non_empty(run_dir)  # another `run` may have filled it between the check and the lock
         _write_start(run_dir, settings, request)
-        info = await _drive(run_dir, settings, request, resume=False, quiet=quiet)
+        info = await _drive(run_dir, settings, request, resume=False, quiet=quiet, sample=sample)
         if report:
             build_reports(run_dir)
     return info
@@ -288,30 +290,8 @@ def budget_stop(run_dir: str | Path) -> BudgetStop:
     )
 
 
-async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool = True) -> dict[str, Any]:
-    """Run the exam against the simulated backend (prices of the configured endpoints) in a scratch dir."""
-    from examiner.llm.ledger import aggregate, answered
-
-    simulated = settings.simulated()
-    sim_request = ExamRequest(**{**asdict(request), "run_id": "estimate"})
-    sim_request.targets = [f"sim-{t}" for t in (request.targets or [settings.roles["candidate"]])]
-    sim_request.judges = [f"sim-{j}" if f"sim-{j}" in simulated.endpoints else j for j in request.judges]
-    with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
-        run_dir = Path(scratch) / "run"
-        info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
-        records = answered(RunDir(run_dir).read_ledger())
-        by_role = aggregate(records, by=("role",))
-        total = aggregate(records, by=())[0] if records else {}
-        clusters = sum(r.clusters for r in info.rounds)
-    return {
-        "units": info.units, "documents": info.documents, "rounds": len({r.round for r in info.rounds}),
-        "clusters": clusters, "by_role": by_role, "total": total, "stop_reason": info.stop_reason,
-    }
-
-
 def default_run_dir() -> Path:
     return Path("runs") / time.strftime("exam-%Y%m%d-%H%M%S")
 
 
-__all__ = ["BudgetStop", "ExamRequest", "budget_stop", "start_exam", "resume_exam", "estimate_exam", "build_reports",
-           "load_run"]
+__all__ = ["BudgetStop", "ExamRequest", "budget_stop", "start_exam", "resume_exam", "build_reports", "load_run"]
