@@ -8,6 +8,7 @@ endpoint (the local model and its simulated twin) is priced $0.15 per 1M prompt 
 
     python experiments/estimate_error.py                # simulator cases only (about a minute)
     python experiments/estimate_error.py --local        # adds the embedded model (slow: minutes)
+    python experiments/estimate_error.py --only local_handbook2
 
 Cases: examiner-handbook and pubmedqa-mini on the simulator (`--simulate`), and with `--local` the
 embedded SmolLM2 model (llama.cpp) on two handbook files with at most 2 rounds.
@@ -16,6 +17,8 @@ embedded SmolLM2 model (llama.cpp) on two handbook files with at most 2 rounds.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import tempfile
 import time
@@ -38,7 +41,7 @@ SIM_CASES: dict[str, list[str]] = {
     "sim_pubmedqa": ["corpora/pubmedqa-mini", "--simulate"],
 }
 LOCAL_CASES: dict[str, list[str]] = {
-    "local_handbook2": ["corpora/examiner-handbook/01-overview.md", "corpora/examiner-handbook/02-knowledge-units.md",
+    "local_handbook2": ["corpora/examiner-handbook/01-exam.md", "corpora/examiner-handbook/02-clustering.md",
                         "--max-rounds", "2"],
 }
 FIGURES = ("calls", "prompt_tokens", "completion_tokens", "dollars", "rounds", "clusters")
@@ -75,11 +78,13 @@ def predicted(estimate: dict[str, Any]) -> dict[str, dict[str, float]]:
 def run_case(name: str, flags: list[str], work: Path, config: Path) -> dict[str, Any]:
     pilot, full = work / f"{name}-pilot", work / f"{name}-full"
     started = time.perf_counter()
-    assert main(["estimate", *flags, "--config", str(config), "--out", str(pilot), "--quiet", "--json"]) == 0
+    with contextlib.redirect_stdout(io.StringIO()):  # the figures are read from estimate.json
+        assert main(["estimate", *flags, "--config", str(config), "--out", str(pilot), "--quiet", "--json"]) == 0
     estimate_s = time.perf_counter() - started
     estimate = json.loads((pilot / rundir.ESTIMATE).read_text())
     started = time.perf_counter()
-    assert main(["run", *flags, "--config", str(config), "--out", str(full), "--quiet"]) in (0, 3)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["run", *flags, "--config", str(config), "--out", str(full), "--quiet"]) in (0, 3)
     run_s = time.perf_counter() - started
     truth, guess = actual(full), predicted(estimate)
     rows = {}
@@ -106,6 +111,8 @@ def show(name: str, case: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> None:
     cases = dict(SIM_CASES, **(LOCAL_CASES if args.local else {}))
+    if args.only:
+        cases = {name: flags for name, flags in {**SIM_CASES, **LOCAL_CASES}.items() if name in args.only}
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="estimate-error-") as scratch:
         work = Path(scratch)
@@ -113,7 +120,7 @@ def run(args: argparse.Namespace) -> None:
         for name, flags in cases.items():
             results[name] = run_case(name, flags, work, config)
             show(name, results[name])
-    save_json(results, RESULTS / "estimate_error.json")
+    save_json(results, RESULTS / f"estimate_error{'-' + '-'.join(args.only) if args.only else ''}.json")
     covered = sum(row["covered"] for case in results.values() for row in case["figures"].values())
     checked = sum(len(case["figures"]) for case in results.values())
     figures: dict[str, Any] = {"cases": len(results), "covered": f"{covered}/{checked}"}
@@ -126,4 +133,5 @@ def run(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--local", action="store_true", help="also measure the embedded local model (slow)")
+    parser.add_argument("--only", nargs="+", metavar="CASE", help="run only these cases (names as in RESULT)")
     run(parser.parse_args())

@@ -365,8 +365,9 @@ async def replay_simulated(settings: Settings, request: ExamRequest, *, quiet: b
     directory: exact for a simulated run, not a prediction of a real model's (see the module docstring)."""
     simulated = settings.simulated()
     sim_request = ExamRequest(**{**asdict(request), "run_id": "estimate"})
-    sim_request.targets = [f"sim-{t}" for t in (request.targets or [settings.roles["candidate"]])]
-    sim_request.judges = [f"sim-{j}" if f"sim-{j}" in simulated.endpoints else j for j in request.judges]
+    twin = {name: f"sim-{name}" if f"sim-{name}" in simulated.endpoints else name for name in simulated.endpoints}
+    sim_request.targets = [twin[t] for t in (request.targets or [settings.roles["candidate"]])]
+    sim_request.judges = [twin[j] for j in request.judges]
     with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
         run_dir = Path(scratch) / "run"
         info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
