@@ -8,10 +8,11 @@ endpoint (the local model and its simulated twin) is priced $0.15 per 1M prompt 
 
     python experiments/estimate_error.py                # simulator cases only (about a minute)
     python experiments/estimate_error.py --local        # adds the embedded model (slow: minutes)
-    python experiments/estimate_error.py --only local_handbook2
+    python experiments/estimate_error.py --only local_handbook3
 
 Cases: examiner-handbook and pubmedqa-mini on the simulator (`--simulate`), and with `--local` the
-embedded SmolLM2 model (llama.cpp) on two handbook files with at most 2 rounds.
+embedded SmolLM2 model (llama.cpp) on three handbook files with at most 2 rounds and a pilot of 2 clusters
+(so that the pilot examines a part of the corpus and the full run stays under ten minutes).
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from examiner.llm.ledger import answered, spent_usd
 PRICE_IN, PRICE_OUT = 0.15, 0.60
 """Dollars per 1M prompt / completion tokens of every endpoint in these runs."""
 
-SIM_CASES: dict[str, list[str]] = {
-    "sim_handbook": ["corpora/examiner-handbook", "--simulate"],
-    "sim_pubmedqa": ["corpora/pubmedqa-mini", "--simulate"],
+SIM_CASES: dict[str, tuple[list[str], list[str]]] = {
+    "sim_handbook": (["corpora/examiner-handbook", "--simulate"], []),
+    "sim_pubmedqa": (["corpora/pubmedqa-mini", "--simulate"], []),
 }
-LOCAL_CASES: dict[str, list[str]] = {
-    "local_handbook2": ["corpora/examiner-handbook/01-exam.md", "corpora/examiner-handbook/02-clustering.md",
-                        "--max-rounds", "2"],
+"""Case -> (flags of both `estimate` and `run`, flags of `estimate` only)."""
+HANDBOOK3 = [f"corpora/examiner-handbook/{name}.md" for name in ("01-exam", "02-clustering", "03-judging")]
+LOCAL_CASES: dict[str, tuple[list[str], list[str]]] = {
+    "local_handbook3": ([*HANDBOOK3, "--max-rounds", "2"], ["--pilot-clusters", "2"]),
 }
 FIGURES = ("calls", "prompt_tokens", "completion_tokens", "dollars", "rounds", "clusters")
 
@@ -75,11 +77,12 @@ def predicted(estimate: dict[str, Any]) -> dict[str, dict[str, float]]:
             "rounds": estimate["rounds"], "clusters": estimate["clusters"]}
 
 
-def run_case(name: str, flags: list[str], work: Path, config: Path) -> dict[str, Any]:
+def run_case(name: str, flags: list[str], pilot_flags: list[str], work: Path, config: Path) -> dict[str, Any]:
     pilot, full = work / f"{name}-pilot", work / f"{name}-full"
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):  # the figures are read from estimate.json
-        assert main(["estimate", *flags, "--config", str(config), "--out", str(pilot), "--quiet", "--json"]) == 0
+        assert main(["estimate", *flags, *pilot_flags, "--config", str(config), "--out", str(pilot), "--quiet",
+                     "--json"]) == 0
     estimate_s = time.perf_counter() - started
     estimate = json.loads((pilot / rundir.ESTIMATE).read_text())
     started = time.perf_counter()
@@ -94,7 +97,7 @@ def run_case(name: str, flags: list[str], work: Path, config: Path) -> dict[str,
                         "covered": g["low"] <= truth[figure] <= g["high"],
                         "error": (g["value"] - truth[figure]) / truth[figure] if truth[figure] else 0.0}
     pilot_paid = sum(r["cost_usd"] for r in estimate["pilot_spent"])
-    return {"flags": flags, "units": estimate["units"], "pilot_units": estimate["pilot_units"],
+    return {"flags": flags, "pilot_flags": pilot_flags, "units": estimate["units"], "pilot_units": estimate["pilot_units"],
             "pilot_dollars": pilot_paid, "estimate_s": round(estimate_s, 1), "run_s": round(run_s, 1),
             "figures": rows}
 
@@ -117,8 +120,8 @@ def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="estimate-error-") as scratch:
         work = Path(scratch)
         config = write_config(work)
-        for name, flags in cases.items():
-            results[name] = run_case(name, flags, work, config)
+        for name, (flags, pilot_flags) in cases.items():
+            results[name] = run_case(name, flags, pilot_flags, work, config)
             show(name, results[name])
     save_json(results, RESULTS / f"estimate_error{'-' + '-'.join(args.only) if args.only else ''}.json")
     covered = sum(row["covered"] for case in results.values() for row in case["figures"].values())

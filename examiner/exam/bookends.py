@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -121,7 +122,7 @@ def _note_corpus(ctx: ExamContext, corpus: Corpus, units: int, skipped: list[Ski
     info.passages = len(corpus.passages)
     info.units = units
     info.skipped_files = [{"path": s.path, "reason": s.reason} for s in corpus.skipped]
-    info.skipped_passages = [s.as_dict() for s in skipped]
+    info.skipped_passages = [asdict(s) for s in skipped]
     info.decoded_with_replacement = list(corpus.decoded_with_replacement)
     ctx.store.write_info(info)
     ctx.progress.note(

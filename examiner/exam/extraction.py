@@ -36,9 +36,6 @@ class SkippedPassage:
     passage_id: str
     reason: str
 
-    def as_dict(self) -> dict[str, str]:
-        return {"document": self.document, "passage_id": self.passage_id, "reason": self.reason}
-
 
 @dataclass
 class Extracted:
