@@ -93,3 +93,14 @@ def test_stop_rule_at_full_size() -> None:
 def test_dollars_are_the_endpoints_prices() -> None:
     spec = EndpointSpec(provider="simulated", price_input_per_1m=2.0, price_output_per_1m=8.0)
     assert dollars(1_000_000, 500_000, spec) == pytest.approx(6.0)
+
+
+def test_pilot_stopped_before_units_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cap too small for llm unit extraction leaves the pilot nothing to examine: one line, exit 2."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(sim_settings(unit_mode="llm").model_dump(mode="json")), encoding="utf-8")
+    pilot = tmp_path / "pilot"
+    assert main(["estimate", HANDBOOK, "--config", str(config), "--budget-usd", "0.00001", "--out", str(pilot),
+                 "--quiet"]) == 2
+    assert "the pilot stopped before it had units to examine (budget_exhausted" in capsys.readouterr().err
+    assert (pilot / rundir.LEDGER).is_file()

@@ -50,6 +50,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.core import rundir
 from examiner.core.records import UnitOutcome, VerdictRecord
 from examiner.core.rundir import RunDir
+from examiner.errors import UserError
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.runner import ExamRequest, start_exam
@@ -166,7 +167,10 @@ async def estimate_exam(settings: Settings, request: ExamRequest, pilot_dir: str
                         clusters: int = PILOT_CLUSTERS, quiet: bool = True) -> Estimate:
     """Pilot on the configured endpoints, then the extrapolation (written to pilot_dir/estimate.json)."""
     pilot_dir = Path(pilot_dir)
-    await run_pilot(settings, request, pilot_dir, clusters=clusters, quiet=quiet)
+    chosen = await run_pilot(settings, request, pilot_dir, clusters=clusters, quiet=quiet)
+    if not chosen.get("units"):
+        raise UserError(f"the pilot stopped before it had units to examine ({chosen['status']}: "
+                        f"{chosen['stop_reason']}); its ledger is in {pilot_dir}")
     estimate = extrapolate(settings, pilot_dir)
     (pilot_dir / rundir.ESTIMATE).write_text(json.dumps(estimate.as_dict(), indent=1), encoding="utf-8")
     return estimate
