@@ -118,7 +118,8 @@ def run(args: argparse.Namespace) -> None:
         cases = {name: flags for name, flags in {**SIM_CASES, **LOCAL_CASES}.items() if name in args.only}
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="estimate-error-") as scratch:
-        work = Path(scratch)
+        work = Path(args.keep or scratch)
+        work.mkdir(parents=True, exist_ok=True)
         config = write_config(work)
         for name, (flags, pilot_flags) in cases.items():
             results[name] = run_case(name, flags, pilot_flags, work, config)
@@ -136,5 +137,6 @@ def run(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--local", action="store_true", help="also measure the embedded local model (slow)")
+    parser.add_argument("--keep", metavar="DIR", help="keep the pilot and run folders in DIR (must not hold them yet)")
     parser.add_argument("--only", nargs="+", metavar="CASE", help="run only these cases (names as in RESULT)")
     run(parser.parse_args())

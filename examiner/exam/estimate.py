@@ -13,13 +13,17 @@ Method (README "Estimating a run" says the same for users):
 2. Attribution. Each pilot call is split evenly over the units it names (the ledger's unit_ids), giving
    each unit its calls, prompt tokens and completion tokens per round and per (role, endpoint). Each
    unit also has a trajectory per target: the round it left the pool (covered, or unanswered after
-   `max_targeted` unrelated verdicts), or never.
+   `max_targeted` unrelated verdicts), or never. A call about several units is a call per cluster (a
+   question, its answers and judgments); a call about one unit in a stage that never names more (e.g.
+   G-Eval per unit) is a call per unit.
 3. Extrapolation. The sample stands for the corpus: totals are the sample's scaled by N/n (N units in
    the corpus, n in the sample). The round count is the exam's stop rule applied to the trajectories
    (after round r the pool is the units that have not left; the exam stops when a round covers less than
    `min_round_coverage` of its pool, the pool is empty, or the mode's last round); only usage of rounds up
-   to that stop counts. Clusters are the pool sizes summed over those rounds times the pilot's clusters
-   per pool unit. Dollars come from tokens at the endpoints' prices (`dollars`, the one place).
+   to that stop counts. Each round makes the clusters the mode makes of the full pool (ceil(pool /
+   cluster_size) for Ref-Eval); per-cluster usage is the pilot's usage per cluster in that round times
+   those clusters, per-unit usage the pilot's usage per pool unit times the pool. Dollars come from tokens
+   at the endpoints' prices (`dollars`, the one place).
 4. Range. A bootstrap over the sample's units (BOOTSTRAP resamples with replacement, seeded): each
    resample has its own trajectories, hence its own round count, and its own usage, hence its own totals.
    The range is the INTERVAL central share of those totals (5th to 95th percentile), per role and in
@@ -186,14 +190,16 @@ class PilotData:
     keys: list[tuple[str, str]]
     """(role, endpoint) of the usage axis."""
     usage: np.ndarray
-    """[unit, round - 1, key, metric]: the unit's share of calls, prompt and completion tokens."""
+    """[unit, round - 1, key, metric, kind]: the unit's share of calls, prompt and completion tokens, of
+    calls made per cluster (kind 0) and per unit (kind 1)."""
     exits: np.ndarray
     """[target, unit]: round the unit left the target's pool (a large number: never)."""
     covered: np.ndarray
     """[target, unit]: whether it left covered (else unanswered)."""
     fixed: dict[tuple[str, str], np.ndarray]
     """Usage that belongs to no unit (unit extraction), counted once, as measured."""
-    clusters_per_pool_unit: float
+    density: np.ndarray
+    """[round - 1]: the pilot's clusters per unit in the pool (summed over targets)."""
 
 
 NEVER = 10**6
@@ -208,13 +214,17 @@ def _pilot_data(settings: Settings, pilot_dir: Path) -> tuple[PilotData, dict[st
     records = answered(run.read_ledger())
     rounds = max([int(r.get("round", 0)) for r in records] + [1])
     keys = sorted({(r["role"], r["endpoint"]) for r in records if r.get("unit_ids")})
-    usage = np.zeros((len(units), rounds + 1, len(keys), len(METRICS)))
+    # Stages with a call about several units make their calls per cluster (question), not per unit.
+    per_cluster = {r["stage"] for r in records if len(r.get("unit_ids") or []) > 1}
+    usage = np.zeros((len(units), rounds + 1, len(keys), len(METRICS), 2))
     for k, (role, endpoint) in enumerate(keys):
         for rnd in range(1, rounds + 1):
-            group = [r for r in records if (r["role"], r["endpoint"]) == (role, endpoint) and r.get("round") == rnd]
-            for uid, shares in per_unit(group).items():
-                if uid in index:
-                    usage[index[uid], rnd - 1, k] = [shares[m] for m in METRICS]
+            for kind, of_kind in enumerate((lambda s: s in per_cluster, lambda s: s not in per_cluster)):
+                group = [r for r in records if (r["role"], r["endpoint"]) == (role, endpoint)
+                         and r.get("round") == rnd and of_kind(r["stage"])]
+                for uid, shares in per_unit(group).items():
+                    if uid in index:
+                        usage[index[uid], rnd - 1, k, :, kind] = [shares[m] for m in METRICS]
     fixed: dict[tuple[str, str], np.ndarray] = defaultdict(lambda: np.zeros(len(METRICS)))
     for record in records:
         if not record.get("unit_ids") and not record.get("cache_hit"):
@@ -235,9 +245,12 @@ def _pilot_data(settings: Settings, pilot_dir: Path) -> tuple[PilotData, dict[st
             exits[t, u], covered[t, u] = outcome.covered_round, True
         elif outcome.status == "unanswered":
             exits[t, u] = last_verdict.get((outcome.target, outcome.unit_id), 1)
-    pool_units = sum(r.pool_before for r in info.rounds)
-    ratio = sum(r.clusters for r in info.rounds) / pool_units if pool_units else 0.0
-    data = PilotData(units, keys, usage, exits, covered, dict(fixed), ratio)
+    density = np.ones(rounds)
+    for rnd in range(1, rounds + 1):
+        rows = [r for r in info.rounds if r.round == rnd]
+        if sum(r.pool_before for r in rows):
+            density[rnd - 1] = sum(r.clusters for r in rows) / sum(r.pool_before for r in rows)
+    data = PilotData(units, keys, usage, exits, covered, dict(fixed), density)
     return data, {"info": info, "chosen": chosen, "records": records, "rounds": len({r.round for r in info.rounds})}
 
 
@@ -280,11 +293,11 @@ def simulate_rounds(units: int, rates: np.ndarray, settings: Settings, mode: str
 
 
 def _per_pool_unit(data: PilotData, pick: np.ndarray) -> np.ndarray:
-    """[round - 1, key, metric]: usage per unit in a target's pool, per pilot round, over units `pick`."""
+    """[round - 1, key, metric, kind]: usage per unit in a target's pool, per pilot round, over units `pick`."""
     rounds = data.usage.shape[1] - 1
     present = np.stack([(data.exits[:, pick] >= r).sum() for r in range(1, rounds + 1)]).astype(float)
     used = data.usage[pick, :rounds].sum(axis=0)
-    return used / np.maximum(present, 1)[:, None, None]
+    return used / np.maximum(present, 1)[:, None, None, None]
 
 
 def _draw(data: PilotData, counts: np.ndarray, units: int, settings: Settings, mode: str,
@@ -309,11 +322,18 @@ def _draw(data: PilotData, counts: np.ndarray, units: int, settings: Settings, m
         target_pools.append(simulate_rounds(units, rates, settings, mode, rng)[1])
     rounds = max(len(p) for p in target_pools)
     pools_by_round = np.zeros(rounds)  # units in the pool per round, summed over the targets
+    clusters_by_round = np.zeros(rounds)
+    count = MODES[mode].cluster_count
     for pools in target_pools:
         pools_by_round[:len(pools)] += pools
-    weights = per_unit_round[np.minimum(np.arange(rounds), pilot_rounds - 1)]  # past the pilot: its last round
-    usage = (weights * pools_by_round[:, None, None]).sum(axis=0)
-    return rounds, float(pools_by_round.sum() * data.clusters_per_pool_unit), usage
+        clusters_by_round[:len(pools)] += [count(int(round(p)), settings.exam.cluster_size) for p in pools]
+    past = np.minimum(np.arange(rounds), pilot_rounds - 1)  # rounds past the pilot's: its last round
+    weights = per_unit_round[past]
+    # Calls per unit scale with the pool; calls per cluster with the clusters the full pool makes, which
+    # are larger on average than a small sample's (ceil(n / size) rounds a small n up the most).
+    usage = (weights[..., 1] * pools_by_round[:, None, None]).sum(axis=0) + (
+        weights[..., 0] * (clusters_by_round / data.density[past])[:, None, None]).sum(axis=0)
+    return rounds, float(clusters_by_round.sum()), usage
 
 
 def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> Estimate:
