@@ -84,3 +84,21 @@ def test_batches_fit_the_output_limit_and_the_context() -> None:
     for batch in extraction.batches(passages, 300):
         assert len(batch) == 1 or sum(count_tokens(p.text) for p in batch) <= 300
     assert [p for b in extraction.batches(passages, 300) for p in b] == passages
+
+
+@pytest.mark.local_model
+def test_embedded_model_gives_units_or_lists_what_it_skipped(tmp_path: Path) -> None:
+    """The embedded model in llm unit mode: the run goes on with the units it could extract, and every
+    passage without one is listed with its reason (it used to fail with "no knowledge units")."""
+    pytest.importorskip("llama_cpp")
+    run_dir = tmp_path / "run"
+    code = main(["run", "corpora/examiner-handbook/01-exam.md", "--units", "llm", "--max-rounds", "1",
+                 "--out", str(run_dir), "--quiet"])
+    info = json.loads((run_dir / rundir.RUN_INFO).read_text())
+    assert code == 0, info["stop_reason"]
+    assert info["units"] > 0
+    listed = {s["passage_id"] for s in info["skipped_passages"]}
+    with_units = {source["passage_id"] for row in (run_dir / rundir.UNITS).read_text().splitlines()
+                  for source in json.loads(row)["sources"]}
+    assert listed | with_units == {p.id for p in load_corpus(["corpora/examiner-handbook/01-exam.md"]).passages}
+    assert all(s["reason"] for s in info["skipped_passages"])
