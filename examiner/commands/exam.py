@@ -258,7 +258,7 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 def _figure(f: Figure, money: bool = False) -> str:
     text = (lambda x: f"${x:.4f}") if money else (lambda x: f"{x:,.0f}")
-    return text(f.value) if f.measured or f.low == f.high else f"{text(f.value)}\n[{text(f.low)}-{text(f.high)}]"
+    return text(f.value) if f.low == f.high else f"{text(f.value)}\n[{text(f.low)}-{text(f.high)}]"
 
 
 def print_estimate(estimate: Estimate) -> None:

@@ -55,6 +55,7 @@ from examiner.core import rundir
 from examiner.core.records import UnitOutcome, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.errors import UserError
+from examiner.exam.graph import Sample
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.runner import ExamRequest, start_exam
@@ -79,17 +80,11 @@ def dollars(prompt_tokens: float, completion_tokens: float, spec: EndpointSpec) 
 
 @dataclass(frozen=True)
 class Figure:
-    """One estimated figure: the central value and its range; `measured` when it was counted, not
-    extrapolated (then the range is the value itself)."""
+    """One extrapolated figure: the central value and its range."""
 
     value: float
     low: float
     high: float
-    measured: bool = False
-
-    @staticmethod
-    def exact(value: float) -> "Figure":
-        return Figure(value, value, value, measured=True)
 
     @staticmethod
     def from_draws(value: float, draws: np.ndarray) -> "Figure":
@@ -130,12 +125,19 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"method": "pilot", "interval": INTERVAL, "bootstrap": BOOTSTRAP, **asdict(self)}
+        return {"method": "pilot", "interval": INTERVAL, "bootstrap": BOOTSTRAP, "measured": list(MEASURED),
+                "extrapolated": list(EXTRAPOLATED), **asdict(self)}
+
+
+MEASURED = ("documents", "passages", "units", "pilot_units", "pilot_clusters", "pilot_rounds", "pilot_spent")
+"""Estimate fields that were counted (the corpus was read whole; the pilot's calls are in its ledger)."""
+EXTRAPOLATED = ("rounds", "clusters", "by_role", "total")
+"""Estimate fields extrapolated from the pilot, each with a range."""
 
 
 # --------------------------------------------------------------------------------------------- pilot
 
-def pilot_sample(clusters: int, chosen: dict[str, Any]):  # type: ignore[no-untyped-def]
+def pilot_sample(clusters: int, chosen: dict[str, Any]) -> Sample:
     """The graph's `sample` hook: narrow every target's pool to `clusters` seeded round-1 clusters (at
     least MIN_PILOT_UNITS units); `chosen` receives the sample's unit ids and cluster counts."""
 
