@@ -2,7 +2,9 @@
 
 Passages go in batches sized so that the expected reply fits the examiner's output limit
 (roles/extractor.py: EXTRACT_MAX_TOKENS / REPLY_TOKENS_PER_PASSAGE_TOKEN passage tokens per batch, and
-the prompt plus the reply within the examiner's context window). A reply that is cut at the limit or
+the prompt plus the reply within the examiner's context window). Passages are shown with their number in
+the batch (1, 2, ...), not their hash ids, which a small model cannot copy; a lone passage owns every
+statement of its reply. A reply that is cut at the limit or
 cannot be parsed splits its batch in two halves, each asked again, down to single passages; passages
 of a usable reply that got no statement are asked again one by one. A passage that still yields no
 statement is a `SkippedPassage` (document, passage id, reason), recorded in run.json and counted in the
@@ -71,13 +73,15 @@ def batches(passages: list[Passage], budget: int) -> list[list[Passage]]:
 
 async def extract_batch(ctx: ExamContext, batch: list[Passage]) -> Extracted:
     """Statements of one batch; a cut or unusable reply splits the batch, down to single passages."""
-    reply = await extract_statements(ctx.gateway, [(p.id, p.text) for p in batch])
+    by_id = {str(number): p for number, p in enumerate(batch, start=1)}
+    reply = await extract_statements(ctx.gateway, [(number, p.text) for number, p in by_id.items()])
     if reply.problem:
         if len(batch) == 1:
             return Extracted([], [SkippedPassage(batch[0].document, batch[0].id, reply.problem)])
         half = len(batch) // 2
         return merge([await extract_batch(ctx, batch[:half]), await extract_batch(ctx, batch[half:])])
-    by_id = {p.id: p for p in batch}
+    if len(batch) == 1:  # a lone passage owns every statement, whatever id the reply gave it
+        by_id = {s.passage_id: batch[0] for s in reply.statements}
     found = [(by_id[s.passage_id], s.text.strip()) for s in reply.statements
              if s.passage_id in by_id and s.text.strip()]
     unknown = len(reply.statements) - len(found)
