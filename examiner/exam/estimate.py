@@ -205,9 +205,11 @@ class PilotData:
 
 
 NEVER = 10**6
+"""Exit round of a unit that never left the pool."""
 
 
-def _pilot_data(settings: Settings, pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
+def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
+    """Usage, trajectories and cluster density of the pilot (module docstring, step 2), and its records."""
     chosen = json.loads((pilot_dir / rundir.PILOT).read_text(encoding="utf-8"))
     run = RunDir(pilot_dir)
     info = run.read_info()
@@ -341,7 +343,7 @@ def _draw(data: PilotData, counts: np.ndarray, units: int, settings: Settings, m
 def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> Estimate:
     """Figures of the full exam from a finished pilot directory (module docstring, steps 2 to 4)."""
     pilot_dir = Path(pilot_dir)
-    data, extra = _pilot_data(settings, pilot_dir)
+    data, extra = _pilot_data(pilot_dir)
     info, chosen, records = extra["info"], extra["chosen"], extra["records"]
     mode = json.loads((pilot_dir / rundir.REQUEST).read_text(encoding="utf-8"))["mode"]
     counts = round_counts(data)
