@@ -235,7 +235,10 @@ class Settings(BaseModel):
     """Most a run may spend, in US dollars at the endpoints' prices (None: no limit); a call that could
     exceed it is not made and the run stops as `budget_exhausted`."""
     cache: bool = True
-    """Whether model replies are cached in the run directory (cache.sqlite) and reused on resume."""
+    """Whether model replies are cached (cache.sqlite) and reused on resume."""
+    cache_dir: str | None = None
+    """Folder of a response cache shared between runs (`--cache DIR`): a new run answers from it every
+    request an earlier run already paid for. None: the cache lives in the run directory."""
     exam: ExamSettings = Field(default_factory=ExamSettings)
     """Knobs of the Ref-Eval exam."""
     judge_panel: list[str] = Field(default_factory=list)

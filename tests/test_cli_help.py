@@ -54,6 +54,10 @@ def test_the_hard_coded_choices_match_the_registries() -> None:
     from examiner.judging.exam_judges import JUDGE_METHODS
 
     assert MODE_NAMES == tuple(MODES) and JUDGE_MODE_NAMES == tuple(JUDGE_METHODS)
+    from examiner.commands import exam as command
+    from examiner.exam import estimate
+
+    assert (command.PILOT_CLUSTERS, command.MIN_PILOT_UNITS) == (estimate.PILOT_CLUSTERS, estimate.MIN_PILOT_UNITS)
     from examiner.commands.setup import ROLE_NAMES
     from examiner.config import ROLES
 

@@ -41,11 +41,28 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
         help="assign a role to a configured endpoint (repeatable), e.g. --role judge=openai",
     )
     parser.add_argument("--budget-usd", type=float, metavar="X", help="stop cleanly before spending more than X dollars")
+    add_cache_flag(parser)
     parser.add_argument(
         "--simulate",
         action="store_true",
         help="send every role to the simulated backend (predicts calls, tokens and dollars at no cost)",
     )
+
+
+def add_cache_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache", metavar="DIR",
+                        help="keep model replies in a response cache in DIR, shared between runs, so a new run "
+                             "reuses (and does not pay again for) every call an earlier run made "
+                             "(default: a cache inside the run's own folder)")
+
+
+def cache_dir_from_args(args: argparse.Namespace) -> str | None:
+    """--cache DIR as an absolute path (so `resume` finds it from any directory), checked as an output
+    folder before any work starts; None without the flag."""
+    folder = getattr(args, "cache", None)
+    if folder is None:
+        return None
+    return str(output_dir(Path(folder).expanduser(), "--cache").resolve())
 
 
 def parse_roles(pairs: list[str]) -> dict[str, str]:
@@ -68,6 +85,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = load_settings(
         getattr(args, "config", None), role_overrides=parse_roles(getattr(args, "role", [])), budget_usd=budget
     )
+    cache_dir = cache_dir_from_args(args)
+    if cache_dir is not None:
+        settings = settings.merged({"cache_dir": cache_dir})
     if getattr(args, "simulate", False):
         settings = settings.simulated()
     return settings

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import os
 import shlex
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from examiner.commands.common import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
+from examiner.commands.common import (add_cache_flag, add_command, add_config_flags, cache_dir_from_args, fitted_table,
+                                      output_dir, print_table, settings_from_args)
 from examiner.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
 
     from examiner.config import Settings
     from examiner.core.records import RunInfo
+    from examiner.exam.estimate import Estimate, Figure
     from examiner.exam.runner import ExamRequest
 
 MODE_NAMES = ("refeval", "top", "noref")
@@ -27,6 +31,12 @@ MODE_NAMES = ("refeval", "top", "noref")
 (`examiner --help`) does not load the exam (tests/test_cli_help.py holds them equal)."""
 JUDGE_MODE_NAMES = ("refeval", "reviseval", "geval")
 """`--judge-mode` choices: examiner.judging.exam_judges.JUDGE_METHODS, spelled out for the same reason."""
+
+PILOT_CLUSTERS = 4
+"""`estimate --pilot-clusters` default: examiner.exam.estimate.PILOT_CLUSTERS, spelled out so that building
+the parser does not load the exam (tests/test_cli_help.py holds them equal)."""
+MIN_PILOT_UNITS = 12
+"""examiner.exam.estimate.MIN_PILOT_UNITS, for the --pilot-clusters help (held equal likewise)."""
 
 HEALTH_FAILED = 4
 """Exit code of `run`, `resume` and `report` with --strict when the run's health failed."""
@@ -87,16 +97,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     resume.add_argument("--budget-usd", type=float, metavar="X",
                         help="the run's new spending cap, money already spent included (default: "
                              "EXAMINER_BUDGET_USD, else the cap the run was started with)")
+    add_cache_flag(resume)
     resume.add_argument("--quiet", action="store_true", help="no progress display")
     add_strict_flag(resume)
     resume.set_defaults(func=run_resume)
 
     estimate = add_command(
-        sub, "estimate", "predict units, clusters, calls, tokens and dollars before a run",
-        "Predict what `examiner run` with the same arguments would make and spend: documents, knowledge\n"
-        "units, clusters, rounds, and calls, tokens and dollars per role at the configured prices.",
-        "examiner estimate corpora/pubmedqa-mini --config examples/config.yaml")
+        sub, "estimate", "predict units, rounds, calls, tokens and dollars before a run, with a range",
+        "Predict what `examiner run` with the same arguments would make and spend. The whole corpus is read\n"
+        "and cut into units (measured); a small seeded pilot (a few round-1 clusters) then sits the exam on\n"
+        "the configured endpoints (real calls, with their own ledger), and rounds, calls, tokens and dollars\n"
+        "per role are extrapolated with a 90% range. --simulate runs the pilot on the simulator;\n"
+        "--replay-simulated replays the whole exam on the simulator instead (exact only for simulated runs).",
+        "examiner estimate corpora/pubmedqa-mini --config examples/config.yaml\n"
+        "examiner estimate corpora/pubmedqa-mini --simulate --json")
     _exam_flags(estimate)
+    estimate.add_argument("--out", metavar="PILOT_DIR",
+                          help="folder for the pilot's records, its ledger and estimate.json "
+                               "(default: runs/estimate-<time>)")
+    estimate.add_argument("--pilot-clusters", type=int, default=PILOT_CLUSTERS, metavar="N",
+                          help=f"round-1 clusters the pilot examines (default {PILOT_CLUSTERS}; at least "
+                               f"{MIN_PILOT_UNITS} units)")
+    estimate.add_argument("--replay-simulated", action="store_true",
+                          help="no pilot: replay the whole exam on the simulated backend at the configured "
+                               "prices (exact for a simulated run, not a prediction for a real model)")
+    estimate.add_argument("--json", action="store_true", help="print the estimate as JSON")
+    estimate.add_argument("--quiet", action="store_true", help="no progress display")
     estimate.set_defaults(func=run_estimate)
 
     demo = add_command(
@@ -311,27 +337,78 @@ def run_resume(args: argparse.Namespace) -> int:
     budget = args.budget_usd if args.budget_usd is not None else budget_from_env(os.environ)
     if budget is not None and budget < 0:
         raise ConfigError(f"budget must be zero or more dollars, got {budget}")
-    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget))
+    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget, cache_dir=cache_dir_from_args(args)))
     summarise(info, run_dir)
     return strict_exit(_exit_code(info, run_dir), run_dir, args.strict)
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    from examiner.exam.runner import estimate_exam
+    """A pilot on the configured endpoints (`--simulate`: on the simulator), or the simulated replay."""
+    from examiner.exam.estimate import estimate_exam, replay_simulated
 
-    args.simulate = False
+    if args.pilot_clusters < 1:
+        raise ConfigError(f"--pilot-clusters must be 1 or more, got {args.pilot_clusters}")
     request, settings = _request(args)
-    figures = asyncio.run(estimate_exam(settings, request))
+    if args.replay_simulated:
+        replay = asyncio.run(replay_simulated(settings, request))
+        if args.json:
+            print(json.dumps(replay, indent=1))
+        else:
+            print_replay(replay)
+        return 0
+    pilot_dir = output_dir(args.out) if args.out else Path("runs") / time.strftime("estimate-%Y%m%d-%H%M%S")
+    estimate = asyncio.run(estimate_exam(settings, request, pilot_dir, clusters=args.pilot_clusters,
+                                         quiet=args.quiet or args.json))
+    if args.json:
+        print(json.dumps(estimate.as_dict(), indent=1))
+    else:
+        print_estimate(estimate)
+    return 0
+
+
+def _figure(f: Figure, money: bool = False) -> str:
+    text = (lambda x: f"${x:.4f}") if money else (lambda x: f"{x:,.0f}")
+    return text(f.value) if f.low == f.high else f"{text(f.value)}\n[{text(f.low)}-{text(f.high)}]"
+
+
+def print_estimate(estimate: Estimate) -> None:
+    """The estimate as tables: measured figures, the extrapolated run with ranges, the pilot's cost."""
+    from examiner.exam.estimate import INTERVAL
+
+    print(f"measured (the whole corpus was read): {estimate.documents} documents, {estimate.passages} passages, "
+          f"{estimate.units} knowledge units")
+    print(f"pilot (real calls, ledger in {estimate.pilot_dir}): {estimate.pilot_units} units in "
+          f"{estimate.pilot_clusters} clusters, {estimate.pilot_rounds} rounds")
+    numbers = ("calls", "prompt tok", "compl. tok", "dollars")
+    spent = fitted_table("what the pilot cost (measured)", ("role", "endpoint", *numbers), numeric=numbers)
+    for row in estimate.pilot_spent:
+        spent.add_row(row["role"], row["endpoint"], str(row["calls"]), f"{row['prompt_tokens']:,}",
+                      f"{row['completion_tokens']:,}", f"${row['cost_usd']:.4f}")
+    print_table(spent)
+    table = fitted_table(f"the full run (extrapolated; ranges: {round(INTERVAL * 100)}% bootstrap interval)",
+                         ("role", *numbers), numeric=numbers)
+    for row in [*estimate.by_role, estimate.total]:
+        name = row.role if not row.endpoint else f"{row.role}\n({row.endpoint})"
+        table.add_row(name, _figure(row.calls), _figure(row.prompt_tokens), _figure(row.completion_tokens),
+                      _figure(row.dollars, money=True))
+    print_table(table)
+    print(f"rounds {_figure(estimate.rounds).replace(chr(10), ' ')}, clusters "
+          f"{_figure(estimate.clusters).replace(chr(10), ' ')} (extrapolated)")
+    for note in estimate.notes:
+        print(f"note: {note}")
+
+
+def print_replay(figures: Mapping[str, Any]) -> None:
+    """The simulated replay, labelled as what it is."""
     numbers = ("calls", "prompt tokens", "completion tokens", "dollars")
-    table = fitted_table("predicted by a simulated run (tiktoken counts, configured prices)", ("role", *numbers),
-                         numeric=numbers)
+    table = fitted_table("SIMULATED REPLAY (the simulator's replies at the configured prices; not a prediction "
+                         "for a real model)", ("role", *numbers), numeric=numbers)
     for row in figures["by_role"] + [dict(figures["total"], role="total")]:
         table.add_row(row["role"], str(row["calls"]), f"{row['prompt_tokens']:,}", f"{row['completion_tokens']:,}",
                       f"{row['cost_usd']:.4f}")
     print(f"{figures['documents']} documents, {figures['units']} knowledge units, "
           f"{figures['clusters']} clusters over {figures['rounds']} rounds ({figures['stop_reason']})")
     print_table(table)
-    return 0
 
 
 def run_demo(args: argparse.Namespace) -> int:

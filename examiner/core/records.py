@@ -234,6 +234,8 @@ class RunInfo(BaseModel):
     passages: int = 0
     units: int = 0
     skipped_files: list[dict[str, str]] = Field(default_factory=list)
+    skipped_passages: list[dict[str, str]] = Field(default_factory=list)
+    """`llm` unit mode: passages the examiner drew no statement from (document, passage_id, reason)."""
     decoded_with_replacement: list[str] = Field(default_factory=list)
     rounds: list[RoundSummary] = Field(default_factory=list)
     ignored_verdicts: int = 0

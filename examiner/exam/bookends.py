@@ -5,70 +5,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
-from examiner.roles.extractor import extract_statements
-from examiner.corpus import Corpus, Passage, load_corpus
-from examiner.errors import BudgetExhausted, UserError
+from examiner.corpus import Corpus, load_corpus
+from examiner.errors import UserError
+from examiner.exam.extraction import SkippedPassage, extract_corpus
 from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.exam.state import ExamState
 from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_long_unit, units_from_statements
-from examiner.llm import Unparseable
-from examiner.llm.gateway import ModelCallError
-from examiner.runtime import run_bounded
-from examiner.core.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
-EXTRACT_BATCH_TOKENS = 1200
 EMBED_CHUNK = 8192
 """Units embedded per call in the prepare stage: large enough that ordinary corpora take one call."""
-
-
-def _batches(corpus: Corpus) -> list[list[Passage]]:
-    """Consecutive passages in batches of about EXTRACT_BATCH_TOKENS tokens."""
-    batches: list[list[Passage]] = [[]]
-    size = 0
-    for passage in corpus.passages:
-        tokens = count_tokens(passage.text)
-        if batches[-1] and size + tokens > EXTRACT_BATCH_TOKENS:
-            batches.append([])
-            size = 0
-        batches[-1].append(passage)
-        size += tokens
-    return [batch for batch in batches if batch]
-
-
-async def _extract(ctx: ExamContext, batch: list[Passage]) -> tuple[list[tuple[Passage, str]], int]:
-    """(passage, statement) pairs of one batch and the count of statements naming an unknown passage;
-    an unparseable reply falls back to the batch's sentences."""
-    result = await extract_statements(ctx.gateway, [(p.id, p.text) for p in batch])
-    if isinstance(result.parsed, Unparseable):
-        log.warning("unit extraction unparseable for %d passages; they fall back to sentences", len(batch))
-        return [(p, s.text) for p in batch for s in sentence_units([p], ctx.exam.max_unit_tokens)], 0
-    by_id = {p.id: p for p in batch}
-    found = [(by_id[item.passage_id], item.text.strip()) for item in result.parsed.units
-             if item.passage_id in by_id and item.text.strip()]
-    return found, len(result.parsed.units) - len(found)
-
-
-async def llm_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
-    """`llm` unit mode: the examiner condenses several passages per call into linked statements. The
-    units are the start of the exam, so a budget stop or a failed call here ends the run."""
-    batches = _batches(corpus)
-    with ctx.progress.stage(0, "extract units", len(batches), 0) as tick:
-        summary = await run_bounded(batches, lambda b: _extract(ctx, b), on_done=lambda _: tick.advance())
-    if summary.budget_stopped:
-        raise BudgetExhausted("budget exhausted during unit extraction")
-    if summary.failed:
-        raise ModelCallError(f"unit extraction failed: {summary.first_error()}", [])
-    unknown = sum(n for _, n in summary.values)
-    if unknown:
-        log.warning("ignored %d extracted statements naming an unknown passage", unknown)
-    return units_from_statements([pair for found, _ in summary.values for pair in found])
 
 
 def _split_oversized(units: list[KnowledgeUnit], limit: int) -> list[KnowledgeUnit]:
@@ -108,13 +61,20 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     """Load the corpus, extract and de-duplicate units, write units.jsonl; initial exam state."""
     corpus = await asyncio.to_thread(load_corpus, paths, jsonl_field=jsonl_field)
     exam = ctx.exam
+    skipped: list[SkippedPassage] = []
     if exam.unit_mode == "llm":
-        units = await llm_units(ctx, corpus)
+        extracted = await extract_corpus(ctx, corpus)
+        units, skipped = units_from_statements(extracted.found), extracted.skipped
     else:
         units = await asyncio.to_thread(_sentence_units, ctx, corpus)
     _, examiner_spec = ctx.settings.endpoint_for("examiner")
     units = _split_oversized(units, max(16, examiner_spec.context_tokens // 8))
     if not units:
+        _note_corpus(ctx, corpus, 0, skipped)
+        if skipped:
+            raise UserError(f"no knowledge units could be made from {', '.join(paths)}: the examiner drew no "
+                            f"statement from any of its {len(corpus.passages)} passages (first reason: "
+                            f"{skipped[0].reason}); run.json lists them as skipped_passages")
         raise UserError(f"no knowledge units could be made from {', '.join(paths)} (the text is empty or too short)")
     vectors = await _embed(ctx, [u.text for u in units])
     units = await asyncio.to_thread(merge_near_duplicates, units, vectors, threshold=exam.dedup_threshold)
@@ -130,17 +90,7 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
                              for p in corpus.passages)
     ctx.units = {r.id: r for r in records}
     ctx.passages = {p.id: p.text for p in corpus.passages}
-    info = ctx.store.read_info()
-    info.documents = len(corpus.documents)
-    info.passages = len(corpus.passages)
-    info.units = len(records)
-    info.skipped_files = [{"path": s.path, "reason": s.reason} for s in corpus.skipped]
-    info.decoded_with_replacement = list(corpus.decoded_with_replacement)
-    ctx.store.write_info(info)
-    ctx.progress.note(
-        f"corpus: {len(corpus.documents)} documents, {len(corpus.passages)} passages, {len(records)} knowledge units"
-        + (f", {len(corpus.skipped)} files skipped" if corpus.skipped else "")
-    )
+    _note_corpus(ctx, corpus, len(records), skipped)
     ids = sorted(ctx.units)
     targets = ctx.targets
     return {
@@ -163,6 +113,23 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
         "rounds": [],
         "counters": {"ignored_verdicts": 0, "unparseable_judgments": 0, "unparseable_questions": 0, "leak_rejections": 0},
     }
+
+
+def _note_corpus(ctx: ExamContext, corpus: Corpus, units: int, skipped: list[SkippedPassage]) -> None:
+    """The corpus figures in run.json (skipped files and passages listed), and one progress line."""
+    info = ctx.store.read_info()
+    info.documents = len(corpus.documents)
+    info.passages = len(corpus.passages)
+    info.units = units
+    info.skipped_files = [{"path": s.path, "reason": s.reason} for s in corpus.skipped]
+    info.skipped_passages = [asdict(s) for s in skipped]
+    info.decoded_with_replacement = list(corpus.decoded_with_replacement)
+    ctx.store.write_info(info)
+    ctx.progress.note(
+        f"corpus: {len(corpus.documents)} documents, {len(corpus.passages)} passages, {units} knowledge units"
+        + (f", {len(corpus.skipped)} files skipped" if corpus.skipped else "")
+        + (f", {len(skipped)} passages gave no unit" if skipped else "")
+    )
 
 
 def outcomes(ctx: ExamContext, state: ExamState) -> list[UnitOutcome]:

@@ -44,8 +44,14 @@ def continue_to(next_node: str) -> Callable[[ExamState], str]:
     return route
 
 
-def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str = "text") -> StateGraph:
-    """The uncompiled graph for one run (compile it with a checkpointer)."""
+Sample = Callable[[ExamContext, dict[str, Any]], dict[str, Any]]
+"""Narrows the exam's starting state to a sample of its units (the estimate's pilot, exam/estimate.py)."""
+
+
+def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str = "text",
+                     sample: Sample | None = None) -> StateGraph:
+    """The uncompiled graph for one run (compile it with a checkpointer); `sample`, if given, narrows the
+    pools `prepare_units` starts with."""
 
     def node(step: Node) -> Callable[[ExamState], Awaitable[dict[str, Any]]]:
         async def run(state: ExamState) -> dict[str, Any]:
@@ -62,7 +68,8 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
         return route
 
     async def prepare(state: ExamState) -> dict[str, Any]:
-        return await prepare_units(ctx, corpus_paths, jsonl_field)
+        start = await prepare_units(ctx, corpus_paths, jsonl_field)
+        return start if sample is None else sample(ctx, start)
 
     async def wrap_up(state: ExamState) -> dict[str, Any]:
         return finish(ctx, state)

@@ -36,7 +36,7 @@ class ExamMode:
     def groups(self, pool: list[str], vectors: np.ndarray, cluster_size: int, seed: int) -> list[list[str]]:
         """The round's clusters over `pool` (unit ids), each with its center first and the other
         members by similarity to the center."""
-        result = kmeans(vectors, k_for(len(pool), cluster_size), seed=seed)
+        result = kmeans(vectors, self.cluster_count(len(pool), cluster_size), seed=seed)
         groups = []
         for index in range(result.k):
             members = result.members(index)
@@ -48,6 +48,10 @@ class ExamMode:
             ranked.remove(pool[center])
             groups.append([pool[center]] + ranked)
         return groups
+
+    def cluster_count(self, pool: int, cluster_size: int) -> int:
+        """How many clusters (so questions) a round makes of a pool of `pool` units."""
+        return k_for(pool, cluster_size)
 
     def projection(self, pool: list[str], vectors: np.ndarray, seed: int) -> dict[str, tuple[float, float]]:
         """2-D coordinates of the pool for the report's maps (empty when there is nothing to draw)."""
@@ -78,6 +82,9 @@ class TopBaseline(ExamMode):
 
     def groups(self, pool: list[str], vectors: np.ndarray, cluster_size: int, seed: int) -> list[list[str]]:
         return [[uid] for uid in pool]
+
+    def cluster_count(self, pool: int, cluster_size: int) -> int:
+        return pool
 
     def projection(self, pool: list[str], vectors: np.ndarray, seed: int) -> dict[str, tuple[float, float]]:
         return {}

@@ -1,4 +1,4 @@
-"""Start, resume and estimate exams: wires settings, gateway, run store and graph together.
+"""Start and resume exams: wires settings, gateway, run store and graph together.
 
 A run directory holds everything needed to resume: `request.json` (what was asked), `config.yaml`
 (the settings, API-key variable names only), `checkpoints.sqlite` (LangGraph's checkpointer) and
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -29,7 +28,7 @@ from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
 from examiner.errors import BudgetExhausted, UserError
 from examiner.exam.bookends import load_for_resume
-from examiner.exam.graph import build_exam_graph
+from examiner.exam.graph import Sample, build_exam_graph
 from examiner.exam.health import exam_health
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
@@ -44,6 +43,7 @@ from examiner.exam.store import RunStore
 from examiner.prompting import prompts_digest
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
+from examiner.llm.cache import response_cache_path
 from examiner.llm.ledger import spent_usd
 from examiner.vectors import EmbeddingCache, Embedder
 
@@ -131,7 +131,8 @@ def _reopen(store: RunStore) -> None:
         store.write_info(info)
 
 
-async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool) -> RunInfo:
+async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool,
+                 sample: Sample | None = None) -> RunInfo:
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         if resume:
@@ -152,7 +153,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
                 embed_cache.close()
         if resume:
             load_for_resume(ctx)
-        graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field)
+        graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field, sample)
         config: dict[str, Any] = {"configurable": {"thread_id": request.run_id}, "recursion_limit": 10_000}
         try:
             async with AsyncSqliteSaver.from_conn_string(str(run_dir / rundir.CHECKPOINTS)) as saver:
@@ -206,9 +207,11 @@ def build_reports(run_dir: str | Path, *, map_rounds: list[int] | None = None) -
 
 
 async def start_exam(
-    settings: Settings, request: ExamRequest, run_dir: str | Path, *, quiet: bool = False, report: bool = True
+    settings: Settings, request: ExamRequest, run_dir: str | Path, *, quiet: bool = False, report: bool = True,
+    sample: Sample | None = None,
 ) -> RunInfo:
-    """Run a new exam into `run_dir` (which must be new or empty), holding the run directory's lock."""
+    """Run a new exam into `run_dir` (which must be new or empty), holding the run directory's lock;
+    `sample` narrows it to some of its units (the estimate's pilot)."""
     run_dir = Path(run_dir)
     _refuse_non_empty(run_dir)
     if not request.targets:
@@ -225,7 +228,7 @@ async def start_exam(
     with hold_run_dir(run_dir):
         _refuse_non_empty(run_dir)  # another `run` may have filled it between the check and the lock
         _write_start(run_dir, settings, request)
-        info = await _drive(run_dir, settings, request, resume=False, quiet=quiet)
+        info = await _drive(run_dir, settings, request, resume=False, quiet=quiet, sample=sample)
         if report:
             build_reports(run_dir)
     return info
@@ -254,9 +257,9 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
     settings = validate_settings(read_settings_file(config_file), str(config_file))
     info = RunStore(run_dir).read_info()
     checkpoints = run_dir / rundir.CHECKPOINTS
-    if info.status != "completed" and settings.cache and not (run_dir / rundir.CACHE).is_file():
-        log.warning("%s is missing: replies paid for before will be requested (and paid) again",
-                    run_dir / rundir.CACHE)
+    cache_path = response_cache_path(settings, run_dir)
+    if info.status != "completed" and settings.cache and cache_path is not None and not cache_path.is_file():
+        log.warning("%s is missing: replies paid for before will be requested (and paid) again", cache_path)
     if info.status != "completed" and not request.paper:  # a paper sitting resumes from its records
         set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
         problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
@@ -271,17 +274,19 @@ def _first_line(exc: BaseException) -> str:
 
 
 async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool = True,
-                      budget_usd: float | None = None) -> RunInfo:
+                      budget_usd: float | None = None, cache_dir: str | None = None) -> RunInfo:
     """Continue a killed or budget-stopped run from its checkpoint, holding the run directory's lock
     (a finished run only gets its reports rebuilt).
 
-    `budget_usd` replaces the run's cap and is recorded in config.yaml, so a later resume keeps it;
-    money spent before counts against it either way."""
+    `budget_usd` replaces the run's cap and `cache_dir` its shared response cache; both are recorded
+    in config.yaml, so a later resume keeps them; money spent before counts against the cap either way."""
     run_dir = Path(run_dir)
     settings, request = load_run(run_dir)
     with hold_run_dir(run_dir):
-        if budget_usd is not None and budget_usd != settings.budget_usd:
-            settings = settings.merged({"budget_usd": budget_usd})
+        changes = {key: value for key, value in (("budget_usd", budget_usd), ("cache_dir", cache_dir))
+                   if value is not None and value != getattr(settings, key)}
+        if changes:
+            settings = settings.merged(changes)
             RunDir(run_dir).write_config(settings.model_dump(mode="json"))
         info = RunStore(run_dir).read_info()
         if info.status != "completed":
@@ -320,30 +325,8 @@ def budget_stop(run_dir: str | Path) -> BudgetStop:
     )
 
 
-async def estimate_exam(settings: Settings, request: ExamRequest, *, quiet: bool = True) -> dict[str, Any]:
-    """Run the exam against the simulated backend (prices of the configured endpoints) in a scratch dir."""
-    from examiner.llm.ledger import aggregate, answered
-
-    simulated = settings.simulated()
-    sim_request = ExamRequest(**{**asdict(request), "run_id": "estimate"})
-    sim_request.targets = [f"sim-{t}" for t in (request.targets or [settings.roles["candidate"]])]
-    sim_request.judges = [f"sim-{j}" if f"sim-{j}" in simulated.endpoints else j for j in request.judges]
-    with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
-        run_dir = Path(scratch) / "run"
-        info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
-        records = answered(RunDir(run_dir).read_ledger())
-        by_role = aggregate(records, by=("role",))
-        total = aggregate(records, by=())[0] if records else {}
-        clusters = sum(r.clusters for r in info.rounds)
-    return {
-        "units": info.units, "documents": info.documents, "rounds": len({r.round for r in info.rounds}),
-        "clusters": clusters, "by_role": by_role, "total": total, "stop_reason": info.stop_reason,
-    }
-
-
 def default_run_dir() -> Path:
     return Path("runs") / time.strftime("exam-%Y%m%d-%H%M%S")
 
 
-__all__ = ["BudgetStop", "ExamRequest", "budget_stop", "start_exam", "resume_exam", "estimate_exam", "build_reports",
-           "load_run"]
+__all__ = ["BudgetStop", "ExamRequest", "budget_stop", "start_exam", "resume_exam", "build_reports", "load_run"]

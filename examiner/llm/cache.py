@@ -6,6 +6,18 @@ A repeated request is answered from here at no cost. Concurrent identical reques
 A cache that fails SQLite's integrity check when opened is not trusted: it is moved aside to
 `cache.sqlite.damaged` (kept for inspection), one warning says so, and a fresh cache takes its place, so a
 damaged file costs repeated calls, never a crash or a wrong reply.
+
+The cache lives in the run directory, or, with `--cache DIR` (Settings.cache_dir), in a folder that
+several runs share, so a new run reuses every reply an earlier one paid for (its ledger marks them cache
+hits at $0). What makes sharing safe:
+- the key holds everything that decides a reply: the endpoint's identity (its URL, or the provider and
+  options of a server examiner starts), the model, the messages and every request parameter
+  (max_tokens, temperature, seed, n, logprobs, stop, response format); never the API key;
+- concurrent processes: SQLite's write-ahead log lets readers and one writer work at once, and a writer
+  waits up to BUSY_TIMEOUT_S for another's lock instead of failing. Identical requests from two
+  processes at the same moment may both be paid (in-flight sharing is per process); either reply is kept;
+- the integrity check at open could catch another process in the middle of writing the log, so a
+  problem is believed (and the file set aside) only when a second look a moment later still sees it.
 """
 
 from __future__ import annotations
@@ -19,7 +31,23 @@ import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from examiner.core.sqlite_check import set_aside_if_damaged
+from examiner.config import Settings
+from examiner.core import rundir
+from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
+
+
+BUSY_TIMEOUT_S = 30.0
+"""How long a write waits for another process holding the shared cache's write lock."""
+RECHECK_AFTER_S = 0.5
+"""Pause before the second integrity check of a cache that looked damaged (see the module docstring)."""
+
+
+def response_cache_path(settings: Settings, run_dir: Path | None) -> Path | None:
+    """Where a gateway keeps its response cache: the shared folder if one is set, else the run
+    directory's cache.sqlite; None when there is neither."""
+    if settings.cache_dir:
+        return Path(settings.cache_dir).expanduser() / rundir.CACHE
+    return run_dir / rundir.CACHE if run_dir is not None else None
 
 
 def cache_key(**parts: Any) -> str:
@@ -34,9 +62,12 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        set_aside_if_damaged(self.path, "earlier replies will be requested (and paid) again")
+        if self.path.is_file() and sqlite_problem(self.path) is not None:
+            time.sleep(RECHECK_AFTER_S)  # maybe another process mid-write: only a lasting problem counts
+            set_aside_if_damaged(self.path, "earlier replies will be requested (and paid) again")
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
+                                   timeout=BUSY_TIMEOUT_S)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(

@@ -38,7 +38,7 @@ from examiner.config import EndpointSpec, Settings
 from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm.batch import BatchBook, BatchCollector, BatchMiss
 from examiner.llm.budget import Budget
-from examiner.llm.cache import ResponseCache, cache_key
+from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
 from examiner.llm.ledger import STARTED, Ledger, Usage, in_flight, spent_usd as ledger_spent_usd, tokens_of
 from examiner.llm.limits import TokenRateLimiter
 from examiner.llm.providers import ServerPool
@@ -184,7 +184,8 @@ class Gateway:
         self.settings = settings
         self.run_dir = Path(run_dir) if run_dir else None
         use_cache = settings.cache if cache is None else cache
-        self.cache = ResponseCache(self.run_dir / rundir.CACHE) if (use_cache and self.run_dir) else None
+        cache_path = response_cache_path(settings, self.run_dir)
+        self.cache = ResponseCache(cache_path) if (use_cache and cache_path is not None) else None
         self.ledger = Ledger(self.run_dir / rundir.LEDGER if self.run_dir else None)
         limit = budget_usd if budget_usd is not None else settings.budget_usd
         if limit is not None and limit < 0:

@@ -186,5 +186,9 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
     if c["skipped_file_list"]:
         p.append("<ul>" + "".join(f"<li><code>{escape(i.get('path', '?'))}</code>: {escape(i.get('reason', ''))}</li>"
                                   for i in c["skipped_file_list"]) + "</ul>")
+    if c["skipped_passage_list"]:
+        p.append("<ul>" + "".join(f"<li>no unit from passage <code>{escape(i['passage_id'])}</code> of "
+                                  f"<code>{escape(i['document'])}</code>: {escape(i['reason'])}</li>"
+                                  for i in c["skipped_passage_list"]) + "</ul>")
     p.append("</body></html>")
     return "\n".join(p)

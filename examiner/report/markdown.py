@@ -124,6 +124,7 @@ def panel_rows(panel: dict[str, Any]) -> list[list[Any]]:
 
 COUNT_LABELS = [
     ("skipped_files", "skipped input files"),
+    ("skipped_passages", "passages that gave no knowledge unit (llm unit mode)"),
     ("decoded_with_replacement", "files decoded with replacement characters"),
     ("unparseable_questions", "unparseable questions"),
     ("unparseable_judgments", "unparseable judgments"),
@@ -282,4 +283,6 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
             table(["what", "count"], [[label, c[key]] for key, label in COUNT_LABELS]), ""]
     for item in c["skipped_file_list"]:
         out.append(f"- skipped `{item.get('path', '?')}`: {item.get('reason', '')}")
+    for item in c["skipped_passage_list"]:
+        out.append(f"- no unit from passage `{item['passage_id']}` of `{item['document']}`: {item['reason']}")
     return "\n".join(out).rstrip() + "\n"

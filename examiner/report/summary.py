@@ -339,6 +339,8 @@ def counts(run: RunData) -> dict[str, Any]:
     return {
         "skipped_files": len(info.skipped_files),
         "skipped_file_list": info.skipped_files,
+        "skipped_passages": len(info.skipped_passages),
+        "skipped_passage_list": info.skipped_passages,
         "decoded_with_replacement": len(info.decoded_with_replacement),
         "unparseable_judgments": max(info.unparseable_judgments, unparseable_verdicts),
         "unparseable_questions": max(info.unparseable_questions, unparseable_questions),

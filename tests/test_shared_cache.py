@@ -1,0 +1,93 @@
+"""`--cache DIR`: a response cache shared between runs, so a new run pays nothing for calls already paid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from test_budget_resume import CORPUS, paid_bodies
+from test_exam import outcomes_of, sim_settings
+
+from examiner.cli import main
+from examiner.core import rundir
+from examiner.core.rundir import RunDir
+from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
+from examiner.llm.ledger import answered, spent_usd
+
+
+def write_config(tmp_path: Path) -> Path:
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(sim_settings(max_rounds=2).model_dump(mode="json")), encoding="utf-8")
+    return config
+
+
+def test_second_run_with_the_same_cache_pays_nothing(tmp_path: Path) -> None:
+    """The first run fills DIR/cache.sqlite (none in its run directory); a second run in a new directory
+    answers every call from it: all ledger records are cache hits at $0, with the first run's outcomes."""
+    config, shared = write_config(tmp_path), tmp_path / "shared-cache"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for run_dir in (first, second):
+        assert main(["run", *CORPUS, "--config", str(config), "--cache", str(shared), "--out", str(run_dir),
+                     "--quiet"]) == 0
+    assert (shared / rundir.CACHE).is_file() and not (first / rundir.CACHE).exists()
+    assert yaml.safe_load((second / rundir.CONFIG).read_text())["cache_dir"] == str(shared.resolve())
+    assert paid_bodies(first), "the first run made paid calls"
+    records = answered(RunDir(second).read_ledger())
+    assert records and all(r["cache_hit"] for r in records)
+    assert paid_bodies(second) == [] and spent_usd(RunDir(second).read_ledger()) == 0
+    assert {k: o.status for k, o in outcomes_of(second).items()} == {k: o.status for k, o in outcomes_of(first).items()}
+
+
+def test_resume_can_move_a_run_onto_a_shared_cache(tmp_path: Path) -> None:
+    """`resume --cache DIR` records the shared cache in config.yaml, so later resumes keep using it."""
+    config, shared = write_config(tmp_path), tmp_path / "shared"
+    run_dir = tmp_path / "run"
+    assert main(["run", *CORPUS, "--config", str(config), "--budget-usd", "0.02", "--out", str(run_dir), "--quiet"]) == 3
+    assert main(["resume", str(run_dir), "--budget-usd", "1", "--cache", str(shared), "--quiet"]) == 0
+    assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["cache_dir"] == str(shared.resolve())
+    assert (shared / rundir.CACHE).is_file()
+
+
+def test_cache_flag_must_name_a_usable_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert main(["run", *CORPUS, "--simulate", "--cache", str(blocker / "sub"), "--out", str(tmp_path / "r")]) != 0
+    assert "--cache" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_cache_path_follows_the_settings(tmp_path: Path) -> None:
+    settings = sim_settings()
+    assert response_cache_path(settings, tmp_path) == tmp_path / rundir.CACHE
+    assert response_cache_path(settings, None) is None
+    shared = settings.merged({"cache_dir": str(tmp_path / "c")})
+    assert response_cache_path(shared, tmp_path / "run") == tmp_path / "c" / rundir.CACHE
+
+
+def test_key_separates_endpoints_models_and_parameters() -> None:
+    """Two runs share replies only for the very same request: another endpoint, model or any generation
+    parameter is another key."""
+    base = dict(endpoint="https://a.example/v1", model="m", messages=[{"role": "user", "content": "q"}],
+                request={"max_tokens": 10, "temperature": 0.0, "n": 1})
+    keys = {cache_key(**base)}
+    for change in ({"endpoint": "https://b.example/v1"}, {"model": "m2"},
+                   {"request": {"max_tokens": 11, "temperature": 0.0, "n": 1}},
+                   {"request": {"max_tokens": 10, "temperature": 0.7, "n": 1}},
+                   {"request": {"max_tokens": 10, "temperature": 0.0, "n": 1, "seed": 1}}):
+        keys.add(cache_key(**{**base, **change}))
+    assert len(keys) == 6
+
+
+def test_two_open_handles_share_one_file(tmp_path: Path) -> None:
+    """Two processes' handles on one shared cache see each other's replies (WAL mode, busy timeout)."""
+    path = tmp_path / rundir.CACHE
+    a, b = ResponseCache(path), ResponseCache(path)
+    try:
+        a.put("k1", {"texts": ["one"]})
+        b.put("k2", {"texts": ["two"]})
+        assert b.get("k1") == {"texts": ["one"]} and a.get("k2") == {"texts": ["two"]}
+        assert a._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        a.close()
+        b.close()
