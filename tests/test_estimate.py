@@ -92,8 +92,36 @@ def test_stop_rule_at_full_size() -> None:
 
 
 def test_dollars_are_the_endpoints_prices() -> None:
-    spec = EndpointSpec(provider="simulated", price_input_per_1m=2.0, price_output_per_1m=8.0)
+    spec = EndpointSpec(provider="simulated", price_input_per_1m=2.0, price_output_per_1m=8.0,
+                        price_cached_input_per_1m=0.5, batch_price_factor=0.5)
     assert dollars(1_000_000, 500_000, spec) == pytest.approx(6.0)
+    assert dollars(1_000_000, 500_000, spec, pricing="batch") == pytest.approx(3.0)
+    # a quarter of the prompt from the provider's cache: 750k at $2, 250k at $0.5, 500k out at $8
+    assert dollars(1_000_000, 500_000, spec, pricing="cached", cached_share=0.25) == pytest.approx(5.625)
+    assert dollars(1_000_000, 500_000, spec, pricing="standard", cached_share=0.25) == pytest.approx(6.0)
+
+
+def test_estimate_prices_the_same_tokens_standard_batch_and_cached(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Side by side before a run: batch is the endpoints' batch_price_factor of standard; the cached-prefix
+    figure uses the prompt-cache share the pilot's endpoints reported (none here: the exam's prompts are
+    shorter than the 1,024 tokens a provider caches, so it equals standard)."""
+    settings = sim_settings(max_rounds=2)
+    data = settings.model_dump(mode="json")
+    for spec in data["endpoints"].values():
+        spec.update(price_input_per_1m=10.0, price_output_per_1m=30.0, price_cached_input_per_1m=5.0,
+                    batch_price_factor=0.5)
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["estimate", HANDBOOK, "--config", str(config), "--out", str(tmp_path / "p"), "--json"]) == 0
+    total = json.loads(capsys.readouterr().out)["total"]
+    priced = total["dollars_by_pricing"]
+    assert priced["standard"]["value"] == pytest.approx(total["dollars"]["value"]) and total["dollars"]["value"] > 0
+    assert priced["batch"]["value"] == pytest.approx(0.5 * priced["standard"]["value"])
+    assert priced["cached"]["value"] == pytest.approx(priced["standard"]["value"])
+    assert main(["estimate", HANDBOOK, "--config", str(config), "--out", str(tmp_path / "q"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "priced three ways" in out and "cached prefix" in out
 
 
 def test_pilot_stopped_before_units_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,7 @@ import math
 import os
 import shlex
 import sys
+import textwrap
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -373,7 +374,7 @@ def _figure(f: Figure, money: bool = False) -> str:
 
 def print_estimate(estimate: Estimate) -> None:
     """The estimate as tables: measured figures, the extrapolated run with ranges, the pilot's cost."""
-    from examiner.exam.estimate import INTERVAL
+    from examiner.exam.estimate import INTERVAL, PRICINGS
 
     print(f"measured (the whole corpus was read): {estimate.documents} documents, {estimate.passages} passages, "
           f"{estimate.units} knowledge units")
@@ -392,6 +393,14 @@ def print_estimate(estimate: Estimate) -> None:
         table.add_row(name, _figure(row.calls), _figure(row.prompt_tokens), _figure(row.completion_tokens),
                       _figure(row.dollars, money=True))
     print_table(table)
+    pricing = fitted_table("the full run's dollars priced three ways (same tokens; ranges as above)",
+                           ("role", "standard", "batch", "cached prefix"), numeric=("standard", "batch", "cached prefix"))
+    for row in [*estimate.by_role, estimate.total]:
+        pricing.add_row(row.role, *(_figure(row.dollars_by_pricing[p], money=True) for p in PRICINGS))
+    print_table(pricing)
+    print(textwrap.fill("batch: every call through the provider's batch API (batch_price_factor); cached "
+                        "prefix: the share of prompt tokens the pilot's endpoints served from their prompt cache, "
+                        "at the cached input price", 80))
     print(f"rounds {_figure(estimate.rounds).replace(chr(10), ' ')}, clusters "
           f"{_figure(estimate.clusters).replace(chr(10), ' ')} (extrapolated)")
     for note in estimate.notes:

@@ -73,9 +73,20 @@ INTERVAL = 0.90
 METRICS = ("calls", "prompt_tokens", "completion_tokens")
 
 
-def dollars(prompt_tokens: float, completion_tokens: float, spec: EndpointSpec) -> float:
-    """The one place an estimate turns one role's tokens on one endpoint into dollars."""
-    return spec.cost_usd(prompt_tokens, completion_tokens)  # type: ignore[arg-type]
+PRICINGS = ("standard", "batch", "cached")
+"""How an estimate prices the same tokens side by side: `standard` (list prices), `batch` (every call
+through the provider's batch API, at the endpoint's batch_price_factor) and `cached` (list prices, with the
+share of prompt tokens the pilot's endpoint reported as read from its prompt cache billed at the cached
+input price)."""
+
+
+def dollars(prompt_tokens: float, completion_tokens: float, spec: EndpointSpec, *, pricing: str = "standard",
+            cached_share: float = 0.0) -> float:
+    """The one place an estimate turns one role's tokens on one endpoint into dollars (EndpointSpec.cost_usd);
+    `cached_share`: the share of prompt tokens the pilot saw served from the provider's prompt cache."""
+    cached = cached_share * prompt_tokens if pricing == "cached" else 0.0
+    return spec.cost_usd(prompt_tokens, completion_tokens, cached_tokens=cached,  # type: ignore[arg-type]
+                         batch=pricing == "batch")
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,9 @@ class Usage:
     prompt_tokens: Figure
     completion_tokens: Figure
     dollars: Figure
+    """At the list prices (pricing `standard`)."""
+    dollars_by_pricing: dict[str, Figure] = field(default_factory=dict)
+    """The same tokens priced each way of PRICINGS."""
 
 
 @dataclass
@@ -357,20 +371,26 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
         """Per-unit usage (rows of data.keys) plus the measured usage that belongs to no unit."""
         return np.vstack([u, np.zeros((len(keys) - len(u), len(METRICS)))]) + fixed
 
-    def usd(u: np.ndarray) -> np.ndarray:
-        return np.array([dollars(u[k, 1], u[k, 2], settings.endpoint(endpoint)) for k, (_, endpoint) in enumerate(keys)])
+    shares = {(row["role"], row["endpoint"]): row["cached_input_share"] or 0.0
+              for row in aggregate(records, by=("role", "endpoint"))}
+
+    def usd(u: np.ndarray, pricing: str) -> np.ndarray:
+        return np.array([dollars(u[k, 1], u[k, 2], settings.endpoint(endpoint), pricing=pricing,
+                                 cached_share=shares.get((role, endpoint), 0.0))
+                         for k, (role, endpoint) in enumerate(keys)])
 
     middle = with_fixed(central[2])
     drawn = np.stack([with_fixed(u) for _, _, u in draws])  # [draw, key, metric]
-    middle_usd = usd(middle)
-    drawn_usd = np.stack([usd(d) for d in drawn])  # [draw, key]
+    middle_usd = {p: usd(middle, p) for p in PRICINGS}
+    drawn_usd = {p: np.stack([usd(d, p) for d in drawn]) for p in PRICINGS}  # [draw, key]
     by_role = []
     for k, (role, endpoint) in enumerate(keys):
         figures = [Figure.from_draws(middle[k, m], drawn[:, k, m]) for m in range(len(METRICS))]
-        by_role.append(Usage(role, endpoint, *figures, Figure.from_draws(middle_usd[k], drawn_usd[:, k])))
+        priced = {p: Figure.from_draws(middle_usd[p][k], drawn_usd[p][:, k]) for p in PRICINGS}
+        by_role.append(Usage(role, endpoint, *figures, priced["standard"], priced))
+    priced = {p: Figure.from_draws(middle_usd[p].sum(), drawn_usd[p].sum(axis=1)) for p in PRICINGS}
     total = Usage("total", "", *[Figure.from_draws(middle[:, m].sum(), drawn[:, :, m].sum(axis=1))
-                                  for m in range(len(METRICS))],
-                  Figure.from_draws(middle_usd.sum(), drawn_usd.sum(axis=1)))
+                                  for m in range(len(METRICS))], priced["standard"], priced)
     notes = []
     if len(data.units) >= info.units:
         notes.append("the pilot's sample held every unit: the pilot was the whole exam")
@@ -410,4 +430,4 @@ async def replay_simulated(settings: Settings, request: ExamRequest, *, quiet: b
     }
 
 
-__all__ = ["Estimate", "Figure", "Usage", "dollars", "estimate_exam", "extrapolate", "replay_simulated", "run_pilot"]
+__all__ = ["PRICINGS", "Estimate", "Figure", "Usage", "dollars", "estimate_exam", "extrapolate", "replay_simulated", "run_pilot"]
