@@ -14,6 +14,10 @@ from examiner.prompting import render, unit_block
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
+REASON_WORDS: dict[str, int] = {"correct": 15, "unrelated": 15, "incorrect": 100}
+"""The reason policy of prompts/exam_judge.md: the most words of a reason per label. The prompt states it
+and the call's hints carry it (`reason_words`), so a simulated judge writes what the prompt asks for."""
+
 
 class UnitVerdict(BaseModel):
     """The judge's label for one knowledge unit."""
@@ -73,10 +77,12 @@ async def judge_units(
     endpoint: str | None = None,
 ) -> CallResult[Judgment]:
     """Per-unit verdicts; `references` pairs each unit id with the text it is checked against."""
-    messages = render("exam_judge", question=question, answer=answer, units=unit_block(references))
+    messages = render("exam_judge", question=question, answer=answer, units=unit_block(references),
+                      incorrect_words=REASON_WORDS["incorrect"], brief_words=REASON_WORDS["correct"])
     return await gateway.chat(
         "judge", messages, GenerationConfig(max_tokens=120 + 160 * len(references)),
-        CallContext(stage=stage, round=round, unit_ids=tuple(uid for uid, _ in references)),
+        CallContext(stage=stage, round=round, unit_ids=tuple(uid for uid, _ in references),
+                    hints={"reason_words": REASON_WORDS}),
         schema=Judgment, response_schema=judgment_schema([uid for uid, _ in references]), endpoint=endpoint,
     )
 

@@ -330,6 +330,24 @@ _REASON_OPENING = {
 }
 
 
+DEFAULT_REASON_TOKENS = 44
+"""Filler tokens after the opening sentence of a reason when the call states no reason policy."""
+
+
+def reason_for(req: SimRequest, label: str, rng: random.Random) -> str:
+    """A reason as the call's prompt asks for it: the `reason_words` hint maps each label to the most
+    words the prompt allows (a label it leaves out, or 0: no reason); the simulated judge writes half of
+    that. Without the hint: the opening sentence and ~44 filler tokens."""
+    limits = req.hint("reason_words", None)
+    if limits is None:
+        return f"{_REASON_OPENING[label]} {filler_text(rng, DEFAULT_REASON_TOKENS)}"
+    words = int(limits.get(label, 0)) // 2
+    if words <= 0:
+        return ""
+    text = f"{_REASON_OPENING[label]} {filler_text(rng, words * 2)}"
+    return " ".join(text.split()[:words])
+
+
 @register_behaviour("judge")
 def judge_verdicts(req: SimRequest) -> Completion:
     """One verdict per listed unit, read from the answer's claim markers; `judge_noise` flips a share."""
@@ -337,7 +355,6 @@ def judge_verdicts(req: SimRequest) -> Completion:
     markers = claim_markers(prompt)
     units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt) or list(markers)
     noise = float(req.option("judge_noise", 0.0))
-    reason_tokens = dict(req.option("reason_tokens", {}))
     answer_key = req.prompt_key
     rng = req.rng("judge")
     verdicts = []
@@ -346,8 +363,7 @@ def judge_verdicts(req: SimRequest) -> Completion:
         label = "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
         if noise > 0 and stable_uniform(req.seed, "noise", uid, answer_key, *req.sampling_salt) < noise:
             label = _OTHER_LABELS[label][stable_int(req.seed, "flip", uid, answer_key) % 2]
-        reason = f"{_REASON_OPENING[label]} {filler_text(rng, int(reason_tokens.get(label, 44)))}"
-        verdicts.append({"unit_id": uid, "type": label, "reason": reason})
+        verdicts.append({"unit_id": uid, "type": label, "reason": reason_for(req, label, rng)})
     return {"verdicts": verdicts}
 
 

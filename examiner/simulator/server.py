@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 OPTION_NAMES = (
-    "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "reason_tokens", "report_usage",
+    "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "report_usage",
     "latency_s", "faults", "retry_after_s", "timeout_sleep_s",
 )
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
