@@ -3,12 +3,14 @@ judge writing reasons as the judge prompt asks (the same policy in every exam mo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import Gateway
+from examiner.prompting import _sections
 from examiner.roles.judge import REASON_WORDS, judge_units
 
 UNITS = [("ku-0123456789abcdef", "The zebrafish gene one regulates quokka metabolism in vitro."),
@@ -38,3 +40,22 @@ async def test_simulated_reasons_follow_the_prompt_policy_for_every_label(gatewa
         limit = REASON_WORDS.get(verdict.type, 0)
         assert len(verdict.reason.split()) <= limit
         assert bool(verdict.reason) == (limit > 0)
+
+
+RUN_CONSTANTS = {"max_words", "scale", "incorrect_words", "brief_words"}
+"""Placeholders that stay the same through a run (limits); every other placeholder is per-call content."""
+ORDERED_PROMPTS = ("exam_question", "exam_probe", "exam_answer", "exam_judge", "exam_judge_noref", "exam_extract",
+                   "reference_judge", "reference_judge_units")
+
+
+@pytest.mark.parametrize("name", ORDERED_PROMPTS)
+def test_fixed_instructions_come_first_and_per_call_content_last(name: str) -> None:
+    """Providers cache a prompt's longest prefix seen before: the instructions (system message, rules,
+    output format) must precede everything a call substitutes, which may only be followed by short labels."""
+    template = _sections(name)["user"].template
+    per_call = [m for m in re.finditer(r"\$\{?(\w+)\}?", template) if m.group(1) not in RUN_CONSTANTS]
+    assert per_call, name
+    before, after = template[:per_call[0].start()], template[per_call[0].start():]
+    trailing = re.sub(r"\$\{?\w+\}?|</?[a-z_]+>", " ", after)
+    assert len(trailing.split()) <= 8, f"{name}: instructions after the per-call content: {trailing.split()}"
+    assert len(before.split()) >= 3 * len(trailing.split()), name
