@@ -3,15 +3,17 @@ judge writing reasons as the judge prompt asks (the same policy in every exam mo
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from examiner.config import EndpointSpec, Settings
-from examiner.llm import Gateway
+from examiner.llm import CallContext, CallResult, Gateway
 from examiner.prompting import _sections
-from examiner.roles.judge import REASON_WORDS, judge_units
+from examiner.roles.judge import REASON_WORDS, Judgment, UnitVerdict, judge_units
+from examiner.roles.questioner import Question, write_question
 
 UNITS = [("ku-0123456789abcdef", "The zebrafish gene one regulates quokka metabolism in vitro."),
          ("ku-fedcba9876543210", "Quokka metabolism slows in winter."),
@@ -59,3 +61,35 @@ def test_fixed_instructions_come_first_and_per_call_content_last(name: str) -> N
     trailing = re.sub(r"\$\{?\w+\}?|</?[a-z_]+>", " ", after)
     assert len(trailing.split()) <= 8, f"{name}: instructions after the per-call content: {trailing.split()}"
     assert len(before.split()) >= 3 * len(trailing.split()), name
+
+
+class Recorder:
+    """A gateway stand-in that keeps the messages it is sent and replies with what a test gives it."""
+
+    def __init__(self, parsed: object) -> None:
+        self.parsed = parsed
+        self.sent: list[tuple[list[dict[str, str]], CallContext, type]] = []
+
+    async def chat(self, role: str, messages: list[dict[str, str]], config: object, context: CallContext, *,
+                   schema: type, response_schema: type | None = None, endpoint: str | None = None) -> CallResult:
+        self.sent.append((messages, context, response_schema or schema))
+        return CallResult(text="{}", parsed=self.parsed)
+
+
+async def test_units_go_out_under_short_names_and_come_back_as_unit_ids() -> None:
+    reply = Judgment(verdicts=[UnitVerdict(unit_id="U2", type="incorrect", reason="says faster"),
+                               UnitVerdict(unit_id="U1", type="correct", reason=""),
+                               UnitVerdict(unit_id="U9", type="correct", reason="")])
+    judge = Recorder(reply)
+    result = await judge_units(judge, "Q?", "A.", UNITS[:2], round=1)  # type: ignore[arg-type]
+    assert [v.unit_id for v in result.parsed.verdicts] == [UNITS[1][0], UNITS[0][0], "U9"]
+    examiner = Recorder(Question(question="Q?", target=["U3", "U1"]))
+    asked = await write_question(examiner, UNITS, round=1,  # type: ignore[arg-type]
+                                 feedback=f"the question gives away {UNITS[2][0]}")
+    assert asked.parsed.target == [UNITS[2][0], UNITS[0][0]]
+    for messages, context, schema in judge.sent + examiner.sent:
+        text = "\n".join(m["content"] for m in messages)
+        assert not any(uid in text for uid, _ in UNITS) and '<unit id="U1">' in text
+        assert context.unit_ids == tuple(uid for uid, _ in UNITS[:len(context.unit_ids)])
+        assert "ku-" not in json.dumps(schema.model_json_schema())
+    assert "gives away U3" in examiner.sent[0][0][-1]["content"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, create_model
@@ -10,7 +11,8 @@ from pydantic import BaseModel, Field, create_model
 from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
-from examiner.prompting import render, unit_block
+from examiner.prompting import render
+from examiner.roles.aliases import UnitAliases
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
@@ -76,15 +78,21 @@ async def judge_units(
     stage: str = "judge",
     endpoint: str | None = None,
 ) -> CallResult[Judgment]:
-    """Per-unit verdicts; `references` pairs each unit id with the text it is checked against."""
-    messages = render("exam_judge", question=question, answer=answer, units=unit_block(references),
+    """Per-unit verdicts; `references` pairs each unit id with the text it is checked against. The judge
+    sees and names the units by short names; the verdicts come back with unit ids."""
+    aliases = UnitAliases.of(references)
+    messages = render("exam_judge", question=question, answer=answer, units=aliases.block(references),
                       incorrect_words=REASON_WORDS["incorrect"], brief_words=REASON_WORDS["correct"])
-    return await gateway.chat(
+    result = await gateway.chat(
         "judge", messages, GenerationConfig(max_tokens=120 + 160 * len(references)),
-        CallContext(stage=stage, round=round, unit_ids=tuple(uid for uid, _ in references),
-                    hints={"reason_words": REASON_WORDS}),
-        schema=Judgment, response_schema=judgment_schema([uid for uid, _ in references]), endpoint=endpoint,
+        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
+                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
+        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
     )
+    if not isinstance(result.parsed, Judgment):
+        return result
+    verdicts = [v.model_copy(update={"unit_id": aliases.unit_id(v.unit_id)}) for v in result.parsed.verdicts]
+    return replace(result, parsed=Judgment(verdicts=verdicts))
 
 
 async def judge_without_reference(

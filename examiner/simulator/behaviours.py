@@ -23,6 +23,9 @@ Data blocks the behaviours read (the real agents build them the same way):
   `<unit id="ID">text</unit>`, `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
   in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
   their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
+A call that shows units under short names (U1..Uk, examiner/roles/aliases.py) sends the `aliases` hint
+(name -> unit id): the simulated examiner then writes unit ids in `[ref:...]` and the simulated judge
+reads the answer's markers by unit id, while both reply with the names the prompt used.
 """
 
 from __future__ import annotations
@@ -225,6 +228,12 @@ def data_of(text: str) -> str:
     return "\x1f".join(blocks)
 
 
+def unit_id_of(req: SimRequest, name: str) -> str:
+    """The unit id behind a name the prompt shows: the call's `aliases` hint (short name -> unit id) when
+    it sent one, else the name itself. Knowledge and claim markers follow unit ids, never a call's names."""
+    return str(req.hint("aliases", {}).get(name, name))
+
+
 def claim_markers(text: str) -> dict[str, str]:
     """Claim markers `ID:known` / `ID:wrong` in `text`, by unit id (a later marker wins)."""
     return {uid: kind for uid, kind in MARK_RE.findall(text)}
@@ -266,7 +275,8 @@ def examiner_question(req: SimRequest) -> Completion:
     target = units[: 1 + max(0, per_question)]
     rng = req.rng("question")
     question = wh_question(rng)
-    return {"question": f"{question} [ref:{','.join(target)}]", "target": target}
+    unit_ids = [unit_id_of(req, name) for name in target]
+    return {"question": f"{question} [ref:{','.join(unit_ids)}]", "target": target}
 
 
 @register_behaviour("examiner", "extract_units")
@@ -359,10 +369,11 @@ def judge_verdicts(req: SimRequest) -> Completion:
     rng = req.rng("judge")
     verdicts = []
     for uid in units:
-        mark = markers.get(uid)
+        unit = unit_id_of(req, uid)
+        mark = markers.get(unit)
         label = "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
-        if noise > 0 and stable_uniform(req.seed, "noise", uid, answer_key, *req.sampling_salt) < noise:
-            label = _OTHER_LABELS[label][stable_int(req.seed, "flip", uid, answer_key) % 2]
+        if noise > 0 and stable_uniform(req.seed, "noise", unit, answer_key, *req.sampling_salt) < noise:
+            label = _OTHER_LABELS[label][stable_int(req.seed, "flip", unit, answer_key) % 2]
         verdicts.append({"unit_id": uid, "type": label, "reason": reason_for(req, label, rng)})
     return {"verdicts": verdicts}
 
