@@ -44,7 +44,7 @@ async def test_simulated_reasons_follow_the_prompt_policy_for_every_label(gatewa
         assert bool(verdict.reason) == (limit > 0)
 
 
-RUN_CONSTANTS = {"max_words", "scale", "incorrect_words", "brief_words"}
+RUN_CONSTANTS = {"max_words", "scale", "incorrect_words"}
 """Placeholders that stay the same through a run (limits); every other placeholder is per-call content."""
 ORDERED_PROMPTS = ("exam_question", "exam_probe", "exam_answer", "exam_judge", "exam_judge_noref", "exam_extract",
                    "reference_judge", "reference_judge_units")

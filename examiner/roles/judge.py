@@ -16,9 +16,11 @@ from examiner.roles.aliases import UnitAliases
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
-REASON_WORDS: dict[str, int] = {"correct": 15, "unrelated": 15, "incorrect": 100}
-"""The reason policy of prompts/exam_judge.md: the most words of a reason per label. The prompt states it
-and the call's hints carry it (`reason_words`), so a simulated judge writes what the prompt asks for."""
+REASON_WORDS: dict[str, int] = {"incorrect": 100}
+"""The reason policy of prompts/exam_judge.md: the most words of a reason per label; a label not named
+gets no reason (Ref-Eval counts labels; only an error needs explaining, and reports show reasons only for
+units answered wrong). The prompt states it and the call's hints carry it (`reason_words`), so a
+simulated judge writes what the prompt asks for."""
 
 
 class UnitVerdict(BaseModel):
@@ -26,7 +28,7 @@ class UnitVerdict(BaseModel):
 
     unit_id: str
     type: Label
-    reason: str = Field(description="at most 100 words; for incorrect: the error and the correct statement")
+    reason: str = Field(description="for incorrect only: the error and the correct statement; else empty")
 
 
 class Judgment(BaseModel):
@@ -82,7 +84,7 @@ async def judge_units(
     sees and names the units by short names; the verdicts come back with unit ids."""
     aliases = UnitAliases.of(references)
     messages = render("exam_judge", question=question, answer=answer, units=aliases.block(references),
-                      incorrect_words=REASON_WORDS["incorrect"], brief_words=REASON_WORDS["correct"])
+                      incorrect_words=REASON_WORDS["incorrect"])
     result = await gateway.chat(
         "judge", messages, GenerationConfig(max_tokens=120 + 160 * len(references)),
         CallContext(stage=stage, round=round, unit_ids=aliases.ids,
