@@ -12,7 +12,7 @@ import pytest
 from examiner.config import EndpointSpec, Settings
 from examiner.llm import CallContext, CallResult, Gateway
 from examiner.prompting import _sections
-from examiner.roles.judge import REASON_WORDS, Judgment, UnitVerdict, judge_units
+from examiner.roles.judge import REASON_WORDS, Judgment, UnitReason, UnitVerdict, judge_units, judgment_schema
 from examiner.roles.questioner import Question, write_question
 
 UNITS = [("ku-0123456789abcdef", "The zebrafish gene one regulates quokka metabolism in vitro."),
@@ -77,12 +77,13 @@ class Recorder:
 
 
 async def test_units_go_out_under_short_names_and_come_back_as_unit_ids() -> None:
-    reply = Judgment(verdicts=[UnitVerdict(unit_id="U2", type="incorrect", reason="says faster"),
-                               UnitVerdict(unit_id="U1", type="correct", reason=""),
-                               UnitVerdict(unit_id="U9", type="correct", reason="")])
+    reply = Judgment(labels={"U2": "incorrect", "U1": "correct", "U9": "correct"},
+                     reasons=[UnitReason(unit="U2", reason="says faster")])
     judge = Recorder(reply)
     result = await judge_units(judge, "Q?", "A.", UNITS[:2], round=1)  # type: ignore[arg-type]
-    assert [v.unit_id for v in result.parsed.verdicts] == [UNITS[1][0], UNITS[0][0], "U9"]
+    assert result.parsed.verdicts == [UnitVerdict(unit_id=UNITS[1][0], type="incorrect", reason="says faster"),
+                                      UnitVerdict(unit_id=UNITS[0][0], type="correct"),
+                                      UnitVerdict(unit_id="U9", type="correct")]
     examiner = Recorder(Question(question="Q?", target=["U3", "U1"]))
     asked = await write_question(examiner, UNITS, round=1,  # type: ignore[arg-type]
                                  feedback=f"the question gives away {UNITS[2][0]}")
@@ -93,3 +94,11 @@ async def test_units_go_out_under_short_names_and_come_back_as_unit_ids() -> Non
         assert context.unit_ids == tuple(uid for uid, _ in UNITS[:len(context.unit_ids)])
         assert "ku-" not in json.dumps(schema.model_json_schema())
     assert "gives away U3" in examiner.sent[0][0][-1]["content"]
+
+
+def test_the_judge_reply_schema_asks_a_label_per_shown_unit_and_reasons_naming_only_them() -> None:
+    schema = judgment_schema(["U1", "U2"]).model_json_schema()
+    labels = schema["$defs"]["Labels"]
+    assert sorted(labels["required"]) == ["U1", "U2"] and labels["additionalProperties"] is False
+    assert schema["$defs"]["UnitReason"]["properties"]["unit"]["enum"] == ["U1", "U2"]
+    assert sorted(schema["required"]) == ["labels", "reasons"]

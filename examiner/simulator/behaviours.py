@@ -375,7 +375,16 @@ def judge_verdicts(req: SimRequest) -> Completion:
         if noise > 0 and stable_uniform(req.seed, "noise", unit, answer_key, *req.sampling_salt) < noise:
             label = _OTHER_LABELS[label][stable_int(req.seed, "flip", unit, answer_key) % 2]
         verdicts.append({"unit_id": uid, "type": label, "reason": reason_for(req, label, rng)})
-    return {"verdicts": verdicts}
+    return judge_reply(req, verdicts)
+
+
+def judge_reply(req: SimRequest, verdicts: list[dict[str, str]]) -> Completion:
+    """The verdicts in the shape the call's schema asks for: a label map with reasons for those that have
+    one (a schema with `labels`, examiner/roles/judge.py), else the list of per-unit verdicts."""
+    if "labels" not in (req.schema or {}).get("properties", {}):
+        return {"verdicts": verdicts}
+    return {"labels": {v["unit_id"]: v["type"] for v in verdicts},
+            "reasons": [{"unit": v["unit_id"], "reason": v["reason"]} for v in verdicts if v["reason"]]}
 
 
 # ---------------------------------------------------------------- geval
