@@ -16,11 +16,12 @@ from examiner.roles.aliases import UnitAliases
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
-REASON_WORDS: dict[str, int] = {"incorrect": 100}
+REASON_WORDS: dict[str, int] = {"incorrect": 40}
 """The reason policy of prompts/exam_judge.md: the most words of a reason per label; a label not named
 gets no reason (Ref-Eval counts labels; only an error needs explaining, and reports show reasons only for
-units answered wrong). The prompt states it and the call's hints carry it (`reason_words`), so a
-simulated judge writes what the prompt asks for."""
+units answered wrong). 40 words hold the answer's wrong statement and the unit's correct one, which is
+all METHODS.md asks of a reason (under 100 words). The prompt states it and the call's hints carry it
+(`reason_words`), so a simulated judge writes what the prompt asks for."""
 
 
 class UnitVerdict(BaseModel):
