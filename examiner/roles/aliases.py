@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from examiner.prompting import unit_block
-
 
 @dataclass(frozen=True)
 class UnitAliases:
@@ -31,9 +29,11 @@ class UnitAliases:
         return [f"U{i}" for i in range(1, len(self.ids) + 1)]
 
     def block(self, units: Sequence[tuple[str, str]]) -> str:
-        """The units as the prompt shows them, each under its short name."""
+        """The units as the prompt shows them: one `[U1] text` line each. Lighter than the
+        `<unit id="...">text</unit>` blocks of examiner.prompting.unit_block (~3 tokens of markup per
+        unit instead of ~9); a short name needs no quoting, and unit texts are single lines."""
         named = dict(zip(self.ids, self.names))
-        return unit_block([(named[uid], text) for uid, text in units])
+        return "\n".join(f"[{named[uid]}] {' '.join(text.split())}" for uid, text in units)
 
     def unit_id(self, name: str) -> str:
         """The unit id a short name stands for; a name the call did not give is returned unchanged (the

@@ -20,7 +20,7 @@ for the same key replaces an earlier one. The package imports judging_roles and 
 server, in this process or another, knows every role.
 
 Data blocks the behaviours read (the real agents build them the same way):
-  `<unit id="ID">text</unit>`, `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
+  `<unit id="ID">text</unit>` (or, under a call's short names, `[U1] text` lines), `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
   in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
   their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
 A call that shows units under short names (U1..Uk, examiner/roles/aliases.py) sends the `aliases` hint
@@ -57,10 +57,12 @@ DEFAULT_RECALL = 0.85
 DEFAULT_TARGETS_PER_QUESTION = 4
 
 UNIT_RE = re.compile(r'<unit id="([^"]*)"')
+NAMED_UNIT_RE = re.compile(r"^\[(U\d+)\] ", re.M)
 PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
 REF_RE = re.compile(r"\[ref:([^\]]*)\]")
 MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong)\b")
-DATA_RE = re.compile(r'<(unit|passage) id="[^"]*">.*?</\1>|<([a-z][a-z0-9_]*)>\n.*?\n</\2>|\[ref:[^\]]*\]', re.S)
+DATA_RE = re.compile(r'<(unit|passage) id="[^"]*">.*?</\1>|<([a-z][a-z0-9_]*)>\n.*?\n</\2>|\[ref:[^\]]*\]'
+                     r'|^\[U\d+\] [^\n]*', re.S | re.M)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
@@ -228,6 +230,12 @@ def data_of(text: str) -> str:
     return "\x1f".join(blocks)
 
 
+def shown_units(text: str) -> list[str]:
+    """Ids or names of the units a prompt shows, in order: `<unit id="ID">` blocks, or `[U1] text` lines
+    (a call that names its units U1..Uk, examiner/roles/aliases.py)."""
+    return list(dict.fromkeys(UNIT_RE.findall(text) or NAMED_UNIT_RE.findall(text)))
+
+
 def unit_id_of(req: SimRequest, name: str) -> str:
     """The unit id behind a name the prompt shows: the call's `aliases` hint (short name -> unit id) when
     it sent one, else the name itself. Knowledge and claim markers follow unit ids, never a call's names."""
@@ -265,11 +273,11 @@ def generic(req: SimRequest) -> Completion:
 def examiner_question(req: SimRequest) -> Completion:
     """A ~40-token wh-question about the listed units, ending in `[ref:...]` with its target ids."""
     prompt = req.last_user
-    units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt)
+    units = shown_units(prompt) or ref_ids(prompt)
     if not units:  # a re-ask ("that reply could not be used...") names no units: read the earlier prompt
         for message in reversed(req.messages):
-            if message.get("role") == "user" and UNIT_RE.search(content_text(message.get("content"))):
-                units = list(dict.fromkeys(UNIT_RE.findall(content_text(message.get("content")))))
+            if message.get("role") == "user" and shown_units(content_text(message.get("content"))):
+                units = shown_units(content_text(message.get("content")))
                 break
     per_question = int(req.option("targets_per_question", DEFAULT_TARGETS_PER_QUESTION))
     target = units[: 1 + max(0, per_question)]
@@ -363,7 +371,7 @@ def judge_verdicts(req: SimRequest) -> Completion:
     """One verdict per listed unit, read from the answer's claim markers; `judge_noise` flips a share."""
     prompt = req.last_user
     markers = claim_markers(prompt)
-    units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt) or list(markers)
+    units = shown_units(prompt) or ref_ids(prompt) or list(markers)
     noise = float(req.option("judge_noise", 0.0))
     answer_key = req.prompt_key
     rng = req.rng("judge")
