@@ -45,7 +45,7 @@ OPTION_NAMES = (
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
 
 
-_SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]")
+_SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]|\s?\([^\s()]+:(?:known|wrong)\)")
 
 
 
@@ -56,7 +56,9 @@ def _count(text: str) -> int:
 
     The `[ref:ID,...]` marker a simulated question carries for the simulated candidate is a side channel
     a real examiner would not write (a real question is ~40 tokens; the marker adds ~10 per target), so
-    it is not billed, in the completion that writes it nor in the prompts that quote it."""
+    it is not billed, in the completion that writes it nor in the prompts that quote it. The same holds for
+    the `(ID:known)` / `(ID:wrong)` claim markers of a simulated answer: the sentence before each marker
+    stands for the claim, the marker only tells the simulated judge which unit it is about (~16 tokens)."""
     return len(encoding().encode(_SIDE_CHANNEL.sub("", text), disallowed_special=()))
 
 
