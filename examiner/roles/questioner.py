@@ -20,8 +20,8 @@ class Question(BaseModel):
 
 
 def question_tokens(n_units: int) -> int:
-    """Completion budget: a ~50-word question plus up to n target names (kept at the budget of ~10-token
-    ids: a simulated question carries the real ids for its candidate, unbilled but within max_tokens)."""
+    """Completion budget: a ~50-word question plus up to n targets (sized when targets were ~10-token
+    ids; names need less, and a generous cap costs nothing but a larger worst case for the budget)."""
     return 160 + 24 * n_units
 
 

@@ -20,7 +20,8 @@ for the same key replaces an earlier one. The package imports judging_roles and 
 server, in this process or another, knows every role.
 
 Data blocks the behaviours read (the real agents build them the same way):
-  `<unit id="ID">text</unit>` (or, under a call's short names, `[U1] text` lines), `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
+  `<unit id="ID">text</unit>` (or, under a call's short names, `[U1] text` lines),
+  `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
   in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
   their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
 A call that shows units under short names (U1..Uk, examiner/roles/aliases.py) sends the `aliases` hint
