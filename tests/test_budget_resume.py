@@ -23,7 +23,7 @@ from examiner.core.rundir import RunDir
 from examiner.llm.ledger import answered, spent_usd
 
 CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]]
-"""About 20 knowledge units: an uninterrupted simulated exam of them costs about $0.10."""
+"""About 20 knowledge units: an uninterrupted simulated exam of them costs about $0.06 (round 1: $0.03)."""
 
 
 def paid_bodies(run_dir: Path) -> list[str]:
@@ -80,21 +80,21 @@ def test_budget_stopped_run_continues_with_a_larger_cap(tmp_path: Path, capsys: 
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(sim_settings().model_dump(mode="json")), encoding="utf-8")
     run_dir = tmp_path / "stopped"
-    code = main(["run", *CORPUS, "--config", str(config), "--budget-usd", "0.04", "--out", str(run_dir), "--quiet"])
+    code = main(["run", *CORPUS, "--config", str(config), "--budget-usd", "0.02", "--out", str(run_dir), "--quiet"])
     assert code == 3
     err = capsys.readouterr().err
-    assert "of the $0.0400 cap" in err and "units not yet covered" in err and "in round 1" in err
-    continuation = f"examiner resume {run_dir} --budget-usd 0.08"
+    assert "of the $0.0200 cap" in err and "units not yet covered" in err and "in round 1" in err
+    continuation = f"examiner resume {run_dir} --budget-usd 0.04"
     assert continuation in err
-    assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 0.04
+    assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 0.02
     stopped_at = spent(run_dir)
-    assert 0 < stopped_at <= 0.04
+    assert 0 < stopped_at <= 0.02
 
     assert main(["resume", str(run_dir), "--quiet"]) == 3, "the same cap stops the run again"
-    assert spent(run_dir) <= 0.04
+    assert spent(run_dir) <= 0.02
 
-    assert main(continuation.split()[1:] + ["--quiet"]) == 3, "$0.08 is still short of the whole exam"
-    assert spent(run_dir) <= 0.08
+    assert main(continuation.split()[1:] + ["--quiet"]) == 3, "$0.04 is still short of the whole exam"
+    assert spent(run_dir) <= 0.04
     assert main(["resume", str(run_dir), "--budget-usd", "1", "--quiet"]) == 0
     assert yaml.safe_load((run_dir / rundir.CONFIG).read_text())["budget_usd"] == 1.0
 

@@ -72,8 +72,14 @@ async def test_panel_majority_members_and_agreement(small_corpus: Path, tmp_path
         agreed = sum(v.members[name].type == v.type for v in both)
         assert (row["agreed"], row["compared"]) == (agreed, len(both))
         assert row["agreement"] == pytest.approx(agreed / len(both))
-    # The noise-free member agrees with the panel unless both noisy ones flip a unit the same way.
-    assert rows["j0"]["agreement"] >= 0.95
+    # The noise-free member agrees with the panel unless both noisy ones flip a unit the same way (about 3 %
+    # of units at noise 0.15 and 0.4: on this small exam's ~30 verdicts a fixed share such as 0.95 depends
+    # on the draw, so the rule itself is checked, unit by unit).
+    for verdict in verdicts:
+        votes = {name: member.type for name, member in verdict.members.items()}
+        if verdict.type != "unscored" and votes["j0"] != verdict.type:
+            assert votes["j1"] == votes["j2"] == verdict.type, votes
+    assert rows["j0"]["agreement"] >= 0.9
     assert rows["j0"]["agreement"] > max(rows["j1"]["agreement"], rows["j2"]["agreement"])
     assert "## Judge panel" in (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "<h2>Judge panel</h2>" in (tmp_path / "report.html").read_text(encoding="utf-8")

@@ -3,30 +3,58 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
-from examiner.prompting import render, unit_block
+from examiner.prompting import render
+from examiner.roles.aliases import UnitAliases
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
+REASON_WORDS: dict[str, int] = {"incorrect": 40}
+"""The reason policy of prompts/exam_judge.md: the most words of a reason per label; a label not named
+gets no reason (Ref-Eval counts labels; only an error needs explaining, and reports show reasons only for
+units answered wrong). 40 words hold the answer's wrong statement and the unit's correct one, which is
+all METHODS.md asks of a reason (under 100 words). The prompt states it and the call's hints carry it
+(`reason_words`), so a simulated judge writes what the prompt asks for."""
+
 
 class UnitVerdict(BaseModel):
-    """The judge's label for one knowledge unit."""
+    """The judge's label for one knowledge unit, with its reason (empty unless incorrect)."""
 
     unit_id: str
     type: Label
-    reason: str = Field(description="at most 100 words; for incorrect: the error and the correct statement")
+    reason: str = ""
+
+
+class UnitReason(BaseModel):
+    """Why one unit is incorrect: the error in the answer and the correct statement."""
+
+    unit: str
+    reason: str
 
 
 class Judgment(BaseModel):
-    """One verdict per unit shown to the judge."""
+    """A label per unit shown to the judge, by its name in the call, and reasons for the incorrect ones.
 
-    verdicts: list[UnitVerdict]
+    A label map rather than a list of {unit_id, type, reason} objects: each unit costs its name and label
+    (~5 tokens) instead of ~20 tokens of keys, quotes and an empty reason."""
+
+    labels: dict[str, Label]
+    reasons: list[UnitReason] = Field(default_factory=list)
+
+    @property
+    def verdicts(self) -> list[UnitVerdict]:
+        """The labels as per-unit verdicts, in the reply's order (a unit's first reason wins)."""
+        why: dict[str, str] = {}
+        for item in self.reasons:
+            why.setdefault(item.unit, item.reason)
+        return [UnitVerdict(unit_id=uid, type=label, reason=why.get(uid, "")) for uid, label in self.labels.items()]
 
 
 class AnswerVerdict(BaseModel):
@@ -52,14 +80,13 @@ def marks_from_verdicts(verdicts: Iterable[LabelledUnit]) -> dict[str, Mark[Verd
     return marks
 
 
-def judgment_schema(unit_ids: list[str]) -> type[Judgment]:
-    """Judgment with exactly one verdict per shown unit, each naming one of these ids."""
-    ids = Literal.__getitem__(tuple(unit_ids))  # type: ignore[attr-defined]
-    verdict = create_model("UnitVerdict", __base__=UnitVerdict, unit_id=(ids, ...))  # type: ignore[call-overload]
-    return create_model(  # type: ignore[call-overload, no-any-return]
-        "Judgment", __base__=Judgment,
-        verdicts=(list[verdict], Field(min_length=len(unit_ids), max_length=len(unit_ids))),
-    )
+def judgment_schema(names: list[str]) -> type[BaseModel]:
+    """What the endpoint is asked to follow: a label for exactly these names, reasons naming only them."""
+    labels = create_model("Labels", __config__=ConfigDict(extra="forbid"),  # type: ignore[call-overload]
+                          **{name: (Label, ...) for name in names})
+    unit = Literal.__getitem__(tuple(names))  # type: ignore[attr-defined]
+    reason = create_model("UnitReason", __base__=UnitReason, unit=(unit, ...))  # type: ignore[call-overload]
+    return create_model("Judgment", labels=(labels, ...), reasons=(list[reason], ...))  # type: ignore[call-overload, no-any-return]
 
 
 async def judge_units(
@@ -72,13 +99,24 @@ async def judge_units(
     stage: str = "judge",
     endpoint: str | None = None,
 ) -> CallResult[Judgment]:
-    """Per-unit verdicts; `references` pairs each unit id with the text it is checked against."""
-    messages = render("exam_judge", question=question, answer=answer, units=unit_block(references))
-    return await gateway.chat(
+    """Per-unit verdicts; `references` pairs each unit id with the text it is checked against. The judge
+    sees and names the units by short names; the verdicts come back with unit ids."""
+    aliases = UnitAliases.of(references)
+    messages = render("exam_judge", question=question, answer=answer, units=aliases.block(references),
+                      incorrect_words=REASON_WORDS["incorrect"])
+    result = await gateway.chat(
         "judge", messages, GenerationConfig(max_tokens=120 + 160 * len(references)),
-        CallContext(stage=stage, round=round, unit_ids=tuple(uid for uid, _ in references)),
-        schema=Judgment, response_schema=judgment_schema([uid for uid, _ in references]), endpoint=endpoint,
+        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
+                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
+        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
     )
+    if not isinstance(result.parsed, Judgment):
+        return result
+    parsed = result.parsed
+    return replace(result, parsed=Judgment(
+        labels={aliases.unit_id(name): label for name, label in parsed.labels.items()},
+        reasons=[UnitReason(unit=aliases.unit_id(r.unit), reason=r.reason) for r in parsed.reasons],
+    ))
 
 
 async def judge_without_reference(

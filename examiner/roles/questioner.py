@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
-from examiner.prompting import render, unit_block
+from examiner.prompting import render
+from examiner.roles.aliases import UnitAliases
 
 
 class Question(BaseModel):
@@ -18,7 +20,8 @@ class Question(BaseModel):
 
 
 def question_tokens(n_units: int) -> int:
-    """Completion budget: a ~50-word question plus up to n target ids of ~10 tokens each."""
+    """Completion budget: a ~50-word question plus up to n targets (sized when targets were ~10-token
+    ids; names need less, and a generous cap costs nothing but a larger worst case for the budget)."""
     return 160 + 24 * n_units
 
 
@@ -40,13 +43,11 @@ async def write_question(
     feedback: str = "",
 ) -> CallResult[Question]:
     """Ask the examiner for one question over a cluster (`units[0]` is the cluster's center)."""
-    note = f"\nYour previous attempt was rejected: {feedback}\n" if feedback else ""
-    messages = render("exam_question", units=unit_block(units), max_words=max_words, feedback=note)
-    return await gateway.chat(
-        "examiner", messages, GenerationConfig(max_tokens=question_tokens(len(units))),
-        CallContext(stage="question", round=round, unit_ids=tuple(uid for uid, _ in units)),
-        schema=Question, response_schema=question_schema([uid for uid, _ in units]),
-    )
+    aliases = UnitAliases.of(units)
+    note = f"\nYour previous attempt was rejected: {aliases.shorten(feedback)}\n" if feedback else ""
+    messages = render("exam_question", units=aliases.block(units), max_words=max_words, feedback=note)
+    return await _ask(gateway, messages, aliases, CallContext(stage="question", round=round, unit_ids=aliases.ids,
+                                                              hints=aliases.hint))
 
 
 async def write_probe(
@@ -59,11 +60,22 @@ async def write_probe(
     max_words: int = 50,
 ) -> CallResult[Question]:
     """Ask for a narrower follow-up on the units an answer left uncovered."""
+    aliases = UnitAliases.of(units)
     messages = render(
-        "exam_probe", question=question, answer=answer, units=unit_block(units), max_words=max_words
+        "exam_probe", question=question, answer=answer, units=aliases.block(units), max_words=max_words
     )
-    return await gateway.chat(
-        "examiner", messages, GenerationConfig(max_tokens=question_tokens(len(units))),
-        CallContext(stage="probe", round=round, unit_ids=tuple(uid for uid, _ in units)),
-        schema=Question, response_schema=question_schema([uid for uid, _ in units]),
+    return await _ask(gateway, messages, aliases, CallContext(stage="probe", round=round, unit_ids=aliases.ids,
+                                                              hints=aliases.hint))
+
+
+async def _ask(gateway: Gateway, messages: list[dict[str, str]], aliases: UnitAliases,
+               context: CallContext) -> CallResult[Question]:
+    """One examiner call over units shown by their short names; the reply's targets come back as unit ids."""
+    result = await gateway.chat(
+        "examiner", messages, GenerationConfig(max_tokens=question_tokens(len(aliases.ids))), context,
+        schema=Question, response_schema=question_schema(aliases.names),
     )
+    if not isinstance(result.parsed, Question):
+        return result
+    targets = [aliases.unit_id(name) for name in result.parsed.target]
+    return replace(result, parsed=result.parsed.model_copy(update={"target": targets}))

@@ -20,9 +20,13 @@ for the same key replaces an earlier one. The package imports judging_roles and 
 server, in this process or another, knows every role.
 
 Data blocks the behaviours read (the real agents build them the same way):
-  `<unit id="ID">text</unit>`, `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
+  `<unit id="ID">text</unit>` (or, under a call's short names, `[U1] text` lines),
+  `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
   in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
   their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
+A call that shows units under short names (U1..Uk, examiner/roles/aliases.py) sends the `aliases` hint
+(name -> unit id): the simulated examiner then writes unit ids in `[ref:...]` and the simulated judge
+reads the answer's markers by unit id, while both reply with the names the prompt used.
 """
 
 from __future__ import annotations
@@ -54,10 +58,12 @@ DEFAULT_RECALL = 0.85
 DEFAULT_TARGETS_PER_QUESTION = 4
 
 UNIT_RE = re.compile(r'<unit id="([^"]*)"')
+NAMED_UNIT_RE = re.compile(r"^\[(U\d+)\] ", re.M)
 PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
 REF_RE = re.compile(r"\[ref:([^\]]*)\]")
 MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong)\b")
-DATA_RE = re.compile(r'<(unit|passage) id="[^"]*">.*?</\1>|<([a-z][a-z0-9_]*)>\n.*?\n</\2>|\[ref:[^\]]*\]', re.S)
+DATA_RE = re.compile(r'<(unit|passage) id="[^"]*">.*?</\1>|<([a-z][a-z0-9_]*)>\n.*?\n</\2>|\[ref:[^\]]*\]'
+                     r'|^\[U\d+\] [^\n]*', re.S | re.M)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
@@ -225,6 +231,18 @@ def data_of(text: str) -> str:
     return "\x1f".join(blocks)
 
 
+def shown_units(text: str) -> list[str]:
+    """Ids or names of the units a prompt shows, in order: `<unit id="ID">` blocks, or `[U1] text` lines
+    (a call that names its units U1..Uk, examiner/roles/aliases.py)."""
+    return list(dict.fromkeys(UNIT_RE.findall(text) or NAMED_UNIT_RE.findall(text)))
+
+
+def unit_id_of(req: SimRequest, name: str) -> str:
+    """The unit id behind a name the prompt shows: the call's `aliases` hint (short name -> unit id) when
+    it sent one, else the name itself. Knowledge and claim markers follow unit ids, never a call's names."""
+    return str(req.hint("aliases", {}).get(name, name))
+
+
 def claim_markers(text: str) -> dict[str, str]:
     """Claim markers `ID:known` / `ID:wrong` in `text`, by unit id (a later marker wins)."""
     return {uid: kind for uid, kind in MARK_RE.findall(text)}
@@ -256,17 +274,18 @@ def generic(req: SimRequest) -> Completion:
 def examiner_question(req: SimRequest) -> Completion:
     """A ~40-token wh-question about the listed units, ending in `[ref:...]` with its target ids."""
     prompt = req.last_user
-    units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt)
+    units = shown_units(prompt) or ref_ids(prompt)
     if not units:  # a re-ask ("that reply could not be used...") names no units: read the earlier prompt
         for message in reversed(req.messages):
-            if message.get("role") == "user" and UNIT_RE.search(content_text(message.get("content"))):
-                units = list(dict.fromkeys(UNIT_RE.findall(content_text(message.get("content")))))
+            if message.get("role") == "user" and shown_units(content_text(message.get("content"))):
+                units = shown_units(content_text(message.get("content")))
                 break
     per_question = int(req.option("targets_per_question", DEFAULT_TARGETS_PER_QUESTION))
     target = units[: 1 + max(0, per_question)]
     rng = req.rng("question")
     question = wh_question(rng)
-    return {"question": f"{question} [ref:{','.join(target)}]", "target": target}
+    unit_ids = [unit_id_of(req, name) for name in target]
+    return {"question": f"{question} [ref:{','.join(unit_ids)}]", "target": target}
 
 
 @register_behaviour("examiner", "extract_units")
@@ -330,25 +349,51 @@ _REASON_OPENING = {
 }
 
 
+DEFAULT_REASON_TOKENS = 44
+"""Filler tokens after the opening sentence of a reason when the call states no reason policy."""
+
+
+def reason_for(req: SimRequest, label: str, rng: random.Random) -> str:
+    """A reason as the call's prompt asks for it: the `reason_words` hint maps each label to the most
+    words the prompt allows (a label it leaves out, or 0: no reason); the simulated judge writes half of
+    that. Without the hint: the opening sentence and ~44 filler tokens."""
+    limits = req.hint("reason_words", None)
+    if limits is None:
+        return f"{_REASON_OPENING[label]} {filler_text(rng, DEFAULT_REASON_TOKENS)}"
+    words = int(limits.get(label, 0)) // 2
+    if words <= 0:
+        return ""
+    text = f"{_REASON_OPENING[label]} {filler_text(rng, words * 2)}"
+    return " ".join(text.split()[:words])
+
+
 @register_behaviour("judge")
 def judge_verdicts(req: SimRequest) -> Completion:
     """One verdict per listed unit, read from the answer's claim markers; `judge_noise` flips a share."""
     prompt = req.last_user
     markers = claim_markers(prompt)
-    units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt) or list(markers)
+    units = shown_units(prompt) or ref_ids(prompt) or list(markers)
     noise = float(req.option("judge_noise", 0.0))
-    reason_tokens = dict(req.option("reason_tokens", {}))
     answer_key = req.prompt_key
     rng = req.rng("judge")
     verdicts = []
     for uid in units:
-        mark = markers.get(uid)
+        unit = unit_id_of(req, uid)
+        mark = markers.get(unit)
         label = "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
-        if noise > 0 and stable_uniform(req.seed, "noise", uid, answer_key, *req.sampling_salt) < noise:
-            label = _OTHER_LABELS[label][stable_int(req.seed, "flip", uid, answer_key) % 2]
-        reason = f"{_REASON_OPENING[label]} {filler_text(rng, int(reason_tokens.get(label, 44)))}"
-        verdicts.append({"unit_id": uid, "type": label, "reason": reason})
-    return {"verdicts": verdicts}
+        if noise > 0 and stable_uniform(req.seed, "noise", unit, answer_key, *req.sampling_salt) < noise:
+            label = _OTHER_LABELS[label][stable_int(req.seed, "flip", unit, answer_key) % 2]
+        verdicts.append({"unit_id": uid, "type": label, "reason": reason_for(req, label, rng)})
+    return judge_reply(req, verdicts)
+
+
+def judge_reply(req: SimRequest, verdicts: list[dict[str, str]]) -> Completion:
+    """The verdicts in the shape the call's schema asks for: a label map with reasons for those that have
+    one (a schema with `labels`, examiner/roles/judge.py), else the list of per-unit verdicts."""
+    if "labels" not in (req.schema or {}).get("properties", {}):
+        return {"verdicts": verdicts}
+    return {"labels": {v["unit_id"]: v["type"] for v in verdicts},
+            "reasons": [{"unit": v["unit_id"], "reason": v["reason"]} for v in verdicts if v["reason"]]}
 
 
 # ---------------------------------------------------------------- geval
