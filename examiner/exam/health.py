@@ -280,7 +280,8 @@ def placeholder_answers(answers: list[AnswerRecord]) -> Check:
 
 
 def judge_reasons(records: RunRecords) -> list[tuple[str, str]]:
-    """(verdict id, reason) of every scored label the judge wrote: a panel's members' own reasons (the
+    """(verdict id, reason) of every scored label the judge wrote a reason for or had to (an incorrect
+    unit; correct and unrelated ones need none): a panel's members' own reasons (the
     panel's reason is examiner's tally); in `noref` mode one per answer and member (that judge gives one
     reason to every target). G-Eval's reasons are examiner's own text (the score), so it has none."""
     if records.info.judge_mode == "geval":
@@ -291,7 +292,9 @@ def judge_reasons(records: RunRecords) -> list[tuple[str, str]]:
         marks = [(name, m.type, m.reason) for name, m in v.members.items()] if v.members else [("", v.type, v.reason)]
         for member, label, reason in marks:
             key = (v.answer_id if records.info.mode == "noref" else v.id, member, reason)
-            if label != "unscored" and key not in seen:
+            # The reference judge writes a reason only for an incorrect unit (examiner/roles/judge.py):
+            # an empty reason is a placeholder only where one was asked for.
+            if label != "unscored" and key not in seen and (label == "incorrect" or reason.strip()):
                 seen.add(key)
                 reasons.append((v.id, reason))
     return reasons

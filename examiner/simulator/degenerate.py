@@ -18,13 +18,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from examiner.simulator.behaviours import (
-    UNIT_RE,
     Completion,
     SimRequest,
     examiner_question,
+    judge_reply,
     judge_verdicts,
     ref_ids,
     register_behaviour,
+    shown_units,
+    unit_id_of,
 )
 from examiner.simulator.prose import stable_uniform
 
@@ -33,6 +35,8 @@ PLACEHOLDER_REASON = "..."
 POSITION_LABELS = ("correct", "incorrect", "unrelated")
 DEFAULT_SHARES = {"template_share": 0.5, "copy_share": 0.15}
 _UNIT_TEXT = re.compile(r'<unit id="([^"]*)">(.*?)</unit>', re.S)
+_NAMED_UNIT_TEXT = re.compile(r"^\[(U\d+)\] (.*)$", re.M)
+"""A unit as a call that names its units shows it: `[U1] text` (examiner/roles/aliases.py)."""
 
 
 def degenerate_shares(req: SimRequest) -> Mapping[str, float] | None:
@@ -53,8 +57,9 @@ def degenerate_question(req: SimRequest) -> Completion:
         return ordinary
     target = list(ordinary["target"])
     draw = stable_uniform(req.seed, "degenerate", *sorted(target))
-    texts = {uid: text for message in req.messages for uid, text in _UNIT_TEXT.findall(str(message.get("content")))}
-    refs = f" [ref:{','.join(target)}]"
+    texts = {name: text for message in req.messages for pattern in (_UNIT_TEXT, _NAMED_UNIT_TEXT)
+             for name, text in pattern.findall(str(message.get("content")))}
+    refs = f" [ref:{','.join(unit_id_of(req, name) for name in target)}]"
     if draw < shares["template_share"]:
         return {"question": TEMPLATE_QUESTION + refs, "target": target}
     if draw < shares["template_share"] + shares["copy_share"] and target and target[0] in texts:
@@ -68,9 +73,9 @@ def degenerate_judge(req: SimRequest) -> Completion:
     if degenerate_shares(req) is None:
         return judge_verdicts(req)
     prompt = req.last_user
-    units = list(dict.fromkeys(UNIT_RE.findall(prompt))) or ref_ids(prompt)
-    return {"verdicts": [{"unit_id": uid, "type": POSITION_LABELS[i % len(POSITION_LABELS)],
-                          "reason": PLACEHOLDER_REASON} for i, uid in enumerate(units)]}
+    units = shown_units(prompt) or ref_ids(prompt)
+    return judge_reply(req, [{"unit_id": uid, "type": POSITION_LABELS[i % len(POSITION_LABELS)],
+                              "reason": PLACEHOLDER_REASON} for i, uid in enumerate(units)])
 
 
 __all__ = ["DEFAULT_SHARES", "PLACEHOLDER_REASON", "TEMPLATE_QUESTION", "degenerate_judge", "degenerate_question"]
