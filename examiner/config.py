@@ -143,6 +143,9 @@ class ExamSettings(BaseModel):
     seed: int = Field(0, ge=0)
     """Seed of the exam's own random choices (clustering, projection), 0 or more; not the models' sampling
     seed."""
+    language: str = Field("auto", pattern=r"^(auto|[a-z]{2,3})$")
+    """Language the examiner writes questions, the candidate answers and the judge reasons in: `auto` (the
+    language holding most of the corpus text, detected per document) or an ISO 639-1 code such as `zh`."""
 
 
 class Settings(BaseModel):

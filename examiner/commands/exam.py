@@ -53,6 +53,9 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="seed for clustering and sampling")
     parser.add_argument("--max-corpus-mb", type=float, metavar="MB",
                         help="largest corpus accepted, in MB (default 10: each MB takes about a minute to embed on 2 CPU cores)")
+    parser.add_argument("--language", metavar="CODE",
+                        help="language of questions, answers and judging: auto (the corpus's, detected; default) "
+                             "or an ISO 639-1 code such as zh")
     add_config_flags(parser)
 
 
@@ -100,7 +103,8 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, object]:
 
 
 EXAM_FLAGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
-              "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb"}
+              "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
+              "language": "language"}
 """Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...)."""
 
 

@@ -203,6 +203,10 @@ class RunInfo(BaseModel):
     units: int = 0
     skipped_files: list[dict[str, str]] = Field(default_factory=list)
     decoded_with_replacement: list[str] = Field(default_factory=list)
+    language: str = ""
+    """ISO 639-1 code of the exam's language (questions, answers, judging); empty for runs before it."""
+    languages: dict[str, int] = Field(default_factory=dict)
+    """Documents per detected language (`und`: undetermined)."""
     rounds: list[RoundSummary] = Field(default_factory=list)
     ignored_verdicts: int = 0
     """Verdicts naming a unit that was not a target of the question (ignored and logged)."""

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from examiner.roles.extractor import extract_statements
-from examiner.corpus import Corpus, Passage, load_corpus
+from examiner.corpus import Corpus, Passage, corpus_languages, exam_language, load_corpus, passage_rows
 from examiner.errors import BudgetExhausted, UserError
 from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
@@ -126,8 +126,7 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
         for u in units
     ]
     ctx.store.append(records)
-    ctx.store.write_passages({"id": p.id, "document": p.document, "start": p.start, "end": p.end, "text": p.text}
-                             for p in corpus.passages)
+    ctx.store.write_passages(passage_rows(corpus))
     ctx.units = {r.id: r for r in records}
     ctx.passages = {p.id: p.text for p in corpus.passages}
     info = ctx.store.read_info()
@@ -136,6 +135,8 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     info.units = len(records)
     info.skipped_files = [{"path": s.path, "reason": s.reason} for s in corpus.skipped]
     info.decoded_with_replacement = list(corpus.decoded_with_replacement)
+    info.languages = corpus_languages(corpus)
+    info.language = ctx.gateway.language = exam_language(corpus, exam.language)
     ctx.store.write_info(info)
     ctx.progress.note(
         f"corpus: {len(corpus.documents)} documents, {len(corpus.passages)} passages, {len(records)} knowledge units"
@@ -220,6 +221,7 @@ def finish(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
 def load_for_resume(ctx: ExamContext) -> None:
     """Reload units and passages from the run directory (the checkpointer keeps only ids)."""
     ctx.units = ctx.store.all(UnitRecord)
+    ctx.gateway.language = ctx.store.read_info().language
     for passage_id, row in ctx.store.read_passages().items():
         ctx.passages[passage_id] = row["text"]
 
