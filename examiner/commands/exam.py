@@ -19,6 +19,7 @@ from examiner.judging.exam_judges import JUDGE_METHODS
 from examiner.errors import ConfigError, UserError
 from examiner.core import rundir
 from examiner.core.records import RunInfo
+from examiner.report.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.exam.modes import MODES
 from examiner.exam.runner import (
     ExamRequest,
@@ -147,11 +148,24 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
                 str(counts.get("unanswered", "")), str(counts.get("uncovered", "")),
             )
         console.print(table)
+        if report.get("run") and shows_languages(report):
+            console.print(language_table_view(report))
         if report.get("judge_panel"):
             console.print(panel_table(report["judge_panel"]))
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
         if (run_dir / name).exists():
             console.print(f"{name}: {run_dir / name}")
+
+
+def language_table_view(report: dict) -> Table:
+    """Accuracy per target and language (report.json's `per_language`), under the exam's language."""
+    table = Table(title=f"language: {language_line(report['run'])}")
+    for column in LANGUAGE_HEADER:
+        table.add_column(column)
+    for row in language_rows(report):
+        table.add_row(*(("-" if v is None else f"{v:.3f}") if i == len(row) - 1 else str(v)
+                        for i, v in enumerate(row)))
+    return table
 
 
 def panel_table(panel: dict) -> Table:

@@ -17,6 +17,8 @@ from examiner.report.markdown import (
     COUNT_LABELS,
     GROUP_TAIL,
     PANEL_HEADER,
+    LANGUAGE_HEADER,
+    LANGUAGE_NOTE,
     PANEL_NOTE,
     PER_CLUSTER_ROWS,
     SCORE_HEADER,
@@ -27,11 +29,13 @@ from examiner.report.markdown import (
     cost_note,
     cost_rows,
     group_rows,
+    language_table,
     panel_rows,
     qtype_table,
     run_lines,
     score_rows,
 )
+from examiner.report.languages import shows_languages
 
 CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
@@ -119,6 +123,9 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
     header, rows = qtype_table(summary)
     p += ["<h2>Accuracy per question type</h2>", table(header, rows)]
     fig("qtypes", "accuracy per question type")
+    if shows_languages(summary):
+        p += ["<h2>Accuracy per language</h2>", f"<p class=\"note\">{LANGUAGE_NOTE}</p>",
+              table(LANGUAGE_HEADER, language_table(summary))]
     p.append("<h2>Accuracy per cluster</h2>")
     for name, t in summary["targets"].items():
         p += [f"<h3>{escape(name)}</h3>", table(CLUSTER_HEADER, cluster_rows(t))]
