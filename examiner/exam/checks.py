@@ -121,7 +121,9 @@ def word_count(text: str) -> int:
     """Words separated by spaces; a run of a script written without spaces counts one word per two
     characters (a Chinese word is one to two characters long)."""
     runs = _UNSPACED_RUN.findall(text)
-    spaced = _UNSPACED_RUN.sub(" ", text).split() if runs else text.split()
+    if not runs:
+        return len(text.split())
+    spaced = [w for w in _UNSPACED_RUN.sub(" ", text).split() if any(ch.isalnum() for ch in w)]
     return len(spaced) + sum(math.ceil(len(run) / 2) for run in runs)
 
 
@@ -129,8 +131,8 @@ def question_type(question: str) -> str:
     """who / what / when / where / why / how from the first wh-word, else `other`.
 
     English wh-words are looked for first (as they always were); then the question words of Chinese and
-    Japanese; then those of the question's detected language (Spanish, French, German, Italian,
-    Portuguese, Russian, Arabic)."""
+    Japanese; then those of Russian for a question in Cyrillic, of Arabic for one in Arabic script, else
+    of the question's detected language (Spanish, French, German, Italian, Portuguese)."""
     for word in (m.group(0).lower() for m in _ASCII_WORD.finditer(question)):
         word = _QTYPE_ALIASES.get(word, word)
         if word in _QTYPES:
@@ -139,7 +141,7 @@ def question_type(question: str) -> str:
         found = [(question.find(w), -len(w), kind) for w, kind in _CJK_INTERROGATIVES if w in question]
         if found:
             return min(found)[2]
-    table = _INTERROGATIVES.get(_question_language(question))
+    table = _INTERROGATIVES.get(_script_language(question) or _question_language(question))
     if table:
         words = [w for w in _terms(question)]
         for index, word in enumerate(words):
@@ -152,6 +154,18 @@ def question_type(question: str) -> str:
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
 """English words, exactly as question types were always read."""
+
+
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+_ARABIC = re.compile("[\u0600-\u06ff]")
+
+
+def _script_language(question: str) -> str:
+    """`ru` or `ar` when the script alone tells which interrogatives to read (short questions are where
+    detection confuses Russian with Bulgarian or Ukrainian)."""
+    if _CYRILLIC.search(question):
+        return "ru"
+    return "ar" if _ARABIC.search(question) else ""
 
 
 @lru_cache(maxsize=4096)
