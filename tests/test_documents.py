@@ -95,3 +95,23 @@ def test_exam_on_documents_records_pages_and_the_skipped_scan(tmp_path: Path) ->
     assert info["language"] == "en"
     report = (run_dir / "report.md").read_text()
     assert "Accuracy per language" not in report  # one language, English: no language section
+
+
+def test_docx_pages_follow_word_rendered_breaks(tmp_path: Path) -> None:
+    """A file saved by Word marks where it broke pages (lastRenderedPageBreak); one right after an
+    explicit page break is the same break, not another page."""
+    import docx
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    document.add_paragraph("First page text.")
+    second = document.add_paragraph("Second page text.")
+    second.runs[0]._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+    document.add_page_break()
+    third = document.add_paragraph("Third page text.")
+    third.runs[0]._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+    path = tmp_path / "word.docx"
+    document.save(str(path))
+    passages = load_corpus(path).documents[0].passages
+    assert [(p.text, p.page) for p in passages] == [("First page text.", 1), ("Second page text.", 2),
+                                                     ("Third page text.", 3)]
