@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[cpu,local,dev,export]'
+	$(PIP) install --quiet -e '.[cpu,local,dev,export,documents]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -220,6 +220,9 @@ class ExamSettings(BaseModel):
     self_check_min: int = Field(20, ge=0)
     """Fewest answers re-judged by the self-check when that many are available (a count; applies only
     when `self_check_share` is above 0)."""
+    language: str = Field("auto", pattern=r"^(auto|[a-z]{2,3})$")
+    """Language the examiner writes questions, the candidate answers and the judge reasons in: `auto` (the
+    language holding most of the corpus text, detected per document) or an ISO 639-1 code such as `zh`."""
 
 
 class Settings(BaseModel):

@@ -1,13 +1,16 @@
 """Documents -> passages with provenance.
 
-A corpus is read from files and folders (.txt, .md, .jsonl, .html/.htm). Every passage keeps the document
-it came from and its character span in that document's text, so a verdict can always be traced back to the
-exact reference text. Bad files never stop a run: they are skipped or decoded leniently, and every such
+A corpus is read from files and folders (.txt, .md, .jsonl, .html/.htm, and with the `documents` extra
+.pdf, .docx, .pptx). Every passage keeps the document it came from and its character span in that
+document's text, so a verdict can always be traced back to the exact reference text; a passage of a PDF or
+Word file also keeps its page, one of a slide deck its slide number. Every document's language is detected
+(examiner.language). Bad files never stop a run: they are skipped or decoded leniently, and every such
 file is counted so the report can say what was left out.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import json
@@ -18,11 +21,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from examiner.documents import READERS, Page, Unreadable
 from examiner.errors import UserError
+from examiner.language import UNDETERMINED, detect_language, dominant_language
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".html", ".htm")
+SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".html", ".htm", *READERS)
 """File types read by `load_corpus`; other files met while walking a folder are ignored (and listed)."""
 
 METADATA_NAMES = frozenset({"SOURCE.md", "LICENSE", "LICENSE.md", "LICENSE.txt"})
@@ -48,6 +53,8 @@ class Passage:
     """Offset one past the last character: `document.text[start:end] == text`."""
     text: str
     """The passage text, exactly as it appears in the document's text."""
+    page: int | None = None
+    """Page the passage is on, from 1 (.pdf and .docx: the page; .pptx: the slide); None for text files."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,8 @@ class Document:
     """The document's text (for HTML: the extracted text) that passage spans refer to."""
     passages: tuple[Passage, ...]
     """Passages in document order."""
+    language: str = ""
+    """ISO 639-1 code of the document's language (`und`: undetermined; empty: not detected)."""
 
 
 @dataclass(frozen=True)
@@ -117,9 +126,9 @@ def passage_id(document_id: str, start: int, text: str) -> str:
     return "p-" + digest[:16]
 
 
-def split_passages(document_id: str, text: str) -> tuple[Passage, ...]:
+def split_passages(document_id: str, text: str, page_starts: Sequence[int] = ()) -> tuple[Passage, ...]:
     """Cut a document's text into paragraphs at blank lines; long paragraphs stay whole here (knowledge
-    units are bounded later)."""
+    units are bounded later). `page_starts[i]` is where page i + 1 starts in `text` (none: no pages)."""
     passages: list[Passage] = []
     pos = 0
     for brk in itertools.chain(_PARAGRAPH_BREAK.finditer(text), [None]):  # lazily: no list of every break
@@ -129,15 +138,51 @@ def split_passages(document_id: str, text: str) -> tuple[Passage, ...]:
         if stripped:
             start = pos + (len(chunk) - len(chunk.lstrip()))
             end = start + len(stripped)
-            passages.append(Passage(passage_id(document_id, start, stripped), document_id, start, end, stripped))
+            page = bisect.bisect_right(page_starts, start) if page_starts else None
+            passages.append(Passage(passage_id(document_id, start, stripped), document_id, start, end, stripped,
+                                    page))
         if brk:
             pos = brk.end()
     return tuple(passages)
 
 
-def make_document(document_id: str, text: str, path: str = "") -> Document:
-    """A document from text already in memory (datasets, tests, benchmarks)."""
-    return Document(document_id, path or document_id, text, split_passages(document_id, text))
+def make_document(document_id: str, text: str, path: str = "", page_starts: Sequence[int] = ()) -> Document:
+    """A document from text already in memory (datasets, tests, benchmarks), its language detected."""
+    return Document(document_id, path or document_id, text, split_passages(document_id, text, page_starts),
+                    detect_language(text))
+
+
+def paged_document(document_id: str, pages: Sequence[Page], path: str = "") -> Document:
+    """A document from numbered pages: their texts joined by blank lines, so no passage spans two pages
+    and each passage records the number of the page it is on."""
+    parts: list[str] = []
+    starts: list[int] = []
+    pos = 0
+    for page in pages:
+        while len(starts) < page.number - 1:  # pages before this one (a page without text) start here too
+            starts.append(pos)
+        if page.text:
+            if parts:
+                parts.append("\n\n")
+                pos += 2
+            starts.append(pos)
+            parts.append(page.text)
+            pos += len(page.text)
+    return make_document(document_id, "".join(parts), path, starts)
+
+
+def passage_rows(corpus: Corpus) -> Iterable[dict[str, object]]:
+    """passages.jsonl rows: id, document, span and text, plus the page when known and the document's
+    language (what reports and `examiner view` show next to a source)."""
+    for doc in corpus.documents:
+        for p in doc.passages:
+            row: dict[str, object] = {"id": p.id, "document": p.document, "start": p.start, "end": p.end,
+                                      "text": p.text}
+            if p.page is not None:
+                row["page"] = p.page
+            if doc.language:
+                row["language"] = doc.language
+            yield row
 
 
 def corpus_from_texts(texts: Iterable[tuple[str, str]]) -> Corpus:
@@ -249,10 +294,13 @@ def _load_file(file: Path, doc_id: str, corpus: Corpus, seen_ids: set[str], json
                jsonl_id_field: str) -> None:
     if doc_id in seen_ids:  # two arguments yielding the same relative name: fall back to the full path
         doc_id = str(file.resolve())
+    suffix = file.suffix.lower()
+    if suffix in READERS:
+        _load_paged(file, doc_id, corpus, seen_ids)
+        return
     text = _read_text(file, corpus)
     if text is None:
         return
-    suffix = file.suffix.lower()
     if suffix == ".jsonl":
         records = _jsonl_records(file, text, corpus, jsonl_field, jsonl_id_field)
         for record_id, record_text in records:
@@ -261,6 +309,16 @@ def _load_file(file: Path, doc_id: str, corpus: Corpus, seen_ids: set[str], json
     if suffix in (".html", ".htm"):
         text = html_to_text(text)
     _add_document(corpus, seen_ids, make_document(doc_id, text, str(file)))
+
+
+def _load_paged(file: Path, doc_id: str, corpus: Corpus, seen_ids: set[str]) -> None:
+    """A PDF, Word or PowerPoint file through its reader; a file without text is skipped with the reason."""
+    try:
+        pages = READERS[file.suffix.lower()](file)
+    except Unreadable as exc:
+        _skip(corpus, str(file), str(exc))
+        return
+    _add_document(corpus, seen_ids, paged_document(doc_id, pages, str(file)))
 
 
 def _add_document(corpus: Corpus, seen_ids: set[str], doc: Document) -> None:
@@ -380,3 +438,19 @@ def html_to_text(html: str) -> str:
     if title and not body.startswith(title):
         body = f"{title}\n\n{body}" if body else title
     return body
+
+
+def corpus_languages(corpus: Corpus) -> dict[str, int]:
+    """Documents per detected language, most frequent first (ties by code)."""
+    counts: dict[str, int] = {}
+    for doc in corpus.documents:
+        counts[doc.language or UNDETERMINED] = counts.get(doc.language or UNDETERMINED, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def exam_language(corpus: Corpus, setting: str = "auto") -> str:
+    """The language an exam on this corpus is held in: `setting` unless `auto`, else the language holding
+    most of the corpus's passage text."""
+    if setting != "auto":
+        return setting
+    return dominant_language((doc.language, sum(len(p.text) for p in doc.passages)) for doc in corpus.documents)

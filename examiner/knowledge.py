@@ -88,10 +88,19 @@ _ABBREVIATIONS_BEFORE_NUMBER = frozenset(
 )
 """Abbreviations that only bind to a following number ("No. 5", "pp. 12", "Sept. 3")."""
 
-_CANDIDATE = re.compile(r"([.!?…]+)([\"'”’)\]]*)(\s+)(?=[\"'“‘(\[]?[A-Z0-9À-ÖØ-Þ])")
+_CANDIDATE = re.compile(r"([.!?…؟]+)([\"'”’)\]»]*)(\s+)(?=[\"'“‘(\[«]?(\S))")
+_UNSPACED_END = re.compile(r"[。！？｡．।॥۔።։]+[\"'”’」』）)】》〉»]*")
+"""Full stops that end a sentence with or without a following space: Chinese and Japanese 。！？ (and
+their half-width forms), Devanagari danda । ॥, Urdu ۔, Ethiopic ።, Armenian ։."""
 _LIST_OR_HEADING_LINE = re.compile(r"\n(?=[ \t]*(?:[-*•+]|\d{1,3}[.)]|#{1,6})[ \t])")
 _DOTTED_ACRONYM = re.compile(r"^(?:[A-Za-z]\.){2,}$")
 _INITIAL = re.compile(r"^[A-Z]\.$")
+
+
+def _starts_sentence(char: str) -> bool:
+    """A capital (any script), a digit, or a letter of a script without case (Arabic, Hebrew, Devanagari,
+    CJK...): what may follow the space after a sentence's final punctuation."""
+    return char.isupper() or char.isdigit() or (char.isalpha() and not char.islower())
 
 
 def _is_boundary(text: str, punct_start: int, punct: str, next_pos: int) -> bool:
@@ -110,14 +119,17 @@ def _is_boundary(text: str, punct_start: int, punct: str, next_pos: int) -> bool
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence in `text`, whitespace trimmed.
 
-    A regex segmenter: ends at . ! ? followed by whitespace and a capital, a digit or an opening quote,
-    except after abbreviations ("e.g.", "Dr.", "U.S.", initials, "No. 5"); decimals never split because
-    no space follows their point. List items and headings on their own line start a new sentence.
+    A regex segmenter: ends at . ! ? ؟ followed by whitespace and a capital (of any script), a digit or a
+    letter of a caseless script (after an optional opening quote), except after abbreviations ("e.g.",
+    "Dr.", "U.S.", initials, "No. 5"); decimals never split because no space follows their point. The full
+    stops of Chinese, Japanese, Devanagari and others (see _UNSPACED_END) end a sentence with or without a
+    space after them. List items and headings on their own line start a new sentence.
     """
     cuts = [0]
     for m in _CANDIDATE.finditer(text):
-        if _is_boundary(text, m.start(1), m.group(1), m.end()):
+        if _starts_sentence(m.group(4)) and _is_boundary(text, m.start(1), m.group(1), m.end()):
             cuts.append(m.end(2))
+    cuts.extend(m.end() for m in _UNSPACED_END.finditer(text))
     cuts.extend(m.start() for m in _LIST_OR_HEADING_LINE.finditer(text))
     cuts = sorted(set(cuts)) + [len(text)]
     spans = []
@@ -143,7 +155,7 @@ def _trim(text: str, a: int, b: int) -> tuple[int, int] | None:
 
 # --- token bounds ----------------------------------------------------------------------------------------
 
-_CLAUSE_END = re.compile(r"[;:,](?=\s)|\s(?=—\s)|\s(?=\((?!\d))")
+_CLAUSE_END = re.compile(r"[;:,](?=\s)|[，；：、،؛]|\s(?=—\s)|\s(?=\((?!\d))")
 
 
 def _span_tokens(text: str, a: int, b: int) -> int:

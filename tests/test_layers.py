@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reports", ("examiner.report", "examiner.provenance")),
     ("roles", ("examiner.roles", "examiner.knowledge")),
     ("services", ("examiner.llm", "examiner.prompting", "prompts", "examiner.runtime", "examiner.corpus",
+                  "examiner.documents", "examiner.language",
                   "examiner.vectors", "examiner.metrics", "examiner.stats", "examiner.datasets")),
     ("simulator", ("examiner.simulator",)),
     ("core", ("examiner.core", "examiner.config", "examiner.errors")),

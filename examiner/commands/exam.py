@@ -64,6 +64,9 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="seed for clustering and sampling")
     parser.add_argument("--max-corpus-mb", type=float, metavar="MB",
                         help="largest corpus accepted, in MB (default 10: each MB takes about a minute to embed on 2 CPU cores)")
+    parser.add_argument("--language", metavar="CODE",
+                        help="language of questions, answers and judging: auto (the corpus's, detected; default) "
+                             "or an ISO 639-1 code such as zh")
     add_config_flags(parser)
 
 
@@ -164,7 +167,8 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
 
 
 EXAM_FLAGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
-              "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb"}
+              "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
+              "language": "language"}
 """Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...)."""
 
 
@@ -190,6 +194,7 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
 
     from examiner.core import rundir
     from examiner.report.health import UNTRUSTWORTHY, failed as health_failed
+    from examiner.report.languages import shows_languages
     from examiner.report.markdown import judge_line
 
     report_path = run_dir / rundir.REPORT_JSON
@@ -209,6 +214,8 @@ def summarise(info: RunInfo, run_dir: Path) -> None:
             print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls ({total.get('batch_calls', 0)} batch), "
                   f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
                   f"(examiner cost {run_dir} splits it)")
+        if report.get("run") and shows_languages(report):
+            print_table(language_table_view(report))
         if report.get("judge_panel"):
             print_table(panel_table(report["judge_panel"]))
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
@@ -268,6 +275,18 @@ def strict_exit(code: int, run_dir: Path, strict: bool) -> int:
         print(f"examiner: health check failed ({headline(health)}); exit {HEALTH_FAILED} (--strict)", file=sys.stderr)
         return HEALTH_FAILED
     return code
+
+
+def language_table_view(report: Mapping[str, Any]) -> Table:
+    """Accuracy per target and language (report.json's `per_language`), under the exam's language."""
+    from examiner.report.languages import LANGUAGE_HEADER, language_line, language_rows
+
+    table = fitted_table(f"language: {language_line(report['run'])}", LANGUAGE_HEADER,
+                         numeric=LANGUAGE_HEADER[2:])
+    for row in language_rows(report):
+        table.add_row(*(("-" if v is None else f"{v:.3f}") if i == len(row) - 1 else str(v)
+                        for i, v in enumerate(row)))
+    return table
 
 
 def panel_table(panel: Mapping[str, Any]) -> Table:

@@ -237,6 +237,10 @@ class RunInfo(BaseModel):
     skipped_passages: list[dict[str, str]] = Field(default_factory=list)
     """`llm` unit mode: passages the examiner drew no statement from (document, passage_id, reason)."""
     decoded_with_replacement: list[str] = Field(default_factory=list)
+    language: str = ""
+    """ISO 639-1 code of the exam's language (questions, answers, judging); empty for runs before it."""
+    languages: dict[str, int] = Field(default_factory=dict)
+    """Documents per detected language (`und`: undetermined)."""
     rounds: list[RoundSummary] = Field(default_factory=list)
     ignored_verdicts: int = 0
     """Verdicts naming a unit that was not a target of the question (ignored and logged)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from examiner.corpus import Corpus, load_corpus
+from examiner.corpus import Corpus, corpus_languages, exam_language, load_corpus, passage_rows
 from examiner.errors import UserError
 from examiner.exam.extraction import SkippedPassage, extract_corpus
 from examiner.exam.nodes.context import ExamContext
@@ -61,6 +61,8 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     """Load the corpus, extract and de-duplicate units, write units.jsonl; initial exam state."""
     corpus = await asyncio.to_thread(load_corpus, paths, jsonl_field=jsonl_field)
     exam = ctx.exam
+    # Every call from here on (extraction included) works in the exam's language.
+    ctx.gateway.language = exam_language(corpus, exam.language)
     skipped: list[SkippedPassage] = []
     if exam.unit_mode == "llm":
         extracted = await extract_corpus(ctx, corpus)
@@ -86,8 +88,7 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
         for u in units
     ]
     ctx.store.append(records)
-    ctx.store.write_passages({"id": p.id, "document": p.document, "start": p.start, "end": p.end, "text": p.text}
-                             for p in corpus.passages)
+    ctx.store.write_passages(passage_rows(corpus))
     ctx.units = {r.id: r for r in records}
     ctx.passages = {p.id: p.text for p in corpus.passages}
     _note_corpus(ctx, corpus, len(records), skipped)
@@ -124,6 +125,8 @@ def _note_corpus(ctx: ExamContext, corpus: Corpus, units: int, skipped: list[Ski
     info.skipped_files = [{"path": s.path, "reason": s.reason} for s in corpus.skipped]
     info.skipped_passages = [asdict(s) for s in skipped]
     info.decoded_with_replacement = list(corpus.decoded_with_replacement)
+    info.languages = corpus_languages(corpus)
+    info.language = ctx.gateway.language
     ctx.store.write_info(info)
     ctx.progress.note(
         f"corpus: {len(corpus.documents)} documents, {len(corpus.passages)} passages, {units} knowledge units"
@@ -187,6 +190,7 @@ def finish(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
 def load_for_resume(ctx: ExamContext) -> None:
     """Reload units and passages from the run directory (the checkpointer keeps only ids)."""
     ctx.units = ctx.store.all(UnitRecord)
+    ctx.gateway.language = ctx.store.read_info().language
     for passage_id, row in ctx.store.read_passages().items():
         ctx.passages[passage_id] = row["text"]
 

@@ -46,6 +46,7 @@ from examiner.llm.structured import parse_structured, response_format, schema_in
 from examiner.core.tokens import count_message_tokens, count_tokens
 from examiner.core import rundir
 from examiner.core.jsonl import read_jsonl
+from examiner.prompting.language import with_language
 from examiner.llm.types import M, Attempt, CallContext, CallResult, GenerationConfig, TokenLogprob, Unparseable
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,9 @@ class Gateway:
         self.max_repairs = max_repairs
         self.run_id = run_id
         self.totals = Totals()
+        self.language = ""
+        """Language code of the run's corpus (set by the exam): when not English, every call gets the
+        one-line language instruction of examiner.prompting.language in its system message."""
         self._servers = ServerPool()
         self._endpoints: dict[str, _Endpoint] = {}
         self.notes = notes or log.info
@@ -347,7 +351,7 @@ class Gateway:
             "call_id": uuid.uuid4().hex[:12],
         }
         call = _Call(role, context, record)
-        conversation = list(messages)
+        conversation = with_language(list(messages), self.language)
         requested = response_schema or schema
         if requested is not None and ep.structured_mode in ("json_object", "text"):
             conversation = self._with_schema_hint(conversation, requested)

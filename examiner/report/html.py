@@ -19,6 +19,8 @@ from examiner.report.markdown import (
     GROUP_TAIL,
     OVERRIDE_HEADER,
     PANEL_HEADER,
+    LANGUAGE_HEADER,
+    LANGUAGE_NOTE,
     PANEL_NOTE,
     PER_CLUSTER_ROWS,
     PRICING_NOTE,
@@ -31,6 +33,7 @@ from examiner.report.markdown import (
     cost_note,
     cost_rows,
     group_rows,
+    language_table,
     override_note,
     override_rows,
     panel_rows,
@@ -39,6 +42,7 @@ from examiner.report.markdown import (
     run_lines,
     score_rows,
 )
+from examiner.report.languages import shows_languages
 
 CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
@@ -136,6 +140,9 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
     header, rows = qtype_table(summary)
     p += ["<h2>Accuracy per question type</h2>", table(header, rows)]
     fig("qtypes", "accuracy per question type")
+    if shows_languages(summary):
+        p += ["<h2>Accuracy per language</h2>", f"<p class=\"note\">{LANGUAGE_NOTE}</p>",
+              table(LANGUAGE_HEADER, language_table(summary))]
     p.append("<h2>Accuracy per cluster</h2>")
     for name, t in summary["targets"].items():
         p += [f"<h3>{escape(name)}</h3>", table(CLUSTER_HEADER, cluster_rows(t))]

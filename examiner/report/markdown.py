@@ -6,6 +6,7 @@ from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, shown_parts, unknown_lines
 from examiner.report.health import UNTRUSTWORTHY, failed, health_markdown
+from examiner.report.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.report.writer import cell
 
 PER_CLUSTER_ROWS = 40
@@ -154,6 +155,8 @@ def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
         ("documents / passages / units", f"{run['documents']} / {run['passages']} / {run['units']}"),
         ("questions / answers / verdicts", f"{run['questions']} / {run['answers']} / {run['verdicts']}"),
     ]
+    if run.get("language") and shows_languages({"run": run}):
+        items.append(("language", language_line(run)))
     if run["duration_s"] is not None:
         items.append(("duration", f"{run['duration_s']:.1f} s"))
     if run["outcomes_derived"]:
@@ -162,6 +165,13 @@ def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
         items.append(("source passages", run["passage_source_note"] + " (passages come from the run's "
                                                                       "passages.jsonl where it has them, else the unit text)"))
     return items
+
+
+LANGUAGE_NOTE = ("A unit's language is the detected language of the document it comes from; the exam asked, "
+                 "answered and judged in the exam language shown above.")
+def language_table(summary: dict[str, Any]) -> list[list[Any]]:
+    """Accuracy per target and language (LANGUAGE_HEADER), accuracy as a percentage."""
+    return [[*r[:-1], pct(r[-1])] for r in language_rows(summary)]
 
 
 SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
@@ -227,6 +237,8 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     out += ["## Accuracy per question type", "", table(header, rows), ""]
     if "qtypes" in figures:
         out += [f"![accuracy per question type]({figures['qtypes']})", ""]
+    if shows_languages(summary):
+        out += ["## Accuracy per language", "", LANGUAGE_NOTE, "", table(LANGUAGE_HEADER, language_table(summary)), ""]
     out += ["## Accuracy per cluster", ""]
     for name, t in summary["targets"].items():
         out += [f"### {name}", "", table(CLUSTER_HEADER, cluster_rows(t)), ""]

@@ -21,6 +21,7 @@ from examiner.core.labels import COVERING
 from examiner.core.records import SELF_CHECK_STAGE, QuestionRecord, UnitOutcome, UnitRecord
 from examiner.core.rundir import LEDGER
 from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, torn_lines
+from examiner.report.languages import per_language
 from examiner.report.store import RunData
 from examiner.stats import bootstrap_ci, sample_level, weighted_ratio
 
@@ -381,6 +382,7 @@ def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
             "convergence": convergence(run, target),
             "ignored_histogram": ignored_histogram(run, target),
             "baselines": baselines(run, target),
+            "per_language": per_language(run, target),
             "incorrect": incorrect_units(run, target, reader),
             "rounds": len(run.clusters.get(target, [])) or len([r for r in info.rounds if r.target == target]),
         }
@@ -406,6 +408,8 @@ def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
             "duration_s": (info.finished - info.started) if info.finished and info.started else None,
             "outcomes_derived": run.outcomes_derived,
             "passage_source_note": reader.error,
+            "language": info.language,
+            "languages": info.languages,
         },
         "targets": targets,
         "cost": cost_tables(run),
