@@ -173,6 +173,19 @@ def test_a_shipped_llmbar_json_array_file_is_read(tmp_path: Path, capsys: pytest
     assert "not valid JSON" not in capsys.readouterr().err
 
 
+def test_llmbar_files_are_read_with_llmbar_keys_without_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A user who points `examiner judge` at LLMBar's own file gets its rows judged, not skipped for a
+    missing `instruction` (LLMBar calls it `input`); a file in examiner's own keys is read as before."""
+    from examiner.datasets import data_root
+
+    out = tmp_path / "natural"
+    assert main(["judge", str(data_root() / "llmbar" / "Natural.json"), "--method", "pairwise", "--limit", "4",
+                 "--simulate", "--quiet", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["rows_judged"] == 4 and report["rows_skipped"] == 0
+    assert "LLMBar's keys" in capsys.readouterr().err
+
+
 def test_nothing_judged_exits_4_after_writing_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A panel of two simulated judges that always disagree leaves every pair unscored: exit 4 with one
     line, the judgments and reports still written, and no nan in what the terminal shows."""

@@ -146,9 +146,25 @@ def _field_map(args: argparse.Namespace) -> FieldMap:
     reads them), otherwise examiner judge's own."""
     from examiner.datasets import LLMBAR_FIELDS, FieldMap  # noqa: F811 - the runtime import (kept lazy for --help)
 
-    base = LLMBAR_FIELDS if str(args.data).startswith("llmbar:") else FieldMap()
     given = {name: getattr(args, dest) for name, dest in _FIELD_FLAGS.items() if getattr(args, dest) is not None}
+    base = LLMBAR_FIELDS if str(args.data).startswith("llmbar:") or _in_llmbar_shape(args.data, given) else FieldMap()
     return dataclasses.replace(base, **given)
+
+
+def _in_llmbar_shape(data: str, given: dict[str, str]) -> bool:
+    """Whether a dataset file is one of LLMBar's own (its first record has LLMBar's `input` where examiner
+    judge's default `instruction` is missing) and no flag names the instruction's key: then LLMBar's keys
+    are read, as `examiner meta` reads them, instead of skipping every row for a missing `instruction`."""
+    from examiner.datasets import read_records
+
+    if "instruction" in given or not Path(data).is_file():
+        return False
+    first = next((r.data for r in read_records(data) if isinstance(r.data, dict)), None)
+    if first is None or "instruction" in first or "input" not in first:
+        return False
+    print("examiner: the records have LLMBar's keys (input, output_1, output_2, label): reading them as "
+          "`examiner meta` does", file=sys.stderr)
+    return True
 
 
 NOTHING_JUDGED = 4
