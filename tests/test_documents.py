@@ -115,3 +115,15 @@ def test_docx_pages_follow_word_rendered_breaks(tmp_path: Path) -> None:
     passages = load_corpus(path).documents[0].passages
     assert [(p.text, p.page) for p in passages] == [("First page text.", 1), ("Second page text.", 2),
                                                      ("Third page text.", 3)]
+
+
+def test_export_rows_carry_the_page(tmp_path: Path) -> None:
+    """`examiner export` puts each unit's page (here PDF pages) in its row and its sources."""
+    run = tmp_path / "run"
+    assert main(["run", str(FIXTURES / "manual.pdf"), "--simulate", "--max-rounds", "1", "--quiet",
+                 "--out", str(run)]) == 0
+    out = tmp_path / "export"
+    assert main(["export", str(run), "--to", "jsonl", str(out)]) == 0
+    rows = [json.loads(line) for line in (out / "data.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["page"] in (1, 3, 4) for r in rows)
+    assert all(s["page"] in (1, 3, 4) for r in rows for s in r["sources"])

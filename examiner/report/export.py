@@ -8,8 +8,8 @@ needs no extra package, Parquet needs pyarrow and `hf` needs datasets (the `expo
 
 A row exists for every unit a question targeted, whether or not a verdict came back: `verdict` is null
 then, and `unscored` says why (the judge's reason for an unscored verdict, or that no answer or no
-verdict was recorded). Spans are character offsets of the unit's text in its source document; `page`
-stays null until the corpus reader knows pages (the field is kept so the schema will not change).
+verdict was recorded). Spans are character offsets of the unit's text in its source document; `page` is
+the passage's page (PDF page, DOCX page, PPTX slide; passages.jsonl) and null for formats without pages.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def rows(run: RunData) -> list[dict[str, Any]]:
         for unit_id in q.targets:
             unit = run.units.get(unit_id)
             sources = [{"document": s.document, "passage_id": s.passage_id, "start": s.start, "end": s.end,
-                        "page": None} for s in (unit.sources if unit else [])]
+                        "page": run.passages.get(s.passage_id, {}).get("page")} for s in (unit.sources if unit else [])]
             first = sources[0] if sources else dict.fromkeys(("document", "passage_id", "start", "end", "page"))
             verdict = verdict_of.get((answer.id, unit_id)) if answer else None
             scored = verdict is not None and verdict.type != "unscored"
@@ -173,7 +173,7 @@ def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str]) -
               "## Files and columns", "", f"- format: {fmt}; files: {', '.join(files)}",
               "- one row per (unit, question, answer, verdict); `verdict` is null when the judge gave none, "
               "and `unscored` says why", "- `start`/`end`: character offsets of the unit in `document`; `page` is "
-              "null (the corpus reader does not know pages yet); `sources` lists every source of a merged unit", "",
+              "the page (PDF, DOCX) or slide (PPTX) of its passage, null for text formats; `sources` lists every source of a merged unit", "",
               "| column | type |", "|---|---|"]
     lines += [f"| {name} | {_KIND_TEXT.get(kind, kind)} |" for name, kind in COLUMNS]
     return "\n".join(lines) + "\n"
