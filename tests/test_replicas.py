@@ -21,7 +21,7 @@ from examiner.simulator import SimulatedProcess
 
 OPTIONS = {"knowledge": PROFILE, "latency_s": 0.02}
 KILL_AFTER = 8
-"""Requests the doomed server answers before it is killed (the small exam makes well over 100)."""
+"""Requests the doomed server receives before it is killed (the small exam makes 46 calls in all)."""
 
 
 def replica_settings(urls: list[str]) -> Settings:
