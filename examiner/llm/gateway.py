@@ -629,7 +629,7 @@ class Gateway:
                     wait = 0.0
                 else:
                     raise ModelCallError(f"{ep.name}: HTTP {exc.status_code}: {_short(exc)}", attempts) from None
-            if not replica.up() and any(r.up() for r in ep.replicas):
+            if _server_failure(attempts) and not replica.up() and any(r.up() for r in ep.replicas):
                 break  # this server is down and another is up: the call goes there now
             if number < spec.max_attempts and wait is not None:
                 attempts[-1] = Attempt(attempts[-1].status, attempts[-1].latency_s, wait, attempts[-1].detail)
