@@ -76,6 +76,18 @@ async def test_sequential_calls_go_round_the_replicas_and_the_cache_ignores_whic
         assert again.cache_hit and again.replica == ""
 
 
+async def test_concurrent_calls_fill_the_least_busy_replica(tmp_path: Path) -> None:
+    """Six calls at once on two replicas: each replica takes three (its own slots), not the first six."""
+    with SimulatedProcess(OPTIONS) as u1, SimulatedProcess(OPTIONS) as u2:
+        settings = replica_settings([u1, u2]).merged({"endpoints": {"sim": {"max_concurrency": 1}}})
+        async with Gateway(settings, tmp_path) as gw:
+            await asyncio.gather(*(gw.chat("candidate", [{"role": "user", "content": f"q {i}"}],
+                                           GenerationConfig(max_tokens=8)) for i in range(6)))
+            assert [r.outstanding for r in gw._endpoints["sim"].replicas] == [0, 0]
+    answered_by = Counter(r["replica"] for r in RunDir(tmp_path).read_ledger() if r["outcome"] == "ok")
+    assert answered_by == {u1: 3, u2: 3}
+
+
 async def _kill_after(process: SimulatedProcess, requests: int, others: list[SimulatedProcess]) -> dict[str, int]:
     """Kill `process` (SIGKILL, mid-request if any) once it has answered `requests`; returns what each
     server had answered by then."""
