@@ -53,6 +53,13 @@ class EndpointSpec(BaseModel):
     """Which kind of endpoint this is; `local` and `simulated` are started by examiner itself."""
     base_url: str | None = None
     """Root URL of the OpenAI-compatible API (e.g. http://localhost:8000/v1). Required for `openai`."""
+    replicas: list[str] = Field(default_factory=list)
+    """Root URLs of further servers of the same model (`openai` endpoints only): calls are spread over
+    base_url and these by least outstanding requests, each server with its own max_concurrency and
+    tokens_per_minute, and a server that stops answering is left out for `replica_cooloff_s`
+    (examiner.llm.replicas). The cache keys on base_url alone, so keep base_url when the list changes."""
+    replica_cooloff_s: float = Field(30.0, gt=0)
+    """How long a replica that keeps failing gets no new calls, in seconds, before it is tried again."""
     model: str = "default"
     """Model name sent with each request."""
     api_key_env: str | None = None
@@ -119,6 +126,11 @@ class EndpointSpec(BaseModel):
     def _needs_url(self) -> "EndpointSpec":
         if self.provider == "openai" and not self.base_url:
             raise ValueError("an `openai` endpoint needs base_url (e.g. https://api.openai.com/v1)")
+        if self.replicas and self.provider != "openai":
+            raise ValueError("replicas are root URLs of `openai` endpoints; examiner starts one server for "
+                             f"a `{self.provider}` endpoint")
+        if len({self.base_url, *self.replicas}) != len(self.replicas) + 1:
+            raise ValueError(f"replicas must be distinct URLs, other than base_url, got {self.replicas}")
         return self
 
     def api_key(self) -> str:

@@ -176,7 +176,8 @@ def model_tables(settings: Settings) -> list[Table]:
             key = f"{spec.api_key_env} ({'set' if os.environ.get(spec.api_key_env) else 'NOT SET'})"
         else:
             key = "-"
-        endpoints.add_row(name, spec.provider, spec.base_url or "(managed)",
+        replicas = f" (+{len(spec.replicas)} replicas)" if spec.replicas else ""
+        endpoints.add_row(name, spec.provider, (spec.base_url or "(managed)") + replicas,
                           f"{spec.price_input_per_1m:g}", f"{spec.price_output_per_1m:g}",
                           str(spec.max_concurrency), key)
     return [roles, endpoints]

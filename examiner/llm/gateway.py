@@ -11,6 +11,10 @@ that came through a provider's batch API).
 All traffic uses the `openai` SDK's AsyncOpenAI client, so any OpenAI-compatible server works.
 An endpoint in batch mode sends its first requests through the provider's Batch API instead of one by
 one (examiner.llm.batch); what it cannot get from a batch it sends as ordinary requests.
+An endpoint with `replicas` (several servers of one model) spreads its calls over them by least
+outstanding requests, each replica with its own concurrency and token limits, and moves a call to another
+replica when its server fails (examiner.llm.replicas, `_failover`); the cache key does not name the
+replica, and the ledger's `replica` field names the one that answered. Batch mode uses base_url only.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from examiner.llm.batch import BatchBook, BatchCollector, BatchMiss
 from examiner.llm.budget import Budget
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
 from examiner.llm.ledger import STARTED, Ledger, Usage, in_flight, spent_usd as ledger_spent_usd, tokens_of
-from examiner.llm.limits import TokenRateLimiter
+from examiner.llm.replicas import Replica, choose
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
 from examiner.core.tokens import count_message_tokens, count_tokens
@@ -143,17 +147,15 @@ class _Call:
 
 
 class _Endpoint:
-    """Client, limits and structured-output mode of one named endpoint (created inside the event loop)."""
+    """Replicas (clients and limits) and structured-output mode of one named endpoint (created inside the
+    event loop). `base_url` is the first replica's: the one batch mode and managed servers use."""
 
-    def __init__(self, name: str, spec: EndpointSpec, base_url: str) -> None:
+    def __init__(self, name: str, spec: EndpointSpec, base_urls: Sequence[str]) -> None:
         self.name = name
         self.spec = spec
-        self.base_url = base_url
-        self.client = AsyncOpenAI(
-            base_url=base_url, api_key=spec.api_key(), max_retries=0, timeout=spec.timeout_s
-        )
-        self.slots = asyncio.Semaphore(spec.max_concurrency)
-        self.tpm = TokenRateLimiter(spec.tokens_per_minute) if spec.tokens_per_minute else None
+        self.replicas = [Replica(url, spec) for url in base_urls]
+        self.base_url = self.replicas[0].base_url
+        self.client: AsyncOpenAI = self.replicas[0].client
         self.structured_mode = spec.structured_output
 
     @property
@@ -221,7 +223,8 @@ class Gateway:
             await collector.aclose()
         self._collectors.clear()
         for endpoint in self._endpoints.values():
-            await endpoint.client.close()
+            for replica in endpoint.replicas:
+                await replica.client.close()
         self._endpoints.clear()
         self._servers.stop_all()
         self.ledger.close()
@@ -273,7 +276,7 @@ class Gateway:
         if name not in self._endpoints:
             base_url = spec.base_url if spec.provider == "openai" else await asyncio.to_thread(self._servers.base_url, spec)
             if name not in self._endpoints:  # another task may have finished first
-                self._endpoints[name] = _Endpoint(name, spec, base_url or "")
+                self._endpoints[name] = _Endpoint(name, spec, [base_url or "", *spec.replicas])
         return self._endpoints[name]
 
     async def ensure_started(self, role: str, endpoint: str | None = None) -> str:
@@ -450,8 +453,6 @@ class Gateway:
         ticket = self.budget.reserve(worst_case) if self.budget.limit_usd is not None else None
         batched = key is not None and self._batched(spec, n, call)
         try:
-            if ep.tpm is not None and not batched:
-                await ep.tpm.acquire(prompt_estimate + request["max_tokens"] * n)
             if not (batched and self._adopt(key, call)):
                 self.ledger.append(dict(call.record, ts=time.time(), run_id=self.run_id, endpoint=ep.name,
                                         model=spec.model, outcome=STARTED, worst_case_usd=worst_case, cache_key=key,
@@ -462,7 +463,7 @@ class Gateway:
                 assert key is not None
                 payload = await self._batch_reply(ep, messages, request, call, key)
             else:
-                payload = await self._attempts(ep, messages, request, call)
+                payload = await self._failover(ep, messages, request, call)
         except BaseException as exc:
             if isinstance(exc, (ModelCallError, NotAnOpenAIEndpoint)):
                 self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
@@ -519,7 +520,7 @@ class Gateway:
             completion = ChatCompletion.model_validate(reply)
         except (BatchMiss, ValidationError) as miss:
             log.info("endpoint %s: %s; sending the request on its own", ep.name, str(miss).splitlines()[0][:200])
-            return await self._attempts(ep, messages, request, call)
+            return await self._failover(ep, messages, request, call)
         attempt = Attempt("ok", time.perf_counter() - began, detail="batch")
         return dict(self._payload(completion, messages, [attempt], None), batch=True)
 
@@ -529,16 +530,56 @@ class Gateway:
         """n samples from an endpoint that returns one choice per request: n requests, distinct seeds."""
         base_seed = int(request.get("seed") or 0)
         singles = [dict(request, n=1, seed=base_seed + i) for i in range(int(request["n"]))]
-        parts = await asyncio.gather(*(self._attempts(ep, messages, s, call) for s in singles))
+        parts = await asyncio.gather(*(self._failover(ep, messages, s, call) for s in singles))
         merged = dict(parts[0])
         merged["texts"] = [p["texts"][0] if p["texts"] else "" for p in parts]
         merged.update({name: sum(tokens_of(p)[name] for p in parts) for name in tokens_of(merged)})
         merged["attempts"] = [a for p in parts for a in p["attempts"]]
         return merged
 
-    async def _attempts(
+    async def _failover(
         self, ep: _Endpoint, messages: list[dict[str, str]], request: dict[str, Any], call: _Call
     ) -> dict[str, Any]:
+        """One request with its attempts on the replica `choose` picks (under that replica's token
+        window); when they fail for want of a working server (not a request the server refused), the
+        request goes to another replica not yet tried, until one answers or none is left. A payload from
+        a replicated endpoint names the replica that answered and carries every attempt made."""
+        earlier: list[Attempt] = []
+        tried: list[Replica] = []
+        while (replica := choose(ep.replicas, tried)) is not None:
+            tried.append(replica)
+            replica.outstanding += 1
+            try:
+                if replica.tpm is not None:
+                    await replica.tpm.acquire(count_message_tokens(messages) + request["max_tokens"] * int(request.get("n", 1)))
+                payload = await self._attempts(ep, replica, messages, request, call)
+            except ModelCallError as exc:
+                if len(ep.replicas) > 1:
+                    exc.attempts[:] = [Attempt(a.status, a.latency_s, a.wait_s, f"{replica.base_url}: {a.detail}")
+                                       for a in exc.attempts]
+                earlier += exc.attempts
+                if not _server_failure(exc.attempts):
+                    raise ModelCallError(str(exc), earlier) from None
+                if len(tried) == len(ep.replicas):
+                    self.totals.failed += 1
+                    message = str(exc) if len(tried) == 1 else \
+                        f"{ep.name}: no usable reply from any of its {len(tried)} replicas ({len(earlier)} attempts)"
+                    raise ModelCallError(message, earlier) from None
+                log.warning("endpoint %s: replica %s failed (%s); the call goes to another replica",
+                            ep.name, replica.base_url, exc.attempts[-1].status)
+                continue
+            finally:
+                replica.outstanding -= 1
+            if len(ep.replicas) > 1:
+                payload = dict(payload, replica=replica.base_url, attempts=[a.__dict__ for a in earlier] + payload["attempts"])
+            return payload
+        raise AssertionError("an endpoint has at least one replica")
+
+    async def _attempts(
+        self, ep: _Endpoint, replica: Replica, messages: list[dict[str, str]], request: dict[str, Any], call: _Call
+    ) -> dict[str, Any]:
+        """Up to max_attempts HTTP attempts on one replica, with back-off; a replica marked down meanwhile
+        (by this call's failures or others') is left after the failed attempt when another is up."""
         spec = ep.spec
         attempts: list[Attempt] = []
         headers = call.headers()
@@ -546,8 +587,9 @@ class Gateway:
             began = time.perf_counter()
             wait: float | None = None
             try:
-                async with ep.slots:
-                    raw = await ep.client.chat.completions.with_raw_response.create(
+                async with replica.slots:
+                    replica.sent += 1
+                    raw = await replica.client.chat.completions.with_raw_response.create(
                         model=spec.model, messages=messages, extra_headers=headers, **request
                     )
                 completion = _chat_completion(raw)
@@ -560,6 +602,7 @@ class Gateway:
                     wait = self._backoff(spec, number)
                 else:
                     attempts.append(Attempt("ok", latency))
+                    replica.succeeded()
                     return self._payload(completion, messages, attempts, raw.headers.get("x-request-id"))
             except openai.RateLimitError as exc:
                 wait = self._retry_after(exc) or self._backoff(spec, number)
@@ -567,13 +610,16 @@ class Gateway:
             except openai.APITimeoutError as exc:
                 attempts.append(Attempt("timeout", time.perf_counter() - began, detail=_short(exc)))
                 wait = self._backoff(spec, number)
+                replica.failed()
             except openai.APIConnectionError as exc:
                 attempts.append(Attempt("connection", time.perf_counter() - began, detail=_short(exc)))
                 wait = self._backoff(spec, number)
+                replica.failed()
             except openai.APIStatusError as exc:
                 attempts.append(Attempt(str(exc.status_code), time.perf_counter() - began, detail=_short(exc)))
                 if exc.status_code >= 500:
                     wait = self._backoff(spec, number)
+                    replica.failed()
                 elif exc.status_code in (400, 422) and "response_format" in request and ep.structured_mode != "text":
                     ep.structured_mode = "json_object" if ep.structured_mode.startswith("json_") and ep.structured_mode != "json_object" else "text"
                     log.warning("endpoint %s rejected response_format; falling back to %s", ep.name, ep.structured_mode)
@@ -583,12 +629,14 @@ class Gateway:
                     wait = 0.0
                 else:
                     raise ModelCallError(f"{ep.name}: HTTP {exc.status_code}: {_short(exc)}", attempts) from None
+            if _server_failure(attempts) and not replica.up() and any(r.up() for r in ep.replicas):
+                break  # this server is down and another is up: the call goes there now
             if number < spec.max_attempts and wait is not None:
                 attempts[-1] = Attempt(attempts[-1].status, attempts[-1].latency_s, wait, attempts[-1].detail)
                 await asyncio.sleep(wait)
-        self.totals.failed += 1
         summary = ", ".join(a.status for a in attempts)
         if all(a.status == "foreign" for a in attempts):
+            self.totals.failed += 1
             raise NotAnOpenAIEndpoint(attempts[-1].detail, attempts)
         raise ModelCallError(f"{ep.name}: no usable reply after {len(attempts)} attempts ({summary})", attempts)
 
@@ -647,6 +695,7 @@ class Gateway:
             attempts=[Attempt(**a) for a in payload["attempts"]] if not hit else [],
             request_id=payload["request_id"],
             endpoint=ep.name,
+            replica="" if hit else payload.get("replica", ""),
             model=ep.spec.model,
             latency_s=latency,
             finish_reason=payload["finish_reason"],
@@ -662,6 +711,7 @@ class Gateway:
             ts=time.time(),
             run_id=self.run_id,
             endpoint=ep.name,
+            **({"replica": result.replica} if result.replica else {}),
             model=ep.spec.model,
             request_id=result.request_id,
             **result.extra(),
@@ -694,6 +744,14 @@ def _price(spec: EndpointSpec, usage: Mapping[str, Any], batch: bool = False) ->
     payload cached before examiner read the usage details has none: its tokens get the plain prices."""
     tokens = tokens_of(dict(usage))
     return spec.cost_usd(tokens.pop("prompt_tokens"), tokens.pop("completion_tokens"), **tokens, batch=batch)
+
+
+def _server_failure(attempts: Sequence[Attempt]) -> bool:
+    """Whether a request failed for want of a working server (its last attempt a connection error, a
+    timeout, a 429, a 5xx or an unusable reply), not because the server refused the request itself (4xx):
+    such a request may succeed on another replica."""
+    status = attempts[-1].status if attempts else ""
+    return not (status.isdigit() and 400 <= int(status) < 500 and status != "429")
 
 
 def _short(exc: BaseException) -> str:

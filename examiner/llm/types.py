@@ -112,6 +112,8 @@ class CallResult(Generic[T]):
     attempts: list[Attempt] = field(default_factory=list)
     request_id: str = ""
     endpoint: str = ""
+    replica: str = ""
+    """Root URL of the server that answered, for an endpoint with replicas (empty otherwise and on a hit)."""
     model: str = ""
     latency_s: float = 0.0
     finish_reason: str | None = None
