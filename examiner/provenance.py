@@ -9,9 +9,9 @@ node has `kind`, `record_id` and `text` (an excerpt) attributes, and every edge 
 contains (document -> passage), states (passage -> unit), asks (unit -> question), follows_up (question ->
 probe), answered_by (question -> answer), judged_as (answer -> verdict), about (unit -> verdict).
 
-GraphML is written only for graphs up to GRAPHML_MAX_NODES nodes: above that the file (hundreds of MB at
-200,000 units) opens in no graph tool, and `examiner trace RUN_DIR ID` answers the same question from the
-run's records.
+GraphML is written only up to GRAPHML_MAX_NODES nodes (examiner/report/graph_limit.py): above that the
+file (hundreds of MB at 200,000 units) opens in no graph tool, and `examiner trace RUN_DIR ID` answers
+the same question from the run's records.
 """
 
 from __future__ import annotations
@@ -22,32 +22,11 @@ from typing import Any
 import networkx as nx
 
 from examiner.core.rundir import PROVENANCE
+from examiner.report.graph_limit import provenance_plan
 from examiner.report.store import RunData, load_run
 from examiner.report.summary import PassageReader, excerpt
 
 TEXT_CHARS = 300
-GRAPHML_MAX_NODES = 20_000
-"""provenance.graphml is written only when the graph has at most this many nodes (documents, passages, units,
-questions, answers and verdicts together); a larger run's report says it was skipped and why."""
-
-
-def graph_nodes(run: RunData) -> int:
-    """How many nodes the provenance graph of `run` has, counted from the records without building it."""
-    sources = [src for unit in run.units.values() for src in unit.sources]
-    return (len({s.document for s in sources}) + len({s.passage_id for s in sources}) + len(run.units)
-            + len(run.questions) + len(run.answers) + len(run.verdicts))
-
-
-def provenance_plan(run: RunData) -> dict[str, Any]:
-    """Whether provenance.graphml is written for `run`, with the node count, the limit and a note saying why."""
-    nodes = graph_nodes(run)
-    written = nodes <= GRAPHML_MAX_NODES
-    note = (f"{PROVENANCE}: {nodes} nodes" if written else
-            f"{PROVENANCE} not written: the graph would have {nodes} nodes, over the limit of "
-            f"{GRAPHML_MAX_NODES} that graph tools open comfortably; `examiner trace RUN_DIR UNIT_ID` "
-            "follows a unit or question through the run's records instead")
-    return {"file": PROVENANCE, "nodes": nodes, "limit": GRAPHML_MAX_NODES, "written": written, "note": note}
-
 
 def _attrs(**values: Any) -> dict[str, Any]:
     """GraphML takes scalars of one type per key: None is left out, lists become comma-joined strings."""
@@ -113,7 +92,8 @@ def provenance_graph(run: RunData) -> nx.DiGraph:
 
 def build_provenance(run_dir: str | Path) -> Path | None:
     """Write provenance.graphml into the run directory and return its path; None when the graph is over
-    GRAPHML_MAX_NODES (an older graphml of the run is removed then: it would no longer match the records)."""
+    the size limit (report/graph_limit.py); an older graphml of the run is removed then, as it would no
+    longer match the records."""
     run = load_run(run_dir)
     path = run.path / PROVENANCE
     if not provenance_plan(run)["written"]:
@@ -162,5 +142,4 @@ def trace(graph: nx.DiGraph, verdict_id: str) -> list[dict[str, Any]]:
     return [{"id": n, **graph.nodes[n]} for n in chain]
 
 
-__all__ = ["GRAPHML_MAX_NODES", "provenance_graph", "provenance_plan", "build_provenance", "load_provenance",
-           "trace"]
+__all__ = ["provenance_graph", "build_provenance", "load_provenance", "trace"]

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.rundir import FIGURES
-from examiner.provenance import provenance_plan
 from examiner.report import figures as fg
+from examiner.report.graph_limit import provenance_plan
 from examiner.report.html import render_html
 from examiner.report.markdown import render_markdown
 from examiner.report.overrides import overrides_summary
