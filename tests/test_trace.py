@@ -74,3 +74,16 @@ def test_unknown_id_is_one_line_and_exit_2(run: Path, capsys: pytest.CaptureFixt
 def test_not_a_run_directory_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["trace", str(tmp_path), "u1"]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+def test_the_question_version_in_force_decides(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A question rewritten without the unit among its targets (the last write wins) no longer lists it."""
+    unit, verdicts = vienna(run)
+    store = RunDir(run)
+    question = store.records(QuestionRecord)[verdicts[0].question_id]
+    store.append_records(QuestionRecord, [question.model_copy(update={
+        "targets": [t for t in question.targets if t != unit.id], "dropped_targets": [unit.id]})], repair=True)
+    assert main(["trace", str(run), unit.id]) == 0
+    out = capsys.readouterr().out
+    assert f"question {question.id} " not in out
+    assert all(f"question {v.question_id} " in out for v in verdicts if v.question_id != question.id)

@@ -26,12 +26,15 @@ R = TypeVar("R", bound=BaseModel)
 
 
 def _matching(records: Iterable[R], keep: Callable[[R], bool]) -> dict[str, R]:
-    """The last version of every record that `keep` accepts, by id, in the order first written."""
+    """By id, the records whose last version (the one in force) `keep` accepts, in the order first matched.
+
+    Only ids that matched once are followed, so memory grows with the matches, not with the file."""
     found: dict[str, R] = {}
     for record in records:
-        if keep(record):
-            found[record_key(record)] = record
-    return found
+        key = record_key(record)
+        if key in found or keep(record):
+            found[key] = record
+    return {key: record for key, record in found.items() if keep(record)}
 
 
 def _sources(store: RunDir, units: Iterable[UnitRecord]) -> dict[str, list[dict[str, Any]]]:
