@@ -2,9 +2,10 @@
 
 METHODS.md section 1 lists them: accuracy and coverage per target with cluster-bootstrap intervals, per
 cluster and per question type; the convergence curve; the "targeted without coverage" histogram; the cost
-table in the paper's layout; the classic baselines; every incorrect unit with its evidence; and the counts
-of everything that was skipped, unparseable, rejected or ignored. Keeping the numbers apart from the
-rendering lets Markdown, HTML and `compare` show exactly the same values.
+table in the paper's layout; the classic baselines; the incorrect units with their evidence (a seeded sample
+of at most INCORRECT_SAMPLE); and the counts of everything that was skipped, unparseable, rejected or
+ignored. Every list here is bounded whatever the number of units (the constants below say how). Keeping the
+numbers apart from the rendering lets Markdown, HTML and `compare` show exactly the same values.
 """
 
 from __future__ import annotations
