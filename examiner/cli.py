@@ -27,7 +27,8 @@ from typing import Sequence  # noqa: E402
 from examiner.core.version import VERSION  # noqa: E402
 from examiner.errors import BudgetExhausted, UserError  # noqa: E402
 
-COMMAND_MODULES = ("setup", "cost", "exam", "report", "view", "judging", "meta", "metric_stats", "export")
+COMMAND_MODULES = ("setup", "cost", "exam", "report", "view", "judging", "meta", "metric_stats", "export",
+                   "trace")
 """Modules under examiner.commands; each has `register(subparsers)` and sets `func` on its parsers."""
 
 

@@ -8,6 +8,10 @@ Node ids are prefixed by kind (`doc:`, `passage:`, `unit:`, `question:`, `answer
 node has `kind`, `record_id` and `text` (an excerpt) attributes, and every edge a `type`:
 contains (document -> passage), states (passage -> unit), asks (unit -> question), follows_up (question ->
 probe), answered_by (question -> answer), judged_as (answer -> verdict), about (unit -> verdict).
+
+GraphML is written only up to GRAPHML_MAX_NODES nodes (examiner/report/graph_limit.py): above that the
+file (hundreds of MB at 200,000 units) opens in no graph tool, and `examiner trace RUN_DIR ID` answers
+the same question from the run's records.
 """
 
 from __future__ import annotations
@@ -18,11 +22,11 @@ from typing import Any
 import networkx as nx
 
 from examiner.core.rundir import PROVENANCE
+from examiner.report.graph_limit import provenance_plan
 from examiner.report.store import RunData, load_run
 from examiner.report.summary import PassageReader, excerpt
 
 TEXT_CHARS = 300
-
 
 def _attrs(**values: Any) -> dict[str, Any]:
     """GraphML takes scalars of one type per key: None is left out, lists become comma-joined strings."""
@@ -86,10 +90,15 @@ def provenance_graph(run: RunData) -> nx.DiGraph:
     return g
 
 
-def build_provenance(run_dir: str | Path) -> Path:
-    """Write provenance.graphml into the run directory and return its path."""
+def build_provenance(run_dir: str | Path) -> Path | None:
+    """Write provenance.graphml into the run directory and return its path; None when the graph is over
+    the size limit (report/graph_limit.py); an older graphml of the run is removed then, as it would no
+    longer match the records."""
     run = load_run(run_dir)
     path = run.path / PROVENANCE
+    if not provenance_plan(run)["written"]:
+        path.unlink(missing_ok=True)
+        return None
     nx.write_graphml(provenance_graph(run), path)
     return path
 

@@ -50,6 +50,20 @@ def test_torn_last_line_is_tolerated_and_counted(tmp_path: Path) -> None:
     assert read.torn_tail and len(read.rows) == 1
 
 
+def test_streamed_records_follow_the_same_policy(tmp_path: Path) -> None:
+    """RunDir.iter_records yields what `records` reads, one at a time, counting a torn tail the same way;
+    lines end at newlines only, so a text holding U+2028 (written raw by pydantic) stays one record."""
+    run = RunDir(tmp_path)
+    odd = UnitRecord(id="u0", text="first\u2028second\x85third", sources=[], token_count=3)
+    run.append_records(UnitRecord, [odd, _unit(1)], repair=False)
+    with run.record_file(UnitRecord).open("a", encoding="utf-8") as handle:
+        handle.write(_unit(2).model_dump_json()[:12])
+    streamed = run.iter_records(UnitRecord)
+    assert next(streamed) == odd and run.torn == {}
+    assert [u.id for u in streamed] == ["u1"] and run.torn == {"units.jsonl": 1}
+    assert list(RunDir(tmp_path).records(UnitRecord)) == ["u0", "u1"]
+
+
 def test_a_complete_last_line_without_newline_is_a_record(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text('{"a": 1}\n{"a": 2}', encoding="utf-8")

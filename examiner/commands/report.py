@@ -49,20 +49,22 @@ def run_report(args: argparse.Namespace) -> int:
     from examiner.exam.runner import build_reports
 
     paths = build_reports(args.run_dir, map_rounds=_rounds(args.map_rounds))
-    for line in override_lines(json.loads(paths["json"].read_text(encoding="utf-8"))):
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    for line in override_lines(report):
         print(line)
     for name in ("html", "md", "json", "provenance"):
-        print(f"{name}: {paths[name]}")
+        if name in paths:
+            print(f"{name}: {paths[name]}")
+    graph = report.get("provenance") or {}
+    if not graph.get("written", True):
+        print(f"note: {graph['note']}")
     figures = [p for k, p in paths.items() if k.startswith("figure:")]
     if figures:
         print(f"figures: {len(figures)} in {figures[0].parent}")
     from examiner.commands.exam import print_health, strict_exit
-    from examiner.core import rundir
 
-    run_dir = Path(args.run_dir)
-    report = json.loads((run_dir / rundir.REPORT_JSON).read_text(encoding="utf-8"))
     print_health(report.get("health"))
-    return strict_exit(0, run_dir, args.strict)
+    return strict_exit(0, Path(args.run_dir), args.strict)
 
 
 def override_lines(report: dict[str, Any]) -> list[str]:

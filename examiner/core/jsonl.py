@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,31 +42,38 @@ def _problem(path: Path, number: int, what: str) -> CorruptRunFile:
                           "(a killed writer only tears the last line): move it aside to redo that part")
 
 
-def _lines(path: Path) -> tuple[list[str], bool]:
-    """(lines, ends with newline)."""
-    data = path.read_bytes()
-    text = data.decode("utf-8", errors="replace")
-    return text.splitlines(), text.endswith("\n") or not text
+def iter_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads,
+               on_torn: Callable[[], None] | None = None) -> Iterator[Any]:
+    """The records of a JSONL file one at a time (memory stays flat however long the file), under the policy
+    above: a torn last line is skipped and reported through `on_torn`; a missing file yields nothing.
+    Lines end at b"\\n" only (a record's text may hold other line separators such as U+2028)."""
+    file = Path(path)
+    if not file.is_file():
+        return
+    with file.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            try:
+                row = parse(line)
+            except (ValueError, ValidationError) as exc:
+                if not raw.endswith(b"\n"):  # only the last line can lack it: cut short by a kill
+                    if on_torn is not None:
+                        on_torn()
+                    return
+                raise _problem(file, number, _first_line(exc)) from None
+            yield row
 
 
 def read_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads) -> JsonlRead:
     """Every record of a JSONL file, parsed by `parse`, under the policy above (missing file: empty)."""
-    file = Path(path)
     result = JsonlRead()
-    if not file.is_file():
-        return result
-    lines, complete = _lines(file)
-    last = len(lines) - 1
-    for number, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            result.rows.append(parse(line))
-        except (ValueError, ValidationError) as exc:
-            if number == last and not complete:
-                result.torn_tail = True
-                continue
-            raise _problem(file, number + 1, _first_line(exc)) from None
+
+    def torn() -> None:
+        result.torn_tail = True
+
+    result.rows = list(iter_jsonl(path, parse, torn))
     return result
 
 

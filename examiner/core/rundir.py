@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from examiner.core.jsonl import CorruptRunFile, append_jsonl, read_jsonl, read_models, repair_tail
+from examiner.core.jsonl import CorruptRunFile, append_jsonl, iter_jsonl, read_jsonl, read_models, repair_tail
 from examiner.core.overrides import OverrideRecord, latest
 from examiner.core.records import (
     AnswerRecord,
@@ -186,6 +186,20 @@ class RunDir:
     def records(self, model: type[M]) -> dict[str, M]:
         """Every record of an exam record type by id, the last write winning (missing file: empty)."""
         return read_models(self.record_file(model), model, record_key, self.torn)
+
+    def iter_records(self, model: type[M]) -> Iterator[M]:
+        """The records of one type in the order written, one at a time (a record rewritten later comes
+        again: the last one wins); for readers that look for a few records in a large run."""
+
+        def torn() -> None:
+            name = RECORD_FILES[model]
+            self.torn[name] = self.torn.get(name, 0) + 1
+
+        return iter_jsonl(self.record_file(model), model.model_validate_json, torn)
+
+    def iter_passages(self) -> Iterator[dict[str, Any]]:
+        """passages.jsonl rows one at a time (nothing when absent)."""
+        return iter_jsonl(self.file(PASSAGES))
 
     def require_records(self, model: type[M]) -> dict[str, M]:
         """As `records`, but a missing file is a UserError (for readers that need a finished exam)."""

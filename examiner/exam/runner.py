@@ -196,13 +196,16 @@ async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
 
 
 def build_reports(run_dir: str | Path, *, map_rounds: list[int] | None = None) -> dict[str, Path]:
-    """report.json/.md/.html (with the run's health, recomputed from its records) and provenance.graphml."""
+    """report.json/.md/.html (with the run's health, recomputed from its records) and provenance.graphml
+    (left out of the result when the run is over its size limit)."""
     from examiner.provenance import build_provenance
     from examiner.report import build_report
 
     health = exam_health(RunDir(run_dir).read())
     paths = dict(build_report(run_dir, map_rounds=map_rounds, health=health.to_dict()))
-    paths["provenance"] = build_provenance(run_dir)
+    graph = build_provenance(run_dir)
+    if graph is not None:  # None: over the size limit, which report.json and report.md say
+        paths["provenance"] = graph
     return paths
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from examiner.core.rundir import FIGURES
 from examiner.report import figures as fg
+from examiner.report.graph_limit import provenance_plan
 from examiner.report.html import render_html
 from examiner.report.markdown import render_markdown
 from examiner.report.overrides import overrides_summary
@@ -28,6 +29,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     summary = summarize(run, seed=seed)
     summary["overrides"] = overrides_summary(run, seed=seed)
     summary["health"] = dict(health) if health is not None else None
+    summary["provenance"] = provenance_plan(run)
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}

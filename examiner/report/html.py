@@ -22,25 +22,28 @@ from examiner.report.markdown import (
     LANGUAGE_HEADER,
     LANGUAGE_NOTE,
     PANEL_NOTE,
-    PER_CLUSTER_ROWS,
     PRICING_NOTE,
     PRICING_TITLE,
     SCORE_HEADER,
     SCORE_NOTE,
     baseline_rows,
+    cluster_note,
     cluster_rows,
     convergence_rows,
     cost_note,
     cost_rows,
     group_rows,
+    incorrect_note,
     language_table,
     override_note,
     override_rows,
     panel_rows,
     pricing_table,
+    provenance_line,
     qtype_table,
     run_lines,
     score_rows,
+    skipped_note,
 )
 from examiner.report.languages import shows_languages
 
@@ -119,7 +122,8 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
         *health_html(summary.get("health"), table),
         "<dl class=\"run\">",
     ]
-    for key, value in run_lines(run):
+    graph = provenance_line(summary)
+    for key, value in [*run_lines(run), *([graph] if graph else [])]:
         cls = f" class=\"status-{escape(run['status'])}\"" if key == "status" else ""
         p.append(f"<dt>{escape(key)}</dt><dd{cls}>{escape(str(value))}</dd>")
     p.append("</dl>")
@@ -146,8 +150,9 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
     p.append("<h2>Accuracy per cluster</h2>")
     for name, t in summary["targets"].items():
         p += [f"<h3>{escape(name)}</h3>", table(CLUSTER_HEADER, cluster_rows(t))]
-        if len(t["per_cluster"]) > PER_CLUSTER_ROWS:
-            p.append(f"<p class=\"note\">{len(t['per_cluster']) - PER_CLUSTER_ROWS} more clusters in report.json</p>")
+        note = cluster_note(t)
+        if note:
+            p.append(f"<p class=\"note\">{escape(note)}</p>")
     p.append("<h2>Convergence</h2>")
     fig("convergence", "uncovered units left after each round")
     p.append(table(["round", *[f"{n}: uncovered left" for n in summary["targets"]]], convergence_rows(summary)))
@@ -175,9 +180,12 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
               f"{panel['tied_or_unscored']} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
     p.append("<h2>Incorrect units</h2>")
     for name, t in summary["targets"].items():
-        p.append(f"<h3>{escape(name)} ({len(t['incorrect'])})</h3>")
+        sample = t["incorrect_sample"]
+        p.append(f"<h3>{escape(name)} ({sample['total']})</h3>")
         if not t["incorrect"]:
             p.append("<p>None.</p>")
+        else:
+            p.append(f"<p class=\"note\">{escape(incorrect_note(sample))}</p>")
         for row in t["incorrect"]:
             p += ["<div class=\"wrong\">",
                   f"<div><span class=\"label\">unit</span> <strong>{escape(row['unit_text'])}</strong> "
@@ -197,5 +205,8 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
         p.append("<ul>" + "".join(f"<li>no unit from passage <code>{escape(i['passage_id'])}</code> of "
                                   f"<code>{escape(i['document'])}</code>: {escape(i['reason'])}</li>"
                                   for i in c["skipped_passage_list"]) + "</ul>")
+    more = skipped_note(c)
+    if more:
+        p.append(f"<p class=\"note\">{escape(more)}</p>")
     p.append("</body></html>")
     return "\n".join(p)

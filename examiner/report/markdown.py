@@ -7,10 +7,12 @@ from typing import Any
 from examiner.llm.ledger import PART_HEADERS, billed_parts, shown_parts, unknown_lines
 from examiner.report.health import UNTRUSTWORTHY, failed, health_markdown
 from examiner.report.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
+from examiner.report.summary import worst_clusters
 from examiner.report.writer import cell
 
 PER_CLUSTER_ROWS = 40
-"""Per-cluster tables are cut here in the Markdown/HTML (report.json keeps them all)."""
+"""Per-cluster tables in the Markdown/HTML show at most this many clusters: all of them in round order when
+there are no more, else the worst (lowest accuracy first); report.json keeps up to JSON_CLUSTER_ROWS."""
 
 
 def pct(x: float | None) -> str:
@@ -206,9 +208,42 @@ def cost_note(units: int) -> str:
 
 
 def cluster_rows(target: dict[str, Any]) -> list[list[Any]]:
-    """The first PER_CLUSTER_ROWS clusters of one target (CLUSTER_HEADER)."""
-    return [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])]
-            for r in target["per_cluster"][:PER_CLUSTER_ROWS]]
+    """The clusters of one target (CLUSTER_HEADER): all in round order, or the PER_CLUSTER_ROWS worst."""
+    rows = target["per_cluster"]
+    if len(rows) > PER_CLUSTER_ROWS:
+        rows = worst_clusters(rows, PER_CLUSTER_ROWS)
+    return [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])] for r in rows]
+
+
+def cluster_note(target: dict[str, Any]) -> str | None:
+    """Says which clusters the table shows when it does not show them all (None when it does)."""
+    total = target.get("per_cluster_total", len(target["per_cluster"]))
+    if total <= PER_CLUSTER_ROWS:
+        return None
+    return (f"The {PER_CLUSTER_ROWS} worst of {total} clusters (lowest accuracy first); report.json keeps "
+            f"{len(target['per_cluster'])} of them, outcomes.jsonl every unit's cluster and status.")
+
+
+def incorrect_note(sample: dict[str, Any]) -> str:
+    """"N of M shown" for the incorrect units, and where the rest is."""
+    if sample["shown"] == sample["total"]:
+        return f"All {sample['total']} shown."
+    return (f"{sample['shown']} of {sample['total']} shown (a sample drawn with seed {sample['seed']}); every "
+            f"unit's records are in the run directory ({sample['full_records']}): "
+            "`examiner trace RUN_DIR UNIT_ID` shows one, `examiner export RUN_DIR --to jsonl DIR` all.")
+
+
+def provenance_line(summary: dict[str, Any]) -> tuple[str, str] | None:
+    """The run line saying provenance.graphml was skipped for its size (None when written or not planned)."""
+    plan = summary.get("provenance")
+    return ("provenance graph", plan["note"]) if plan and not plan["written"] else None
+
+
+def skipped_note(counts: dict[str, Any]) -> str | None:
+    """Says how many skipped files and passages are not listed (None when all are)."""
+    more = (counts["skipped_files"] - len(counts["skipped_file_list"])
+            + counts["skipped_passages"] - len(counts["skipped_passage_list"]))
+    return f"{more} more skipped files or passages are listed in run.json." if more > 0 else None
 
 
 def convergence_rows(summary: dict[str, Any]) -> list[list[Any]]:
@@ -224,7 +259,8 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     run = summary["run"]
     out = [f"# Exam report: {run['run_id']}", ""]
     out += health_markdown(summary.get("health"), table)
-    out += [f"- **{k}**: {v}" for k, v in run_lines(run)]
+    graph = provenance_line(summary)
+    out += [f"- **{k}**: {v}" for k, v in [*run_lines(run), *([graph] if graph else [])]]
     out += ["", "## Accuracy and coverage", ""]
     out += [f"**{UNTRUSTWORTHY}**", ""] if failed(summary.get("health")) else []
     out += [SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
@@ -242,8 +278,8 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     out += ["## Accuracy per cluster", ""]
     for name, t in summary["targets"].items():
         out += [f"### {name}", "", table(CLUSTER_HEADER, cluster_rows(t)), ""]
-        if len(t["per_cluster"]) > PER_CLUSTER_ROWS:
-            out += [f"({len(t['per_cluster']) - PER_CLUSTER_ROWS} more clusters in report.json)", ""]
+        note = cluster_note(t)
+        out += [note, ""] if note else []
     out += ["## Convergence: uncovered units left after each round", ""]
     names = list(summary["targets"])
     out += [table(["round", *names], convergence_rows(summary)), ""]
@@ -277,9 +313,12 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
                 f"{panel['tied_or_unscored']} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
     out += ["## Incorrect units", ""]
     for name, t in summary["targets"].items():
-        out += [f"### {name} ({len(t['incorrect'])})", ""]
+        sample = t["incorrect_sample"]
+        out += [f"### {name} ({sample['total']})", ""]
         if not t["incorrect"]:
             out += ["None.", ""]
+        else:
+            out += [incorrect_note(sample), ""]
         for i, row in enumerate(t["incorrect"], 1):
             out += [f"{i}. **{row['unit_text']}** (`{row['unit_id']}`, round {row['round']})",
                     f"   - question: {row['question']}",
@@ -297,4 +336,6 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
         out.append(f"- skipped `{item.get('path', '?')}`: {item.get('reason', '')}")
     for item in c["skipped_passage_list"]:
         out.append(f"- no unit from passage `{item['passage_id']}` of `{item['document']}`: {item['reason']}")
+    more = skipped_note(c)
+    out += [more] if more else []
     return "\n".join(out).rstrip() + "\n"

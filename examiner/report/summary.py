@@ -2,14 +2,16 @@
 
 METHODS.md section 1 lists them: accuracy and coverage per target with cluster-bootstrap intervals, per
 cluster and per question type; the convergence curve; the "targeted without coverage" histogram; the cost
-table in the paper's layout; the classic baselines; every incorrect unit with its evidence; and the counts
-of everything that was skipped, unparseable, rejected or ignored. Keeping the numbers apart from the
-rendering lets Markdown, HTML and `compare` show exactly the same values.
+table in the paper's layout; the classic baselines; the incorrect units with their evidence (a seeded sample
+of at most INCORRECT_SAMPLE); and the counts of everything that was skipped, unparseable, rejected or
+ignored. Every list here is bounded whatever the number of units (the constants below say how). Keeping the
+numbers apart from the rendering lets Markdown, HTML and `compare` show exactly the same values.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,17 @@ QUESTION_STAGES = ("question", "probe", "extract_units")
 """Examiner stages the paper counts as question generation."""
 EXCERPT_CHARS = 400
 BOOTSTRAP_RESAMPLES = 2000
+INCORRECT_SAMPLE = 50
+"""At most this many incorrect units per target are shown with their evidence (a seeded sample when there
+are more): the reports stay readable at any corpus size; every unit's record stays in units.jsonl /
+verdicts.jsonl of the run (`examiner trace RUN_DIR UNIT_ID`, `examiner export`)."""
+LISTED_SKIPS = 50
+"""Skipped files and passages listed by name in the reports (the counts are always whole; run.json lists all)."""
+JSON_CLUSTER_ROWS = 2000
+"""report.json keeps the per-cluster rows of this many clusters per target, the worst first when there are
+more (the number of clusters grows with the corpus); the full outcomes are in outcomes.jsonl."""
+FULL_RECORDS = "units.jsonl, questions.jsonl, answers.jsonl, verdicts.jsonl and outcomes.jsonl"
+"""Where the full per-unit data of a run lies (named in the reports wherever they show a sample)."""
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -58,6 +71,12 @@ def accuracy_of(labels: Counter[str]) -> dict[str, Any]:
     """correct, incorrect and accuracy = correct / (correct + incorrect), None when neither was given."""
     c, i = labels["correct"], labels["incorrect"]
     return {"correct": c, "incorrect": i, "accuracy": c / (c + i) if c + i else None}
+
+
+def worst_clusters(rows: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """The `n` clusters with the lowest accuracy (the most incorrect units first among equals)."""
+    return sorted(rows, key=lambda r: (r["accuracy"] if r["accuracy"] is not None else 2.0, -r["incorrect"],
+                                       r["cluster"]))[:n]
 
 
 def _cluster_key(outcome: UnitOutcome) -> str:
@@ -96,6 +115,9 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
     rounds_of = run.cluster_of()
     cluster_rows = [{"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], **accuracy_of(counts)}
                     for cid, counts in per_cluster.items()]
+    total_clusters = len(cluster_rows)
+    if total_clusters > JSON_CLUSTER_ROWS:
+        cluster_rows = worst_clusters(cluster_rows, JSON_CLUSTER_ROWS)
     cluster_rows.sort(key=lambda r: (r["round"] if r["round"] is not None else 10**9, r["cluster"]))
     qtype_rows = [{"qtype": qtype, **accuracy_of(counts)} for qtype, counts in per_qtype.items()]
     return {
@@ -105,6 +127,7 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
         "accuracy": ratio_ci(acc_groups, seed),
         "coverage": ratio_ci(cov_groups, seed),
         "per_cluster": cluster_rows,
+        "per_cluster_total": total_clusters,
         "per_qtype": qtype_rows,
     }
 
@@ -303,12 +326,19 @@ def unit_sources(unit: UnitRecord | None, reader: PassageReader) -> list[dict[st
     return sources
 
 
-def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[dict[str, Any]]:
-    """Every unit the target got wrong, with the answer, the judge's reason and the source passages."""
+def incorrect_units(run: RunData, target: str, reader: PassageReader, seed: int = 0) -> dict[str, Any]:
+    """The units the target got wrong, with the answer, the judge's reason and the source passages.
+
+    {"incorrect": rows, "incorrect_sample": {"shown": N, "total": M, ...}}: every one when
+    M <= INCORRECT_SAMPLE, else a sample of INCORRECT_SAMPLE drawn with `seed` (the same run and seed give
+    the same sample), in round order.
+    """
+    wrong = sorted((o for o in run.outcomes.get(target, {}).values() if o.status == "incorrect"),
+                   key=lambda o: (o.covered_round or 0, o.unit_id))
+    chosen = wrong if len(wrong) <= INCORRECT_SAMPLE else sorted(
+        random.Random(seed).sample(wrong, INCORRECT_SAMPLE), key=lambda o: (o.covered_round or 0, o.unit_id))
     rows = []
-    for o in run.outcomes.get(target, {}).values():
-        if o.status != "incorrect":
-            continue
+    for o in chosen:
         unit = run.units.get(o.unit_id)
         verdict = run.verdicts.get(o.verdict_id or "")
         answer = run.answers.get(verdict.answer_id) if verdict else None
@@ -326,8 +356,8 @@ def incorrect_units(run: RunData, target: str, reader: PassageReader) -> list[di
             "reason": verdict.reason if verdict else "",
             "sources": unit_sources(unit, reader),
         })
-    rows.sort(key=lambda r: (r["round"] or 0, r["unit_id"]))
-    return rows
+    return {"incorrect": rows, "incorrect_sample": {"shown": len(rows), "total": len(wrong), "seed": seed,
+                                                    "full_records": FULL_RECORDS}}
 
 
 def counts(run: RunData) -> dict[str, Any]:
@@ -339,9 +369,9 @@ def counts(run: RunData) -> dict[str, Any]:
     dropped = sum(len(q.dropped_targets) for q in run.questions.values())
     return {
         "skipped_files": len(info.skipped_files),
-        "skipped_file_list": info.skipped_files,
+        "skipped_file_list": info.skipped_files[:LISTED_SKIPS],
         "skipped_passages": len(info.skipped_passages),
-        "skipped_passage_list": info.skipped_passages,
+        "skipped_passage_list": info.skipped_passages[:LISTED_SKIPS],
         "decoded_with_replacement": len(info.decoded_with_replacement),
         "unparseable_judgments": max(info.unparseable_judgments, unparseable_verdicts),
         "unparseable_questions": max(info.unparseable_questions, unparseable_questions),
@@ -383,7 +413,7 @@ def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
             "ignored_histogram": ignored_histogram(run, target),
             "baselines": baselines(run, target),
             "per_language": per_language(run, target),
-            "incorrect": incorrect_units(run, target, reader),
+            **incorrect_units(run, target, reader, seed),
             "rounds": len(run.clusters.get(target, [])) or len([r for r in info.rounds if r.target == target]),
         }
     return {
