@@ -159,7 +159,13 @@ def _in_llmbar_shape(data: str, given: dict[str, str]) -> bool:
 
     if "instruction" in given or not Path(data).is_file():
         return False
-    first = next((r.data for r in read_records(data) if isinstance(r.data, dict)), None)
+    # A peek: the rows are read (and any decoding warned about) once more by load_rows.
+    datasets_log = logging.getLogger("examiner.datasets")
+    was_disabled, datasets_log.disabled = datasets_log.disabled, True
+    try:
+        first = next((r.data for r in read_records(data) if isinstance(r.data, dict)), None)
+    finally:
+        datasets_log.disabled = was_disabled
     if first is None or "instruction" in first or "input" not in first:
         return False
     print("examiner: the records have LLMBar's keys (input, output_1, output_2, label): reading them as "
