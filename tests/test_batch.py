@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from killing import kill_examiner_when
 from examiner.cli import main
 from examiner.config import EndpointSpec, Settings
 from examiner.core.records import UnitOutcome
@@ -233,17 +232,9 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
     config_file = tmp_path / "config.yaml"
     config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
     killed = tmp_path / "killed"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "examiner.cli", "run", str(small_corpus), "--config", str(config_file), "--simulate",
-         "--out", str(killed), "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None and not (killed / "batches.json").exists():
-        time.sleep(0.01)
-    assert process.poll() is None, "the run ended before its first batch was saved"
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    kill_examiner_when(["run", str(small_corpus), "--config", str(config_file), "--simulate", "--out", str(killed),
+                        "--quiet"], (killed / "batches.json").exists,
+                       too_late="the run ended before its first batch was saved")
     saved = RunDir(killed).read_batches()
     assert len(saved) == 1
     assert any(r.get("batch") for r in in_flight(RunDir(killed).read_ledger())), "killed while its calls waited"

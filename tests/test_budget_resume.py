@@ -4,15 +4,11 @@ continued with a larger cap to the same outcomes as an uninterrupted run, paying
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+from killing import kill_examiner_when
 from test_exam import outcomes_of, sim_settings
 
 from examiner.cli import main
@@ -42,18 +38,8 @@ def start_killed_run(settings: Settings, tmp_path: Path, *, kill_at_usd: float) 
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(settings.model_dump(mode="json")), encoding="utf-8")
     run_dir = tmp_path / "killed"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "examiner.cli", "run", *CORPUS, "--config", str(config), "--out", str(run_dir), "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if (run_dir / rundir.LEDGER).exists() and spent(run_dir) >= kill_at_usd:
-            break
-        time.sleep(0.01)
-    assert process.poll() is None, "the run finished before it could be killed"
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    kill_examiner_when(["run", *CORPUS, "--config", str(config), "--out", str(run_dir), "--quiet"],
+                       lambda: (run_dir / rundir.LEDGER).exists() and spent(run_dir) >= kill_at_usd)
     return run_dir
 
 

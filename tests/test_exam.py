@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from killing import kill_examiner_when
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import UserError
 from examiner.core.records import QuestionRecord, UnitOutcome, VerdictRecord
@@ -149,19 +146,9 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
     config = tmp_path / "config.yaml"
     _write_config(config, settings)
     killed = tmp_path / "killed"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "examiner.cli", "run", str(small_corpus), "--config", str(config), "--out", str(killed), "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-    )
     ledger = killed / "ledger.jsonl"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if ledger.exists() and len(ledger.read_text().splitlines()) >= kill_after_records:
-            break
-        time.sleep(0.01)
-    assert process.poll() is None, "the run finished before it could be killed"
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    kill_examiner_when(["run", str(small_corpus), "--config", str(config), "--out", str(killed), "--quiet"],
+                       lambda: ledger.exists() and len(ledger.read_text().splitlines()) >= kill_after_records)
     before_resume = RunDir(killed).read_ledger()
     paid_before = {r["request_id"] for r in answered(before_resume) if not r.get("cache_hit")}
 

@@ -12,15 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import yaml
 
+from killing import kill_examiner_when
 from examiner.config import EndpointSpec, Settings
 from examiner.core.records import SelfCheckRecord, VerdictRecord
 from examiner.core.rundir import RunDir
@@ -96,19 +92,10 @@ def test_self_check_survives_kill_and_resume_without_paying_twice(small_corpus: 
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(settings.model_dump(mode="json")), encoding="utf-8")
     killed = tmp_path / "killed"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "examiner.cli", "run", str(small_corpus), "--config", str(config), "--out", str(killed),
-         "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-    )
     ledger = killed / "ledger.jsonl"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and process.poll() is None:
-        if ledger.exists() and f'"stage":"{SELF_CHECK_STAGE}"' in ledger.read_text(encoding="utf-8"):
-            break
-        time.sleep(0.01)
-    assert process.poll() is None, "the run finished before its self-check could be killed"
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    kill_examiner_when(["run", str(small_corpus), "--config", str(config), "--out", str(killed), "--quiet"],
+                       lambda: ledger.exists() and f'"stage":"{SELF_CHECK_STAGE}"' in ledger.read_text(encoding="utf-8"),
+                       timeout_s=300, too_late="the run finished before its self-check could be killed")
     before = RunDir(killed).read_ledger()
     paid_before = {r["request_id"] for r in answered(before) if not r.get("cache_hit")}
 

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from killing import kill_examiner_when
 from test_exam import PROFILE, ROLES, sim_settings
 
 from examiner.cli import main
@@ -98,17 +95,9 @@ def billed_usd(billed: dict[str, list[int]], ids: set[str] | None = None) -> flo
 def run_until_killed(command: list[str], ledger: Path) -> None:
     """Start an `examiner` subprocess and SIGKILL it once its ledger has grown by GROWTH lines."""
     start = len(ledger.read_bytes().splitlines()) if ledger.exists() else 0
-    process = subprocess.Popen([sys.executable, "-m", "examiner.cli", *command, "--quiet"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=dict(os.environ, HF_HUB_OFFLINE="1"))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if ledger.exists() and len(ledger.read_bytes().splitlines()) >= start + GROWTH:
-            break
-        time.sleep(0.005)
-    assert process.poll() is None, "the process finished before it could be killed"
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    kill_examiner_when([*command, "--quiet"],
+                       lambda: ledger.exists() and len(ledger.read_bytes().splitlines()) >= start + GROWTH,
+                       too_late="the process finished before it could be killed")
 
 
 def test_kill_at_five_points_the_ledger_bounds_what_the_server_billed(tmp_path: Path) -> None:
