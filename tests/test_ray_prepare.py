@@ -4,6 +4,7 @@ this process (1 CPU, no dashboard, a small object store)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -103,3 +104,33 @@ def test_missing_ray_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(UserError, match=r"pip install 'examiner\[ray\]'") as err:
         ray_prepare.import_ray()
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.slow
+def test_cli_run_with_ray_engine_matches_the_local_run(local_ray, tmp_path: Path) -> None:
+    from examiner.cli import main
+    from examiner.core import rundir
+    from examiner.vectors import EmbeddingCache, text_key
+
+    handbook = "corpora/examiner-handbook"
+    common = ["--simulate", "--max-rounds", "1", "--quiet"]
+    assert main(["run", handbook, *common, "--out", str(tmp_path / "local")]) == 0
+    assert main(["run", handbook, *common, "--prepare-engine", "ray", "--out", str(tmp_path / "ray")]) == 0
+    for name in (rundir.UNITS, rundir.PASSAGES, rundir.QUESTIONS, rundir.VERDICTS):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    # The Ray vectors went into the run's embedding cache under the local path's keys.
+    lines = (tmp_path / "ray" / rundir.UNITS).read_text(encoding="utf-8").splitlines()
+    texts = [json.loads(line)["text"] for line in lines]
+    with EmbeddingCache(tmp_path / "ray" / rundir.EMBEDDINGS) as cache:
+        assert len(cache.get_many([text_key(t) for t in texts])) == len(set(texts))
+
+
+def test_llm_units_on_ray_are_refused_before_the_run_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from examiner.cli import main
+
+    out = tmp_path / "run"
+    code = main(["run", "corpora/examiner-handbook", "--simulate", "--units", "llm", "--prepare-engine", "ray",
+                 "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not out.exists()
+    assert "unit mode `llm` is not supported" in err and len(err.splitlines()) == 1

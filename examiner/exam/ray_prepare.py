@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from examiner.config import ExamSettings
 from examiner.corpus import Corpus, Passage, add_input, check_not_empty, corpus_inputs, read_input
 from examiner.errors import UserError
 from examiner.exam.nodes.context import ExamContext
@@ -73,14 +74,20 @@ def import_ray() -> Any:
     return ray
 
 
+def check_ray_engine(exam: ExamSettings) -> None:
+    """One-line UserError, before any work, when `prepare_engine: ray` cannot run these settings: the `llm`
+    unit mode (its extraction calls go through the driver's gateway) or Ray not installed."""
+    if exam.unit_mode != "sentences":
+        raise UserError(f"exam.prepare_engine `ray` makes `sentences` units only; unit mode `{exam.unit_mode}` "
+                        f"is not supported there: use --prepare-engine local")
+    import_ray()
+
+
 async def prepare_with_ray(ctx: ExamContext, paths: list[str], jsonl_field: str, split_limit: int) -> Prepared:
     """The prepare node's Ray branch: units and vectors from the Ray stages, the vectors put into the
     run's embedding cache (same keys as `Embedder.embed`), so later rounds never embed these texts again."""
     exam = ctx.exam
-    if exam.unit_mode != "sentences":
-        raise UserError(f"exam.prepare_engine `ray` makes `sentences` units only; unit mode `{exam.unit_mode}` "
-                        f"runs with prepare_engine `local`")
-    import_ray()  # the missing-extra message before any work
+    check_ray_engine(exam)
     ctx.progress.note(f"prepare on Ray ({exam.ray_address or 'a local Ray instance'}): reading, units, embedding")
     prepared = await asyncio.to_thread(
         prepare_on_ray, paths, jsonl_field=jsonl_field, max_tokens=exam.max_unit_tokens,
