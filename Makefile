@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[cpu,local,dev,export,documents]'
+	$(PIP) install --quiet -e '.[cpu,local,dev,export,documents,ray]'
 	touch $@
 
 install: $(VENV)/.installed

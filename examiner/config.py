@@ -235,6 +235,16 @@ class ExamSettings(BaseModel):
     language: str = Field("auto", pattern=r"^(auto|[a-z]{2,3})$")
     """Language the examiner writes questions, the candidate answers and the judge reasons in: `auto` (the
     language holding most of the corpus text, detected per document) or an ISO 639-1 code such as `zh`."""
+    prepare_engine: Literal["local", "ray"] = "local"
+    """Where the corpus is read, cut into `sentences` units and embedded: `local` (this process) or `ray`
+    (Ray Data stages on a Ray cluster; needs `pip install 'examiner[ray]'`). Same unit ids either way."""
+    ray_address: str = ""
+    """Ray cluster for `prepare_engine: ray`: `auto` (the cluster this machine belongs to), `ray://head:10001`
+    (Ray Client), or empty to start a Ray instance on this machine for the prepare stage."""
+    ray_embed_workers: int = Field(1, ge=1)
+    """Embedding workers of `prepare_engine: ray`, each loading the model once (e.g. one per GPU)."""
+    ray_embed_gpus: float = Field(0, ge=0)
+    """GPUs Ray gives each embedding worker (0: CPU workers; 1: a GPU each, for a cluster with GPUs)."""
 
 
 class Settings(BaseModel):

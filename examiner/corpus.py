@@ -207,27 +207,60 @@ def load_corpus(paths: Sequence[str | Path] | str | Path, *, jsonl_field: str = 
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    if not paths:
-        raise UserError("no corpus path given")
     corpus = Corpus()
     seen_ids: set[str] = set()
+    for file, doc_id in corpus_inputs(paths, corpus):
+        _load_file(file, doc_id, corpus, seen_ids, jsonl_field, jsonl_id_field)
+    check_not_empty(corpus, paths)
+    return corpus
+
+
+def corpus_inputs(paths: Sequence[str | Path], corpus: Corpus) -> Iterable[tuple[Path, str]]:
+    """(file, document id) of every file `load_corpus` reads, in its order, found lazily; an explicit file
+    of an unsupported type is recorded in `corpus.skipped` as it is met. A missing path raises UserError."""
+    if not paths:
+        raise UserError("no corpus path given")
     for raw in paths:
         root = Path(raw).expanduser()
         if not root.exists():
             raise UserError(f"corpus path does not exist: {raw}")
         if root.is_dir():
             for file in _walk(root, corpus):
-                _load_file(file, _relative_id(file, root), corpus, seen_ids, jsonl_field, jsonl_id_field)
+                yield file, _relative_id(file, root)
         elif root.suffix.lower() in SUPPORTED_SUFFIXES:
-            _load_file(root, root.name, corpus, seen_ids, jsonl_field, jsonl_id_field)
+            yield root, root.name
         else:
             _skip(corpus, str(root), f"unsupported file type {root.suffix or '(none)'!s}; "
                                      f"supported: {' '.join(SUPPORTED_SUFFIXES)}")
+
+
+def read_input(file: Path, doc_id: str, *, jsonl_field: str = "text", jsonl_id_field: str = "id") -> Corpus:
+    """One file as a corpus of its own (its documents, or why it was skipped), for readers that spread the
+    files of a corpus over several processes; `add_input` joins the parts in order."""
+    part = Corpus()
+    _load_file(file, doc_id, part, set(), jsonl_field, jsonl_id_field)
+    return part
+
+
+def add_input(corpus: Corpus, seen_ids: set[str], file: Path, doc_id: str, part: Corpus, *,
+              jsonl_field: str = "text", jsonl_id_field: str = "id") -> None:
+    """Join the `read_input` part of `file` to `corpus` exactly as `load_corpus` reads that file: a
+    document id already taken is skipped and listed, and a file whose own id is taken is read again
+    under its full path (the rare case where two arguments give the same relative name)."""
+    if doc_id in seen_ids:
+        part = read_input(file, str(file.resolve()), jsonl_field=jsonl_field, jsonl_id_field=jsonl_id_field)
+    corpus.skipped += part.skipped
+    corpus.decoded_with_replacement += part.decoded_with_replacement
+    for doc in part.documents:
+        _add_document(corpus, seen_ids, doc)
+
+
+def check_not_empty(corpus: Corpus, paths: Sequence[str | Path]) -> None:
+    """UserError when no passage was found in any input."""
     if not corpus.documents:
         where = ", ".join(str(p) for p in paths)
         extra = f" ({len(corpus.skipped)} input(s) skipped)" if corpus.skipped else ""
         raise UserError(f"the corpus is empty: no passage found in {where}{extra}")
-    return corpus
 
 
 def corpus_bytes(paths: Sequence[str | Path]) -> int:

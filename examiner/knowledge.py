@@ -236,6 +236,17 @@ def split_long_unit(text: str, max_tokens: int) -> list[str]:
     return [" ".join(text[a:b].split()) for a, b in bounded_spans(text, span[0], span[1], max_tokens)]
 
 
+def split_oversized(units: Iterable[KnowledgeUnit], limit: int) -> list[KnowledgeUnit]:
+    """Units longer than `limit` tokens are split (sources kept), so a cluster fits the examiner's context."""
+    out: list[KnowledgeUnit] = []
+    for unit in units:
+        if unit.token_count <= limit:
+            out.append(unit)
+            continue
+        out += [make_unit(part, unit.sources) for part in split_long_unit(unit.text, limit)]
+    return out
+
+
 # --- building units --------------------------------------------------------------------------------------
 
 _MARKDOWN_HEADING = re.compile(r"#{1,6}\s")

@@ -87,6 +87,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "judged against the same units, instead of the adaptive exam")
     run.add_argument("--paper-target", metavar="ENDPOINT",
                      help="--paper: whose questions in that run (default: its only target)")
+    run.add_argument("--prepare-engine", choices=("local", "ray"),
+                     help="where the corpus is read, cut into units and embedded: local (default) or ray "
+                          "(Ray Data stages; pip install 'examiner[ray]')")
+    run.add_argument("--ray-address", metavar="ADDR",
+                     help="--prepare-engine ray: the Ray cluster (auto, ray://head:10001); default: a Ray "
+                          "instance started on this machine")
     add_strict_flag(run)
     run.set_defaults(func=run_exam)
 
@@ -154,6 +160,10 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
         if not Path(path).expanduser().exists():
             raise UserError(f"corpus path does not exist: {path}")
     settings = _with_exam_flags(settings, args)
+    if settings.exam.prepare_engine == "ray":  # an unsupported unit mode or a missing extra: no run directory
+        from examiner.exam.ray_prepare import check_ray_engine
+
+        check_ray_engine(settings.exam)
     targets, judges = list(args.target), list(args.judge)
     if getattr(args, "simulate", False):
         targets = [f"sim-{t}" if f"sim-{t}" in settings.endpoints else t for t in targets]
@@ -168,15 +178,16 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
 
 EXAM_FLAGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
               "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
-              "language": "language"}
-"""Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...)."""
+              "language": "language", "prepare_engine": "prepare_engine", "ray_address": "ray_address"}
+"""Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...); the
+last two are `run`'s only."""
 
 
 def _with_exam_flags(settings: Settings, args: argparse.Namespace) -> Settings:
     """The settings with the exam flags applied, each validated as config.yaml is (so `resume` accepts
     exactly what `run` accepted); a bad value is one line naming its flag."""
     for key, attribute in EXAM_FLAGS.items():
-        value = getattr(args, attribute)
+        value = getattr(args, attribute, None)
         if value is None:
             continue
         try:

@@ -16,25 +16,12 @@ from examiner.exam.extraction import SkippedPassage, extract_corpus
 from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.exam.state import ExamState
-from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_long_unit, units_from_statements
+from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_oversized, units_from_statements
 
 log = logging.getLogger(__name__)
 
 EMBED_CHUNK = 8192
 """Units embedded per call in the prepare stage: large enough that ordinary corpora take one call."""
-
-
-def _split_oversized(units: list[KnowledgeUnit], limit: int) -> list[KnowledgeUnit]:
-    """Units longer than `limit` tokens are split (sources kept), so a cluster fits the examiner's context."""
-    out: list[KnowledgeUnit] = []
-    for unit in units:
-        if unit.token_count <= limit:
-            out.append(unit)
-            continue
-        from examiner.knowledge import make_unit
-
-        out += [make_unit(part, unit.sources) for part in split_long_unit(unit.text, limit)]
-    return out
 
 
 def _sentence_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
@@ -59,18 +46,27 @@ async def _embed(ctx: ExamContext, texts: list[str]) -> np.ndarray:
 
 async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) -> dict[str, Any]:
     """Load the corpus, extract and de-duplicate units, write units.jsonl; initial exam state."""
-    corpus = await asyncio.to_thread(load_corpus, paths, jsonl_field=jsonl_field)
     exam = ctx.exam
-    # Every call from here on (extraction included) works in the exam's language.
-    ctx.gateway.language = exam_language(corpus, exam.language)
-    skipped: list[SkippedPassage] = []
-    if exam.unit_mode == "llm":
-        extracted = await extract_corpus(ctx, corpus)
-        units, skipped = units_from_statements(extracted.found), extracted.skipped
-    else:
-        units = await asyncio.to_thread(_sentence_units, ctx, corpus)
     _, examiner_spec = ctx.settings.endpoint_for("examiner")
-    units = _split_oversized(units, max(16, examiner_spec.context_tokens // 8))
+    split_limit = max(16, examiner_spec.context_tokens // 8)
+    skipped: list[SkippedPassage] = []
+    vectors: np.ndarray | None = None
+    if exam.prepare_engine == "ray":  # reading, units and embedding as Ray Data stages (the `ray` extra)
+        from examiner.exam.ray_prepare import prepare_with_ray
+
+        prepared = await prepare_with_ray(ctx, paths, jsonl_field, split_limit)
+        corpus, units, vectors = prepared.corpus, prepared.units, prepared.vectors
+        ctx.gateway.language = exam_language(corpus, exam.language)
+    else:
+        corpus = await asyncio.to_thread(load_corpus, paths, jsonl_field=jsonl_field)
+        # Every call from here on (extraction included) works in the exam's language.
+        ctx.gateway.language = exam_language(corpus, exam.language)
+        if exam.unit_mode == "llm":
+            extracted = await extract_corpus(ctx, corpus)
+            units, skipped = units_from_statements(extracted.found), extracted.skipped
+        else:
+            units = await asyncio.to_thread(_sentence_units, ctx, corpus)
+        units = split_oversized(units, split_limit)
     if not units:
         _note_corpus(ctx, corpus, 0, skipped)
         if skipped:
@@ -78,7 +74,8 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
                             f"statement from any of its {len(corpus.passages)} passages (first reason: "
                             f"{skipped[0].reason}); run.json lists them as skipped_passages")
         raise UserError(f"no knowledge units could be made from {', '.join(paths)} (the text is empty or too short)")
-    vectors = await _embed(ctx, [u.text for u in units])
+    if vectors is None:
+        vectors = await _embed(ctx, [u.text for u in units])
     units = await asyncio.to_thread(merge_near_duplicates, units, vectors, threshold=exam.dedup_threshold)
     records = [
         UnitRecord(
