@@ -38,11 +38,7 @@ class ExamMode:
         members by similarity to the center."""
         result = kmeans(vectors, self.cluster_count(len(pool), cluster_size), seed=seed)
         groups = []
-        for index in range(result.k):
-            members = result.members(index)
-            if len(members) == 0:
-                continue
-            center = int(result.centers[index])
+        for members, center in zip(result.member_lists(), result.centers.tolist()):  # every cluster non-empty
             order = np.argsort(-(vectors[members] @ vectors[center]), kind="stable")
             ranked = [pool[int(members[i])] for i in order]
             ranked.remove(pool[center])
