@@ -17,10 +17,14 @@ price of the shortcut), then the two-level path alone at --big-n (200,000 x 384,
 real unit embeddings read from --vectors (an examiner embedding cache: table embeddings) when it holds
 enough, else seeded random unit vectors; the output says which. Cluster sizes: max and median.
 
+Part 4 (record): one round of the exam's cluster step at 20,000 and 200,000 units (RefEval.groups and
+.projection), the size of the clusters/<target>/round-1.json it writes, and the time to draw its map.
+
 Prints a table and a final `RESULT ...` line; writes experiments/results/bench_vectors.json.
 
     python experiments/bench_vectors.py [--n 100000] [--k 1000] [--units 5000] [--skip-sklearn]
-        [--parts kmeans,embed,scale] [--flat-n 50000] [--big-n 200000] [--vectors CACHE.sqlite]
+        [--parts kmeans,embed,scale,record] [--flat-n 50000] [--big-n 200000] [--vectors CACHE.sqlite]
+        [--record-sizes 20000,200000]
 """
 
 from __future__ import annotations
@@ -168,6 +172,48 @@ def bench_scale(args: argparse.Namespace) -> dict[str, object]:
             "big_two_level": big}
 
 
+def bench_record(n: int, args: argparse.Namespace, tmp: Path) -> dict[str, float]:
+    """One exam round's clustering of an n-unit pool as the cluster node makes it (RefEval.groups and
+    .projection), written to clusters/<target>/round-1.json, then drawn as the report's map."""
+    from examiner.core.records import ClusterRecord, ClusterRound
+    from examiner.core.rundir import RunDir
+    from examiner.exam.modes import RefEval
+    from examiner.report.figures import map_figure, map_sample
+
+    x, source = scale_vectors(args.vectors, n, args.d, args.seed)
+    pool = [f"ku-{i:016x}" for i in range(n)]  # the length of real unit ids
+    mode = RefEval()
+    t = time.perf_counter()
+    groups = mode.groups(pool, x, args.cluster_size, args.seed)
+    groups_s = time.perf_counter() - t
+    t = time.perf_counter()
+    projection = mode.projection(pool, x, args.seed)
+    projection_s = time.perf_counter() - t
+    data = ClusterRound(round=1, target="alpha", k=len(groups), projection=projection, clusters=[
+        ClusterRecord(id=f"r1-c{i}-{i:06x}", center=g[0], members=g) for i, g in enumerate(groups)])
+    t = time.perf_counter()
+    path = RunDir(tmp / f"run-{n}").write_clusters(data)
+    write_s = time.perf_counter() - t
+    t = time.perf_counter()
+    png = map_figure([data], "alpha", tmp / f"map-{n}.png", seed=args.seed)
+    map_s = time.perf_counter() - t
+    sample = map_sample(data, seed=args.seed)
+    row = {"n": n, "vectors": source, "clusters": len(groups), "groups_s": groups_s, "projection_s": projection_s,
+           "projected": len(projection), "round_json_mb": path.stat().st_size / 1e6, "write_s": write_s,
+           "map_s": map_s, "map_png_kb": png.stat().st_size / 1e3 if png else 0.0, "map_points": sample.shown}
+    print(f"  {n:7d} units ({source}): {len(groups)} clusters in {groups_s:.1f} s, projection of "
+          f"{len(projection)} in {projection_s:.1f} s, round-1.json {row['round_json_mb']:.2f} MB, "
+          f"map {sample.shown} of {n} points in {map_s:.1f} s ({row['map_png_kb']:.0f} KB PNG)")
+    return row
+
+
+def bench_records(args: argparse.Namespace) -> list[dict[str, float]]:
+    """Part 4: the round record and the map at each --record-sizes pool size."""
+    print(f"round record and map (one round, clusters of {args.cluster_size}):")
+    with tempfile.TemporaryDirectory() as tmp:
+        return [bench_record(int(n), args, Path(tmp)) for n in args.record_sizes.split(",")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=100_000)
@@ -179,13 +225,16 @@ def main() -> None:
     ap.add_argument("--skip-sklearn", action="store_true")
     ap.add_argument("--sklearn-default-init", action="store_true",
                     help="also time scikit-learn with its default k-means++ init (informational, not the headline)")
-    ap.add_argument("--parts", default="kmeans,embed,scale",
-                    help="comma-separated parts to run: kmeans (FAISS vs sklearn), embed, scale (two-level k-means)")
+    ap.add_argument("--parts", default="kmeans,embed,scale,record",
+                    help="comma-separated parts to run: kmeans (FAISS vs sklearn), embed, scale (two-level k-means), "
+                         "record (a round's clusters file and map)")
     ap.add_argument("--flat-n", type=int, default=50_000, help="part 3: vectors for two-level vs flat")
     ap.add_argument("--big-n", type=int, default=200_000, help="part 3: vectors for the two-level path alone")
     ap.add_argument("--cluster-size", type=int, default=6, help="part 3: k = ceil(n / cluster size)")
     ap.add_argument("--vectors", type=Path, default=None,
                     help="part 3: an embedding cache (SQLite) to read real vectors from")
+    ap.add_argument("--record-sizes", default="20000,200000",
+                    help="part 4 (record): pool sizes whose round-1.json and map are written and timed")
     ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "results" / "bench_vectors.json")
     args = ap.parse_args()
 
@@ -218,6 +267,9 @@ def main() -> None:
                     "two_level_inertia_ratio": f"{sc['inertia_ratio_two_level_flat']:.4f}",
                     "big_two_level_s": f"{sc['big_two_level']['s']:.2f}",
                     "big_max_cluster": str(sc["big_two_level"]["max_size"])}
+    if "record" in parts:
+        result["records"] = bench_records(args)
+        figures |= {f"round_json_mb_{r['n']}": f"{r['round_json_mb']:.2f}" for r in result["records"]}
     result["machine"] = {
         "cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
         "faiss": faiss.__version__, "sklearn": sklearn.__version__, "torch": torch.__version__,
