@@ -167,18 +167,18 @@ def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list
         data = by_round[rnd]
         sample = map_sample(data, cap, seed)
         cmap = plt.get_cmap("tab10" if len(data.clusters) <= 10 else "tab20")
-        points, colours, stars, star_colours = [], [], [], []
+        points: dict[int, list[tuple[float, float]]] = {}  # by colour: one scatter per colour draws
+        stars: dict[int, list[tuple[float, float]]] = {}  # fast and keeps markers on the pixel grid (small PNG)
         for j, members in sample.clusters:
-            colour = cmap(j % cmap.N)
-            points += [data.projection[m] for m in members]
-            colours += [colour] * len(members)
+            points.setdefault(j % cmap.N, []).extend(data.projection[m] for m in members)
             center = data.clusters[j].center
             if center in data.projection:
-                stars.append(data.projection[center])
-                star_colours.append(colour)
-        ax.scatter([p[0] for p in points], [p[1] for p in points], s=14, color=colours)
-        ax.scatter([p[0] for p in stars], [p[1] for p in stars], s=90, marker="*", color=star_colours,
-                   edgecolors="black", linewidths=0.6)
+                stars.setdefault(j % cmap.N, []).append(data.projection[center])
+        for colour, pts in points.items():
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color=cmap(colour))
+        for colour, pts in stars.items():
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=90, marker="*", color=cmap(colour),
+                       edgecolors="black", linewidths=0.6)
         title = f"round {rnd}: {sample.total} units, {len(data.clusters)} clusters"
         ax.set_title(title + (f"\n{sample.note}" if sample.note else ""), fontsize=9)
         ax.set_xticks([])
