@@ -245,8 +245,8 @@ FLAT_MAX_K = 2048
 
 Flat k-means costs n * k * d * iterations, and with a fixed cluster size n grows with k, so the cost grows
 as k squared: at k = 2,048 (about 12,000 units in clusters of 6, 384 dimensions, 20 iterations) it is
-about 2e11 flops, tens of seconds on 2 cores, while at 200,000 units (k = 33,334) it is 5e13 flops,
-hours. 2,048 keeps every run up to about 12,000 units (the bundled corpora, the 2,000-unit scale run)
+about 2e11 flops, ~10 s on 2 busy cores (12,000 real vectors, k = 2,000), while at 200,000 units
+(k = 33,334) it is 5e13 flops, hours. 2,048 keeps every run up to about 12,000 units (the bundled corpora, the 2,000-unit scale run)
 on exactly the flat call, bit for bit as before; experiments/bench_vectors.py measures the price of the
 two-level shortcut above it (docs/MEASUREMENTS.md)."""
 
