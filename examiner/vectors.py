@@ -5,7 +5,8 @@
 - `EmbeddingCache`: vectors kept in SQLite by sha256 of (model, text), so a resumed run or a later round
   does not pay for the same texts again.
 - `kmeans`: FAISS k-means (GPU when FAISS sees one), with each cluster's center = the member nearest its
-  centroid, deterministic for a seed.
+  centroid, deterministic for a seed; two-level (coarse groups, then k-means inside each) above
+  FLAT_MAX_K clusters, so 200,000 units cluster in minutes rather than hours.
 - `project_2d`: PCA / t-SNE coordinates for the report's maps.
 """
 
@@ -207,8 +208,16 @@ class Clustering:
         return len(self.centroids)
 
     def members(self, cluster: int) -> np.ndarray:
-        """Indices of the vectors in `cluster`, ascending."""
+        """Indices of the vectors in `cluster`, ascending (O(n): for all clusters use `member_lists`)."""
         return np.flatnonzero(self.labels == cluster)
+
+    def member_lists(self) -> list[np.ndarray]:
+        """Indices of the vectors of every cluster, ascending, in cluster order; O(n log n) in all."""
+        if self.k == 0:
+            return []
+        order = np.argsort(self.labels, kind="stable")
+        bounds = np.cumsum(np.bincount(self.labels, minlength=self.k))[:-1]
+        return np.split(order, bounds)
 
 
 def k_for(n_units: int, target_cluster_size: int) -> int:
@@ -231,11 +240,31 @@ def faiss_uses_gpu() -> bool:
         return False
 
 
-def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: int = 1) -> Clustering:
+FLAT_MAX_K = 2048
+"""Largest k clustered by one flat FAISS k-means; above it, `kmeans` goes two-level.
+
+Flat k-means costs n * k * d * iterations, and with a fixed cluster size n grows with k, so the cost grows
+as k squared: at k = 2,048 (about 12,000 units in clusters of 6, 384 dimensions, 20 iterations) it is
+about 2e11 flops, ~10 s on 2 busy cores (12,000 real vectors, k = 2,000), while at 200,000 units
+(k = 33,334) it is 5e13 flops, hours. 2,048 keeps every run up to about 12,000 units (the bundled corpora, the 2,000-unit scale run)
+on exactly the flat call, bit for bit as before; experiments/bench_vectors.py measures the price of the
+two-level shortcut above it (docs/MEASUREMENTS.md)."""
+
+COARSE_POINTS_PER_CENTROID = 256
+"""Training points per coarse centroid (FAISS's default max_points_per_centroid): the coarse level trains
+on a sample of sqrt(k) * 256 points, as FAISS recommends, then assigns every point."""
+
+
+def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: int = 1,
+           flat_max_k: int = FLAT_MAX_K) -> Clustering:
     """FAISS k-means of the rows of `vectors` into at most `k` clusters, deterministic for a seed.
 
     FAISS initialises with k random points; `nredo` > 1 runs that many initialisations and keeps the one
     with the lowest objective (costs nredo times as much).
+
+    Up to `flat_max_k` clusters this is one FAISS k-means over all vectors. Above it, two levels: a
+    coarse k-means into about sqrt(k) groups (trained on a sample), then in each group a k-means with
+    a share of k proportional to the group's size (the shares sum to k). See FLAT_MAX_K for why.
 
     k is capped at the number of vectors; empty clusters left by the last iteration are dropped, so the
     result may have fewer than k clusters. Each center is a member of its own cluster.
@@ -247,36 +276,105 @@ def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: in
     if n == 0:
         return Clustering(np.zeros(0, np.int64), np.zeros((0, d), np.float32), np.zeros(0, np.int64), 0.0)
     k = max(1, min(int(k), n))
-    if k == 1:
-        labels = np.zeros(n, dtype=np.int64)
-        centroids = x.mean(axis=0, keepdims=True)
-    elif k == n:
-        labels = np.arange(n, dtype=np.int64)
-        centroids = x.copy()
+    if k > flat_max_k:
+        labels, centroids = _two_level(x, k, seed=seed, niter=niter, nredo=nredo)
     else:
-        import faiss
-
-        km = faiss.Kmeans(d, k, niter=niter, nredo=nredo, seed=int(seed), gpu=faiss_uses_gpu(), verbose=False,
-                          min_points_per_centroid=1, max_points_per_centroid=max(256, math.ceil(n / k)))
-        km.train(x)
-        _, assign = km.index.search(x, 1)
-        labels = assign[:, 0].astype(np.int64)
-        centroids = np.asarray(km.centroids, dtype=np.float32)
+        labels, centroids = _flat(x, k, seed=seed, niter=niter, nredo=nredo)
     return _canonical(x, labels, centroids)
 
 
+def _flat(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and centroids of one FAISS k-means over all of `x` (1 <= k <= n), trained on every point."""
+    n, d = x.shape
+    if k == 1:
+        return np.zeros(n, dtype=np.int64), x.mean(axis=0, keepdims=True)
+    if k == n:
+        return np.arange(n, dtype=np.int64), x.copy()
+    km = _train(x, k, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=max(256, math.ceil(n / k)))
+    return _assign(km, x), np.asarray(km.centroids, dtype=np.float32)
+
+
+def _train(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int, max_points_per_centroid: int) -> Any:
+    """A trained faiss.Kmeans (GPU when FAISS sees one); FAISS samples k * max_points_per_centroid points
+    to train on when x has more."""
+    import faiss
+
+    km = faiss.Kmeans(x.shape[1], k, niter=niter, nredo=nredo, seed=int(seed), gpu=faiss_uses_gpu(),
+                      verbose=False, min_points_per_centroid=1, max_points_per_centroid=max_points_per_centroid)
+    km.train(x)
+    return km
+
+
+def _assign(km: Any, x: np.ndarray) -> np.ndarray:
+    """(n,) int64 nearest centroid of each row."""
+    _, assign = km.index.search(x, 1)
+    return assign[:, 0].astype(np.int64)
+
+
+def _two_level(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> tuple[np.ndarray, np.ndarray]:
+    """Coarse k-means into ~sqrt(k) groups, then a flat k-means inside each group with k shared out by size.
+
+    Costs about n * (sqrt(k) + k / sqrt(k)) * d * iterations instead of n * k * d * iterations."""
+    n = len(x)
+    coarse = max(2, round(math.sqrt(k)))
+    km = _train(x, coarse, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=COARSE_POINTS_PER_CENTROID)
+    group_of = _assign(km, x)
+    order = np.argsort(group_of, kind="stable")  # members of each group, ascending
+    sizes = np.bincount(group_of, minlength=coarse)
+    present = np.flatnonzero(sizes)
+    shares = split_k(sizes[present], k)
+    labels = np.empty(n, dtype=np.int64)
+    centroids: list[np.ndarray] = []
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    offset = 0
+    for group, share in zip(present.tolist(), shares.tolist()):
+        members = order[bounds[group]:bounds[group + 1]]
+        sub_labels, sub_centroids = _flat(np.ascontiguousarray(x[members]), int(share),
+                                          seed=seed + 1 + group, niter=niter, nredo=nredo)
+        labels[members] = sub_labels + offset
+        centroids.append(sub_centroids)
+        offset += len(sub_centroids)
+    return labels, np.concatenate(centroids).astype(np.float32, copy=False)
+
+
+def split_k(sizes: np.ndarray, k: int) -> np.ndarray:
+    """Shares of k for groups of these sizes: proportional to size (largest remainders), each at least 1
+    and at most its group's size, summing to k (needs len(sizes) <= k <= sum(sizes))."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    total = int(sizes.sum())
+    if not len(sizes) <= k <= total:
+        raise ValueError(f"cannot split k={k} over {len(sizes)} groups of {total} points")
+    exact = sizes * k / total
+    shares = np.clip(np.floor(exact).astype(np.int64), 1, sizes)
+    remainder = exact - np.floor(exact)
+    while (short := k - int(shares.sum())) != 0:
+        if short > 0:  # give one more to the groups with the largest remainders that have room
+            room = np.flatnonzero(shares < sizes)
+            pick = room[np.argsort(-remainder[room], kind="stable")][:short]
+            shares[pick] += 1
+        else:  # clipping to 1 overshot: take one back from the groups with the smallest remainders
+            spare = np.flatnonzero(shares > 1)
+            pick = spare[np.argsort(remainder[spare], kind="stable")][:-short]
+            shares[pick] -= 1
+        remainder[pick] = 0.0
+    return shares
+
+
 def _canonical(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray) -> Clustering:
-    """Drop empty clusters, renumber by first appearance, find centers and inertia."""
-    order = list(dict.fromkeys(labels.tolist()))  # cluster ids in order of first appearance
+    """Drop empty clusters, renumber by first appearance, find centers and inertia; O(n log n)."""
+    used, first = np.unique(labels, return_index=True)
+    order = used[np.argsort(first, kind="stable")]  # cluster ids in order of first appearance
     remap = np.full(len(centroids), -1, dtype=np.int64)
     remap[order] = np.arange(len(order))
     new_labels = remap[labels]
     new_centroids = np.ascontiguousarray(centroids[order], dtype=np.float32)
-    dist = ((x - new_centroids[new_labels]) ** 2).sum(axis=1)
-    centers = np.empty(len(order), dtype=np.int64)
-    for c in range(len(order)):
-        members = np.flatnonzero(new_labels == c)
-        centers[c] = members[int(np.argmin(dist[members]))]
+    dist = np.empty(len(x), dtype=np.float32)
+    for lo in range(0, len(x), 65536):  # by row blocks: a (n, d) temporary at 200,000 units is 300 MB
+        hi = lo + 65536
+        dist[lo:hi] = ((x[lo:hi] - new_centroids[new_labels[lo:hi]]) ** 2).sum(axis=1)
+    by_cluster = np.lexsort((dist, new_labels))  # nearest first within each cluster, ties by index
+    starts = np.flatnonzero(np.r_[True, new_labels[by_cluster][1:] != new_labels[by_cluster][:-1]])
+    centers = by_cluster[starts].astype(np.int64)
     return Clustering(new_labels, new_centroids, centers, float(dist.sum(dtype=np.float64)))
 
 

@@ -10,15 +10,28 @@ Part 2: 5,000 real knowledge units (sentence units of WikiText-2 valid+test, via
 embedded with the bundled all-MiniLM-L6-v2 on this machine (model load excluded), then embedded again
 through the SQLite embedding cache.
 
+Part 3 (k-means at scale, the exam's k = ceil(n / 6)): examiner.vectors.kmeans's two-level path (coarse
+k-means into sqrt(k) groups trained on a FAISS sample, then k-means inside each group) against one flat FAISS
+k-means trained on every point, at --flat-n vectors (k = n/6, both timed, inertia two-level / flat = the
+price of the shortcut), then the two-level path alone at --big-n (200,000 x 384, k = 33,334). Vectors are
+real unit embeddings read from --vectors (an examiner embedding cache: table embeddings) when it holds
+enough, else seeded random unit vectors; the output says which. Cluster sizes: max and median.
+
+Part 4 (record): one round of the exam's cluster step at 20,000 and 200,000 units (RefEval.groups and
+.projection), the size of the clusters/<target>/round-1.json it writes, and the time to draw its map.
+
 Prints a table and a final `RESULT ...` line; writes experiments/results/bench_vectors.json.
 
     python experiments/bench_vectors.py [--n 100000] [--k 1000] [--units 5000] [--skip-sklearn]
+        [--parts kmeans,embed,scale,record] [--flat-n 50000] [--big-n 200000] [--vectors CACHE.sqlite]
+        [--record-sizes 20000,200000]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import platform
 import sys
 import tempfile
@@ -34,7 +47,7 @@ from finish import print_result, save_json  # noqa: E402
 
 from examiner.datasets import load_wikitext2, wikitext_corpus  # noqa: E402
 from examiner.knowledge import sentence_units  # noqa: E402
-from examiner.vectors import Embedder, EmbeddingCache, faiss_uses_gpu  # noqa: E402
+from examiner.vectors import Embedder, EmbeddingCache, faiss_uses_gpu, k_for, kmeans  # noqa: E402
 
 
 def random_unit_vectors(n: int, d: int, seed: int) -> np.ndarray:
@@ -103,6 +116,104 @@ def bench_embeddings(texts: list[str]) -> dict[str, float]:
         }
 
 
+def cached_vectors(path: Path | None, n: int, d: int) -> np.ndarray | None:
+    """The first n vectors of dimension d in an embedding cache (read-only), or None when it holds fewer."""
+    if path is None or not path.exists():
+        return None
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT vector FROM embeddings WHERE dim = ? ORDER BY rowid LIMIT ?", (d, n)).fetchall()
+    finally:
+        db.close()
+    if len(rows) < n:
+        return None
+    return np.stack([np.frombuffer(blob, dtype=np.float32) for (blob,) in rows])
+
+
+def scale_vectors(path: Path | None, n: int, d: int, seed: int) -> tuple[np.ndarray, str]:
+    """n x d unit vectors for part 3 and where they came from."""
+    real = cached_vectors(path, n, d)
+    if real is not None:
+        return real, f"real embeddings from {path}"
+    return random_unit_vectors(n, d, seed), "seeded random unit vectors"
+
+
+def timed_kmeans(x: np.ndarray, k: int, seed: int, niter: int, flat_max_k: int) -> dict[str, float]:
+    """examiner.vectors.kmeans (flat when k <= flat_max_k, else two-level): time, inertia, cluster sizes."""
+    t, c = time.perf_counter(), time.process_time()
+    result = kmeans(x, k, seed=seed, niter=niter, flat_max_k=flat_max_k)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    sizes = np.bincount(result.labels)
+    return {"s": wall, "cpu_s": cpu, "inertia": result.inertia, "k": result.k,
+            "max_size": int(sizes.max()), "median_size": float(np.median(sizes))}
+
+
+def bench_scale(args: argparse.Namespace) -> dict[str, object]:
+    """Two-level vs flat at --flat-n, then two-level alone at --big-n."""
+    x, source = scale_vectors(args.vectors, args.flat_n, args.d, args.seed)
+    k = k_for(args.flat_n, args.cluster_size)
+    print(f"k-means at scale: {args.flat_n} x {args.d} {source}, k = {k} (n/{args.cluster_size}), "
+          f"{args.niter} iterations; load average {os.getloadavg()[0]:.1f}")
+    two = timed_kmeans(x, k, args.seed, args.niter, flat_max_k=1)
+    print(f"  two-level {two['s']:9.2f} s wall {two['cpu_s']:9.2f} s CPU  inertia {two['inertia']:.2f}  "
+          f"{two['k']} clusters, size max {two['max_size']} median {two['median_size']:.0f}")
+    flat = timed_kmeans(x, k, args.seed, args.niter, flat_max_k=len(x))  # never two-level
+    print(f"  flat      {flat['s']:9.2f} s wall {flat['cpu_s']:9.2f} s CPU  inertia {flat['inertia']:.2f}  "
+          f"{flat['k']} clusters, size max {flat['max_size']} median {flat['median_size']:.0f}")
+    ratio = two["inertia"] / flat["inertia"]
+    print(f"  inertia two-level / flat = {ratio:.4f}   time flat / two-level = {flat['s'] / two['s']:.1f}x")
+    big_x, big_source = scale_vectors(args.vectors, args.big_n, args.d, args.seed)
+    big_k = k_for(args.big_n, args.cluster_size)
+    big = timed_kmeans(big_x, big_k, args.seed, args.niter, flat_max_k=1)
+    print(f"  two-level at {args.big_n} x {args.d} ({big_source}), k = {big_k}: {big['s']:.2f} s wall "
+          f"{big['cpu_s']:.2f} s CPU, {big['k']} clusters, size max {big['max_size']} median {big['median_size']:.0f}")
+    return {"flat_n": args.flat_n, "k": k, "vectors": source, "two_level": two, "flat": flat,
+            "inertia_ratio_two_level_flat": ratio, "big_n": args.big_n, "big_k": big_k, "big_vectors": big_source,
+            "big_two_level": big}
+
+
+def bench_record(n: int, args: argparse.Namespace, tmp: Path) -> dict[str, float]:
+    """One exam round's clustering of an n-unit pool as the cluster node makes it (RefEval.groups and
+    .projection), written to clusters/<target>/round-1.json, then drawn as the report's map."""
+    from examiner.core.records import ClusterRecord, ClusterRound
+    from examiner.core.rundir import RunDir
+    from examiner.exam.modes import RefEval
+    from examiner.report.figures import map_figure, map_sample
+
+    x, source = scale_vectors(args.vectors, n, args.d, args.seed)
+    pool = [f"ku-{i:016x}" for i in range(n)]  # the length of real unit ids
+    mode = RefEval()
+    t = time.perf_counter()
+    groups = mode.groups(pool, x, args.cluster_size, args.seed)
+    groups_s = time.perf_counter() - t
+    t = time.perf_counter()
+    projection = mode.projection(pool, x, args.seed)
+    projection_s = time.perf_counter() - t
+    data = ClusterRound(round=1, target="alpha", k=len(groups), projection=projection, clusters=[
+        ClusterRecord(id=f"r1-c{i}-{i:06x}", center=g[0], members=g) for i, g in enumerate(groups)])
+    t = time.perf_counter()
+    path = RunDir(tmp / f"run-{n}").write_clusters(data)
+    write_s = time.perf_counter() - t
+    t = time.perf_counter()
+    png = map_figure([data], "alpha", tmp / f"map-{n}.png", seed=args.seed)
+    map_s = time.perf_counter() - t
+    sample = map_sample(data, seed=args.seed)
+    row = {"n": n, "vectors": source, "clusters": len(groups), "groups_s": groups_s, "projection_s": projection_s,
+           "projected": len(projection), "round_json_mb": path.stat().st_size / 1e6, "write_s": write_s,
+           "map_s": map_s, "map_png_kb": png.stat().st_size / 1e3 if png else 0.0, "map_points": sample.shown}
+    print(f"  {n:7d} units ({source}): {len(groups)} clusters in {groups_s:.1f} s, projection of "
+          f"{len(projection)} in {projection_s:.1f} s, round-1.json {row['round_json_mb']:.2f} MB, "
+          f"map {sample.shown} of {n} points in {map_s:.1f} s ({row['map_png_kb']:.0f} KB PNG)")
+    return row
+
+
+def bench_records(args: argparse.Namespace) -> list[dict[str, float]]:
+    """Part 4: the round record and the map at each --record-sizes pool size."""
+    print(f"round record and map (one round, clusters of {args.cluster_size}):")
+    with tempfile.TemporaryDirectory() as tmp:
+        return [bench_record(int(n), args, Path(tmp)) for n in args.record_sizes.split(",")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=100_000)
@@ -114,6 +225,16 @@ def main() -> None:
     ap.add_argument("--skip-sklearn", action="store_true")
     ap.add_argument("--sklearn-default-init", action="store_true",
                     help="also time scikit-learn with its default k-means++ init (informational, not the headline)")
+    ap.add_argument("--parts", default="kmeans,embed,scale,record",
+                    help="comma-separated parts to run: kmeans (FAISS vs sklearn), embed, scale (two-level k-means), "
+                         "record (a round's clusters file and map)")
+    ap.add_argument("--flat-n", type=int, default=50_000, help="part 3: vectors for two-level vs flat")
+    ap.add_argument("--big-n", type=int, default=200_000, help="part 3: vectors for the two-level path alone")
+    ap.add_argument("--cluster-size", type=int, default=6, help="part 3: k = ceil(n / cluster size)")
+    ap.add_argument("--vectors", type=Path, default=None,
+                    help="part 3: an embedding cache (SQLite) to read real vectors from")
+    ap.add_argument("--record-sizes", default="20000,200000",
+                    help="part 4 (record): pool sizes whose round-1.json and map are written and timed")
     ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "results" / "bench_vectors.json")
     args = ap.parse_args()
 
@@ -121,6 +242,45 @@ def main() -> None:
     import sklearn
     import torch
 
+    parts = set(args.parts.split(","))
+    result: dict[str, object] = {}
+    figures: dict[str, str] = {}
+    if "kmeans" in parts:
+        result["kmeans"] = bench_faiss_vs_sklearn(args)
+        km = result["kmeans"]
+        figures |= {"faiss_s": f"{km['faiss_s']:.2f}", "sklearn_s": f"{km['sklearn_s']:.2f}",
+                    "speedup": f"{km['speedup']:.2f}", "cpu_speedup": f"{km['cpu_speedup']:.2f}",
+                    "inertia_ratio": f"{km['inertia_ratio']:.4f}"}
+    if "embed" in parts:
+        print(f"embeddings: {args.units} WikiText-2 sentence units, all-MiniLM-L6-v2")
+        emb = bench_embeddings(real_units(args.units))
+        print(f"  first pass  {emb['embed_s']:8.2f} s  {emb['embed_units_per_s']:8.1f} units/s on {emb['device']} "
+              f"(model load {emb['model_load_s']:.1f} s, not counted)")
+        print(f"  cached pass {emb['cached_s']:8.3f} s  {emb['cached_units_per_s']:8.0f} units/s  "
+              f"speed-up {emb['cached_speedup']:.0f}x")
+        result["embeddings"] = emb
+        figures |= {"embed_units_per_s": f"{emb['embed_units_per_s']:.1f}",
+                    "cached_speedup": f"{emb['cached_speedup']:.1f}"}
+    if "scale" in parts:
+        sc = result["scale"] = bench_scale(args)
+        figures |= {"two_level_s": f"{sc['two_level']['s']:.2f}", "flat_s": f"{sc['flat']['s']:.2f}",
+                    "two_level_inertia_ratio": f"{sc['inertia_ratio_two_level_flat']:.4f}",
+                    "big_two_level_s": f"{sc['big_two_level']['s']:.2f}",
+                    "big_max_cluster": str(sc["big_two_level"]["max_size"])}
+    if "record" in parts:
+        result["records"] = bench_records(args)
+        figures |= {f"round_json_mb_{r['n']}": f"{r['round_json_mb']:.2f}" for r in result["records"]}
+    result["machine"] = {
+        "cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+        "faiss": faiss.__version__, "sklearn": sklearn.__version__, "torch": torch.__version__,
+        "cuda": torch.cuda.is_available(), "faiss_gpu": faiss_uses_gpu(),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "load_average_at_end": os.getloadavg()}
+    save_json(result, args.out, indent=2)
+    print_result(figures)
+
+
+def bench_faiss_vs_sklearn(args: argparse.Namespace) -> dict[str, object]:
+    """Part 1: FAISS and scikit-learn k-means on the same random vectors."""
     x = random_unit_vectors(args.n, args.d, args.seed)
     print(f"k-means: {args.n} x {args.d} unit vectors, k={args.k}, {args.niter} iterations, "
           f"one random init (k data points), {os.cpu_count()} CPU(s), faiss GPU: {faiss_uses_gpu()}")
@@ -145,33 +305,14 @@ def main() -> None:
     cpu_ratio = sk_cpu / faiss_cpu
     print(f"  time ratio sklearn/faiss = {speedup:.2f}x wall, {cpu_ratio:.2f}x CPU   "
           f"inertia ratio faiss/sklearn = {inertia_ratio:.4f}")
-
-    print(f"embeddings: {args.units} WikiText-2 sentence units, all-MiniLM-L6-v2")
-    emb = bench_embeddings(real_units(args.units))
-    print(f"  first pass  {emb['embed_s']:8.2f} s  {emb['embed_units_per_s']:8.1f} units/s on {emb['device']} "
-          f"(model load {emb['model_load_s']:.1f} s, not counted)")
-    print(f"  cached pass {emb['cached_s']:8.3f} s  {emb['cached_units_per_s']:8.0f} units/s  "
-          f"speed-up {emb['cached_speedup']:.0f}x")
-
-    result = {
-        "kmeans": {
-            "n": args.n, "d": args.d, "k": args.k, "niter": args.niter, "seed": args.seed,
-            "init": "random (k data points), one init, no subsampling",
-            "faiss_s": faiss_s, "sklearn_s": sk_s, "speedup": speedup,
-            "faiss_cpu_s": faiss_cpu, "sklearn_cpu_s": sk_cpu, "cpu_speedup": cpu_ratio,
-            "faiss_inertia": faiss_inertia, "sklearn_inertia": sk_inertia, "inertia_ratio": inertia_ratio,
-            "faiss_gpu": faiss_uses_gpu(), **extra,
-        },
-        "embeddings": emb,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "faiss": faiss.__version__, "sklearn": sklearn.__version__, "torch": torch.__version__,
-                    "cuda": torch.cuda.is_available(), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-                    "load_average_at_end": os.getloadavg()},
+    return {
+        "n": args.n, "d": args.d, "k": args.k, "niter": args.niter, "seed": args.seed,
+        "init": "random (k data points), one init, no subsampling",
+        "faiss_s": faiss_s, "sklearn_s": sk_s, "speedup": speedup,
+        "faiss_cpu_s": faiss_cpu, "sklearn_cpu_s": sk_cpu, "cpu_speedup": cpu_ratio,
+        "faiss_inertia": faiss_inertia, "sklearn_inertia": sk_inertia, "inertia_ratio": inertia_ratio,
+        "faiss_gpu": faiss_uses_gpu(), **extra,
     }
-    save_json(result, args.out, indent=2)
-    print_result({"faiss_s": f"{faiss_s:.2f}", "sklearn_s": f"{sk_s:.2f}", "speedup": f"{speedup:.2f}",
-                  "cpu_speedup": f"{cpu_ratio:.2f}", "inertia_ratio": f"{inertia_ratio:.4f}",
-                  "embed_units_per_s": f"{emb['embed_units_per_s']:.1f}", "cached_speedup": f"{emb['cached_speedup']:.1f}"})
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ from examiner.core.records import UnitRecord
 from examiner.vectors import k_for, kmeans, project_2d
 
 MAX_PROJECTED = 20000
-"""Pools larger than this get no 2-D map (PCA over them costs more than the map is worth)."""
+"""Most units of a pool whose 2-D coordinates a round keeps (in clusters/<target>/round-N.json): a larger pool
+keeps a seeded sample of this many (PCA fitted on the sample), so the record and the map stay bounded at
+any pool size. The report's maps draw at most a few thousand of them (report.figures.MAP_POINTS)."""
 
 
 class ExamMode:
@@ -38,11 +40,7 @@ class ExamMode:
         members by similarity to the center."""
         result = kmeans(vectors, self.cluster_count(len(pool), cluster_size), seed=seed)
         groups = []
-        for index in range(result.k):
-            members = result.members(index)
-            if len(members) == 0:
-                continue
-            center = int(result.centers[index])
+        for members, center in zip(result.member_lists(), result.centers.tolist()):  # every cluster non-empty
             order = np.argsort(-(vectors[members] @ vectors[center]), kind="stable")
             ranked = [pool[int(members[i])] for i in order]
             ranked.remove(pool[center])
@@ -54,9 +52,13 @@ class ExamMode:
         return k_for(pool, cluster_size)
 
     def projection(self, pool: list[str], vectors: np.ndarray, seed: int) -> dict[str, tuple[float, float]]:
-        """2-D coordinates of the pool for the report's maps (empty when there is nothing to draw)."""
-        if not 2 <= len(pool) <= MAX_PROJECTED:
+        """2-D coordinates of the pool (at most MAX_PROJECTED of its units) for the report's maps (empty when
+        there is nothing to draw)."""
+        if len(pool) < 2:
             return {}
+        if len(pool) > MAX_PROJECTED:
+            rows = np.sort(np.random.default_rng(seed).choice(len(pool), MAX_PROJECTED, replace=False))
+            pool, vectors = [pool[i] for i in rows.tolist()], vectors[rows]
         coords = project_2d(vectors, "pca", seed=seed)
         return {uid: (float(x), float(y)) for uid, (x, y) in zip(pool, coords)}
 

@@ -41,7 +41,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
         pngs["ignored"] = fg.ignored_figure(targets, fig_dir / "ignored.png")
     for target in targets:
         path = fg.map_figure(run.clusters.get(target, []), target, fig_dir / f"map-{fg.slug(target)}.png",
-                             map_rounds)
+                             map_rounds, seed=seed)
         if path is not None:
             pngs[f"map:{target}"] = path
     summary["figures"] = {k: str(v.relative_to(out_dir)) for k, v in pngs.items()}

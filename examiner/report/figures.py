@@ -7,10 +7,12 @@ returns the PNG path; build.py embeds the same bytes in report.html.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -112,8 +114,50 @@ def default_map_rounds(rounds: list[ClusterRound]) -> list[int]:
     return chosen
 
 
-def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list[int] | None = None) -> Path | None:
-    """2-D projection of the pool's units at chosen rounds, coloured by cluster, centers starred."""
+MAP_POINTS = 4000
+"""Most points one map draws. A larger pool is drawn as a seeded sample of whole clusters (each with its
+starred center), and the map's title says "N of M points shown": a map of 200,000 points is a blot that
+takes minutes to draw, while a few thousand show the shape of the pool."""
+
+
+@dataclass(frozen=True)
+class MapSample:
+    """What one round's map draws: (index of the cluster in the round, its drawn member ids) pairs."""
+
+    clusters: list[tuple[int, list[str]]]
+    shown: int
+    """Points drawn."""
+    total: int
+    """Units in the round's pool."""
+
+    @property
+    def note(self) -> str:
+        """"N of M points shown" when the map is a sample, else empty."""
+        return f"{self.shown:,} of {self.total:,} points shown" if self.shown < self.total else ""
+
+
+def map_sample(data: ClusterRound, cap: int = MAP_POINTS, seed: int = 0) -> MapSample:
+    """The clusters one map draws: all of them when their projected points fit under `cap`, else whole
+    clusters in a seeded random order while they fit (same run and seed, same map)."""
+    drawable = [(j, [m for m in c.members if m in data.projection]) for j, c in enumerate(data.clusters)]
+    drawable = [(j, pts) for j, pts in drawable if pts]
+    total = sum(len(c.members) for c in data.clusters)
+    if sum(len(pts) for _, pts in drawable) > cap:
+        picked, room = [], cap
+        for i in np.random.default_rng([seed, data.round]).permutation(len(drawable)).tolist():
+            if len(drawable[i][1]) <= room:
+                picked.append(i)
+                room -= len(drawable[i][1])
+                if room == 0:
+                    break
+        drawable = [drawable[i] for i in sorted(picked)]
+    return MapSample(drawable, sum(len(pts) for _, pts in drawable), total)
+
+
+def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list[int] | None = None,
+               *, seed: int = 0, cap: int = MAP_POINTS) -> Path | None:
+    """2-D projection of the pool's units at chosen rounds, coloured by cluster, centers starred; at most
+    `cap` points per map (see MAP_POINTS)."""
     by_round = {r.round: r for r in rounds}
     chosen = [r for r in (chosen or default_map_rounds(rounds)) if r in by_round and by_round[r].projection]
     if not chosen:
@@ -121,17 +165,22 @@ def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list
     fig, axes = plt.subplots(1, len(chosen), figsize=(3.6 * len(chosen), 3.4), squeeze=False)
     for ax, rnd in zip(axes[0], chosen):
         data = by_round[rnd]
+        sample = map_sample(data, cap, seed)
         cmap = plt.get_cmap("tab10" if len(data.clusters) <= 10 else "tab20")
-        for j, cluster in enumerate(data.clusters):
-            pts = [data.projection[m] for m in cluster.members if m in data.projection]
-            if not pts:
-                continue
-            colour = cmap(j % cmap.N)
-            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color=colour)
-            if cluster.center in data.projection:
-                cx, cy = data.projection[cluster.center]
-                ax.scatter([cx], [cy], s=90, marker="*", color=colour, edgecolors="black", linewidths=0.6)
-        ax.set_title(f"round {rnd}: {len(data.projection)} units, {len(data.clusters)} clusters", fontsize=9)
+        points: dict[int, list[tuple[float, float]]] = {}  # by colour: one scatter per colour draws
+        stars: dict[int, list[tuple[float, float]]] = {}  # fast and keeps markers on the pixel grid (small PNG)
+        for j, members in sample.clusters:
+            points.setdefault(j % cmap.N, []).extend(data.projection[m] for m in members)
+            center = data.clusters[j].center
+            if center in data.projection:
+                stars.setdefault(j % cmap.N, []).append(data.projection[center])
+        for colour, pts in points.items():
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color=cmap(colour))
+        for colour, pts in stars.items():
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=90, marker="*", color=cmap(colour),
+                       edgecolors="black", linewidths=0.6)
+        title = f"round {rnd}: {sample.total} units, {len(data.clusters)} clusters"
+        ax.set_title(title + (f"\n{sample.note}" if sample.note else ""), fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
     fig.suptitle(f"uncovered units by cluster - {target}", fontsize=10)

@@ -161,7 +161,8 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
     maps = [k for k in figures if k.startswith("map:")]
     if maps:
         p.append("<h2>Maps of the uncovered units</h2><p class=\"note\">2-D projection of each round's pool, "
-                 "coloured by cluster; stars mark cluster centers.</p>")
+                 "coloured by cluster; stars mark cluster centers. A large pool is drawn as a seeded sample of "
+                 "whole clusters, and the map's title says how many points it shows.</p>")
         for key in maps:
             fig(key, f"map {key[4:]}")
     cost = summary["cost"]

@@ -1,0 +1,104 @@
+"""k-means at scale: the flat FAISS call is unchanged up to FLAT_MAX_K clusters (same labels, centroids and
+centers as calling FAISS directly the way the code always did), and above it the two-level path is
+deterministic, gives non-empty clusters whose centers are members, and assigns every point. The threshold is
+lowered through `flat_max_k` so the two-level path runs on small inputs."""
+
+from __future__ import annotations
+
+import math
+
+import faiss
+import numpy as np
+import pytest
+
+from examiner.vectors import FLAT_MAX_K, faiss_uses_gpu, kmeans, split_k
+
+
+def unit_vectors(n: int, d: int = 16, seed: int = 0, blobs: int = 40) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(blobs, d))
+    x = centres[rng.integers(0, blobs, n)] + 0.3 * rng.normal(size=(n, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x.astype(np.float32)
+
+
+def old_kmeans(x: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The FAISS call, renumbering and center choice as written before the two-level path existed."""
+    n, d = x.shape
+    km = faiss.Kmeans(d, k, niter=20, nredo=1, seed=seed, gpu=faiss_uses_gpu(), verbose=False,
+                      min_points_per_centroid=1, max_points_per_centroid=max(256, math.ceil(n / k)))
+    km.train(x)
+    labels = km.index.search(x, 1)[1][:, 0].astype(np.int64)
+    order = list(dict.fromkeys(labels.tolist()))
+    remap = np.full(k, -1, dtype=np.int64)
+    remap[order] = np.arange(len(order))
+    new_labels = remap[labels]
+    centroids = np.asarray(km.centroids, dtype=np.float32)[order]
+    dist = ((x - centroids[new_labels]) ** 2).sum(axis=1)
+    centers = np.array([np.flatnonzero(new_labels == c)[np.argmin(dist[new_labels == c])]
+                        for c in range(len(order))])
+    return new_labels, centroids, centers
+
+
+@pytest.mark.parametrize(("n", "k", "seed"), [(600, 100, 3), (3000, 500, 11)])
+def test_below_the_threshold_the_result_is_the_flat_faiss_result(n: int, k: int, seed: int) -> None:
+    assert k <= FLAT_MAX_K
+    x = unit_vectors(n, seed=seed)
+    labels, centroids, centers = old_kmeans(x, k, seed)
+    result = kmeans(x, k, seed=seed)
+    assert np.array_equal(result.labels, labels)
+    assert np.array_equal(result.centroids, centroids)  # bit for bit
+    assert np.array_equal(result.centers, centers)
+
+
+def check_clustering(x: np.ndarray, k: int, result) -> None:  # noqa: ANN001 - a Clustering
+    n = len(x)
+    assert result.labels.shape == (n,) and result.labels.min() == 0 and result.labels.max() == result.k - 1
+    sizes = np.bincount(result.labels, minlength=result.k)
+    assert (sizes > 0).all() and result.k <= k
+    assert result.k >= 0.95 * k  # a few empty clusters dropped at most
+    members = result.member_lists()
+    assert len(members) == result.k and sum(len(m) for m in members) == n
+    for c, (m, center) in enumerate(zip(members, result.centers)):
+        assert result.labels[center] == c and center in m
+        d = ((x[m] - result.centroids[c]) ** 2).sum(axis=1)
+        assert d[np.searchsorted(m, center)] == d.min()  # the member nearest its centroid
+    dist = ((x - result.centroids[result.labels]) ** 2).sum(axis=1)
+    assert result.inertia == pytest.approx(float(dist.sum()), rel=1e-5)
+
+
+def test_two_level_path_is_deterministic_and_complete() -> None:
+    x = unit_vectors(4000, seed=5)
+    k = 667
+    a = kmeans(x, k, seed=9, flat_max_k=100)
+    b = kmeans(x, k, seed=9, flat_max_k=100)
+    assert np.array_equal(a.labels, b.labels) and np.array_equal(a.centers, b.centers)
+    assert np.array_equal(a.centroids, b.centroids)
+    check_clustering(x, k, a)
+    other = kmeans(x, k, seed=10, flat_max_k=100)
+    assert not np.array_equal(other.labels, a.labels)  # the seed matters
+    flat = kmeans(x, k, seed=9)
+    assert a.inertia < 1.5 * flat.inertia  # the shortcut costs some inertia, not a different answer
+
+
+def test_two_level_path_on_tiny_and_degenerate_inputs() -> None:
+    x = unit_vectors(30, seed=1)
+    every = kmeans(x, 30, seed=0, flat_max_k=2)  # k = n: every point its own cluster
+    assert every.k == 30 and every.inertia == pytest.approx(0.0, abs=1e-6)
+    check_clustering(x, 5, kmeans(x, 5, seed=0, flat_max_k=2))
+    same = kmeans(np.ones((40, 4), np.float32), 10, seed=0, flat_max_k=2)  # identical points: no crash
+    assert all(same.labels[c] == i for i, c in enumerate(same.centers))
+
+
+def test_split_k_is_proportional_bounded_and_exact() -> None:
+    assert split_k(np.array([50, 30, 20]), 10).tolist() == [5, 3, 2]
+    assert split_k(np.array([1, 1, 98]), 10).tolist() == [1, 1, 8]  # every group gets at least one
+    assert split_k(np.array([2, 2, 2]), 6).tolist() == [2, 2, 2]  # and at most its size
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        sizes = rng.integers(1, 300, rng.integers(1, 40))
+        k = int(rng.integers(len(sizes), sizes.sum() + 1))
+        shares = split_k(sizes, k)
+        assert shares.sum() == k and (shares >= 1).all() and (shares <= sizes).all()
+    with pytest.raises(ValueError):
+        split_k(np.array([3, 3]), 1)
