@@ -24,10 +24,22 @@ Method (README "Estimating a run" says the same for users):
    cluster_size) for Ref-Eval); per-cluster usage is the pilot's usage per cluster in that round times
    those clusters, per-unit usage the pilot's usage per pool unit times the pool. Dollars come from tokens
    at the endpoints' prices (`dollars`, the one place).
+3b. The judge self-check (stage `self_check`) is a term of its own, left out of step 2's usage: it
+   re-judges max(ceil(share x answers), self_check_min) of the judged answers with two or more target
+   units, a floor (20 by default) rather than a share, so scaling the pilot's re-judgments by the corpus
+   is wrong whenever the floor decides (a pilot re-judges all of its few answers). The answers it may
+   draw are extrapolated like a per-cluster figure (each split over its question's target units), the
+   node's own `sample_size` turns them into the answers re-judged, times the pilot's calls per re-judged
+   answer; tokens per call are the pilot's `self_check` calls, resampled in each draw (so the range holds
+   their spread: a small model's replies on reordered units vary widely). With fewer than
+   MIN_SELF_CHECK_CALLS of them, the judge's first judgments of answers about two or more units (pooled
+   with the few re-judgments) stand in, and each draw scales their tokens by a log-uniform factor in
+   [1/FALLBACK_SPREAD, FALLBACK_SPREAD] (the estimate's notes say so).
 4. Range. A bootstrap over the sample's units (BOOTSTRAP resamples with replacement, seeded): each
    resample has its own trajectories, hence its own round count, and its own usage, hence its own totals.
    The range is the INTERVAL central share of those totals (5th to 95th percentile), per role and in
-   total, so it holds both the per-unit spread of cost and the uncertainty of the round count. A
+   total, so it holds both the per-unit spread of cost and the uncertainty of the round count (and,
+   through the predicted answers and the resampled calls, of the self-check). A
    resample that would run one round longer than the pilot did costs that round at the pilot's last
    round's usage per unit in the pool. The central figure is the extrapolation of the sample itself.
    What the range cannot hold: a corpus whose unsampled part behaves unlike the sample, and calls that a
