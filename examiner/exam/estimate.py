@@ -75,7 +75,9 @@ from examiner.exam.nodes.self_check import candidates as self_check_candidates
 from examiner.exam.nodes.self_check import sample_size
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
+from examiner.llm.gateway import MAX_REPAIRS
 from examiner.llm.ledger import aggregate, answered, per_unit
+from examiner.roles.judge import reply_limit
 
 PILOT_CLUSTERS = 4
 """Round-1 clusters the pilot examines by default (`estimate --pilot-clusters`)."""
@@ -249,12 +251,19 @@ class PilotData:
 
 @dataclass
 class SelfCheckPilot:
-    """What one re-judged answer costs, from the pilot (module docstring, step 3b)."""
+    """What one re-judged answer costs, from the pilot (module docstring, step 3b). A request is one
+    judgment: its first call and the re-asks of a reply that did not parse (same call_id)."""
 
-    calls_per_answer: dict[tuple[str, str], float]
-    """(role, endpoint) -> calls per re-judged answer (1 for a judge that marks an answer in one call)."""
-    per_call: dict[tuple[str, str], np.ndarray]
-    """(role, endpoint) -> [call, (prompt, completion tokens)] of the calls a draw resamples."""
+    requests_per_answer: dict[tuple[str, str], float]
+    """(role, endpoint) -> requests per re-judged answer (1 for a judge that marks an answer in one call)."""
+    whole: dict[tuple[str, str], np.ndarray]
+    """(role, endpoint) -> [request, (calls, prompt, completion tokens)] of the requests no reply of which
+    was cut at max_tokens."""
+    cut: dict[tuple[str, str], np.ndarray]
+    """The same for requests with a reply cut at max_tokens: those measured, else the worst case (every
+    reply of the request and of its MAX_REPAIRS re-asks cut at the judge's reply limit)."""
+    seen: dict[tuple[str, str], tuple[int, int]]
+    """(requests cut, requests) among the judge's pilot requests, first judgments and re-judgments."""
     fallback: bool
     """Whether the judge's first judgments stand in for too few measured re-judgments."""
 
@@ -325,31 +334,60 @@ def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
     return data, {"info": info, "chosen": chosen, "records": records, "rounds": len({r.round for r in info.rounds})}
 
 
+def _requests(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Calls grouped into requests: a call and its re-asks share a call_id."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for i, record in enumerate(records):
+        groups[record.get("call_id") or f"#{i}"].append(record)
+    return list(groups.values())
+
+
+def _is_cut(request: list[dict[str, Any]]) -> bool:
+    return any(r.get("finish_reason") == "length" for r in request)
+
+
+def _row(request: list[dict[str, Any]]) -> list[float]:
+    return [len(request), sum(r["prompt_tokens"] for r in request), sum(r["completion_tokens"] for r in request)]
+
+
+def _worst_cut(requests: list[list[dict[str, Any]]]) -> np.ndarray:
+    """A request none of whose replies parsed, each cut at the judge's reply limit: the first call and
+    MAX_REPAIRS re-asks, each re-ask's prompt carrying the replies before it."""
+    first = [req[0] for req in requests]
+    prompt = float(np.mean([r["prompt_tokens"] for r in first]))
+    limit = reply_limit(int(round(np.mean([len(r.get("unit_ids") or [1]) for r in first]))))
+    calls = 1 + MAX_REPAIRS
+    return np.array([[calls, calls * prompt + limit * MAX_REPAIRS * calls / 2, calls * limit]])
+
+
 def _self_check_pilot(records: list[dict[str, Any]], rejudged: int, judged: int) -> SelfCheckPilot:
-    """Per-call tokens of a re-judgment and calls per re-judged answer, from the pilot's `self_check` calls,
-    or from its judge's calls about two or more units when it made fewer than MIN_SELF_CHECK_CALLS."""
+    """Tokens per re-judgment and requests per re-judged answer, from the pilot's `self_check` requests, or
+    from its judge's requests about two or more units when it made fewer than MIN_SELF_CHECK_CALLS calls."""
     paid = [r for r in records if not r.get("cache_hit")]
     measured = [r for r in paid if r.get("stage") == SELF_CHECK_STAGE]
+    judge = [r for r in paid if r["role"] == "judge" and r.get("stage") != SELF_CHECK_STAGE]
     fallback = len(measured) < MIN_SELF_CHECK_CALLS or not rejudged
     if fallback:
         # A re-judgment is the judge's request with the units reordered: its first judgments of answers
         # about several units are the nearest stand-in (all its calls when none names several units),
         # pooled with the few re-judgments that were measured.
-        judge = [r for r in paid if r["role"] == "judge" and r.get("stage") != SELF_CHECK_STAGE]
         several = [r for r in judge if len(r.get("unit_ids") or []) > 1]
         pool, counted, answers = (several or judge) + measured, judge, judged
     else:
         pool, counted, answers = measured, measured, rejudged
-    made: dict[tuple[str, str], int] = defaultdict(int)
-    for record in counted:
-        made[(record["role"], record["endpoint"])] += 1
-    calls = {key: count / max(answers, 1) for key, count in made.items()}
-    per_call = {}
-    for key in calls:
-        of_key = [r for r in pool if (r["role"], r["endpoint"]) == key] or [
-            r for r in counted if (r["role"], r["endpoint"]) == key]
-        per_call[key] = np.array([[r["prompt_tokens"], r["completion_tokens"]] for r in of_key], dtype=float)
-    return SelfCheckPilot(calls, per_call, fallback)
+    per_answer, whole, cut, seen = {}, {}, {}, {}
+    for key in sorted({(r["role"], r["endpoint"]) for r in counted}):
+        def of_key(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+            return _requests([r for r in rows if (r["role"], r["endpoint"]) == key])
+        requests = of_key(pool) or of_key(counted)
+        per_answer[key] = len(of_key(counted)) / max(answers, 1)
+        # Sorted: the ledger's order depends on which concurrent call finished first, a draw must not.
+        whole[key] = np.array(sorted(_row(q) for q in requests if not _is_cut(q)), dtype=float).reshape(-1, 3)
+        measured_cut = sorted(_row(q) for q in requests if _is_cut(q))
+        cut[key] = np.array(measured_cut, dtype=float) if measured_cut else _worst_cut(requests)
+        judged_requests = of_key(judge + measured)
+        seen[key] = (sum(_is_cut(q) for q in judged_requests), len(judged_requests))
+    return SelfCheckPilot(per_answer, whole, cut, seen, fallback)
 
 
 def round_counts(data: PilotData) -> np.ndarray:
@@ -400,24 +438,34 @@ def _per_pool_unit(data: PilotData, values: np.ndarray, pick: np.ndarray) -> np.
 
 
 def _self_check_usage(data: PilotData, answers: int, rng: np.random.Generator | None) -> tuple[np.ndarray, float]:
-    """usage[key, metric] and calls of re-judging `answers` answers (module docstring, step 3b): per-call
-    tokens resampled from the pilot's calls (their mean when `rng` is None), scaled by a log-uniform factor
-    in [1/FALLBACK_SPREAD, FALLBACK_SPREAD] when the judge's first judgments stand in."""
+    """usage[key, metric] and calls of re-judging `answers` answers (module docstring, step 3b).
+
+    Central (`rng` None): the requests at the pilot's mean cost, a share of them cut at max_tokens as the
+    pilot saw. A draw: the share of cut requests from a Beta draw given the pilot's counts (Jeffreys prior,
+    as for the rounds' shares: a pilot that saw no reply cut still allows a few), then that many cut and
+    the rest whole requests resampled from the pilot's; tokens scaled by a log-uniform factor in
+    [1/FALLBACK_SPREAD, FALLBACK_SPREAD] when the judge's first judgments stand in."""
     check = data.self_check
     usage = np.zeros((len(data.keys), len(METRICS)))
-    for key, per_answer in check.calls_per_answer.items():
-        pool = check.per_call[key]
-        if key not in data.keys or not len(pool):
+    for key, per_answer in check.requests_per_answer.items():
+        if key not in data.keys:
             continue
-        calls = answers * per_answer
+        whole, cut = check.whole[key], check.cut[key]
+        k, n = check.seen[key]
+        requests = answers * per_answer
         if rng is None:
-            tokens = calls * pool.mean(axis=0)
+            share = k / n if n else 0.0
+            mean = cut.mean(axis=0) if not len(whole) else (1 - share) * whole.mean(axis=0) + share * cut.mean(axis=0)
+            row = requests * mean
         else:
-            calls = float(round(calls))
-            tokens = pool[rng.integers(0, len(pool), int(calls))].sum(axis=0)
+            total = int(round(requests))
+            cuts = total if not len(whole) else int(rng.binomial(total, rng.beta(k + 0.5, n - k + 0.5)))
+            row = cut[rng.integers(0, len(cut), cuts)].sum(axis=0)
+            if len(whole):
+                row = row + whole[rng.integers(0, len(whole), total - cuts)].sum(axis=0)
             if check.fallback:
-                tokens = tokens * FALLBACK_SPREAD ** rng.uniform(-1, 1)
-        usage[data.keys.index(key)] = [calls, *tokens]
+                row[1:] = row[1:] * FALLBACK_SPREAD ** rng.uniform(-1, 1)
+        usage[data.keys.index(key)] = row
     return usage, float(usage[:, 0].sum())
 
 
