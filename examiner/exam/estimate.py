@@ -29,12 +29,18 @@ Method (README "Estimating a run" says the same for users):
    units, a floor (20 by default) rather than a share, so scaling the pilot's re-judgments by the corpus
    is wrong whenever the floor decides (a pilot re-judges all of its few answers). The answers it may
    draw are extrapolated like a per-cluster figure (each split over its question's target units), the
-   node's own `sample_size` turns them into the answers re-judged, times the pilot's calls per re-judged
-   answer; tokens per call are the pilot's `self_check` calls, resampled in each draw (so the range holds
-   their spread: a small model's replies on reordered units vary widely). With fewer than
-   MIN_SELF_CHECK_CALLS of them, the judge's first judgments of answers about two or more units (pooled
-   with the few re-judgments) stand in, and each draw scales their tokens by a log-uniform factor in
-   [1/FALLBACK_SPREAD, FALLBACK_SPREAD] (the estimate's notes say so).
+   node's own `sample_size` turns them into the answers re-judged, times the pilot's requests per
+   re-judged answer. A request is one judgment: its call and the re-asks of a reply that did not parse
+   (same call_id). Its tokens come from the pilot's `self_check` requests, resampled in each draw (so the
+   range holds their spread: a small model's replies on reordered units vary widely). A reply cut at
+   max_tokens makes the costliest request (the limit's tokens, re-asked up to MAX_REPAIRS times with the
+   replies carried along); it is rare, so a small pilot may see none: each draw takes the share of cut
+   requests from a Beta draw given the pilot's judge requests (first judgments and re-judgments, Jeffreys
+   prior, as for the rounds' shares) and prices a cut request as the pilot measured one, else as the worst
+   case (every call of it cut at the judge's reply limit); the central figure uses the share the pilot
+   saw. With fewer than MIN_SELF_CHECK_CALLS self-check calls, the judge's first judgments of answers
+   about two or more units (pooled with the few re-judgments) stand in, and each draw scales their tokens
+   by a log-uniform factor in [1/FALLBACK_SPREAD, FALLBACK_SPREAD] (the estimate's notes say so).
 4. Range. A bootstrap over the sample's units (BOOTSTRAP resamples with replacement, seeded): each
    resample has its own trajectories, hence its own round count, and its own usage, hence its own totals.
    The range is the INTERVAL central share of those totals (5th to 95th percentile), per role and in
