@@ -24,10 +24,28 @@ Method (README "Estimating a run" says the same for users):
    cluster_size) for Ref-Eval); per-cluster usage is the pilot's usage per cluster in that round times
    those clusters, per-unit usage the pilot's usage per pool unit times the pool. Dollars come from tokens
    at the endpoints' prices (`dollars`, the one place).
+3b. The judge self-check (stage `self_check`) is a term of its own, left out of step 2's usage: it
+   re-judges max(ceil(share x answers), self_check_min) of the judged answers with two or more target
+   units, a floor (20 by default) rather than a share, so scaling the pilot's re-judgments by the corpus
+   is wrong whenever the floor decides (a pilot re-judges all of its few answers). The answers it may
+   draw are extrapolated like a per-cluster figure (each split over its question's target units), the
+   node's own `sample_size` turns them into the answers re-judged, times the pilot's requests per
+   re-judged answer. A request is one judgment: its call and the re-asks of a reply that did not parse
+   (same call_id). Its tokens come from the pilot's `self_check` requests, resampled in each draw (so the
+   range holds their spread: a small model's replies on reordered units vary widely). A reply cut at
+   max_tokens makes the costliest request (the limit's tokens, re-asked up to MAX_REPAIRS times with the
+   replies carried along); it is rare, so a small pilot may see none: each draw takes the share of cut
+   requests from a Beta draw given the pilot's judge requests (first judgments and re-judgments, Jeffreys
+   prior, as for the rounds' shares) and prices a cut request as the pilot measured one, else as the worst
+   case (every call of it cut at the judge's reply limit); the central figure uses the share the pilot
+   saw. With fewer than MIN_SELF_CHECK_CALLS self-check calls, the judge's first judgments of answers
+   about two or more units (pooled with the few re-judgments) stand in, and each draw scales their tokens
+   by a log-uniform factor in [1/FALLBACK_SPREAD, FALLBACK_SPREAD] (the estimate's notes say so).
 4. Range. A bootstrap over the sample's units (BOOTSTRAP resamples with replacement, seeded): each
    resample has its own trajectories, hence its own round count, and its own usage, hence its own totals.
    The range is the INTERVAL central share of those totals (5th to 95th percentile), per role and in
-   total, so it holds both the per-unit spread of cost and the uncertainty of the round count. A
+   total, so it holds both the per-unit spread of cost and the uncertainty of the round count (and,
+   through the predicted answers and the resampled calls, of the self-check). A
    resample that would run one round longer than the pilot did costs that round at the pilot's last
    round's usage per unit in the pool. The central figure is the extrapolation of the sample itself.
    What the range cannot hold: a corpus whose unsampled part behaves unlike the sample, and calls that a
@@ -52,15 +70,20 @@ import numpy as np
 
 from examiner.config import EndpointSpec, Settings
 from examiner.core import rundir
-from examiner.core.records import UnitOutcome, VerdictRecord
+from examiner.core.records import (SELF_CHECK_STAGE, AnswerRecord, QuestionRecord, SelfCheckRecord, UnitOutcome,
+                                   VerdictRecord)
 from examiner.core.rundir import RunDir
 from examiner.errors import UserError
 from examiner.exam.graph import Sample
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
+from examiner.exam.nodes.self_check import candidates as self_check_candidates
+from examiner.exam.nodes.self_check import sample_size
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.store import RunStore
+from examiner.llm.gateway import MAX_REPAIRS
 from examiner.llm.ledger import aggregate, answered, per_unit
+from examiner.roles.judge import reply_limit
 
 PILOT_CLUSTERS = 4
 """Round-1 clusters the pilot examines by default (`estimate --pilot-clusters`)."""
@@ -71,6 +94,14 @@ BOOTSTRAP = 2000
 INTERVAL = 0.90
 """Central share of the bootstrap totals that a range spans (5th to 95th percentile)."""
 METRICS = ("calls", "prompt_tokens", "completion_tokens")
+MIN_SELF_CHECK_CALLS = 5
+"""Fewest self-check calls in the pilot for their per-call tokens to stand for the full run's; with fewer,
+the judge's own calls stand in, widened by FALLBACK_SPREAD (module docstring, step 3b)."""
+FALLBACK_SPREAD = 3.0
+"""How far a re-judgment's tokens per call may differ from a first judgment's when the pilot measured too
+few re-judgments: each draw scales them by a factor drawn log-uniformly in [1/3, 3]. Why 3: on the local
+model a re-judgment's reply was 2.8 times as long as a first judgment's (139 against 49 output tokens per
+call, docs/MEASUREMENTS.md "Estimates a user can plan with")."""
 
 
 PRICINGS = ("standard", "batch", "cached")
@@ -134,6 +165,8 @@ class Estimate:
     """What the pilot itself paid, per role and endpoint (measured, from its ledger)."""
     rounds: Figure
     clusters: Figure
+    self_check_calls: Figure
+    """Calls of the judge self-check (their tokens are in the judge's row of by_role and in total)."""
     by_role: list[Usage]
     total: Usage
     notes: list[str] = field(default_factory=list)
@@ -145,7 +178,7 @@ class Estimate:
 
 MEASURED = ("documents", "passages", "units", "pilot_units", "pilot_clusters", "pilot_rounds", "pilot_spent")
 """Estimate fields that were counted (the corpus was read whole; the pilot's calls are in its ledger)."""
-EXTRAPOLATED = ("rounds", "clusters", "by_role", "total")
+EXTRAPOLATED = ("rounds", "clusters", "self_check_calls", "by_role", "total")
 """Estimate fields extrapolated from the pilot, each with a range."""
 
 
@@ -216,6 +249,29 @@ class PilotData:
     """Usage that belongs to no unit (unit extraction), counted once, as measured."""
     density: np.ndarray
     """[round - 1]: the pilot's clusters per unit in the pool (summed over targets)."""
+    candidates: np.ndarray
+    """[unit, round - 1]: the unit's share of the judged answers the self-check may draw (those whose
+    question has two or more target units), split over those units like a call about them."""
+    self_check: "SelfCheckPilot"
+
+
+@dataclass
+class SelfCheckPilot:
+    """What one re-judged answer costs, from the pilot (module docstring, step 3b). A request is one
+    judgment: its first call and the re-asks of a reply that did not parse (same call_id)."""
+
+    requests_per_answer: dict[tuple[str, str], float]
+    """(role, endpoint) -> requests per re-judged answer (1 for a judge that marks an answer in one call)."""
+    whole: dict[tuple[str, str], np.ndarray]
+    """(role, endpoint) -> [request, (calls, prompt, completion tokens)] of the requests no reply of which
+    was cut at max_tokens."""
+    cut: dict[tuple[str, str], np.ndarray]
+    """The same for requests with a reply cut at max_tokens: those measured, else the worst case (every
+    reply of the request and of its MAX_REPAIRS re-asks cut at the judge's reply limit)."""
+    seen: dict[tuple[str, str], tuple[int, int]]
+    """(requests cut, requests) among the judge's pilot requests, first judgments and re-judgments."""
+    fallback: bool
+    """Whether the judge's first judgments stand in for too few measured re-judgments."""
 
 
 NEVER = 10**6
@@ -232,13 +288,15 @@ def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
     records = answered(run.read_ledger())
     rounds = max([int(r.get("round", 0)) for r in records] + [1])
     keys = sorted({(r["role"], r["endpoint"]) for r in records if r.get("unit_ids")})
+    # The self-check's calls are a term of their own (step 3b), not usage per unit or per cluster.
+    exam_records = [r for r in records if r.get("stage") != SELF_CHECK_STAGE]
     # Stages with a call about several units make their calls per cluster (question), not per unit.
-    per_cluster = {r["stage"] for r in records if len(r.get("unit_ids") or []) > 1}
+    per_cluster = {r["stage"] for r in exam_records if len(r.get("unit_ids") or []) > 1}
     usage = np.zeros((len(units), rounds + 1, len(keys), len(METRICS), 2))
     for k, (role, endpoint) in enumerate(keys):
         for rnd in range(1, rounds + 1):
             for kind, of_kind in enumerate((lambda s: s in per_cluster, lambda s: s not in per_cluster)):
-                group = [r for r in records if (r["role"], r["endpoint"]) == (role, endpoint)
+                group = [r for r in exam_records if (r["role"], r["endpoint"]) == (role, endpoint)
                          and r.get("round") == rnd and of_kind(r["stage"])]
                 for uid, shares in per_unit(group).items():
                     if uid in index:
@@ -268,8 +326,74 @@ def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
         rows = [r for r in info.rounds if r.round == rnd]
         if sum(r.pool_before for r in rows):
             density[rnd - 1] = sum(r.clusters for r in rows) / sum(r.pool_before for r in rows)
-    data = PilotData(units, keys, usage, exits, covered, dict(fixed), density)
+    questions, answers = store.all(QuestionRecord), store.all(AnswerRecord)
+    judged = {v.answer_id for v in store.all(VerdictRecord).values()}
+    drawable = np.zeros((len(units), rounds + 1))
+    for aid in self_check_candidates(answers.values(), questions, judged):
+        answer = answers[aid]
+        named = questions[answer.question_id].targets
+        for uid in named:
+            if uid in index:
+                drawable[index[uid], answer.round - 1] += 1 / len(named)
+    check = _self_check_pilot(records, len(store.all(SelfCheckRecord)), len(judged))
+    data = PilotData(units, keys, usage, exits, covered, dict(fixed), density, drawable, check)
     return data, {"info": info, "chosen": chosen, "records": records, "rounds": len({r.round for r in info.rounds})}
+
+
+def _requests(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Calls grouped into requests: a call and its re-asks share a call_id."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for i, record in enumerate(records):
+        groups[record.get("call_id") or f"#{i}"].append(record)
+    return list(groups.values())
+
+
+def _is_cut(request: list[dict[str, Any]]) -> bool:
+    return any(r.get("finish_reason") == "length" for r in request)
+
+
+def _row(request: list[dict[str, Any]]) -> list[float]:
+    return [len(request), sum(r["prompt_tokens"] for r in request), sum(r["completion_tokens"] for r in request)]
+
+
+def _worst_cut(requests: list[list[dict[str, Any]]]) -> np.ndarray:
+    """A request none of whose replies parsed, each cut at the judge's reply limit: the first call and
+    MAX_REPAIRS re-asks, each re-ask's prompt carrying the replies before it."""
+    first = [req[0] for req in requests]
+    prompt = float(np.mean([r["prompt_tokens"] for r in first]))
+    limit = reply_limit(int(round(np.mean([len(r.get("unit_ids") or [1]) for r in first]))))
+    calls = 1 + MAX_REPAIRS
+    return np.array([[calls, calls * prompt + limit * MAX_REPAIRS * calls / 2, calls * limit]])
+
+
+def _self_check_pilot(records: list[dict[str, Any]], rejudged: int, judged: int) -> SelfCheckPilot:
+    """Tokens per re-judgment and requests per re-judged answer, from the pilot's `self_check` requests, or
+    from its judge's requests about two or more units when it made fewer than MIN_SELF_CHECK_CALLS calls."""
+    paid = [r for r in records if not r.get("cache_hit")]
+    measured = [r for r in paid if r.get("stage") == SELF_CHECK_STAGE]
+    judge = [r for r in paid if r["role"] == "judge" and r.get("stage") != SELF_CHECK_STAGE]
+    fallback = len(measured) < MIN_SELF_CHECK_CALLS or not rejudged
+    if fallback:
+        # A re-judgment is the judge's request with the units reordered: its first judgments of answers
+        # about several units are the nearest stand-in (all its calls when none names several units),
+        # pooled with the few re-judgments that were measured.
+        several = [r for r in judge if len(r.get("unit_ids") or []) > 1]
+        pool, counted, answers = (several or judge) + measured, judge, judged
+    else:
+        pool, counted, answers = measured, measured, rejudged
+    per_answer, whole, cut, seen = {}, {}, {}, {}
+    for key in sorted({(r["role"], r["endpoint"]) for r in counted}):
+        def of_key(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+            return _requests([r for r in rows if (r["role"], r["endpoint"]) == key])
+        requests = of_key(pool) or of_key(counted)
+        per_answer[key] = len(of_key(counted)) / max(answers, 1)
+        # Sorted: the ledger's order depends on which concurrent call finished first, a draw must not.
+        whole[key] = np.array(sorted(_row(q) for q in requests if not _is_cut(q)), dtype=float).reshape(-1, 3)
+        measured_cut = sorted(_row(q) for q in requests if _is_cut(q))
+        cut[key] = np.array(measured_cut, dtype=float) if measured_cut else _worst_cut(requests)
+        judged_requests = of_key(judge + measured)
+        seen[key] = (sum(_is_cut(q) for q in judged_requests), len(judged_requests))
+    return SelfCheckPilot(per_answer, whole, cut, seen, fallback)
 
 
 def round_counts(data: PilotData) -> np.ndarray:
@@ -310,24 +434,57 @@ def simulate_rounds(units: int, rates: np.ndarray, settings: Settings, mode: str
             return rnd, np.array(pools, dtype=float)
 
 
-def _per_pool_unit(data: PilotData, pick: np.ndarray) -> np.ndarray:
-    """[round - 1, key, metric, kind]: usage per unit in a target's pool, per pilot round, over units `pick`."""
+def _per_pool_unit(data: PilotData, values: np.ndarray, pick: np.ndarray) -> np.ndarray:
+    """[round - 1, ...]: `values` ([unit, round - 1, ...], e.g. data.usage) per unit in a target's pool, per
+    pilot round, over units `pick`."""
     rounds = data.usage.shape[1] - 1
     present = np.stack([(data.exits[:, pick] >= r).sum() for r in range(1, rounds + 1)]).astype(float)
-    used = data.usage[pick, :rounds].sum(axis=0)
-    return used / np.maximum(present, 1)[:, None, None, None]
+    used = values[pick, :rounds].sum(axis=0)
+    return used / np.maximum(present, 1).reshape(-1, *[1] * (used.ndim - 1))
+
+
+def _self_check_usage(data: PilotData, answers: int, rng: np.random.Generator | None) -> tuple[np.ndarray, float]:
+    """usage[key, metric] and calls of re-judging `answers` answers (module docstring, step 3b).
+
+    Central (`rng` None): the requests at the pilot's mean cost, a share of them cut at max_tokens as the
+    pilot saw. A draw: the share of cut requests from a Beta draw given the pilot's counts (Jeffreys prior,
+    as for the rounds' shares: a pilot that saw no reply cut still allows a few), then that many cut and
+    the rest whole requests resampled from the pilot's; tokens scaled by a log-uniform factor in
+    [1/FALLBACK_SPREAD, FALLBACK_SPREAD] when the judge's first judgments stand in."""
+    check = data.self_check
+    usage = np.zeros((len(data.keys), len(METRICS)))
+    for key, per_answer in check.requests_per_answer.items():
+        if key not in data.keys:
+            continue
+        whole, cut = check.whole[key], check.cut[key]
+        k, n = check.seen[key]
+        requests = answers * per_answer
+        if rng is None:
+            share = k / n if n else 0.0
+            mean = cut.mean(axis=0) if not len(whole) else (1 - share) * whole.mean(axis=0) + share * cut.mean(axis=0)
+            row = requests * mean
+        else:
+            total = int(round(requests))
+            cuts = total if not len(whole) else int(rng.binomial(total, rng.beta(k + 0.5, n - k + 0.5)))
+            row = cut[rng.integers(0, len(cut), cuts)].sum(axis=0)
+            if len(whole):
+                row = row + whole[rng.integers(0, len(whole), total - cuts)].sum(axis=0)
+            if check.fallback:
+                row[1:] = row[1:] * FALLBACK_SPREAD ** rng.uniform(-1, 1)
+        usage[data.keys.index(key)] = row
+    return usage, float(usage[:, 0].sum())
 
 
 def _draw(data: PilotData, counts: np.ndarray, units: int, settings: Settings, mode: str,
-          rng: np.random.Generator | None) -> tuple[int, float, np.ndarray]:
-    """One full-exam draw (rng None: the central one): (rounds, clusters, usage[key, metric]).
+          rng: np.random.Generator | None) -> tuple[int, float, np.ndarray, float]:
+    """One full-exam draw (rng None: the central one): (rounds, clusters, usage[key, metric], self-check calls).
 
     Usage per pool unit comes from a bootstrap resample of the sample's units; each target's rates of
     leaving the pool from a Dirichlet draw given the pilot's counts (Jeffreys prior, so a round that
     covered nothing in a small sample still allows a little coverage at full size)."""
     n = data.usage.shape[0]
     pick = rng.integers(0, n, n) if rng is not None else np.arange(n)
-    per_unit_round = _per_pool_unit(data, pick)
+    per_unit_round = _per_pool_unit(data, data.usage, pick)
     pilot_rounds = len(per_unit_round)
     target_pools: list[np.ndarray] = []
     for target in range(len(counts)):
@@ -349,9 +506,15 @@ def _draw(data: PilotData, counts: np.ndarray, units: int, settings: Settings, m
     weights = per_unit_round[past]
     # Calls per unit scale with the pool; calls per cluster with the clusters the full pool makes, which
     # are larger on average than a small sample's (ceil(n / size) rounds a small n up the most).
+    scale = clusters_by_round / data.density[past]  # per pilot cluster -> the full run's clusters
     usage = (weights[..., 1] * pools_by_round[:, None, None]).sum(axis=0) + (
-        weights[..., 0] * (clusters_by_round / data.density[past])[:, None, None]).sum(axis=0)
-    return rounds, float(clusters_by_round.sum()), usage
+        weights[..., 0] * scale[:, None, None]).sum(axis=0)
+    # The self-check: the node's own sample size of the answers it may draw, which are made per cluster.
+    drawable = float((_per_pool_unit(data, data.candidates, pick)[past] * scale).sum())
+    answers = sample_size(int(round(drawable)), settings.exam.self_check_share, settings.exam.self_check_min) \
+        if MODES[mode].reads_references else 0
+    check, check_calls = _self_check_usage(data, answers, rng)
+    return rounds, float(clusters_by_round.sum()), usage + check, check_calls
 
 
 def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> Estimate:
@@ -380,7 +543,7 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
                          for k, (role, endpoint) in enumerate(keys)])
 
     middle = with_fixed(central[2])
-    drawn = np.stack([with_fixed(u) for _, _, u in draws])  # [draw, key, metric]
+    drawn = np.stack([with_fixed(u) for _, _, u, _ in draws])  # [draw, key, metric]
     middle_usd = {p: usd(middle, p) for p in PRICINGS}
     drawn_usd = {p: np.stack([usd(d, p) for d in drawn]) for p in PRICINGS}  # [draw, key]
     by_role = []
@@ -394,14 +557,19 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
     notes = []
     if len(data.units) >= info.units:
         notes.append("the pilot's sample held every unit: the pilot was the whole exam")
+    if data.self_check.fallback and central[3]:
+        notes.append(f"the pilot re-judged too few answers (fewer than {MIN_SELF_CHECK_CALLS} self-check calls): "
+                     f"the judge's first judgments stand in for the self-check's tokens per call, widened "
+                     f"{FALLBACK_SPREAD:g}x either way")
     if info.status != "completed":
         notes.append(f"the pilot did not finish ({info.status}: {info.stop_reason}); the figures are a lower bound")
     return Estimate(
         documents=info.documents, passages=info.passages, units=info.units, pilot_units=len(data.units),
         pilot_clusters=int(chosen.get("clusters", 0)), pilot_rounds=extra["rounds"], pilot_dir=str(pilot_dir),
         pilot_spent=aggregate(records, by=("role", "endpoint")),
-        rounds=Figure.from_draws(central[0], np.array([r for r, _, _ in draws])),
-        clusters=Figure.from_draws(central[1], np.array([c for _, c, _ in draws])),
+        rounds=Figure.from_draws(central[0], np.array([r for r, _, _, _ in draws])),
+        clusters=Figure.from_draws(central[1], np.array([c for _, c, _, _ in draws])),
+        self_check_calls=Figure.from_draws(central[3], np.array([s for _, _, _, s in draws])),
         by_role=by_role, total=total, notes=notes,
     )
 

@@ -75,6 +75,10 @@ def ledger_stage(stage: str) -> Iterator[None]:
         _LEDGER_STAGE.reset(token)
 
 
+MAX_REPAIRS = 2
+"""Re-asks of a structured reply that did not parse (a reply cut at max_tokens among them) before a call fails."""
+
+
 class ModelCallError(Exception):
     """A call that failed after all its attempts (or with a non-retryable error)."""
 
@@ -177,7 +181,7 @@ class Gateway:
         *,
         cache: bool | None = None,
         budget_usd: float | None = None,
-        max_repairs: int = 2,
+        max_repairs: int = MAX_REPAIRS,
         run_id: str = "",
         notes: Callable[[str], None] | None = None,
     ) -> None:

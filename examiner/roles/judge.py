@@ -89,6 +89,11 @@ def judgment_schema(names: list[str]) -> type[BaseModel]:
     return create_model("Judgment", labels=(labels, ...), reasons=(list[reason], ...))  # type: ignore[call-overload, no-any-return]
 
 
+def reply_limit(units: int) -> int:
+    """max_tokens of a judgment about `units` units (a label map, and reasons for incorrect units)."""
+    return 120 + 160 * units
+
+
 async def judge_units(
     gateway: Gateway,
     question: str,
@@ -105,7 +110,7 @@ async def judge_units(
     messages = render("exam_judge", question=question, answer=answer, units=aliases.block(references),
                       incorrect_words=REASON_WORDS["incorrect"])
     result = await gateway.chat(
-        "judge", messages, GenerationConfig(max_tokens=120 + 160 * len(references)),
+        "judge", messages, GenerationConfig(max_tokens=reply_limit(len(references))),
         CallContext(stage=stage, round=round, unit_ids=aliases.ids,
                     hints={"reason_words": REASON_WORDS, **aliases.hint}),
         schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
