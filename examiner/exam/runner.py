@@ -285,10 +285,14 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
         log.warning("%s is missing: replies paid for before will be requested (and paid) again", cache_path)
     if info.status != "completed" and not request.paper:  # a paper sitting resumes from its records
         set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
-        problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
-        if problem is not None:
-            raise UserError(f"{checkpoints} is {'missing' if problem == 'missing' else f'damaged ({problem})'}: "
-                            "the run cannot continue from its checkpoint; start it again with `examiner run`")
+        state = run_dir / rundir.STATE  # absent until the first node: a run killed before it starts over
+        for path in (checkpoints, state):
+            if path is state and not path.is_file():
+                continue
+            problem = "missing" if not path.is_file() else sqlite_problem(path)
+            if problem is not None:
+                raise UserError(f"{path} is {'missing' if problem == 'missing' else f'damaged ({problem})'}: "
+                                "the run cannot continue from its checkpoint; start it again with `examiner run`")
     return settings, request
 
 
