@@ -21,7 +21,7 @@ class TargetRound:
     targeted: dict[str, int]
     times: dict[str, int]
     unanswered: list[str]
-    unit_cluster: dict[str, str]
+    unit_cluster: dict[str, str] = field(default_factory=dict)
     """Not changed by the update (shared with the book it came from)."""
     newly: dict[str, str] = field(default_factory=dict)
     """Units covered this round -> the verdict that covered them."""
