@@ -162,6 +162,18 @@ def test_resume_with_damaged_or_missing_checkpoints(run_copy: Path, damage: str,
     assert records(run_copy) == before
 
 
+@pytest.mark.parametrize("damage", ["not a database", "cut"])
+def test_resume_with_damaged_state_store(run_copy: Path, damage: str, capsys, caplog) -> None:
+    """state.sqlite holds the values the checkpoints name: a damaged one is an error like damaged checkpoints."""
+    as_killed(run_copy)
+    before = records(run_copy)
+    state = run_copy / rundir.STATE
+    state.write_bytes(b"this is not SQLite\n" * 100 if damage == "not a database" else state.read_bytes()[:3000])
+    code, lines, _ = run_cli(["resume", str(run_copy), "--quiet"], capsys, caplog)
+    assert_one_error(code, lines, rundir.STATE, "damaged")
+    assert records(run_copy) == before
+
+
 @pytest.mark.parametrize("damage", ["cut", "not a database", "missing"])
 def test_resume_with_damaged_or_missing_cache_warns_and_continues(run_copy: Path, damage: str, capsys, caplog) -> None:
     """The one row that is not an error: a damaged or missing cache only costs repeated calls, so the

@@ -15,7 +15,7 @@ from examiner.errors import UserError
 from examiner.exam.extraction import SkippedPassage, extract_corpus
 from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
-from examiner.exam.state import ExamState
+from examiner.exam.state import WORK_LISTS, CoverageBook, ExamState
 from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_oversized, units_from_statements
 
 log = logging.getLogger(__name__)
@@ -89,24 +89,25 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     ctx.units = {r.id: r for r in records}
     ctx.passages = {p.id: p.text for p in corpus.passages}
     _note_corpus(ctx, corpus, len(records), skipped)
-    ids = sorted(ctx.units)
-    targets = ctx.targets
+    return start_state(ctx, sorted(ctx.units))
+
+
+def start_state(ctx: ExamContext, pool: list[str]) -> dict[str, Any]:
+    """Round 1 with every target's pool set to `pool` (sorted unit ids) and nothing covered yet (the
+    estimate's pilot narrows the pool with it)."""
+    empty: CoverageBook = {"pool": pool, "covered": {}, "targeted": {}, "times": {}, "unit_cluster": {},
+                           "unanswered": []}
+    book = ctx.keep(empty)
+    nothing = ctx.keep([])
     return {
         "round": 1,
         "status": "running",
         "stop_reason": "",
-        "pools": {t: list(ids) for t in targets},
-        "active": list(targets),
-        "targeted": {t: {} for t in targets},
-        "times_targeted": {t: {} for t in targets},
-        "covered": {t: {} for t in targets},
-        "unit_cluster": {t: {} for t in targets},
-        "unanswered": {t: [] for t in targets},
+        "active": list(ctx.targets),
+        "pool_left": {t: len(pool) for t in ctx.targets},
+        "books": {t: book for t in ctx.targets},
         "clusters": {},
-        "pending": [],
-        "to_judge": [],
-        "judged": [],
-        "round_verdicts": [],
+        **{name: nothing for name in WORK_LISTS},
         "probes_done": 0,
         "rounds": [],
         "counters": {"ignored_verdicts": 0, "unparseable_judgments": 0, "unparseable_questions": 0, "leak_rejections": 0},
@@ -134,12 +135,13 @@ def _note_corpus(ctx: ExamContext, corpus: Corpus, units: int, skipped: list[Ski
 
 def outcomes(ctx: ExamContext, state: ExamState) -> list[UnitOutcome]:
     """Final standing of every unit for every target."""
-    verdicts = ctx.store.all(VerdictRecord)
-    questions = ctx.store.all(QuestionRecord)
+    verdicts = ctx.store.index(VerdictRecord)
+    questions = ctx.store.index(QuestionRecord)
     records = []
     for target in ctx.targets:
-        covered = state["covered"].get(target, {})
-        unanswered = set(state["unanswered"].get(target, []))
+        book = ctx.book(state, target)
+        covered, unit_cluster = book["covered"], book["unit_cluster"]
+        unanswered = set(book["unanswered"])
         for uid in sorted(ctx.units):
             verdict = verdicts.get(covered[uid]) if uid in covered else None
             if verdict is not None:
@@ -153,10 +155,10 @@ def outcomes(ctx: ExamContext, state: ExamState) -> list[UnitOutcome]:
                 UnitOutcome(
                     unit_id=uid, target=target, status=status,  # type: ignore[arg-type]
                     verdict_id=verdict.id if verdict else None,
-                    times_targeted=state["times_targeted"].get(target, {}).get(uid, 0),
-                    times_targeted_uncovered=state["targeted"].get(target, {}).get(uid, 0),
+                    times_targeted=book["times"].get(uid, 0),
+                    times_targeted_uncovered=book["targeted"].get(uid, 0),
                     covered_round=verdict.round if verdict else None,
-                    cluster_id=(question.cluster_id if question else state["unit_cluster"].get(target, {}).get(uid)),
+                    cluster_id=(question.cluster_id if question else unit_cluster.get(uid)),
                     qtype=question.qtype if question else None,
                 )
             )
@@ -185,11 +187,12 @@ def finish(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
 
 
 def load_for_resume(ctx: ExamContext) -> None:
-    """Reload units and passages from the run directory (the checkpointer keeps only ids)."""
-    ctx.units = ctx.store.all(UnitRecord)
+    """Reload units and passages from the run directory (the checkpointer keeps only keys); units.jsonl
+    is read once, into the store's index, which ctx.units reads without a copy."""
+    ctx.units = ctx.store.index(UnitRecord)
     ctx.gateway.language = ctx.store.read_info().language
     for passage_id, row in ctx.store.read_passages().items():
         ctx.passages[passage_id] = row["text"]
 
 
-__all__ = ["prepare_units", "finish", "outcomes", "load_for_resume", "RunInfo"]
+__all__ = ["prepare_units", "start_state", "finish", "outcomes", "load_for_resume", "RunInfo"]

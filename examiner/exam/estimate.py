@@ -74,6 +74,7 @@ from examiner.core.records import (SELF_CHECK_STAGE, AnswerRecord, QuestionRecor
                                    VerdictRecord)
 from examiner.core.rundir import RunDir
 from examiner.errors import UserError
+from examiner.exam.bookends import start_state
 from examiner.exam.graph import Sample
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
@@ -199,7 +200,7 @@ def pilot_sample(clusters: int, chosen: dict[str, Any]) -> Sample:
             picked.append(groups[index])
         pool = sorted(uid for group in picked for uid in group)
         chosen.update(units=pool, clusters=len(picked), round1_clusters=len(groups))
-        return {**start, "pools": {target: list(pool) for target in start["pools"]}}
+        return start_state(ctx, pool)
 
     return narrow
 

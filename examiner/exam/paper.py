@@ -114,7 +114,7 @@ async def sit(ctx: ExamContext, paper: Paper) -> dict[str, Any]:
     questions = [q for q in ctx.store.all(QuestionRecord).values() if q.target in ctx.targets]
     for rnd in sorted({q.round for q in questions}):
         state: dict[str, Any] = {"round": rnd, "active": list(ctx.targets),
-                                 "pools": {t: [] for t in ctx.targets}}
+                                 "pool_left": {t: 0 for t in ctx.targets}}
         answered = {a.question_id for a in ctx.store.all(AnswerRecord).values()}
         todo = [q for q in questions if q.round == rnd and q.id not in answered]
         summary = await fan_out(ctx, state, "paper answers", todo, lambda q: answer_one(ctx, q, rnd))  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -101,8 +102,9 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
     return store
 
 
-async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
-    """(graph input, checkpoint config) a resume continues with, or None when nothing is left to run.
+async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[tuple[Any, dict[str, Any]] | None, str]:
+    """((graph input, checkpoint config) a resume continues with, or None when nothing is left to run;
+    the decision in words, for the `resume: ` line).
 
     A run killed before its first checkpoint starts over; a killed run continues where its checkpoint
     stands: with a node still to run, or with a finished node's writes saved but not yet applied (a kill
@@ -112,15 +114,29 @@ async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[Any, dict[str
     response cache)."""
     snapshot = await app.aget_state(config)
     if not snapshot.values:
-        return {}, config
+        return ({}, config), "no checkpoint yet; starting the run over"
+    if "pools" in snapshot.values:
+        raise UserError("this run was checkpointed by an older examiner, whose graph state this one no longer "
+                        "reads; start it again with `examiner run` (replies it paid for are in its cache)")
     if snapshot.tasks:
-        return None, config
+        return (None, config), f"continuing from the checkpoint before node {_next_node(snapshot)}"
     if snapshot.values.get("status") != "budget_exhausted":
-        return None
+        return None, f"nothing left to run (status {snapshot.values.get('status', 'unknown')})"
     async for past in app.aget_state_history(config):
         if past.tasks and past.values.get("status", "running") == "running":
-            return None, dict(config, configurable=past.config["configurable"])
-    return None
+            return ((None, dict(config, configurable=past.config["configurable"])),
+                    f"continuing from the checkpoint before node {_next_node(past)}, where the budget ran out")
+    return None, "nothing left to run (no checkpoint before the budget stop)"
+
+
+def _next_node(snapshot: Any) -> str:
+    return ", ".join(task.name for task in snapshot.tasks)
+
+
+def _announce(quiet: bool, decision: str) -> None:
+    """The resume's first decision, one stderr line starting `resume: ` (not when quiet)."""
+    if not quiet:
+        print(f"resume: {decision}", file=sys.stderr, flush=True)
 
 
 def _reopen(store: RunStore) -> None:
@@ -158,7 +174,10 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
         try:
             async with AsyncSqliteSaver.from_conn_string(str(run_dir / rundir.CHECKPOINTS)) as saver:
                 app = graph.compile(checkpointer=saver)
-                start = await _resume_point(app, config) if resume else ({}, config)
+                start: tuple[Any, dict[str, Any]] | None = ({}, config)
+                if resume:
+                    start, decision = await _resume_point(app, config)
+                    _announce(quiet, decision)
                 if start is None:
                     return store.read_info()
                 _reopen(store)
@@ -176,6 +195,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             raise
         finally:
             embed_cache.close()
+            store.close()
     return store.read_info()
 
 
@@ -265,10 +285,14 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
         log.warning("%s is missing: replies paid for before will be requested (and paid) again", cache_path)
     if info.status != "completed" and not request.paper:  # a paper sitting resumes from its records
         set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
-        problem = "missing" if not checkpoints.is_file() else sqlite_problem(checkpoints)
-        if problem is not None:
-            raise UserError(f"{checkpoints} is {'missing' if problem == 'missing' else f'damaged ({problem})'}: "
-                            "the run cannot continue from its checkpoint; start it again with `examiner run`")
+        state = run_dir / rundir.STATE  # absent until the first node: a run killed before it starts over
+        for path in (checkpoints, state):
+            if path is state and not path.is_file():
+                continue
+            problem = "missing" if not path.is_file() else sqlite_problem(path)
+            if problem is not None:
+                raise UserError(f"{path} is {'missing' if problem == 'missing' else f'damaged ({problem})'}: "
+                                "the run cannot continue from its checkpoint; start it again with `examiner run`")
     return settings, request
 
 
@@ -294,6 +318,8 @@ async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool 
         info = RunStore(run_dir).read_info()
         if info.status != "completed":
             info = await _drive(run_dir, settings, request, resume=True, quiet=quiet)
+        else:
+            _announce(quiet, f"run {info.run_id} is complete; " + ("rebuilding its reports" if report else "nothing to do"))
         if report:
             build_reports(run_dir)
     return info

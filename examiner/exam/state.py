@@ -1,6 +1,17 @@
-"""The exam graph's typed state: ids, counts and round bookkeeping. Bulk records live in the run store.
+"""The exam graph's typed state: what routing and resuming need, and keys to everything else.
 
-Every value is plain JSON-like data so the SQLite checkpointer can save it after each node.
+What lives where, and why:
+- In the graph state (saved by LangGraph's checkpointer after EVERY node, so it must stay small and
+  must not grow with the corpus): the round, status and stop reason, the active targets, the probe
+  count, the counters, the rounds' summaries (bounded by rounds x targets), and keys.
+- In the run's state store (state.sqlite, examiner/exam/statestore.py; written once per change, each
+  value immutable under the sha256 of its JSON): everything that grows with the corpus, behind those
+  keys: per target a CoverageBook (pool, coverage, counters per unit), per target its round's clusters,
+  and the work lists of the round (question, answer and verdict ids). A node reads the values its state
+  names and returns new keys for the values it changed; a rerun after a kill reads the same values
+  again, so it writes the same ones (examiner/exam/statestore.py says why that makes resuming safe).
+- In the run directory's records (units, questions, answers, verdicts: examiner/exam/store.py): the
+  exam's results, which the work lists name by id.
 """
 
 from __future__ import annotations
@@ -15,35 +26,49 @@ class ClusterState(TypedDict):
     """Unit ids, the center first, the rest by similarity to the center."""
 
 
+class CoverageBook(TypedDict):
+    """One target's standing, unit by unit (a state-store value)."""
+
+    pool: list[str]
+    """Ids of units not yet covered (sorted)."""
+    covered: dict[str, str]
+    """Unit id -> id of the verdict that covered it."""
+    targeted: dict[str, int]
+    """How often each unit was targeted and judged unrelated (targeted without coverage)."""
+    times: dict[str, int]
+    """How often each unit was a question's target at all."""
+    unit_cluster: dict[str, str]
+    """Unit id -> cluster id in the latest round it was clustered."""
+    unanswered: list[str]
+    """Units judged unrelated `max_targeted` times: out of the pool, never covered."""
+
+
+WORK_LISTS = ("pending", "to_judge", "judged", "round_verdicts")
+"""The state's keys that name a list of record ids in the state store."""
+
+
 class ExamState(TypedDict, total=False):
     round: int
     """The round in progress (1-based)."""
     status: str
     """running | completed | budget_exhausted | failed."""
     stop_reason: str
-    pools: dict[str, list[str]]
-    """Per target: ids of units not yet covered (sorted)."""
     active: list[str]
     """Targets still being examined (a target stops when its pool is empty or stops shrinking)."""
-    targeted: dict[str, dict[str, int]]
-    """Per target: how often each unit was targeted and judged unrelated (targeted without coverage)."""
-    times_targeted: dict[str, dict[str, int]]
-    """Per target: how often each unit was a question's target at all."""
-    covered: dict[str, dict[str, str]]
-    """Per target: unit id -> id of the verdict that covered it."""
-    unit_cluster: dict[str, dict[str, str]]
-    """Per target: unit id -> cluster id in the latest round it was clustered."""
-    unanswered: dict[str, list[str]]
-    clusters: dict[str, list[ClusterState]]
-    """Per target: this round's clusters."""
-    pending: list[str]
-    """Question ids waiting for answers."""
-    to_judge: list[str]
-    """Answer ids waiting for the judge."""
-    judged: list[str]
-    """Answer ids judged in the latest judge step (probe candidates)."""
-    round_verdicts: list[str]
-    """Verdict ids of the round in progress."""
+    pool_left: dict[str, int]
+    """Per target: units in its pool (the progress bars show it without reading the books)."""
+    books: dict[str, str]
+    """Per target: key of its CoverageBook."""
+    clusters: dict[str, str]
+    """Per active target: key of this round's list[ClusterState] (targets with one pool share a key)."""
+    pending: str
+    """Key of the question ids waiting for answers."""
+    to_judge: str
+    """Key of the answer ids waiting for the judge."""
+    judged: str
+    """Key of the answer ids judged in the latest judge step (probe candidates)."""
+    round_verdicts: str
+    """Key of the verdict ids of the round in progress."""
     probes_done: int
     rounds: list[dict[str, Any]]
     """RoundSummary dicts."""

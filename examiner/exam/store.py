@@ -8,13 +8,17 @@ file before the first append, and an index so that a node can look a record up w
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Iterable, TypeVar
 
 from pydantic import BaseModel
 
 from examiner.core.records import ClusterRound, RunInfo, record_key
+from examiner.core import rundir
 from examiner.core.rundir import RunDir
+from examiner.exam.statestore import StateStore
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,6 +33,22 @@ class RunStore:
         self._lock = threading.Lock()
         self._index: dict[type[BaseModel], dict[str, BaseModel]] = {}
         self._repaired: set[type[BaseModel]] = set()
+        self._values: StateStore | None = None
+
+    @property
+    def values(self) -> StateStore:
+        """The exam graph's state store (state.sqlite), opened on first use (a paper sitting never does)."""
+        with self._lock:
+            if self._values is None:
+                self._values = StateStore(self.dir / rundir.STATE)
+            return self._values
+
+    def close(self) -> None:
+        """Close the state store if it was opened."""
+        with self._lock:
+            if self._values is not None:
+                self._values.close()
+                self._values = None
 
     def path(self, model: type[BaseModel]) -> Path:
         return self.run.record_file(model)
@@ -52,9 +72,15 @@ class RunStore:
         return self._index[model]  # type: ignore[return-value]
 
     def all(self, model: type[M]) -> dict[str, M]:
-        """Every record of a type by id (last one wins)."""
+        """Every record of a type by id (last one wins): a copy, the caller's to change."""
         with self._lock:
             return dict(self._loaded(model))
+
+    def index(self, model: type[M]) -> Mapping[str, M]:
+        """Every record of a type by id, read-only and not copied: the store's own index, which later
+        appends change (iterate it only where nothing appends meanwhile, e.g. between fan-outs)."""
+        with self._lock:
+            return MappingProxyType(self._loaded(model))
 
     def get(self, model: type[M], record_id: str) -> M:
         with self._lock:

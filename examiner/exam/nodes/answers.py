@@ -15,12 +15,13 @@ from examiner.roles.candidate import answer as ask_candidate
 
 async def collect_answers(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     """Answers to the pending questions, written with their baseline scores; they wait for the judge."""
-    questions = [ctx.store.get(QuestionRecord, qid) for qid in state["pending"]]
+    questions = [ctx.store.get(QuestionRecord, qid) for qid in ctx.work(state, "pending")]
     label = "collect answers" if state.get("probes_done", 0) == 0 else "collect probe answers"
     summary = await fan_out(ctx, state, label, questions, lambda q: answer_one(ctx, q, state["round"]))
     answers = await asyncio.to_thread(score_classic, ctx, summary.values)
     ctx.store.append(answers)
-    return {"pending": [], "to_judge": [a.id for a in answers], **stop_update(summary, "answering")}
+    return {"pending": ctx.keep([]), "to_judge": ctx.keep([a.id for a in answers]),
+            **stop_update(summary, "answering")}
 
 
 async def answer_one(ctx: ExamContext, question: QuestionRecord, rnd: int) -> AnswerRecord:

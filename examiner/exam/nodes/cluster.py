@@ -11,20 +11,25 @@ from examiner.exam.state import ClusterState, ExamState
 
 
 async def cluster(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
-    """Clusters per active target; targets with the same pool share one clustering (same paper)."""
+    """Clusters per active target; targets with the same pool share one clustering (same paper).
+    Each target's book gets the round's cluster of each unit clustered."""
     rnd = state["round"]
-    clusters: dict[str, list[ClusterState]] = {}
-    unit_cluster = {t: dict(v) for t, v in state["unit_cluster"].items()}
+    clusters: dict[str, str] = {}
+    books = dict(state["books"])
     shared: dict[tuple[str, ...], list[ClusterState]] = {}
     for target in state["active"]:
-        pool = state["pools"][target]
+        book = ctx.book(state, target)
+        pool = book["pool"]
         if tuple(pool) not in shared:
             with ctx.progress.stage(rnd, "cluster", 1, len(pool)):
                 shared[tuple(pool)] = await asyncio.to_thread(cluster_pool, ctx, pool, rnd, target)
-        clusters[target] = shared[tuple(pool)]
-        for group in clusters[target]:
-            unit_cluster[target].update({uid: group["id"] for uid in group["members"]})
-    return {"clusters": clusters, "unit_cluster": unit_cluster, "probes_done": 0, "round_verdicts": []}
+        groups = shared[tuple(pool)]
+        unit_cluster = dict(book["unit_cluster"])
+        for group in groups:
+            unit_cluster.update({uid: group["id"] for uid in group["members"]})
+        clusters[target] = ctx.keep(groups)
+        books[target] = ctx.keep({**book, "unit_cluster": unit_cluster})
+    return {"clusters": clusters, "books": books, "probes_done": 0, "round_verdicts": ctx.keep([])}
 
 
 def cluster_pool(ctx: ExamContext, pool: list[str], rnd: int, target: str) -> list[ClusterState]:

@@ -8,7 +8,7 @@ with `stop_update`: a budget stop routes the graph to `finish` as `budget_exhaus
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -20,7 +20,7 @@ from examiner.core.labels import Verdict
 from examiner.core.records import UnitRecord
 from examiner.exam.modes import ExamMode
 from examiner.exam.progress import ExamProgress
-from examiner.exam.state import ExamState
+from examiner.exam.state import ClusterState, CoverageBook, ExamState
 from examiner.exam.store import RunStore
 from examiner.llm import Gateway
 from examiner.runtime import RunSummary, run_bounded
@@ -48,9 +48,10 @@ class ExamContext:
     judge: Judge[ExamTask, Verdict]
     """Built once for the run (a single judge or a panel); the nodes never ask which."""
     progress: ExamProgress
-    units: dict[str, UnitRecord] = field(default_factory=dict)
+    units: Mapping[str, UnitRecord] = field(default_factory=dict)
+    """Read-only (on resume the run store's own index, not a copy)."""
     passages: dict[str, str] = field(default_factory=dict)
-    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    _vectors: UnitVectors = field(default_factory=lambda: UnitVectors())
 
     @property
     def exam(self) -> ExamSettings:
@@ -66,16 +67,64 @@ class ExamContext:
 
     def vectors(self, ids: list[str]) -> np.ndarray:
         """Unit embeddings, computed once per run and unit."""
-        missing = [uid for uid in ids if uid not in self._vectors]
+        missing = list(dict.fromkeys(uid for uid in ids if uid not in self._vectors.row))
         if missing:
-            embedded = self.embedder.embed([self.units[uid].text for uid in missing])
-            self._vectors.update(zip(missing, embedded))
-        return np.stack([self._vectors[uid] for uid in ids]) if ids else np.zeros((0, 384), np.float32)
+            self._vectors.add(missing, self.embedder.embed([self.units[uid].text for uid in missing]))
+        return self._vectors.rows(ids)
+
+    # The graph state holds keys; these read and write the values behind them (examiner/exam/state.py).
+
+    def keep(self, value: Any) -> str:
+        """Store a state value (once); the key a node returns in its state update."""
+        return self.store.values.put(value)
+
+    def book(self, state: ExamState, target: str) -> CoverageBook:
+        """A target's coverage book (shared: copy before changing it)."""
+        book: CoverageBook = self.store.values.get(state["books"][target])
+        return book
+
+    def clusters(self, state: ExamState, target: str) -> list[ClusterState]:
+        """A target's clusters of the round in progress."""
+        clusters: list[ClusterState] = self.store.values.get(state["clusters"][target])
+        return clusters
+
+    def work(self, state: ExamState, name: str) -> list[str]:
+        """One of the round's work lists (state.WORK_LISTS): record ids; empty before it is first set."""
+        key = state.get(name)
+        return list(self.store.values.get(key)) if key else []  # type: ignore[arg-type]
+
+
+class UnitVectors:
+    """Unit embeddings as one float32 matrix (a row per unit, in the order units were embedded) and an
+    id -> row index; rows are appended as units get embedded (capacity doubles, so appends stay cheap)."""
+
+    def __init__(self) -> None:
+        self.row: dict[str, int] = {}
+        self._matrix = np.zeros((0, 0), np.float32)
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Append the rows of units not embedded before (`ids` distinct, in the order of `vectors`)."""
+        n, dim = len(self.row), vectors.shape[1]
+        if self._matrix.shape[1] != dim:
+            self._matrix = np.zeros((0, dim), np.float32)
+        if n + len(ids) > self._matrix.shape[0]:
+            grown = np.zeros((max(n + len(ids), 2 * self._matrix.shape[0]), dim), np.float32)
+            grown[:n] = self._matrix[:n]
+            self._matrix = grown
+        self._matrix[n:n + len(ids)] = vectors
+        self.row.update((uid, n + i) for i, uid in enumerate(ids))
+
+    def rows(self, ids: Sequence[str]) -> np.ndarray:
+        """(len(ids), dim) float32 copy of the units' rows, in the order of `ids`."""
+        if not ids:
+            return np.zeros((0, self._matrix.shape[1] or 384), np.float32)
+        return self._matrix[[self.row[uid] for uid in ids]]
 
 
 def pool_size(state: ExamState) -> int:
     """Units still uncovered over the active targets (shown on the progress bars)."""
-    return sum(len(state["pools"][t]) for t in state["active"])
+    pool_left = state.get("pool_left", {})
+    return sum(pool_left.get(t, 0) for t in state["active"])
 
 
 async def fan_out(

@@ -9,7 +9,7 @@ from typing import Any
 from examiner.core.labels import COVERING, Verdict
 from examiner.core.records import QuestionRecord, RoundSummary, VerdictRecord
 from examiner.exam.nodes.context import ExamContext, running
-from examiner.exam.state import ExamState
+from examiner.exam.state import CoverageBook, ExamState
 
 
 @dataclass
@@ -21,25 +21,33 @@ class TargetRound:
     targeted: dict[str, int]
     times: dict[str, int]
     unanswered: list[str]
+    unit_cluster: dict[str, str] = field(default_factory=dict)
+    """Not changed by the update (shared with the book it came from)."""
     newly: dict[str, str] = field(default_factory=dict)
     """Units covered this round -> the verdict that covered them."""
     gone_unanswered: list[str] = field(default_factory=list)
     """Units judged unrelated for the `max_targeted`-th time this round."""
+
+    def book(self) -> CoverageBook:
+        """The target's coverage book after the update."""
+        return {"pool": self.pool, "covered": self.covered, "targeted": self.targeted, "times": self.times,
+                "unit_cluster": self.unit_cluster, "unanswered": self.unanswered}
 
 
 async def update_coverage(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     """Apply the round's verdicts per target, note the round, and decide whether another one follows."""
     rnd = state["round"]
     verdicts = round_verdicts(ctx, state)
-    questions = [q for q in ctx.store.all(QuestionRecord).values() if q.round == rnd and q.status == "ok"]
-    per_target = {t: target_round(state, t) for t in state["pools"]}
+    questions = [q for q in ctx.store.index(QuestionRecord).values() if q.round == rnd and q.status == "ok"]
+    per_target = {t: target_round(ctx.book(state, t)) for t in state["books"]}
     rounds, still_active = list(state.get("rounds", [])), []
     for target in state["active"]:
         now, pool_before = per_target[target], len(per_target[target].pool)
         questioned = [q for q in questions if q.target == target]
         apply_verdicts(now, [v for v in verdicts if v.target == target], ctx.exam.max_targeted)
         count_targeting(now, questioned)
-        rounds.append(round_summary(state, target, now, pool_before, questioned).model_dump())
+        clusters = len(ctx.clusters(state, target))
+        rounds.append(round_summary(rnd, target, clusters, now, pool_before, questioned).model_dump())
         share = len(now.newly) / pool_before if pool_before else 1.0
         if now.pool and share >= ctx.exam.min_round_coverage:
             still_active.append(target)
@@ -48,11 +56,8 @@ async def update_coverage(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
             f"{len(now.gone_unanswered)} unanswered, {len(now.pool)} left"
         )
     update: dict[str, Any] = {
-        "pools": {t: n.pool for t, n in per_target.items()},
-        "covered": {t: n.covered for t, n in per_target.items()},
-        "targeted": {t: n.targeted for t, n in per_target.items()},
-        "times_targeted": {t: n.times for t, n in per_target.items()},
-        "unanswered": {t: n.unanswered for t, n in per_target.items()},
+        "books": {t: ctx.keep(n.book()) for t, n in per_target.items()},
+        "pool_left": {t: len(n.pool) for t, n in per_target.items()},
         "rounds": rounds, "active": still_active,
     }
     return update | next_round(ctx, state, still_active, per_target)
@@ -60,19 +65,18 @@ async def update_coverage(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
 
 def round_verdicts(ctx: ExamContext, state: ExamState) -> list[VerdictRecord]:
     """This round's verdicts, questions before probes, then by id (the first covering verdict wins)."""
-    stored = ctx.store.all(VerdictRecord)
-    questions = ctx.store.all(QuestionRecord)
+    stored = ctx.store.index(VerdictRecord)
+    questions = ctx.store.index(QuestionRecord)
     return sorted(
-        (stored[vid] for vid in set(state.get("round_verdicts", [])) if vid in stored),
+        (stored[vid] for vid in set(ctx.work(state, "round_verdicts")) if vid in stored),
         key=lambda v: (questions[v.question_id].kind == "probe", v.id),
     )
 
 
-def target_round(state: ExamState, target: str) -> TargetRound:
+def target_round(book: CoverageBook) -> TargetRound:
     return TargetRound(
-        pool=list(state["pools"][target]), covered=dict(state["covered"][target]),
-        targeted=dict(state["targeted"][target]), times=dict(state["times_targeted"][target]),
-        unanswered=list(state["unanswered"][target]),
+        pool=list(book["pool"]), covered=dict(book["covered"]), targeted=dict(book["targeted"]),
+        times=dict(book["times"]), unanswered=list(book["unanswered"]), unit_cluster=book["unit_cluster"],
     )
 
 
@@ -103,10 +107,10 @@ def count_targeting(now: TargetRound, questioned: list[QuestionRecord]) -> None:
 
 
 def round_summary(
-    state: ExamState, target: str, now: TargetRound, pool_before: int, questioned: list[QuestionRecord]
+    rnd: int, target: str, clusters: int, now: TargetRound, pool_before: int, questioned: list[QuestionRecord]
 ) -> RoundSummary:
     return RoundSummary(
-        round=state["round"], target=target, pool_before=pool_before, clusters=len(state["clusters"][target]),
+        round=rnd, target=target, pool_before=pool_before, clusters=clusters,
         questions=sum(q.kind != "probe" for q in questioned), probes=sum(q.kind == "probe" for q in questioned),
         covered=len(now.newly), pool_after=len(now.pool), unanswered_new=len(now.gone_unanswered),
     )

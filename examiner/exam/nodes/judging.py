@@ -34,7 +34,7 @@ class Judged:
 
 async def judge(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     """Verdicts for the answers waiting; they join this round's verdicts."""
-    answers = [ctx.store.get(AnswerRecord, aid) for aid in state["to_judge"]]
+    answers = [ctx.store.get(AnswerRecord, aid) for aid in ctx.work(state, "to_judge")]
     summary = await fan_out(ctx, state, "judge", answers, lambda a: judge_answer(ctx, a, state["round"]))
     judged = [o.value for o in summary.outcomes]
     verdicts = [v for j in judged if j is not None for v in j.verdicts]
@@ -43,9 +43,9 @@ async def judge(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     counters["unparseable_judgments"] += sum(j.unscored for j in judged if j is not None)
     ctx.store.append(verdicts)
     return {
-        "to_judge": [],
-        "judged": [a.id for a, j in zip(answers, judged) if j is not None],
-        "round_verdicts": list(state.get("round_verdicts", [])) + [v.id for v in verdicts],
+        "to_judge": ctx.keep([]),
+        "judged": ctx.keep([a.id for a, j in zip(answers, judged) if j is not None]),
+        "round_verdicts": ctx.keep(ctx.work(state, "round_verdicts") + [v.id for v in verdicts]),
         "counters": counters,
         **stop_update(summary, "judging"),
     }

@@ -27,9 +27,9 @@ def route_after_judge(ctx: ExamContext, state: ExamState) -> str:
 
 def probe_candidates(ctx: ExamContext, state: ExamState) -> list[Candidate]:
     """Answers of the latest judge step with targets judged unrelated and not covered this round."""
-    judged = set(state.get("judged", []))
-    stored = ctx.store.all(VerdictRecord)
-    verdicts = [v for vid in set(state.get("round_verdicts", [])) if (v := stored.get(vid)) is not None]
+    judged = set(ctx.work(state, "judged"))
+    stored = ctx.store.index(VerdictRecord)
+    verdicts = [v for vid in set(ctx.work(state, "round_verdicts")) if (v := stored.get(vid)) is not None]
     covered_now = {(v.target, v.unit_id) for v in verdicts if v.type in COVERING}
     missing: dict[str, set[str]] = {}
     for v in verdicts:
@@ -46,7 +46,7 @@ async def probe(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     ctx.store.append(probes)
     counters = dict(state["counters"])
     counters["leak_rejections"] += sum(p.leak_rejections for p in probes)
-    return {"pending": [p.id for p in probes], "probes_done": state.get("probes_done", 0) + 1,
+    return {"pending": ctx.keep([p.id for p in probes]), "probes_done": state.get("probes_done", 0) + 1,
             "counters": counters, **stop_update(summary, "probing")}
 
 
@@ -76,4 +76,4 @@ def route_after_probe(ctx: ExamContext, state: ExamState) -> str:
     """`answer` when probes were written, else `update`."""
     if not running(state):
         return "finish"
-    return "answer" if state.get("pending") else "update"
+    return "answer" if ctx.work(state, "pending") else "update"

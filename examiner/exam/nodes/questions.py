@@ -23,7 +23,7 @@ async def generate_questions(ctx: ExamContext, state: ExamState) -> dict[str, An
     """Ask once per distinct cluster, then give each target its own copy of the question."""
     distinct: dict[str, ClusterState] = {}
     for target in state["active"]:
-        for cluster in state["clusters"][target]:
+        for cluster in ctx.clusters(state, target):
             distinct.setdefault(cluster["id"], cluster)
     summary = await fan_out(ctx, state, "generate questions", list(distinct.values()),
                             lambda c: question_for(ctx, c, state["round"]))
@@ -31,14 +31,14 @@ async def generate_questions(ctx: ExamContext, state: ExamState) -> dict[str, An
     records = [
         draft.model_copy(update={"target": target, "id": stable_id(draft.id, target)})
         for target in state["active"]
-        for cluster in state["clusters"][target]
+        for cluster in ctx.clusters(state, target)
         if (draft := drafts.get(cluster["id"])) is not None
     ]
     counters = dict(state["counters"])
     counters["leak_rejections"] += sum(d.leak_rejections for d in drafts.values())
     counters["unparseable_questions"] += sum(d.status == "unparseable" for d in drafts.values())
     ctx.store.append(records)
-    return {"pending": [r.id for r in records if r.status == "ok"], "counters": counters,
+    return {"pending": ctx.keep([r.id for r in records if r.status == "ok"]), "counters": counters,
             **stop_update(summary, "question generation")}
 
 

@@ -60,11 +60,11 @@ async def self_check(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     """Re-judge the seeded sample (skipping answers a killed run already re-judged)."""
     if not running(state) or not ctx.mode.reads_references:
         return {}
-    questions = ctx.store.all(QuestionRecord)
-    judged = {v.answer_id for v in ctx.store.all(VerdictRecord).values()}
-    pool = candidates(ctx.store.all(AnswerRecord).values(), questions, judged)
+    questions = ctx.store.index(QuestionRecord)
+    judged = {v.answer_id for v in ctx.store.index(VerdictRecord).values()}
+    pool = candidates(ctx.store.index(AnswerRecord).values(), questions, judged)
     n = sample_size(len(pool), ctx.exam.self_check_share, ctx.exam.self_check_min)
-    done = ctx.store.all(SelfCheckRecord)
+    done = ctx.store.index(SelfCheckRecord)
     todo = [ctx.store.get(AnswerRecord, aid) for aid in choose_sample(pool, n, ctx.exam.seed)
             if stable_id(SELF_CHECK_STAGE, aid) not in done]
     with ledger_stage(SELF_CHECK_STAGE):

@@ -1,0 +1,111 @@
+"""The exam's graph state stays flat: checkpoints hold keys, the bulk state lives in state.sqlite as
+immutable values, unit vectors sit in one matrix, and a resume says what it decided first."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_exam import sim_settings
+
+from examiner.core import rundir
+from examiner.core.records import UnitRecord
+from examiner.exam.nodes.context import UnitVectors
+from examiner.exam.runner import ExamRequest, resume_exam, start_exam
+from examiner.exam.statestore import StateStore
+from examiner.exam.store import RunStore
+
+
+def largest_checkpoint(run_dir: Path) -> int:
+    """Bytes of the largest checkpoint or pending write LangGraph saved for the run."""
+    with closing(sqlite3.connect(run_dir / rundir.CHECKPOINTS)) as db:
+        checkpoint = db.execute("SELECT MAX(LENGTH(checkpoint)) FROM checkpoints").fetchone()[0]
+        write = db.execute("SELECT MAX(LENGTH(value)) FROM writes").fetchone()[0]
+    return max(checkpoint, write)
+
+
+def corpus_of(folder: Path, documents: int) -> Path:
+    """`documents` PubMedQA abstracts, one file each (about 9 knowledge units per abstract)."""
+    from examiner.datasets import load_pubmedqa
+
+    folder.mkdir()
+    for item in load_pubmedqa()[:documents]:
+        (folder / f"{item.pubid}.txt").write_text("\n\n".join(item.contexts), encoding="utf-8")
+    return folder
+
+
+async def test_checkpoints_do_not_grow_with_the_units(tmp_path: Path) -> None:
+    """One round on N units and on 4N: the largest checkpoint barely changes (when the state carried
+    every unit id, it grew with them: 2.5x here, 7.2 KB to 18 KB)."""
+    settings = sim_settings(max_rounds=1, max_probes=0)
+    sizes, units = [], []
+    for documents in (3, 12):
+        run_dir = tmp_path / f"run-{documents}"
+        await start_exam(settings, ExamRequest([str(corpus_of(tmp_path / f"corpus-{documents}", documents))]),
+                         run_dir, quiet=True, report=False)
+        sizes.append(largest_checkpoint(run_dir))
+        units.append(len(RunStore(run_dir).all(UnitRecord)))
+    assert units[1] >= 3.5 * units[0]
+    assert sizes[1] < 1.3 * sizes[0], f"largest checkpoint {sizes} bytes for {units} units"
+
+
+def test_state_values_are_immutable_and_keyed_by_content(tmp_path: Path) -> None:
+    """The same value gets the same key (a node run again after a kill writes nothing new); values survive
+    reopening; a missing key is a KeyError naming the file."""
+    store = StateStore(tmp_path / rundir.STATE)
+    book = {"pool": ["u2", "u1"], "covered": {"u3": "v1"}}
+    key = store.put(book)
+    assert store.put({"covered": {"u3": "v1"}, "pool": ["u2", "u1"]}) == key
+    assert store.put({**book, "pool": ["u1"]}) != key
+    store.close()
+    reopened = StateStore(tmp_path / rundir.STATE)
+    assert reopened.get(key) == book
+    with closing(sqlite3.connect(tmp_path / rundir.STATE)) as db:
+        assert db.execute("SELECT COUNT(*) FROM state_values").fetchone()[0] == 2
+    with pytest.raises(KeyError, match=rundir.STATE):
+        reopened.get("0" * 64)
+    reopened.close()
+
+
+def test_unit_vectors_are_rows_of_one_matrix() -> None:
+    """Rows come back in the order asked, as given, across appends that grow the matrix."""
+    rng = np.random.default_rng(0)
+    vectors = UnitVectors()
+    first, second = rng.random((3, 4), dtype=np.float32), rng.random((5, 4), dtype=np.float32)
+    vectors.add(["a", "b", "c"], first)
+    vectors.add(["d", "e", "f", "g", "h"], second)
+    assert np.array_equal(vectors.rows(["h", "a", "c"]), np.stack([second[4], first[0], first[2]]))
+    assert vectors.rows([]).shape == (0, 4)
+
+
+def test_store_index_is_read_only_and_not_a_copy(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    index = store.index(UnitRecord)
+    store.append([UnitRecord(id="u1", text="a", token_count=1, sources=[])])
+    assert list(index) == ["u1"], "the index shows later appends: it is the store's own"
+    with pytest.raises(TypeError):
+        index["u2"] = index["u1"]  # type: ignore[index]
+
+
+async def test_resume_announces_its_first_decision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget-stopped run continued with a larger cap names the node it goes back to; a completed run
+    says it only rebuilds its reports; --quiet prints neither."""
+    corpus = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:1]]
+    run_dir = tmp_path / "run"
+    settings = sim_settings(max_rounds=1).merged({"budget_usd": 0.005})
+    info = await start_exam(settings, ExamRequest(corpus, run_id="stopped"), run_dir, quiet=True, report=False)
+    assert info.status == "budget_exhausted"
+    capsys.readouterr()
+    info = await resume_exam(run_dir, quiet=False, report=False, budget_usd=10.0)
+    assert info.status == "completed", info.stop_reason
+    first = [line for line in capsys.readouterr().err.splitlines() if line.strip()][0]
+    assert first.startswith("resume: continuing from the checkpoint before node "), first
+    assert first.endswith("where the budget ran out")
+
+    await resume_exam(run_dir, quiet=False, report=False)
+    assert capsys.readouterr().err.splitlines()[0] == "resume: run stopped is complete; nothing to do"
+    await resume_exam(run_dir, quiet=True, report=False)
+    assert "resume:" not in capsys.readouterr().err
