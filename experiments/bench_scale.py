@@ -78,7 +78,7 @@ SIZES = (1, 10, 100)
 TOP_FILES = 8
 """Largest files of a run directory listed per size."""
 RATIO_FIGURES = ("units", "wall_s", "overhead_ms_per_unit", "peak_rss_gb", "run_dir_mb", "ckpt_bytes_per_checkpoint",
-                 "report_s", "report_html_mb", "resume_s")
+                 "ckpt_bytes_max", "report_s", "report_html_mb", "resume_s")
 """Figures also given as a ratio against the smallest size."""
 
 
@@ -200,14 +200,19 @@ def run_dir_figures(run_dir: Path) -> dict[str, Any]:
 
 
 def checkpoint_figures(run_dir: Path) -> dict[str, Any]:
-    """checkpoints.sqlite: its size (with its WAL), checkpoints, and blob bytes per checkpoint."""
+    """checkpoints.sqlite: its size (with its WAL), checkpoints, blob bytes per checkpoint and the largest
+    blob (comparable between a killed run and a finished one, whose mean holds its later checkpoints)."""
     path = run_dir / rundir.CHECKPOINTS
+    if not path.is_file():  # killed before its first checkpoint
+        return {"ckpt_file_mb": 0.0, "checkpoints": 0, "ckpt_bytes_per_checkpoint": 0, "ckpt_bytes_max": 0,
+                "ckpt_writes_mb": 0.0}
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        count, blobs = db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(checkpoint)), 0) FROM checkpoints").fetchone()
+        count, blobs, largest = db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(checkpoint)), 0), "
+                                           "COALESCE(MAX(LENGTH(checkpoint)), 0) FROM checkpoints").fetchone()
         write_bytes = db.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes").fetchone()[0]
     size = sum(p.stat().st_size for p in run_dir.glob(rundir.CHECKPOINTS + "*"))
     return {"ckpt_file_mb": size / 1e6, "checkpoints": count, "ckpt_bytes_per_checkpoint": blobs / count if count else 0,
-            "ckpt_writes_mb": write_bytes / 1e6}
+            "ckpt_bytes_max": largest, "ckpt_writes_mb": write_bytes / 1e6}
 
 
 def verdicts_sha256(run_dir: Path) -> str:
@@ -217,7 +222,9 @@ def verdicts_sha256(run_dir: Path) -> str:
 
 
 def run_info(run_dir: Path) -> dict[str, Any]:
-    info = json.loads((run_dir / rundir.RUN_INFO).read_text(encoding="utf-8"))
+    """Units, and rounds completed (none yet, or none of a killed run's, when run.json has no rounds)."""
+    path = run_dir / rundir.RUN_INFO
+    info = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"units": 0, "rounds": []}
     return {"units": info["units"], "rounds": len(info["rounds"])}
 
 
@@ -241,7 +248,7 @@ def _server_cpu_s(pid: int) -> float:
 
 def exam_size(paths: list[Path], folder: Path, embedding_cache: Path, timeout_s: float) -> dict[str, Any]:
     """The exam of `paths` into `folder/run` with the server in its own process, its figures also kept in
-    `folder/exam.json`; only `did_not_finish_s` when it was killed."""
+    `folder/exam.json`; only `did_not_finish_s` and the peak RSS so far when it was killed."""
     folder.mkdir(parents=True, exist_ok=True)
     server = SimulatedProcess({"knowledge": PROFILE, "latency_s": 0}, seed=0)
     with server as base_url:
@@ -250,35 +257,37 @@ def exam_size(paths: list[Path], folder: Path, embedding_cache: Path, timeout_s:
         code, rss_gb = run_child(_child_command("exam", config, folder / "run", out, *paths), timeout_s)
         assert server.proc is not None
         server_cpu = _server_cpu_s(server.proc.pid)
-    if code is None:
-        return {"did_not_finish_s": timeout_s}
-    if code != 0:
+    if code is not None and code != 0:
         raise SystemExit(f"the exam child failed with exit code {code}")
-    exam = {**json.loads(out.read_text()), "server_cpu_s": server_cpu, "peak_rss_gb": rss_gb}
+    done = json.loads(out.read_text()) if code == 0 else {"did_not_finish_s": timeout_s}
+    exam = {**done, "server_cpu_s": server_cpu, "peak_rss_gb": rss_gb}
     save_json(exam, out)
     return exam
 
 
 def kept_exam(folder: Path) -> dict[str, Any] | None:
-    """The figures of an exam an earlier invocation completed in `folder` (--reuse-exams), else None."""
+    """The figures of an exam an earlier invocation ran in `folder` (--reuse-exams): completed, or killed
+    at the timeout; None when there is none."""
     out = folder / "exam.json"
     if not out.is_file():
         return None
     exam = json.loads(out.read_text())
-    return exam if exam.get("status") == "completed" and "peak_rss_gb" in exam else None
+    ended = exam.get("status") == "completed" or "did_not_finish_s" in exam
+    return exam if ended and "peak_rss_gb" in exam else None
 
 
 def measure_size(parts: int, corpus: Path, scratch: Path, embedding_cache: Path, timeout_s: float,
                  reuse: bool = False) -> dict[str, Any]:
-    """Every figure of one size (only `did_not_finish_s` when the exam ran past the timeout); with
-    `reuse`, a completed exam kept in the scratch folder is measured again without running it again."""
+    """Every figure of one size; with `reuse`, an exam kept in the scratch folder is measured again without
+    running it again. An exam killed at the timeout gets `did_not_finish_s`, its peak RSS so far and what
+    its run directory and checkpoints hold at the kill (the exam's other figures need its end)."""
     folder = scratch / f"size-{parts}"
     paths = sorted(corpus.glob("part-*.txt"))[:parts]
     figures: dict[str, Any] = {"parts": parts}
     figures |= (reuse and kept_exam(folder)) or exam_size(paths, folder, embedding_cache, timeout_s)
-    if "did_not_finish_s" in figures:
-        return figures
     run_dir = folder / "run"
+    if "did_not_finish_s" in figures:
+        return figures | run_info(run_dir) | run_dir_figures(run_dir) | checkpoint_figures(run_dir)
     figures |= run_info(run_dir)
     cpu = figures["cpu_s"] - figures["encode_cpu_s"]
     figures |= {"overhead_cpu_s": cpu, "overhead_ms_per_unit": 1000 * cpu / figures["units"]}
@@ -299,7 +308,8 @@ def ensure_corpus(corpus: Path, parts: int) -> None:
 
 
 def ratios(results: list[dict[str, Any]]) -> list[dict[str, float | None]]:
-    """Each RATIO_FIGURES figure of each size over the smallest size's."""
+    """Each RATIO_FIGURES figure of each size over the smallest size's (None where a size lacks it: a size
+    that did not finish has only its peak RSS, run directory and checkpoints at the kill)."""
     base = results[0]
 
     def over(row: dict[str, Any], key: str) -> float | None:
@@ -307,7 +317,8 @@ def ratios(results: list[dict[str, Any]]) -> list[dict[str, float | None]]:
             return None
         return round(row[key] / base[key], 3)
 
-    return [{"parts": row["parts"], **{key: over(row, key) for key in RATIO_FIGURES}} for row in results]
+    return [{"parts": row["parts"], "finished": "did_not_finish_s" not in row,
+             **{key: over(row, key) for key in RATIO_FIGURES}} for row in results]
 
 
 def _fmt(value: Any) -> str:
@@ -317,8 +328,7 @@ def _fmt(value: Any) -> str:
 def print_size(row: dict[str, Any]) -> None:
     print(f"\n== {row['parts']} corpus file(s)")
     if "did_not_finish_s" in row:
-        print(f"   did not finish in {row['did_not_finish_s']:.0f} s")
-        return
+        print(f"   did not finish in {row['did_not_finish_s']:.0f} s; at the kill:")
     for key, value in row.items():
         if key not in ("parts", "top_files_mb"):
             print(f"   {key:28} {_fmt(value)}")
@@ -364,11 +374,12 @@ def main() -> None:
 def report(results: list[dict[str, Any]], sizes: list[int]) -> None:
     """Ratios, the JSON file and the RESULT line."""
     finished = [row for row in results if "did_not_finish_s" not in row]
-    rows = ratios(finished) if finished else []
+    every = ratios(results)
+    rows = [row for row in every if row["finished"]]
     print("\nratios against the smallest size:")
-    for row in rows:
+    for row in every:
         print("   " + " ".join(f"{key}={value}" for key, value in row.items()))
-    save_json({"sizes": sizes, "profile": PROFILE, "results": results, "ratios": rows}, RESULTS / "bench_scale.json")
+    save_json({"sizes": sizes, "profile": PROFILE, "results": results, "ratios": every}, RESULTS / "bench_scale.json")
     smallest = finished[0] if finished and finished[0]["parts"] == 1 else {}
     unfinished = [f"{row['parts']}@{row['did_not_finish_s']:.0f}s" for row in results if row not in finished]
     print_result({
@@ -378,6 +389,7 @@ def report(results: list[dict[str, Any]], sizes: list[int]) -> None:
         "overhead_ratio_max": worst(rows, "overhead_ms_per_unit"),
         "peak_rss_gb_max": worst(finished, "peak_rss_gb"),
         "ckpt_bytes_ratio_max": worst(rows, "ckpt_bytes_per_checkpoint"),
+        "ckpt_max_bytes_ratio_at_kill": worst([row for row in every if not row["finished"]], "ckpt_bytes_max"),
         "report_html_mb_max": worst(finished, "report_html_mb"),
         "resume_first_decision_s_max": worst(finished, "resume_s"),
         "resume_timed": ",".join(sorted({row["resume_first_decision"].replace(" ", "_") for row in finished})) or "none",
