@@ -291,11 +291,12 @@ def measure_size(parts: int, corpus: Path, scratch: Path, embedding_cache: Path,
     figures |= run_info(run_dir)
     cpu = figures["cpu_s"] - figures["encode_cpu_s"]
     figures |= {"overhead_cpu_s": cpu, "overhead_ms_per_unit": 1000 * cpu / figures["units"]}
-    figures |= run_dir_figures(run_dir) | checkpoint_figures(run_dir)
+    figures |= checkpoint_figures(run_dir)
     figures["verdicts_sha256"] = verdicts_sha256(run_dir)
     code, _ = run_child(_child_command("report", run_dir, folder / "report.json"), timeout_s)
     figures |= json.loads((folder / "report.json").read_text()) if code == 0 else {"report_s": None}
     figures["report_html_mb"] = (run_dir / rundir.REPORT_HTML).stat().st_size / 1e6 if code == 0 else None
+    figures |= run_dir_figures(run_dir)  # with the reports (provenance.graphml, figures/) in it
     return figures | time_resume(run_dir, timeout_s)
 
 
