@@ -345,14 +345,16 @@ def worst(rows: list[dict[str, Any]], key: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="corpus files per size, comma-separated")
-    parser.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "examiner-scale" / "corpus")
+    parser.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "examiner-scale" / "corpus",
+                        help="folder of scale_corpus.py's part-NNNNN.txt files (missing ones are built)")
     parser.add_argument("--embedding-cache", type=Path,
-                        default=Path(tempfile.gettempdir()) / "examiner-scale" / "embeddings.sqlite")
+                        default=Path(tempfile.gettempdir()) / "examiner-scale" / "embeddings.sqlite",
+                        help="embedding cache shared by every size (the runs' embedding_cache setting)")
     parser.add_argument("--scratch", type=Path, default=None,
                         help="folder for the run directories (kept; default: a temporary folder, removed)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds one size's exam may take")
     parser.add_argument("--reuse-exams", action="store_true",
-                        help="with --scratch: measure again the exams an earlier invocation completed there "
+                        help="with --scratch: measure again the exams an earlier invocation ran there "
                              "(run directory, reports, resume) instead of running them again")
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
