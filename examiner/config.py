@@ -264,6 +264,10 @@ class Settings(BaseModel):
     cache_dir: str | None = None
     """Folder of a response cache shared between runs (`--cache DIR`): a new run answers from it every
     request an earlier run already paid for. None: the cache lives in the run directory."""
+    embedding_cache: str | None = None
+    """SQLite file of unit and answer embeddings shared between runs (`--embedding-cache FILE`): a new run
+    on a corpus an earlier run embedded loads its vectors instead of embedding them again (keys are sha256
+    of model and text, so runs on other texts or models never collide). None: `<run>/embeddings.sqlite`."""
     exam: ExamSettings = Field(default_factory=ExamSettings)
     """Knobs of the Ref-Eval exam."""
     judge_panel: list[str] = Field(default_factory=list)
@@ -282,6 +286,12 @@ class Settings(BaseModel):
                 raise ValueError("roles.judge: a judge panel needs at least one endpoint")
             data = {**data, "roles": {**roles, "judge": members[0]}, "judge_panel": members}
         return data
+
+    @field_validator("embedding_cache")
+    @classmethod
+    def _expand_home(cls, path: str | None) -> str | None:
+        """`~` stands for the home folder, as on the command line; an empty value means none."""
+        return str(Path(path).expanduser()) if path else None
 
     @field_validator("roles")
     @classmethod

@@ -67,6 +67,9 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--language", metavar="CODE",
                         help="language of questions, answers and judging: auto (the corpus's, detected; default) "
                              "or an ISO 639-1 code such as zh")
+    parser.add_argument("--embedding-cache", metavar="FILE",
+                        help="SQLite file of embeddings shared between runs, so a corpus examined before is not "
+                             "embedded again (default: embeddings.sqlite inside the run's own folder)")
     add_config_flags(parser)
 
 
@@ -164,6 +167,8 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
         from examiner.exam.ray_prepare import check_ray_engine
 
         check_ray_engine(settings.exam)
+    if args.embedding_cache:
+        settings = settings.merged({"embedding_cache": _embedding_cache_file(args.embedding_cache)})
     targets, judges = list(args.target), list(args.judge)
     if getattr(args, "simulate", False):
         targets = [f"sim-{t}" if f"sim-{t}" in settings.endpoints else t for t in targets]
@@ -196,6 +201,16 @@ def _with_exam_flags(settings: Settings, args: argparse.Namespace) -> Settings:
             reason = str(exc).rpartition(f"exam.{key}: ")[2]
             raise ConfigError(f"--{attribute.replace('_', '-')} {value}: {reason}") from None
     return settings
+
+
+def _embedding_cache_file(path: str) -> str:
+    """--embedding-cache FILE as an absolute path (config.yaml records it, so `resume` finds it from any
+    directory), its folder checked as an output folder before any work starts."""
+    file = Path(path).expanduser()
+    if file.is_dir():
+        raise UserError(f"--embedding-cache {path}: a folder, not an SQLite file (e.g. {file / 'embeddings.sqlite'})")
+    output_dir(file.parent, "--embedding-cache")
+    return str(file.resolve())
 
 
 def summarise(info: RunInfo, run_dir: Path) -> None:

@@ -153,7 +153,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         if resume:
             gateway.resume_spending()
-        embed_cache = EmbeddingCache(run_dir / rundir.EMBEDDINGS)
+        embed_cache = EmbeddingCache(settings.embedding_cache or run_dir / rundir.EMBEDDINGS)
         mode = MODES[request.mode]
         judge = exam_judge(gateway, method=request.judge_mode, reads_references=mode.reads_references,
                            stage=mode.judge_stage, endpoints=request.judges)
