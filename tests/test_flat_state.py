@@ -38,7 +38,7 @@ def corpus_of(folder: Path, documents: int) -> Path:
 
 
 async def test_checkpoints_do_not_grow_with_the_units(tmp_path: Path) -> None:
-    """One round on N units and on 4N: the largest checkpoint barely changes (when the state carried
+    """One round on N units and on about 3.5N: the largest checkpoint barely changes (when the state carried
     every unit id, it grew with them: 2.5x here, 7.2 KB to 18 KB)."""
     settings = sim_settings(max_rounds=1, max_probes=0)
     sizes, units = [], []
