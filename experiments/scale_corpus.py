@@ -1,8 +1,10 @@
 """A corpus of any size for the scale benchmark, built from WikiText-2 (valid + test, ../shared/data).
 
-The text is repeated copy after copy; every sentence of copy N is marked "(N)", so no two copies make
-the same knowledge unit. It is cut at paragraph breaks into files of about PART_CHARS characters (about
-2,000 sentence units each), named part-00000.txt, part-00001.txt, ...; a corpus of n parts is the first
+The first copy is WikiText-2 with every sentence marked "(1)". A later copy N cannot repeat it: the exam merges near-duplicate
+units (cosine >= exam.dedup_threshold, 0.95), and sentences that differ only by a marker are merged, so
+100 marked copies made only 20,595 units. Instead each sentence of copy N is joined to another sentence
+of the text drawn with seed N ("first , and second ."), which makes a unit of its own. It is cut at paragraph breaks into files of
+about PART_CHARS characters (about 2,000 sentence units each), named part-00000.txt, part-00001.txt, ...; a corpus of n parts is the first
 n files, so the 2,000-, 20,000- and 200,000-unit corpora are prefixes of one another and an embedding
 cache filled for the largest serves them all.
 
@@ -12,6 +14,7 @@ cache filled for the largest serves them all.
 from __future__ import annotations
 
 import argparse
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,10 +25,22 @@ PART_CHARS = 312_000
 
 def _copies() -> Iterator[str]:
     source = "".join((WIKITEXT / f"{split}.txt").read_text(encoding="utf-8") for split in ("valid", "test"))
-    copy = 0
+    yield source.replace(" . ", " . (1) ")  # the first copy's sentences numbered, as the corpus always was
+    sentences = [s.strip() for s in source.replace("\n", " ").split(" . ") if len(s.split()) >= 4]
+    copy = 1
     while True:
         copy += 1
-        yield source.replace(" . ", f" . ({copy}) ")
+        draw = random.Random(copy)
+        yield "\n \n".join(_paired(paragraph, sentences, draw) for paragraph in source.split("\n \n"))
+
+
+def _paired(paragraph: str, sentences: list[str], draw: random.Random) -> str:
+    """Every sentence of the paragraph joined to a drawn one (headings and short lines kept as they are)."""
+    if " . " not in paragraph:
+        return paragraph
+    parts = paragraph.strip().split(" . ")
+    joined = [f"{part} , and {draw.choice(sentences)}" if len(part.split()) >= 4 else part for part in parts]
+    return " " + " . ".join(joined) + "\n"
 
 
 def _paragraphs() -> Iterator[str]:
