@@ -283,23 +283,28 @@ def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: in
     return _canonical(x, labels, centroids)
 
 
-def _flat(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> tuple[np.ndarray, np.ndarray]:
-    """Labels and centroids of one FAISS k-means over all of `x` (1 <= k <= n), trained on every point."""
+def _flat(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int,
+          gpu: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and centroids of one FAISS k-means over all of `x` (1 <= k <= n), trained on every point
+    (on the GPU when FAISS sees one, unless `gpu` says otherwise)."""
     n, d = x.shape
     if k == 1:
         return np.zeros(n, dtype=np.int64), x.mean(axis=0, keepdims=True)
     if k == n:
         return np.arange(n, dtype=np.int64), x.copy()
-    km = _train(x, k, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=max(256, math.ceil(n / k)))
+    km = _train(x, k, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=max(256, math.ceil(n / k)),
+                gpu=gpu)
     return _assign(km, x), np.asarray(km.centroids, dtype=np.float32)
 
 
-def _train(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int, max_points_per_centroid: int) -> Any:
-    """A trained faiss.Kmeans (GPU when FAISS sees one); FAISS samples k * max_points_per_centroid points
-    to train on when x has more."""
+def _train(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int, max_points_per_centroid: int,
+           gpu: bool | None = None) -> Any:
+    """A trained faiss.Kmeans (GPU when FAISS sees one and `gpu` is not False); FAISS samples
+    k * max_points_per_centroid points to train on when x has more."""
     import faiss
 
-    km = faiss.Kmeans(x.shape[1], k, niter=niter, nredo=nredo, seed=int(seed), gpu=faiss_uses_gpu(),
+    on_gpu = faiss_uses_gpu() if gpu is None else gpu and faiss_uses_gpu()
+    km = faiss.Kmeans(x.shape[1], k, niter=niter, nredo=nredo, seed=int(seed), gpu=on_gpu,
                       verbose=False, min_points_per_centroid=1, max_points_per_centroid=max_points_per_centroid)
     km.train(x)
     return km
@@ -314,7 +319,12 @@ def _assign(km: Any, x: np.ndarray) -> np.ndarray:
 def _two_level(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> tuple[np.ndarray, np.ndarray]:
     """Coarse k-means into ~sqrt(k) groups, then a flat k-means inside each group with k shared out by size.
 
-    Costs about n * (sqrt(k) + k / sqrt(k)) * d * iterations instead of n * k * d * iterations."""
+    Costs about n * (sqrt(k) + k / sqrt(k)) * d * iterations instead of n * k * d * iterations.
+
+    Only the coarse level uses the GPU. Each GPU k-means sets up its own FAISS GPU resources (scratch
+    memory, cuBLAS handle), which costs more than a group's whole k-means: on an H100, 200,000 vectors
+    with every group on the GPU took 29.2 s against 3.2 s all on 16 CPU cores (experiments/bench_gpu.py,
+    docs/MEASUREMENTS.md), so the groups, about sqrt(k) points per centroid each, run on the CPU."""
     n = len(x)
     coarse = max(2, round(math.sqrt(k)))
     km = _train(x, coarse, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=COARSE_POINTS_PER_CENTROID)
@@ -330,7 +340,7 @@ def _two_level(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> t
     for group, share in zip(present.tolist(), shares.tolist()):
         members = order[bounds[group]:bounds[group + 1]]
         sub_labels, sub_centroids = _flat(np.ascontiguousarray(x[members]), int(share),
-                                          seed=seed + 1 + group, niter=niter, nredo=nredo)
+                                          seed=seed + 1 + group, niter=niter, nredo=nredo, gpu=False)
         labels[members] = sub_labels + offset
         centroids.append(sub_centroids)
         offset += len(sub_centroids)

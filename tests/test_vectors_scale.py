@@ -102,3 +102,28 @@ def test_split_k_is_proportional_bounded_and_exact() -> None:
         assert shares.sum() == k and (shares >= 1).all() and (shares <= sizes).all()
     with pytest.raises(ValueError):
         split_k(np.array([3, 3]), 1)
+
+
+def test_with_a_gpu_only_the_coarse_level_of_two_level_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every GPU k-means builds its own FAISS GPU resources, which costs more than a small group's whole
+    k-means (measured 9x slower on an H100), so with a GPU seen the coarse level asks for it and the groups
+    do not. The GPU is faked (FAISS is told gpu=False underneath) so this runs on any machine."""
+    import examiner.vectors as vectors
+
+    asked: list[tuple[int, bool]] = []
+    real_kmeans = faiss.Kmeans
+
+    def recording_kmeans(d: int, k: int, **kwargs: object) -> object:
+        asked.append((k, bool(kwargs.get("gpu"))))
+        return real_kmeans(d, k, **{**kwargs, "gpu": False})
+
+    monkeypatch.setattr(vectors, "faiss_uses_gpu", lambda: True)
+    monkeypatch.setattr(faiss, "Kmeans", recording_kmeans)
+    x = unit_vectors(3000)
+    kmeans(x, 300, seed=0, flat_max_k=64)
+    coarse = round(math.sqrt(300))
+    assert asked[0] == (coarse, True)
+    assert len(asked) > 1 and all(not gpu for _, gpu in asked[1:])
+    asked.clear()
+    kmeans(x, 50, seed=0, flat_max_k=64)  # flat: the one k-means uses the GPU
+    assert asked == [(50, True)]
