@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from typing import Callable
@@ -103,11 +104,43 @@ def _local_probe() -> str:
     return line
 
 
+GPU_KMEANS_PROBE = """
+import numpy as np, faiss
+assert faiss.get_num_gpus() > 0, "FAISS sees no GPU in a fresh process"
+x = np.random.default_rng(0).standard_normal((2000, 32)).astype(np.float32)
+km = faiss.Kmeans(32, 8, niter=2, gpu=True, verbose=False)
+km.train(x)
+print("ok")
+"""
+"""A tiny k-means on the GPU, run in a child process: a FAISS build without kernels for the card (e.g.
+faiss-gpu-cu12 1.14 on an H100: CUDA error 209, 'no kernel image') aborts the process that calls it."""
+
+
+def gpu_kmeans_failure(timeout_s: float = 120) -> str | None:
+    """None when a FAISS GPU k-means runs in a child process, else the last line it printed."""
+    try:
+        child = subprocess.run([sys.executable, "-c", GPU_KMEANS_PROBE], capture_output=True, text=True,
+                               timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return f"no answer in {timeout_s:.0f} s"
+    if child.returncode == 0 and child.stdout.strip().endswith("ok"):
+        return None
+    lines = [line for line in (child.stderr + child.stdout).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else f"exit status {child.returncode}"
+
+
 def _faiss_probe() -> str:
     import faiss
 
     gpus = faiss.get_num_gpus() if hasattr(faiss, "get_num_gpus") else 0
-    return f"faiss {faiss.__version__}: {'GPU x' + str(gpus) if gpus else 'CPU'}"
+    if not gpus:
+        return f"faiss {faiss.__version__}: CPU"
+    failure = gpu_kmeans_failure()
+    if failure:
+        raise UserError(f"faiss {faiss.__version__} sees {gpus} GPU(s) but a GPU k-means failed in a child "
+                        f"process ({failure}); faiss-gpu-cu12 1.14 has no kernels for Hopper cards (H100, "
+                        "H200): pip install 'faiss-gpu>=1.15'")
+    return f"faiss {faiss.__version__}: GPU x{gpus}, a GPU k-means ran"
 
 
 def _endpoint_probe(settings: Settings, name: str) -> Callable[[], str]:
