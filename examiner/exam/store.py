@@ -2,7 +2,9 @@
 
 File names, the JSONL policy and the typed readers live in examiner/core/rundir.py; this class adds
 what the running exam needs on top: a lock (nodes append from concurrent tasks), one tail repair per
-file before the first append, and an index so that a node can look a record up without rereading.
+file before the first append, and an index so that a node can look a record up without rereading. The
+index keeps each record as its JSON bytes (examiner/exam/recordindex.py), so a run's memory grows by a
+few hundred bytes per record, not the 1-2 KB of a decoded one.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Iterable, TypeVar
 
 from pydantic import BaseModel
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from examiner.core.records import ClusterRound, RunInfo, record_key
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
+from examiner.exam.recordindex import RecordIndex, index_of
 from examiner.exam.statestore import StateStore
 
 M = TypeVar("M", bound=BaseModel)
@@ -31,7 +33,7 @@ class RunStore:
         self.dir = self.run.path
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._index: dict[type[BaseModel], dict[str, BaseModel]] = {}
+        self._index: dict[type[BaseModel], RecordIndex[Any]] = {}
         self._repaired: set[type[BaseModel]] = set()
         self._values: StateStore | None = None
 
@@ -62,25 +64,24 @@ class RunStore:
             for model, items in by_type.items():
                 self.run.append_records(model, items, repair=model not in self._repaired)
                 self._repaired.add(model)
-                index = self._loaded(model)
-                for item in items:
-                    index[record_key(item)] = item
+                self._loaded(model).put_many((record_key(item), item) for item in items)
 
-    def _loaded(self, model: type[M]) -> dict[str, M]:
+    def _loaded(self, model: type[M]) -> RecordIndex[M]:
         if model not in self._index:
-            self._index[model] = self.run.records(model)  # type: ignore[assignment]
-        return self._index[model]  # type: ignore[return-value]
+            self._index[model] = index_of(model, self.run.records(model))
+        return self._index[model]
 
     def all(self, model: type[M]) -> dict[str, M]:
-        """Every record of a type by id (last one wins): a copy, the caller's to change."""
+        """Every record of a type by id (last one wins), decoded: a copy, the caller's to change."""
         with self._lock:
-            return dict(self._loaded(model))
+            index = self._loaded(model)
+        return index.decoded()
 
     def index(self, model: type[M]) -> Mapping[str, M]:
         """Every record of a type by id, read-only and not copied: the store's own index, which later
-        appends change (iterate it only where nothing appends meanwhile, e.g. between fan-outs)."""
+        appends change (iteration walks the ids present when it began)."""
         with self._lock:
-            return MappingProxyType(self._loaded(model))
+            return self._loaded(model)
 
     def get(self, model: type[M], record_id: str) -> M:
         with self._lock:
