@@ -7,8 +7,9 @@ another size with every batch's length) then fill the heap with free holes that 
 simulated exam on an empty embedding cache the exam process peaked at 2.68 GB; with the threshold fixed
 at 128 KiB, which also stops the raising, it peaked at 1.30 GB (docs/MEASUREMENTS.md, "Memory").
 
-`fix_mmap_threshold` does that through mallopt once the model is about to run. It changes nothing where
-the C library is not glibc, or where the user set MALLOC_MMAP_THRESHOLD_ themselves.
+The exam's own large buffers (state values decoded from state.sqlite, record batches) churn the same
+way, so `fix_mmap_threshold` runs when an exam starts or resumes and when the model loads. It changes
+nothing where the C library is not glibc, or where the user set MALLOC_MMAP_THRESHOLD_ themselves.
 """
 
 from __future__ import annotations

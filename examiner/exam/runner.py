@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from examiner.allocator import fix_mmap_threshold
 from examiner.core.version import VERSION
 from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
@@ -149,6 +150,7 @@ def _reopen(store: RunStore) -> None:
 
 async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool,
                  sample: Sample | None = None) -> RunInfo:
+    fix_mmap_threshold()  # large freed buffers (state values, encoder batches) go back to the system
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         if resume:
