@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from examiner.allocator import fix_mmap_threshold
+from examiner.core.allocator import fix_mmap_threshold
 from examiner.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ class Embedder:
                 pass
             path = self.model_path or bundled_model_path()
             self.device = self.device or pick_device()
-            fix_mmap_threshold()  # the encoder's freed buffers go back to the system (examiner/allocator.py)
+            fix_mmap_threshold()  # the encoder's freed buffers go back to the system (examiner/core/allocator.py)
             self._model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
         return self._model
 

@@ -1,4 +1,4 @@
-"""examiner.allocator fixes glibc's mmap threshold: after a large block is freed, blocks above 128 KiB must
+"""examiner.core.allocator fixes glibc's mmap threshold: after a large block is freed, blocks above 128 KiB must
 still get their own mapping (returned to the system on free) instead of coming from the heap, where the
 embedding model's freed buffers stayed resident (the exam's peak RSS 2.68 GB -> 1.30 GB, measured). Run
 in child processes, since the setting is per process."""
@@ -13,7 +13,7 @@ import pytest
 
 PROGRAM = """
 import ctypes, sys
-from examiner.allocator import fix_mmap_threshold
+from examiner.core.allocator import fix_mmap_threshold
 class Info(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in
                 "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]

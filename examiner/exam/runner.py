@@ -24,7 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from examiner.allocator import fix_mmap_threshold
+from examiner.core.allocator import fix_mmap_threshold
 from examiner.core.version import VERSION
 from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
