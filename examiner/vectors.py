@@ -116,6 +116,11 @@ class EmbeddingCache:
         self.close()
 
 
+EMBED_CHUNK = 8192
+"""Texts per cache lookup and encode call. Up to this many (every call of a run up to about 8,000 units)
+nothing changes: one lookup, one encode call, the same batches and so the same vectors as before."""
+
+
 class Embedder:
     """Sentence embeddings: batched, L2-normalised float32, cached when a cache is given.
 
@@ -169,10 +174,23 @@ class Embedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), dim) float32 array of unit-norm rows, in the order of `texts`."""
+        """(len(texts), dim) float32 array of unit-norm rows, in the order of `texts`.
+
+        Texts go through the cache and the model EMBED_CHUNK at a time, so one call holds the vectors and
+        model outputs of one chunk, not of a whole 200,000-unit corpus."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if len(texts) <= EMBED_CHUNK:
+            return self._embed_chunk(texts)
+        first = self._embed_chunk(texts[:EMBED_CHUNK])
+        out = np.empty((len(texts), first.shape[1]), dtype=np.float32)
+        out[:EMBED_CHUNK] = first
+        for start in range(EMBED_CHUNK, len(texts), EMBED_CHUNK):
+            out[start:start + EMBED_CHUNK] = self._embed_chunk(texts[start:start + EMBED_CHUNK])
+        return out
+
+    def _embed_chunk(self, texts: list[str]) -> np.ndarray:
         if self.cache is None:
             return self._encode(texts)
         keys = [text_key(t, self.model_name) for t in texts]

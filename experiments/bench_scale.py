@@ -27,9 +27,9 @@ what is left is examiner's own work (reading and cutting the corpus, cache looku
 gateway's client side, records, checkpoints), the part that must stay flat per unit. The parts are
 printed beside it: wall time, the exam's CPU, the embedding model's CPU / wall / texts encoded, and the
 server's CPU (from /proc, Linux). Answers are embedded for their similarity baseline, so a first run on
-a new cache encodes them; a repeated run encodes nothing. Peak RSS holds the embedding model (about 1.5 GB)
-whenever a run encodes any text, so compare sizes that are all first runs on the cache or all repeats
-(`encoded_texts` says which).
+a new cache encodes them; a repeated run encodes nothing. A run that encodes any text also holds torch and
+the embedding model (about 0.4 GB of RSS, measured after import and load), so compare sizes that are all
+first runs on the cache or all repeats (`encoded_texts` says which).
 
 Checkpoints: LangGraph's SQLite saver keeps one row per checkpoint in table `checkpoints` (blob column
 `checkpoint`) and the pending writes of each step in table `writes` (blob column `value`); bytes per
