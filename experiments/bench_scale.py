@@ -28,8 +28,9 @@ gateway's client side, records, checkpoints), the part that must stay flat per u
 printed beside it: wall time, the exam's CPU, the embedding model's CPU / wall / texts encoded, and the
 server's CPU (from /proc, Linux). Answers are embedded for their similarity baseline, so a first run on
 a new cache encodes them; a repeated run encodes nothing. A run that encodes any text also holds torch and
-the embedding model (about 0.4 GB of RSS, measured after import and load), so compare sizes that are all
-first runs on the cache or all repeats (`encoded_texts` says which).
+the embedding model (their imports add 0.40 GB of RSS, the weights 90 MB) and the encoder's working
+memory, so compare sizes that are all first runs on the cache or all repeats (`encoded_texts` says
+which).
 
 Checkpoints: LangGraph's SQLite saver keeps one row per checkpoint in table `checkpoints` (blob column
 `checkpoint`) and the pending writes of each step in table `writes` (blob column `value`); bytes per
