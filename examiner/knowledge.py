@@ -315,15 +315,16 @@ def units_from_statements(statements: Sequence[tuple[Passage, str]]) -> list[Kno
 
 # --- near duplicates -------------------------------------------------------------------------------------
 
-_MAX_BLOCK_CELLS = 2**26
-"""Most similarities held at once by `near_duplicate_groups` (float32: 256 MB); below 32,768 units the
-block keeps its full 2048 rows."""
+_MAX_BLOCK_CELLS = 2**24
+"""Most similarities held at once by `near_duplicate_groups` (float32: 64 MB); below 8,192 units the block
+keeps its full 2048 rows. At 37,423 units the call's peak memory was 494 MB with 2**26 cells and 115 MB
+with 2**24, for 13.2 s against 14.9 s (docs/MEASUREMENTS.md, "Memory")."""
 
 
 def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, block: int = 2048) -> list[list[int]]:
     """Groups of row indices linked by cosine similarity >= threshold (connected components), each sorted,
     groups ordered by their first index. Computed block by block so memory stays O(block * n); the block
-    shrinks for large n so one block's similarities stay within _MAX_BLOCK_CELLS floats (256 MB). The
+    shrinks for large n so one block's similarities stay within _MAX_BLOCK_CELLS floats (64 MB). The
     work is still quadratic: 70,000 units (a 10 MB corpus) took 43 s on 2 shared cores, so the 320,000 of
     50 MB would take about 15 minutes."""
     import networkx as nx
