@@ -304,9 +304,9 @@ def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: in
 
 
 def _flat(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int,
-          gpu: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+          gpu: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Labels and centroids of one FAISS k-means over all of `x` (1 <= k <= n), trained on every point
-    (on the GPU when FAISS sees one, unless `gpu` says otherwise)."""
+    (on the GPU when FAISS sees one and `gpu` allows it)."""
     n, d = x.shape
     if k == 1:
         return np.zeros(n, dtype=np.int64), x.mean(axis=0, keepdims=True)
@@ -318,13 +318,12 @@ def _flat(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int,
 
 
 def _train(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int, max_points_per_centroid: int,
-           gpu: bool | None = None) -> Any:
-    """A trained faiss.Kmeans (GPU when FAISS sees one and `gpu` is not False); FAISS samples
+           gpu: bool = True) -> Any:
+    """A trained faiss.Kmeans (GPU when FAISS sees one and `gpu` allows it); FAISS samples
     k * max_points_per_centroid points to train on when x has more."""
     import faiss
 
-    on_gpu = faiss_uses_gpu() if gpu is None else gpu and faiss_uses_gpu()
-    km = faiss.Kmeans(x.shape[1], k, niter=niter, nredo=nredo, seed=int(seed), gpu=on_gpu,
+    km = faiss.Kmeans(x.shape[1], k, niter=niter, nredo=nredo, seed=int(seed), gpu=gpu and faiss_uses_gpu(),
                       verbose=False, min_points_per_centroid=1, max_points_per_centroid=max_points_per_centroid)
     km.train(x)
     return km
