@@ -210,13 +210,16 @@ class RunDir:
             raise UserError(f"{self.path} lacks {RECORD_FILES[model]} (is it an exam run directory?)")
         return self.records(model)
 
-    def append_records(self, model: type[BaseModel], records: Iterable[BaseModel], *, repair: bool) -> None:
-        """Append records of one type; `repair` first cuts off a torn tail (once per file and writer)."""
+    def append_records(self, model: type[BaseModel], records: Iterable[BaseModel], *, repair: bool) -> list[str]:
+        """Append records of one type; `repair` first cuts off a torn tail (once per file and writer).
+        Returns the JSON lines written (without newlines), one per record."""
         path = self.record_file(model)
         self.path.mkdir(parents=True, exist_ok=True)
         if repair:
             repair_tail(path)
-        append_jsonl(path, (record.model_dump_json() for record in records))
+        lines = [record.model_dump_json() for record in records]
+        append_jsonl(path, lines)
+        return lines
 
     # --- run.json, request.json, config.yaml ---------------------------------------------------------------------
 

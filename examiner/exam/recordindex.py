@@ -38,7 +38,11 @@ class RecordIndex(Mapping[str, M], Generic[M]):
 
     def put(self, key: str, record: M) -> None:
         """Index (or replace) one record."""
-        raw = record.model_dump_json().encode("utf-8")
+        self.put_json(key, record.model_dump_json())
+
+    def put_json(self, key: str, line: str) -> None:
+        """Index (or replace) one record given as the JSON its file holds (what the store just wrote)."""
+        raw = line.encode("utf-8")
         with self._lock:
             self._raw[key] = raw
             self._decoded.pop(key, None)

@@ -62,9 +62,11 @@ class RunStore:
             by_type.setdefault(type(record), []).append(record)
         with self._lock:
             for model, items in by_type.items():
-                self.run.append_records(model, items, repair=model not in self._repaired)
+                lines = self.run.append_records(model, items, repair=model not in self._repaired)
                 self._repaired.add(model)
-                self._loaded(model).put_many((record_key(item), item) for item in items)
+                index = self._loaded(model)
+                for item, line in zip(items, lines):
+                    index.put_json(record_key(item), line)  # the JSON just written, not encoded again
 
     def _loaded(self, model: type[M]) -> RecordIndex[M]:
         if model not in self._index:
