@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from finish import print_result, save_json  # noqa: E402
+from kmeans_timing import faiss_gpus, faiss_kmeans, inertia, random_unit_vectors, sklearn_kmeans  # noqa: E402
 
 from examiner import vectors  # noqa: E402
 
@@ -50,57 +51,16 @@ DIM = 384
 NITER = 20
 
 
-def random_unit_vectors(n: int, d: int, seed: int) -> np.ndarray:
-    x = np.random.default_rng(seed).standard_normal((n, d), dtype=np.float32)
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    return x
-
-
 def gpu_count() -> int:
     try:
-        import faiss
-
-        return int(faiss.get_num_gpus())
-    except (ImportError, AttributeError):
+        return faiss_gpus()
+    except ImportError:
         return 0
-
-
-def inertia(x: np.ndarray, centroids: np.ndarray) -> float:
-    """Sum of squared distances of every row to its nearest centroid (exact flat search; on the GPU if any)."""
-    import faiss
-
-    index: Any = faiss.IndexFlatL2(centroids.shape[1])
-    if gpu_count():
-        index = faiss.index_cpu_to_all_gpus(index)
-    index.add(np.ascontiguousarray(centroids, dtype=np.float32))
-    dist, _ = index.search(x, 1)
-    return float(dist[:, 0].sum(dtype=np.float64))
-
-
-def faiss_kmeans(x: np.ndarray, k: int, *, gpu: bool, seed: int) -> tuple[float, np.ndarray]:
-    import faiss
-
-    n, d = x.shape
-    km = faiss.Kmeans(d, k, niter=NITER, nredo=1, seed=seed, gpu=gpu, verbose=False,
-                      max_points_per_centroid=max(256, -(-n // k)))
-    t = time.perf_counter()
-    km.train(x)
-    km.index.search(x, 1)
-    return time.perf_counter() - t, np.asarray(km.centroids)
-
-
-def sklearn_kmeans(x: np.ndarray, k: int, *, seed: int) -> tuple[float, np.ndarray]:
-    from sklearn.cluster import KMeans
-
-    km = KMeans(n_clusters=k, init="random", n_init=1, max_iter=NITER, tol=0.0, algorithm="lloyd", random_state=seed)
-    t = time.perf_counter()
-    km.fit(x)
-    return time.perf_counter() - t, km.cluster_centers_.astype(np.float32)
 
 
 def warm_gpu() -> None:
     """One small GPU k-means, untimed: CUDA context and cuBLAS handles are made here, not in a timed row."""
-    faiss_kmeans(random_unit_vectors(20_000, DIM, 99), 100, gpu=True, seed=99)
+    faiss_kmeans(random_unit_vectors(20_000, DIM, 99), 100, niter=NITER, gpu=True, seed=99)
 
 
 class Recorder:
@@ -126,14 +86,14 @@ def bench_kmeans(rec: Recorder, sizes: list[int], k: int, sklearn_max_n: int, se
         warm_gpu()
     for n in sizes:
         x = random_unit_vectors(n, DIM, seed)
-        runs: list[tuple[str, Callable[[], tuple[float, np.ndarray]]]] = []
+        runs: list[tuple[str, Callable[[], tuple[float, float, np.ndarray]]]] = []
         if gpus:
-            runs.append(("faiss_gpu", lambda: faiss_kmeans(x, k, gpu=True, seed=seed)))
-        runs.append(("faiss_cpu", lambda: faiss_kmeans(x, k, gpu=False, seed=seed)))
+            runs.append(("faiss_gpu", lambda: faiss_kmeans(x, k, niter=NITER, gpu=True, seed=seed)))
+        runs.append(("faiss_cpu", lambda: faiss_kmeans(x, k, niter=NITER, gpu=False, seed=seed)))
         if n <= sklearn_max_n:
-            runs.append(("sklearn", lambda: sklearn_kmeans(x, k, seed=seed)))
+            runs.append(("sklearn", lambda: sklearn_kmeans(x, k, niter=NITER, seed=seed)))
         for engine, run in runs:
-            seconds, centroids = run()
+            seconds, _, centroids = run()
             rec.add("kmeans", {"n": n, "k": k, "engine": engine, "seconds": seconds,
                                "inertia": inertia(x, centroids)})
         if not gpus:

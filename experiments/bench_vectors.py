@@ -44,48 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from finish import print_result, save_json  # noqa: E402
+from kmeans_timing import faiss_kmeans, inertia, random_unit_vectors, sklearn_kmeans  # noqa: E402
 
 from examiner.datasets import load_wikitext2, wikitext_corpus  # noqa: E402
 from examiner.knowledge import sentence_units  # noqa: E402
 from examiner.vectors import Embedder, EmbeddingCache, faiss_uses_gpu, k_for, kmeans  # noqa: E402
-
-
-def random_unit_vectors(n: int, d: int, seed: int) -> np.ndarray:
-    x = np.random.default_rng(seed).standard_normal((n, d), dtype=np.float32)
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    return x
-
-
-def inertia(x: np.ndarray, centroids: np.ndarray) -> float:
-    """Sum of squared distances to the nearest centroid (exact, FAISS flat L2 search), float64 sum."""
-    import faiss
-
-    index = faiss.IndexFlatL2(centroids.shape[1])
-    index.add(np.ascontiguousarray(centroids, dtype=np.float32))
-    dist, _ = index.search(x, 1)
-    return float(dist[:, 0].sum(dtype=np.float64))
-
-
-def bench_faiss(x: np.ndarray, k: int, niter: int, seed: int) -> tuple[float, float, np.ndarray]:
-    import faiss
-
-    n, d = x.shape
-    km = faiss.Kmeans(d, k, niter=niter, nredo=1, seed=seed, gpu=faiss_uses_gpu(), verbose=False,
-                      max_points_per_centroid=max(256, -(-n // k)))  # never subsample: same data as sklearn
-    t, c = time.perf_counter(), time.process_time()
-    km.train(x)
-    km.index.search(x, 1)  # final assignment, as sklearn's fit also returns labels
-    return time.perf_counter() - t, time.process_time() - c, np.asarray(km.centroids)
-
-
-def bench_sklearn(x: np.ndarray, k: int, niter: int, seed: int, init: str = "random") -> tuple[float, float, np.ndarray]:
-    from sklearn.cluster import KMeans
-
-    km = KMeans(n_clusters=k, init=init, n_init=1, max_iter=niter, tol=0.0, algorithm="lloyd",
-                random_state=seed)
-    t, c = time.perf_counter(), time.process_time()
-    km.fit(x)
-    return time.perf_counter() - t, time.process_time() - c, km.cluster_centers_.astype(np.float32)
 
 
 def real_units(count: int) -> list[str]:
@@ -285,18 +248,18 @@ def bench_faiss_vs_sklearn(args: argparse.Namespace) -> dict[str, object]:
     print(f"k-means: {args.n} x {args.d} unit vectors, k={args.k}, {args.niter} iterations, "
           f"one random init (k data points), {os.cpu_count()} CPU(s), faiss GPU: {faiss_uses_gpu()}")
     print(f"  load average before: {os.getloadavg()[0]:.1f} (wall time is noisy on shared cores; CPU time less so)")
-    faiss_s, faiss_cpu, faiss_c = bench_faiss(x, args.k, args.niter, args.seed)
+    faiss_s, faiss_cpu, faiss_c = faiss_kmeans(x, args.k, niter=args.niter, seed=args.seed, gpu=faiss_uses_gpu())
     faiss_inertia = inertia(x, faiss_c)
     print(f"  faiss   {faiss_s:9.2f} s wall  {faiss_cpu:9.2f} s CPU   inertia {faiss_inertia:.2f}")
     if args.skip_sklearn:
         sk_s, sk_cpu, sk_inertia = float("nan"), float("nan"), float("nan")
     else:
-        sk_s, sk_cpu, sk_c = bench_sklearn(x, args.k, args.niter, args.seed)
+        sk_s, sk_cpu, sk_c = sklearn_kmeans(x, args.k, niter=args.niter, seed=args.seed)
         sk_inertia = inertia(x, sk_c)
         print(f"  sklearn {sk_s:9.2f} s wall  {sk_cpu:9.2f} s CPU   inertia {sk_inertia:.2f}")
     extra = {}
     if args.sklearn_default_init:
-        pp_s, pp_cpu, pp_c = bench_sklearn(x, args.k, args.niter, args.seed, init="k-means++")
+        pp_s, pp_cpu, pp_c = sklearn_kmeans(x, args.k, niter=args.niter, seed=args.seed, init="k-means++")
         extra = {"sklearn_kmeanspp_s": pp_s, "sklearn_kmeanspp_cpu_s": pp_cpu,
                  "sklearn_kmeanspp_inertia": inertia(x, pp_c)}
         print(f"  sklearn with k-means++ init (informational) {pp_s:9.2f} s   inertia {extra['sklearn_kmeanspp_inertia']:.2f}")
