@@ -15,6 +15,7 @@ from examiner.core import rundir
 from examiner.core.records import UnitRecord
 from examiner.exam.nodes.context import UnitVectors
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
+from examiner.exam import statestore
 from examiner.exam.statestore import StateStore
 from examiner.exam.store import RunStore
 
@@ -68,6 +69,23 @@ def test_state_values_are_immutable_and_keyed_by_content(tmp_path: Path) -> None
     with pytest.raises(KeyError, match=rundir.STATE):
         reopened.get("0" * 64)
     reopened.close()
+
+
+def test_decoded_values_kept_are_bounded_by_their_json_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Books of a large pool are not all kept decoded: the cache drops the oldest past its byte bound, keeps
+    the one used last even when it alone is larger, and a dropped value still reads back from disk."""
+    monkeypatch.setattr(statestore, "CACHED_JSON_BYTES", 10_000)
+    store = StateStore(tmp_path / rundir.STATE)
+    books = [{"pool": [f"ku-{round_:02d}-{i:05d}" for i in range(300)]} for round_ in range(5)]
+    keys = [store.put(book) for book in books]  # about 4,800 JSON bytes each
+    assert store.cached_json_bytes <= 10_000
+    big = {"pool": [f"ku-{i:06d}" for i in range(2_000)]}
+    big_key = store.put(big)
+    assert store.cached_json_bytes > 10_000, "the value used last stays, however large"
+    assert [store.get(key) for key in keys] == books
+    assert store.cached_json_bytes <= 10_000
+    assert store.get(big_key) == big
+    store.close()
 
 
 def test_unit_vectors_are_rows_of_one_matrix() -> None:
