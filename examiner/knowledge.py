@@ -321,27 +321,45 @@ keeps its full 2048 rows. At 37,423 units the call's peak memory was 494 MB with
 with 2**24, for 13.2 s against 14.9 s (docs/MEASUREMENTS.md, "Memory")."""
 
 
-def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, block: int = 2048) -> list[list[int]]:
-    """Groups of row indices linked by cosine similarity >= threshold (connected components), each sorted,
-    groups ordered by their first index. Computed block by block so memory stays O(block * n); the block
-    shrinks for large n so one block's similarities stay within _MAX_BLOCK_CELLS floats (64 MB). The
-    work is still quadratic: 70,000 units (a 10 MB corpus) took 43 s on 2 shared cores with 256 MB blocks
-    (about 13% more with 64 MB ones, measured at 37,423 units), so the 320,000 of 50 MB would take about
-    15 minutes."""
-    import networkx as nx
-
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """float32 rows scaled to unit length (a zero row stays zero): dot products are then cosines."""
     x = np.asarray(vectors, dtype=np.float32)
-    n = len(x)
-    block = max(1, min(block, _MAX_BLOCK_CELLS // max(n, 1)))
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    x = x / np.where(norms == 0, 1, norms)
-    graph = nx.Graph()
-    graph.add_nodes_from(range(n))
+    return x / np.where(norms == 0, 1, norms)
+
+
+def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, block: int = 2048, *,
+                          normalised: bool = False) -> list[list[int]]:
+    """Groups of row indices linked by cosine similarity >= threshold (connected components), each sorted,
+    groups ordered by their first index. `normalised=True` says the rows already have unit length (no
+    copy is made). Computed block by block so memory stays O(block * n); the block shrinks for large n so
+    one block's similarities stay within _MAX_BLOCK_CELLS floats (64 MB). The linked pairs go to SciPy's
+    connected components as arrays (a networkx graph cost about 1 KB per unit). The work is still
+    quadratic: 70,000 units (a 10 MB corpus) took 43 s on 2 shared cores with 256 MB blocks (about 13%
+    more with 64 MB ones, measured at 37,423 units), so the 320,000 of 50 MB would take about 15 minutes."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    x = np.asarray(vectors, dtype=np.float32) if normalised else unit_rows(vectors)
+    n = len(x)
+    if n == 0:
+        return []
+    block = max(1, min(block, _MAX_BLOCK_CELLS // max(n, 1)))
+    firsts: list[np.ndarray] = []
+    seconds: list[np.ndarray] = []
     for lo in range(0, n, block):
-        sims = x[lo:lo + block] @ x.T
-        rows, cols = np.nonzero(sims >= threshold)
-        graph.add_edges_from((lo + int(r), int(c)) for r, c in zip(rows, cols) if lo + r < c)
-    return sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda g: g[0])
+        rows, cols = np.nonzero(x[lo:lo + block] @ x.T >= threshold)
+        rows += lo
+        later = rows < cols
+        firsts.append(rows[later])
+        seconds.append(cols[later])
+    first, second = np.concatenate(firsts), np.concatenate(seconds)
+    links = coo_matrix((np.ones(len(first), dtype=np.int8), (first, second)), shape=(n, n))
+    _, labels = connected_components(links, directed=False)
+    order = np.argsort(labels, kind="stable")  # by component, each component's rows ascending
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    groups = [part.tolist() for part in np.split(order, bounds)]
+    return sorted(groups, key=lambda g: g[0])
 
 
 def merge_near_duplicates(units: Sequence[KnowledgeUnit], vectors: np.ndarray,
@@ -352,10 +370,9 @@ def merge_near_duplicates(units: Sequence[KnowledgeUnit], vectors: np.ndarray,
         raise ValueError(f"{len(units)} units but {len(vectors)} vectors")
     if not units:
         return []
-    x = np.asarray(vectors, dtype=np.float32)
-    x = x / np.where((n := np.linalg.norm(x, axis=1, keepdims=True)) == 0, 1, n)
+    x = unit_rows(vectors)
     merged = []
-    for group in near_duplicate_groups(x, threshold):
+    for group in near_duplicate_groups(x, threshold, normalised=True):
         if len(group) == 1:
             merged.append(units[group[0]])
             continue
