@@ -86,7 +86,7 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     ]
     ctx.store.append(records)
     ctx.store.write_passages(passage_rows(corpus))
-    ctx.units = {r.id: r for r in records}
+    ctx.units = ctx.store.index(UnitRecord)  # JSON bytes, decoded on access: not 1-2 KB a unit
     ctx.passages = {p.id: p.text for p in corpus.passages}
     _note_corpus(ctx, corpus, len(records), skipped)
     return start_state(ctx, sorted(ctx.units))
