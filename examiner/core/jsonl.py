@@ -47,11 +47,24 @@ def iter_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads,
     """The records of a JSONL file one at a time (memory stays flat however long the file), under the policy
     above: a torn last line is skipped and reported through `on_torn`; a missing file yields nothing.
     Lines end at b"\\n" only (a record's text may hold other line separators such as U+2028)."""
+    for row, _ in iter_jsonl_spans(path, parse, on_torn):
+        yield row
+
+
+Span = tuple[int, int]
+"""(byte offset, byte length) of one line in its file, without the newline: what `os.pread` reads back."""
+
+
+def iter_jsonl_spans(path: str | Path, parse: Callable[[str], Any] = json.loads,
+                     on_torn: Callable[[], None] | None = None) -> Iterator[tuple[Any, Span]]:
+    """`iter_jsonl`, each record with the span of its line (for indexes that read records back from disk)."""
     file = Path(path)
     if not file.is_file():
         return
+    offset = 0
     with file.open("rb") as handle:
         for number, raw in enumerate(handle, 1):
+            start, offset = offset, offset + len(raw)
             line = raw.decode("utf-8", errors="replace")
             if not line.strip():
                 continue
@@ -63,7 +76,7 @@ def iter_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads,
                         on_torn()
                     return
                 raise _problem(file, number, _first_line(exc)) from None
-            yield row
+            yield row, (start, len(raw.rstrip(b"\n")))
 
 
 def read_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads) -> JsonlRead:
@@ -119,11 +132,18 @@ def repair_tail(path: str | Path) -> str | None:
     return fragment.decode("utf-8", errors="replace")
 
 
-def append_jsonl(path: str | Path, rows: Iterable[str]) -> None:
-    """Append already-serialised records, one per line (the caller repairs the tail once beforehand)."""
-    with Path(path).open("a", encoding="utf-8") as handle:
+def append_jsonl(path: str | Path, rows: Iterable[str]) -> list[Span]:
+    """Append already-serialised records, one per line (the caller repairs the tail once beforehand);
+    the span of each line written, in order."""
+    spans: list[Span] = []
+    with Path(path).open("ab") as handle:
+        offset = handle.seek(0, os.SEEK_END)
         for row in rows:
-            handle.write(row + "\n")
+            data = row.encode("utf-8")
+            handle.write(data + b"\n")
+            spans.append((offset, len(data)))
+            offset += len(data) + 1
+    return spans
 
 
 def _is_json(data: bytes) -> bool:
@@ -139,4 +159,5 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:160] if text else type(exc).__name__
 
 
-__all__ = ["CorruptRunFile", "JsonlRead", "append_jsonl", "read_jsonl", "read_models", "repair_tail"]
+__all__ = ["CorruptRunFile", "JsonlRead", "Span", "append_jsonl", "iter_jsonl", "iter_jsonl_spans", "read_jsonl", "read_models",
+           "repair_tail"]

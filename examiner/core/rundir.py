@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from examiner.core.jsonl import CorruptRunFile, append_jsonl, iter_jsonl, read_jsonl, read_models, repair_tail
+from examiner.core.jsonl import (CorruptRunFile, Span, append_jsonl, iter_jsonl, iter_jsonl_spans, read_jsonl,
+                                 read_models, repair_tail)
 from examiner.core.overrides import OverrideRecord, latest
 from examiner.core.records import (
     AnswerRecord,
@@ -210,16 +211,25 @@ class RunDir:
             raise UserError(f"{self.path} lacks {RECORD_FILES[model]} (is it an exam run directory?)")
         return self.records(model)
 
-    def append_records(self, model: type[BaseModel], records: Iterable[BaseModel], *, repair: bool) -> list[str]:
+    def append_records(self, model: type[BaseModel], records: Iterable[BaseModel], *, repair: bool) -> list[Span]:
         """Append records of one type; `repair` first cuts off a torn tail (once per file and writer).
-        Returns the JSON lines written (without newlines), one per record."""
+        Returns where each record's line lies in the file (offset, length), one per record."""
         path = self.record_file(model)
         self.path.mkdir(parents=True, exist_ok=True)
         if repair:
             repair_tail(path)
-        lines = [record.model_dump_json() for record in records]
-        append_jsonl(path, lines)
-        return lines
+        return append_jsonl(path, [record.model_dump_json() for record in records])
+
+    def record_spans(self, model: type[M]) -> Iterator[tuple[str, Span]]:
+        """(id, span of its line) of every record of a type in the order written (a rewritten id comes
+        again: the last one wins), the records checked as `records` checks them."""
+
+        def torn() -> None:
+            name = RECORD_FILES[model]
+            self.torn[name] = self.torn.get(name, 0) + 1
+
+        for record, span in iter_jsonl_spans(self.record_file(model), model.model_validate_json, torn):
+            yield record_key(record), span
 
     # --- run.json, request.json, config.yaml ---------------------------------------------------------------------
 

@@ -2,9 +2,9 @@
 
 File names, the JSONL policy and the typed readers live in examiner/core/rundir.py; this class adds
 what the running exam needs on top: a lock (nodes append from concurrent tasks), one tail repair per
-file before the first append, and an index so that a node can look a record up without rereading. The
-index keeps each record as its JSON bytes (examiner/exam/recordindex.py), so a run's memory grows by a
-few hundred bytes per record, not the 1-2 KB of a decoded one.
+file before the first append, and an index so that a node can look a record up by id. The index keeps
+where each record's line lies in its file (examiner/exam/recordindex.py), so a run's memory grows by
+about a hundred bytes per record, not the 1-2 KB of a decoded one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from examiner.core.records import ClusterRound, RunInfo, record_key
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
-from examiner.exam.recordindex import RecordIndex, index_of
+from examiner.exam.recordindex import RecordIndex
 from examiner.exam.statestore import StateStore
 
 M = TypeVar("M", bound=BaseModel)
@@ -46,11 +46,13 @@ class RunStore:
             return self._values
 
     def close(self) -> None:
-        """Close the state store if it was opened."""
+        """Close the state store if it was opened, and the indexes' files."""
         with self._lock:
             if self._values is not None:
                 self._values.close()
                 self._values = None
+            for index in self._index.values():
+                index.close()
 
     def path(self, model: type[BaseModel]) -> Path:
         return self.run.record_file(model)
@@ -62,15 +64,19 @@ class RunStore:
             by_type.setdefault(type(record), []).append(record)
         with self._lock:
             for model, items in by_type.items():
-                lines = self.run.append_records(model, items, repair=model not in self._repaired)
+                indexed = model in self._index
+                spans = self.run.append_records(model, items, repair=model not in self._repaired)
                 self._repaired.add(model)
-                index = self._loaded(model)
-                for item, line in zip(items, lines):
-                    index.put_json(record_key(item), line)  # the JSON just written, not encoded again
+                if indexed:
+                    self._index[model].put_spans((record_key(item), span) for item, span in zip(items, spans))
+                else:
+                    self._loaded(model)  # reads the whole file, the lines just written included
 
     def _loaded(self, model: type[M]) -> RecordIndex[M]:
         if model not in self._index:
-            self._index[model] = index_of(model, self.run.records(model))
+            index = RecordIndex(model, self.path(model))
+            index.put_spans(self.run.record_spans(model))
+            self._index[model] = index
         return self._index[model]
 
     def all(self, model: type[M]) -> dict[str, M]:
