@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -133,11 +135,14 @@ def _note_corpus(ctx: ExamContext, corpus: Corpus, units: int, skipped: list[Ski
     )
 
 
-def outcomes(ctx: ExamContext, state: ExamState) -> list[UnitOutcome]:
-    """Final standing of every unit for every target."""
+OUTCOMES_PER_WRITE = 8192
+"""Outcome records built and appended at a time: a 200,000-unit run does not hold them all decoded."""
+
+
+def outcomes(ctx: ExamContext, state: ExamState) -> Iterator[UnitOutcome]:
+    """Final standing of every unit for every target, one record at a time."""
     verdicts = ctx.store.index(VerdictRecord)
     questions = ctx.store.index(QuestionRecord)
-    records = []
     for target in ctx.targets:
         book = ctx.book(state, target)
         covered, unit_cluster = book["covered"], book["unit_cluster"]
@@ -151,25 +156,24 @@ def outcomes(ctx: ExamContext, state: ExamState) -> list[UnitOutcome]:
             else:
                 status = "uncovered"
             question = questions.get(verdict.question_id) if verdict else None
-            records.append(
-                UnitOutcome(
-                    unit_id=uid, target=target, status=status,  # type: ignore[arg-type]
-                    verdict_id=verdict.id if verdict else None,
-                    times_targeted=book["times"].get(uid, 0),
-                    times_targeted_uncovered=book["targeted"].get(uid, 0),
-                    covered_round=verdict.round if verdict else None,
-                    cluster_id=(question.cluster_id if question else unit_cluster.get(uid)),
-                    qtype=question.qtype if question else None,
-                )
+            yield UnitOutcome(
+                unit_id=uid, target=target, status=status,  # type: ignore[arg-type]
+                verdict_id=verdict.id if verdict else None,
+                times_targeted=book["times"].get(uid, 0),
+                times_targeted_uncovered=book["targeted"].get(uid, 0),
+                covered_round=verdict.round if verdict else None,
+                cluster_id=(question.cluster_id if question else unit_cluster.get(uid)),
+                qtype=question.qtype if question else None,
             )
-    return records
 
 
 def finish(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     """Write outcomes and run.json with the final status; reports are built by the runner afterwards."""
     status = state.get("status", "running")
     final = "completed" if status == "running" else status
-    ctx.store.append(outcomes(ctx, state))
+    records = outcomes(ctx, state)
+    while batch := list(islice(records, OUTCOMES_PER_WRITE)):
+        ctx.store.append(batch)
     info = ctx.store.read_info()
     info.status = final  # type: ignore[assignment]
     info.stop_reason = state.get("stop_reason", "")
