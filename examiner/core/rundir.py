@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -194,12 +194,16 @@ class RunDir:
     def iter_records(self, model: type[M]) -> Iterator[M]:
         """The records of one type in the order written, one at a time (a record rewritten later comes
         again: the last one wins); for readers that look for a few records in a large run."""
+        return iter_jsonl(self.record_file(model), model.model_validate_json, self._torn_counter(model))
+
+    def _torn_counter(self, model: type[BaseModel]) -> Callable[[], None]:
+        """What a reader calls when the file of `model` records ends in a torn line: counted in `torn`."""
 
         def torn() -> None:
             name = RECORD_FILES[model]
             self.torn[name] = self.torn.get(name, 0) + 1
 
-        return iter_jsonl(self.record_file(model), model.model_validate_json, torn)
+        return torn
 
     def iter_passages(self) -> Iterator[dict[str, Any]]:
         """passages.jsonl rows one at a time (nothing when absent)."""
@@ -223,12 +227,8 @@ class RunDir:
     def record_spans(self, model: type[M]) -> Iterator[tuple[str, Span]]:
         """(id, span of its line) of every record of a type in the order written (a rewritten id comes
         again: the last one wins), the records checked as `records` checks them."""
-
-        def torn() -> None:
-            name = RECORD_FILES[model]
-            self.torn[name] = self.torn.get(name, 0) + 1
-
-        for record, span in iter_jsonl_spans(self.record_file(model), model.model_validate_json, torn):
+        spans = iter_jsonl_spans(self.record_file(model), model.model_validate_json, self._torn_counter(model))
+        for record, span in spans:
             yield record_key(record), span
 
     # --- run.json, request.json, config.yaml ---------------------------------------------------------------------
