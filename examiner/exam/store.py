@@ -4,7 +4,8 @@ File names, the JSONL policy and the typed readers live in examiner/core/rundir.
 what the running exam needs on top: a lock (nodes append from concurrent tasks), one tail repair per
 file before the first append, and an index so that a node can look a record up by id. The index keeps
 where each record's line lies in its file (examiner/exam/recordindex.py), so a run's memory grows by
-about a hundred bytes per record, not the 1-2 KB of a decoded one.
+about 70 bytes per record (100,000 verdicts with 18-character ids: 72 B each, their JSON 209 B), not
+the 1-2 KB of a decoded one.
 """
 
 from __future__ import annotations
