@@ -65,12 +65,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from finish import RESULTS, print_result, save_json
-from scale_corpus import write_parts
 
-from examiner.config import ROLES
-from examiner.core import rundir
-from examiner.simulator import SimulatedProcess
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this tree's examiner, not another checkout installed in the environment
+
+from finish import RESULTS, print_result, save_json  # noqa: E402
+from scale_corpus import write_parts  # noqa: E402
+
+from examiner.config import ROLES  # noqa: E402
+from examiner.core import rundir  # noqa: E402
+from examiner.simulator import SimulatedProcess  # noqa: E402
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
 """The simulated target's knowledge profile (share of units it knows, gets wrong, does not know)."""
@@ -119,8 +123,21 @@ def child_exam(config: Path, run_dir: Path, out: Path, paths: list[str]) -> None
     settings = load_settings(config)
     cpu, wall = _cpu_s(), time.perf_counter()
     info = asyncio.run(start_exam(settings, ExamRequest(paths, run_id="scale"), run_dir, quiet=True, report=False))
-    figures = {"status": info.status, "wall_s": time.perf_counter() - wall, "cpu_s": _cpu_s() - cpu, **encoding}
+    figures = {"status": info.status, "wall_s": time.perf_counter() - wall, "cpu_s": _cpu_s() - cpu, **encoding,
+               "own_peak_rss_gb": _own_peak_rss_gb()}
     save_json(figures, out)
+
+
+def _own_peak_rss_gb() -> float | None:
+    """This process's own peak RSS (VmHWM, Linux), not counting anything it started: os.wait4's figure
+    takes the largest of the child and every process it waited for."""
+    status = Path("/proc/self/status")
+    if not status.is_file():
+        return None
+    for line in status.read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024 / 2**30
+    return None
 
 
 def child_report(run_dir: Path, out: Path) -> None:
