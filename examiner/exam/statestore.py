@@ -14,7 +14,7 @@ finds that checkpoint's values the same way.
 Values come back shared from a small cache of decoded values: a caller must not change them in place
 (copy, change, put the copy). The cache is bounded by the size of the values' JSON, not by their count:
 a coverage book holds every unit of the pool (10 MB decoded at 37,423 units), and a cache of 64 values
-held almost every book of a run (185 MB at 37,423 units, about 1 GB at 200,000).
+held almost every book of a run (185 MB at 37,423 units; extrapolated, about 1 GB at 200,000).
 """
 
 from __future__ import annotations
