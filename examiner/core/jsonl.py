@@ -159,5 +159,5 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:160] if text else type(exc).__name__
 
 
-__all__ = ["CorruptRunFile", "JsonlRead", "Span", "append_jsonl", "iter_jsonl", "iter_jsonl_spans", "read_jsonl", "read_models",
-           "repair_tail"]
+__all__ = ["CorruptRunFile", "JsonlRead", "Span", "append_jsonl", "iter_jsonl", "iter_jsonl_spans", "read_jsonl",
+           "read_models", "repair_tail"]
