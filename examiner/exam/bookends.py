@@ -19,12 +19,9 @@ from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.exam.state import WORK_LISTS, CoverageBook, ExamState
 from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_oversized, units_from_statements
+from examiner.vectors import EMBED_CHUNK
 
 log = logging.getLogger(__name__)
-
-EMBED_CHUNK = 8192
-"""Units embedded per call in the prepare stage: large enough that ordinary corpora take one call."""
-
 
 def _sentence_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
     """`sentences` unit mode, with a bar over the passages (about a second per MB of text)."""
@@ -35,8 +32,8 @@ def _sentence_units(ctx: ExamContext, corpus: Corpus) -> list[KnowledgeUnit]:
 
 
 async def _embed(ctx: ExamContext, texts: list[str]) -> np.ndarray:
-    """Unit embeddings, EMBED_CHUNK texts per call so the bar moves on a large corpus (a corpus of fewer
-    units is embedded in one call, exactly as before)."""
+    """Unit embeddings, the embedder's EMBED_CHUNK texts per call so the bar moves on a large corpus (a
+    corpus of fewer units is embedded in one call, exactly as before)."""
     parts = []
     with ctx.progress.stage(0, "embed units", len(texts), 0) as tick:
         for lo in range(0, len(texts), EMBED_CHUNK):
@@ -88,7 +85,7 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     ]
     ctx.store.append(records)
     ctx.store.write_passages(passage_rows(corpus))
-    ctx.units = ctx.store.index(UnitRecord)  # JSON bytes, decoded on access: not 1-2 KB a unit
+    ctx.units = ctx.store.index(UnitRecord)  # read from units.jsonl on access: not 1-2 KB a unit held
     ctx.passages = {p.id: p.text for p in corpus.passages}
     _note_corpus(ctx, corpus, len(records), skipped)
     return start_state(ctx, sorted(ctx.units))
