@@ -102,3 +102,17 @@ def test_the_judge_reply_schema_asks_a_label_per_shown_unit_and_reasons_naming_o
     assert sorted(labels["required"]) == ["U1", "U2"] and labels["additionalProperties"] is False
     assert schema["$defs"]["UnitReason"]["properties"]["unit"]["enum"] == ["U1", "U2"]
     assert sorted(schema["required"]) == ["labels", "reasons"]
+
+
+def test_reply_schemas_and_their_json_are_built_once_per_list_of_names() -> None:
+    from examiner.llm.structured import response_format
+    from examiner.roles.questioner import question_schema
+
+    assert judgment_schema(["U1", "U2"]) is judgment_schema(("U1", "U2"))
+    assert judgment_schema(["U1", "U2"]) is not judgment_schema(["U1", "U2", "U3"])
+    assert question_schema(["U1"]) is question_schema(["U1"])
+    first = response_format(judgment_schema(["U1", "U2"]), "json_schema")
+    again = response_format(judgment_schema(["U1", "U2"]), "json_schema")
+    assert first is not None and again is not None
+    assert first["json_schema"]["schema"] is again["json_schema"]["schema"]
+    assert first["json_schema"]["schema"] == judgment_schema(["U1", "U2"]).model_json_schema()

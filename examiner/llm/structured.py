@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -19,16 +20,23 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
+@lru_cache(maxsize=512)
+def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """`schema`'s JSON schema, generated once per class: pydantic builds it anew on every call, which cost
+    more than the rest of a request's client side. Callers must not change the dict they get."""
+    return schema.model_json_schema()
+
+
 def response_format(schema: type[BaseModel], mode: StructuredMode) -> dict[str, Any] | None:
     """The `response_format` request field for `schema` in the endpoint's structured-output mode."""
     if mode == "json_schema":
         return {
             "type": "json_schema",
-            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+            "json_schema": {"name": schema.__name__, "schema": json_schema(schema), "strict": False},
         }
     if mode == "json_object_schema":
         # llama.cpp / llama-cpp-python servers: JSON mode with the schema compiled to a grammar.
-        return {"type": "json_object", "schema": schema.model_json_schema()}
+        return {"type": "json_object", "schema": json_schema(schema)}
     if mode == "json_object":
         return {"type": "json_object"}
     return None
@@ -38,7 +46,7 @@ def schema_instruction(schema: type[BaseModel]) -> str:
     """A plain-text reminder of the expected JSON, for endpoints that cannot enforce a schema."""
     return (
         "Reply with one JSON object only, no prose, matching this JSON schema:\n"
-        + json.dumps(schema.model_json_schema(), separators=(",", ":"))
+        + json.dumps(json_schema(schema), separators=(",", ":"))
     )
 
 

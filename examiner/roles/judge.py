@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -80,8 +81,15 @@ def marks_from_verdicts(verdicts: Iterable[LabelledUnit]) -> dict[str, Mark[Verd
     return marks
 
 
-def judgment_schema(names: list[str]) -> type[BaseModel]:
-    """What the endpoint is asked to follow: a label for exactly these names, reasons naming only them."""
+def judgment_schema(names: Sequence[str]) -> type[BaseModel]:
+    """What the endpoint is asked to follow: a label for exactly these names, reasons naming only them.
+    Calls name U1..Uk, so a run needs one schema per cluster size: built once, not once per call (building
+    a pydantic model was a tenth of an exam's own CPU)."""
+    return _judgment_schema(tuple(names))
+
+
+@lru_cache(maxsize=256)
+def _judgment_schema(names: tuple[str, ...]) -> type[BaseModel]:
     labels = create_model("Labels", __config__=ConfigDict(extra="forbid"),  # type: ignore[call-overload]
                           **{name: (Label, ...) for name in names})
     unit = Literal.__getitem__(tuple(names))  # type: ignore[attr-defined]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -25,9 +27,15 @@ def question_tokens(n_units: int) -> int:
     return 160 + 24 * n_units
 
 
-def question_schema(unit_ids: list[str]) -> type[Question]:
+def question_schema(unit_ids: Sequence[str]) -> type[Question]:
     """Question whose `target` may only name these ids: endpoints that enforce schemas (OpenAI structured
-    outputs, llama.cpp grammars) then cannot emit an id from outside the cluster."""
+    outputs, llama.cpp grammars) then cannot emit an id from outside the cluster. Built once per distinct
+    list of names (U1..Uk: one per cluster size), not once per call."""
+    return _question_schema(tuple(unit_ids))
+
+
+@lru_cache(maxsize=256)
+def _question_schema(unit_ids: tuple[str, ...]) -> type[Question]:
     ids = Literal.__getitem__(tuple(unit_ids))  # type: ignore[attr-defined]
     return create_model(  # type: ignore[call-overload, no-any-return]
         "Question", __base__=Question, target=(list[ids], Field(min_length=1, max_length=len(unit_ids)))
