@@ -1,7 +1,10 @@
 """The same simulated exam at about 2,000, 20,000 and 200,000 knowledge units: what grows with the corpus.
 
-The corpus is experiments/scale_corpus.py's WikiText-2 files (about 2,000 units each; `--sizes 1,10,100`
-files, each corpus a prefix of the next), built into --corpus when files are missing. Every size runs the
+The corpus is experiments/scale_corpus.py's WikiText-2 files, each corpus a prefix of the next, built into
+--corpus when files are missing. Later files repeat more of the text, so they give fewer units: 1 file
+makes 2,452 sentence units, 10 files 20,963 and 180 files 219,204, before near-duplicates merge (2,443
+units are left of the first file). The default is `--sizes 1,10,180`.
+Every size runs the
 same exam: the simulated backend with zero latency, seed 0 and the knowledge profile PROFILE, the default
 exam settings (seed 0), and one embedding cache shared by all sizes (--embedding-cache: fill it once, e.g.
 with a first run, and the unit vectors are read, not computed). Each size runs in fresh processes:
@@ -36,9 +39,13 @@ Checkpoints: LangGraph's SQLite saver keeps one row per checkpoint in table `che
 `checkpoint`) and the pending writes of each step in table `writes` (blob column `value`); bytes per
 checkpoint = sum of length(checkpoint) / number of checkpoints.
 
-    python experiments/scale_corpus.py /tmp/scale/corpus --parts 100   # once (the bench builds it too)
+    python experiments/scale_corpus.py /tmp/scale/corpus --parts 180   # once (the bench builds it too)
     python experiments/bench_scale.py --corpus /tmp/scale/corpus --embedding-cache /tmp/scale/emb.sqlite \\
-        --sizes 1,10,100 --timeout 3600
+        --sizes 1,10,180 --timeout 14000
+
+On 2 CPU cores an empty cache makes the 180-file exam embed about 220,000 unit texts before its first
+round (about an hour), then its answers and reference texts as it goes. experiments/prefill_unit_vectors.py
+computes the unit vectors on a GPU machine and loads them into the cache first.
 
 Figures per size, and as ratios against the smallest size, go to experiments/results/bench_scale.json;
 the RESULT line holds the worst ratio / size of each acceptance figure and the sha256 of the smallest
@@ -78,8 +85,8 @@ from examiner.simulator import SimulatedProcess  # noqa: E402
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
 """The simulated target's knowledge profile (share of units it knows, gets wrong, does not know)."""
-SIZES = (1, 10, 100)
-"""Corpus files per size: about 2,000, 20,000 and 200,000 units."""
+SIZES = (1, 10, 180)
+"""Corpus files per size: about 2,000, 20,000 and 200,000 units (see the module docstring)."""
 TOP_FILES = 8
 """Largest files of a run directory listed per size."""
 RATIO_FIGURES = ("units", "wall_s", "overhead_ms_per_unit", "peak_rss_gb", "run_dir_mb", "ckpt_bytes_per_checkpoint",
@@ -184,9 +191,12 @@ def _kill_group(pid: int) -> None:
 
 
 def time_resume(run_dir: Path, timeout_s: float) -> dict[str, Any]:
-    """`examiner resume RUN_DIR` of a completed run: seconds to its first "resume: " line, and to its end."""
+    """`examiner resume RUN_DIR` of a completed run: seconds to its first "resume: " line, and to its end.
+    It imports this tree's examiner, as the other children do (before, it took the one on the path of the
+    directory the bench was started from)."""
     began = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "examiner.cli", "resume", str(run_dir)], text=True,
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "examiner.cli", "resume", str(run_dir)], text=True, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     timer = threading.Timer(timeout_s, _kill_group, (proc.pid,))
     timer.start()
