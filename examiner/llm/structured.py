@@ -22,8 +22,8 @@ _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 @lru_cache(maxsize=512)
 def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """`schema`'s JSON schema, generated once per class: pydantic builds it anew on every call, which cost
-    more than the rest of a request's client side. Callers must not change the dict they get."""
+    """`schema`'s JSON schema, generated once per class: pydantic generates it anew on every call (1.3 ms a
+    call under cProfile in a simulated exam). Callers must not change the dict they get."""
     return schema.model_json_schema()
 
 
