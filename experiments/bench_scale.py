@@ -44,8 +44,9 @@ checkpoint = sum of length(checkpoint) / number of checkpoints.
         --sizes 1,10,180 --timeout 14000
 
 On 2 CPU cores an empty cache makes the 180-file exam embed about 220,000 unit texts before its first
-round (about an hour), then its answers and reference texts as it goes. experiments/prefill_unit_vectors.py
-computes the unit vectors on a GPU machine and loads them into the cache first.
+round (about an hour), then about 1.7 texts per question as it goes (each answer and its reference
+text: hours more). experiments/prefill_vectors.py computes both sets of vectors on a GPU machine and
+loads them into the cache first.
 
 Figures per size, and as ratios against the smallest size, go to experiments/results/bench_scale.json;
 the RESULT line holds the worst ratio / size of each acceptance figure and the sha256 of the smallest

