@@ -3,9 +3,8 @@
 The corpus is experiments/scale_corpus.py's WikiText-2 files, each corpus a prefix of the next, built into
 --corpus when files are missing. Later files repeat more of the text, so they give fewer units: 1 file
 makes 2,452 sentence units, 10 files 20,963 and 180 files 219,204, before near-duplicates merge (2,443
-units are left of the first file). The default is `--sizes 1,10,180`.
-Every size runs the
-same exam: the simulated backend with zero latency, seed 0 and the knowledge profile PROFILE, the default
+units are left of the first file). The default is `--sizes 1,10,180`. Every size runs the same exam:
+the simulated backend with zero latency, seed 0 and the knowledge profile PROFILE, the default
 exam settings (seed 0), and one embedding cache shared by all sizes (--embedding-cache: fill it once, e.g.
 with a first run, and the unit vectors are read, not computed). Each size runs in fresh processes:
 
