@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from examiner.close_pairs import close_pairs
 from examiner.corpus import Corpus, Passage
 from examiner.core.jsonl import read_jsonl
 from examiner.core.tokens import count_tokens
@@ -315,12 +316,6 @@ def units_from_statements(statements: Sequence[tuple[Passage, str]]) -> list[Kno
 
 # --- near duplicates -------------------------------------------------------------------------------------
 
-_MAX_BLOCK_CELLS = 2**24
-"""Most similarities held at once by `near_duplicate_groups` (float32: 64 MB); below 8,192 units the block
-keeps its full 2048 rows. At 37,423 units the call's peak memory was 494 MB with 2**26 cells and 115 MB
-with 2**24, for 13.2 s against 14.9 s (docs/MEASUREMENTS.md, "Memory")."""
-
-
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
     """float32 rows scaled to unit length (a zero row stays zero): dot products are then cosines."""
     x = np.asarray(vectors, dtype=np.float32)
@@ -328,15 +323,13 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     return x / np.where(norms == 0, 1, norms)
 
 
-def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, block: int = 2048, *,
+def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, *,
                           normalised: bool = False) -> list[list[int]]:
     """Groups of row indices linked by cosine similarity >= threshold (connected components), each sorted,
     groups ordered by their first index. `normalised=True` says the rows already have unit length (no
-    copy is made). Computed block by block so memory stays O(block * n); the block shrinks for large n so
-    one block's similarities stay within _MAX_BLOCK_CELLS floats (64 MB). The linked pairs go to SciPy's
-    connected components as arrays (a networkx graph cost about 1 KB per unit). The work is still
-    quadratic: 70,000 units (a 10 MB corpus) took 43 s on 2 shared cores with 256 MB blocks (about 13%
-    more with 64 MB ones, measured at 37,423 units), so the 320,000 of 50 MB would take about 15 minutes."""
+    copy is made). The linked pairs come from `close_pairs`, which finds every one of them exactly (the
+    cosine of float32 unit rows, in float64) without comparing every pair in full; SciPy's connected
+    components joins them (a networkx graph cost about 1 KB per unit)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -344,16 +337,7 @@ def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, block: i
     n = len(x)
     if n == 0:
         return []
-    block = max(1, min(block, _MAX_BLOCK_CELLS // max(n, 1)))
-    firsts: list[np.ndarray] = []
-    seconds: list[np.ndarray] = []
-    for lo in range(0, n, block):
-        rows, cols = np.nonzero(x[lo:lo + block] @ x.T >= threshold)
-        rows += lo
-        later = rows < cols
-        firsts.append(rows[later])
-        seconds.append(cols[later])
-    first, second = np.concatenate(firsts), np.concatenate(seconds)
+    first, second = close_pairs(x, threshold)
     links = coo_matrix((np.ones(len(first), dtype=np.int8), (first, second)), shape=(n, n))
     _, labels = connected_components(links, directed=False)
     order = np.argsort(labels, kind="stable")  # by component, each component's rows ascending

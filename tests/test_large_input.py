@@ -20,7 +20,7 @@ from examiner.corpus import check_corpus_size, corpus_bytes, corpus_from_texts, 
 from examiner.errors import UserError
 from examiner.exam import bookends
 from examiner.exam.progress import ExamProgress
-from examiner.knowledge import Source, make_unit, merge_near_duplicates, near_duplicate_groups, sentence_units
+from examiner.knowledge import Source, make_unit, merge_near_duplicates, sentence_units
 from examiner.llm.gateway import Totals
 
 WIKITEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikitext2" / "valid.txt"
@@ -75,16 +75,6 @@ def test_embedding_in_chunks_gives_the_vectors_of_one_call(monkeypatch: pytest.M
     assert ctx.embedder.calls == [25, 10, 10, 5]
     assert np.array_equal(whole, chunked)
     assert "embed units" in console.file.getvalue()
-
-
-def test_near_duplicate_groups_do_not_depend_on_the_block_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    rng = np.random.default_rng(3)
-    base = rng.standard_normal((40, 16)).astype(np.float32)
-    vectors = np.concatenate([base, base + 0.01 * rng.standard_normal((40, 16)).astype(np.float32)])
-    groups = near_duplicate_groups(vectors)
-    assert len(groups) == 40
-    monkeypatch.setattr("examiner.knowledge._MAX_BLOCK_CELLS", 3 * len(vectors))  # 3-row blocks
-    assert near_duplicate_groups(vectors) == groups
 
 
 def test_a_repeated_line_is_one_unit_with_each_source_once() -> None:

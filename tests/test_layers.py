@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("roles", ("examiner.roles", "examiner.knowledge")),
     ("services", ("examiner.llm", "examiner.prompting", "prompts", "examiner.runtime", "examiner.corpus",
                   "examiner.documents", "examiner.language",
-                  "examiner.vectors", "examiner.metrics", "examiner.stats", "examiner.datasets")),
+                  "examiner.vectors", "examiner.close_pairs", "examiner.metrics", "examiner.stats", "examiner.datasets")),
     ("simulator", ("examiner.simulator",)),
     ("core", ("examiner.core", "examiner.config", "examiner.errors")),
 ]

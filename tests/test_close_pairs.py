@@ -1,0 +1,83 @@
+"""The near-duplicate search: exactly the pairs a full comparison finds, however the work is cut."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from examiner import close_pairs as module
+from examiner.close_pairs import close_pairs
+from examiner.knowledge import near_duplicate_groups, unit_rows
+
+
+def every_pair(x: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The reference: all n * n dot products in float64."""
+    x64 = x.astype(np.float64)
+    first, second = np.nonzero(np.triu(x64 @ x64.T >= threshold, k=1))
+    return first, second
+
+
+def clustered_rows(seed: int, n: int = 3000, d: int = 48) -> np.ndarray:
+    """Unit rows in topics (as sentence embeddings are), with paraphrase-like copies at many distances,
+    some a hair either side of the threshold 0.95."""
+    rng = np.random.default_rng(seed)
+    topics = rng.standard_normal((30, d))
+    base = topics[rng.integers(0, 30, n // 2)] + 0.6 * rng.standard_normal((n // 2, d))
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    noise = rng.standard_normal((n // 2, d))
+    noise -= (noise * base).sum(axis=1, keepdims=True) * base  # orthogonal to its base row
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    cosine = rng.choice([0.90, 0.94, 0.95 - 1e-7, 0.95, 0.95 + 1e-7, 0.97, 0.999], n // 2)[:, None]
+    twins = cosine * base + np.sqrt(1 - cosine**2) * noise
+    return unit_rows(np.concatenate([base, twins]))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_pairs_are_exactly_those_of_a_full_comparison(seed: int) -> None:
+    x = clustered_rows(seed)
+    first, second = close_pairs(x, 0.95)
+    expected = every_pair(x, 0.95)
+    assert len(expected[0]) > 500  # enough pairs, many of them within 1e-6 of the threshold
+    assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
+
+
+def test_pairs_across_cell_borders_are_found() -> None:
+    """Dense points on a sphere in 3-D: thousands of close pairs straddle the k-means cells' borders."""
+    x = unit_rows(np.random.default_rng(5).standard_normal((4000, 3)))
+    first, second = close_pairs(x, 0.95)
+    expected = every_pair(x, 0.95)
+    assert len(expected[0]) > 100_000
+    assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
+
+
+def test_the_answer_does_not_depend_on_projection_seed_or_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = clustered_rows(3, n=2000)
+    expected = every_pair(x, 0.9)
+    for dims, seed in [(2, 0), (8, 5), (48, 1)]:
+        first, second = close_pairs(x, 0.9, dims=dims, seed=seed)
+        assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
+    monkeypatch.setattr(module, "BLOCK_CELLS", 4096)
+    monkeypatch.setattr(module, "DECIDE_CHUNK", 7)
+    first, second = close_pairs(x, 0.9)
+    assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
+
+
+def test_few_rows_zero_rows_and_low_thresholds() -> None:
+    empty = np.zeros((0, 4), np.float32)
+    assert [len(a) for a in close_pairs(empty, 0.95)] == [0, 0]
+    assert [len(a) for a in close_pairs(np.ones((1, 4), np.float32) / 2, 0.95)] == [0, 0]
+    x = unit_rows(np.array([[1, 0, 0], [0, 0, 0], [1, 0.01, 0], [0, 1, 0], [0, 0, 0]], np.float32))
+    assert [a.tolist() for a in close_pairs(x, 0.95)] == [[0], [2]]
+    for threshold in (0.0, -1.0, 0.5):  # zero rows meet everything at or below 0
+        expected = every_pair(x, threshold)
+        assert [a.tolist() for a in close_pairs(x, threshold)] == [a.tolist() for a in expected]
+
+
+def test_near_duplicate_groups_are_the_components_of_the_pairs() -> None:
+    x = clustered_rows(4, n=1000)
+    groups = near_duplicate_groups(x, 0.95, normalised=True)
+    assert sorted(i for g in groups for i in g) == list(range(1000))
+    first, second = every_pair(x, 0.95)
+    group_of = {i: gi for gi, g in enumerate(groups) for i in g}
+    assert all(group_of[int(a)] == group_of[int(b)] for a, b in zip(first, second))
+    assert sum(len(g) - 1 for g in groups) <= len(first)  # every merge is backed by a pair
