@@ -1,0 +1,97 @@
+"""The near-duplicate merge's search against a full comparison of every pair, on real unit vectors.
+
+For each size (the first N files of experiments/scale_corpus.py's corpus, bench_scale's units before the
+merge), the unit vectors come from --embedding-cache (texts it lacks are encoded and added). Then, one
+after the other in this process:
+
+- full: every pair compared in 384 dimensions, 2,048-row blocks of float32 products against all rows,
+  kept at >= threshold, then connected components: the merge's search before examiner.close_pairs;
+- pruned: examiner.knowledge.near_duplicate_groups (close_pairs, then the same connected components).
+
+Printed per size: units, groups left, CPU and wall seconds of each, full / pruned CPU, and whether the
+multi-member groups are identical. Threshold: the exam's default dedup_threshold.
+
+    python experiments/bench_near_duplicates.py --corpus /tmp/scale/corpus \\
+        --embedding-cache /tmp/scale/emb.sqlite --parts 1,25,180
+
+Writes experiments/results/bench_near_duplicates.json; the RESULT line holds the largest size's figures
+and whether every size gave identical groups.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from finish import RESULTS, print_result, save_json  # noqa: E402
+from prefill_vectors import unit_texts  # noqa: E402
+
+from examiner.config import ExamSettings  # noqa: E402
+from examiner.knowledge import near_duplicate_groups, unit_rows  # noqa: E402
+from examiner.vectors import Embedder, EmbeddingCache  # noqa: E402
+
+
+def full_comparison_groups(x: np.ndarray, threshold: float, block: int = 2048) -> list[list[int]]:
+    """Every row against every row (the reference): groups linked by float32 dot >= threshold."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(x)
+    block = max(1, min(block, 2**24 // n))
+    firsts, seconds = [], []
+    for lo in range(0, n, block):
+        rows, cols = np.nonzero(x[lo:lo + block] @ x.T >= threshold)
+        rows += lo
+        later = rows < cols
+        firsts.append(rows[later])
+        seconds.append(cols[later])
+    first, second = np.concatenate(firsts), np.concatenate(seconds)
+    links = coo_matrix((np.ones(len(first), dtype=np.int8), (first, second)), shape=(n, n))
+    _, labels = connected_components(links, directed=False)
+    order = np.argsort(labels, kind="stable")
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    return sorted((part.tolist() for part in np.split(order, bounds)), key=lambda g: g[0])
+
+
+def timed(fn, *args):  # noqa: ANN001, ANN202
+    cpu, wall = time.process_time(), time.perf_counter()
+    out = fn(*args)
+    return out, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, required=True, help="folder of part-NNN.txt files (scale_corpus.py)")
+    ap.add_argument("--embedding-cache", type=Path, required=True)
+    ap.add_argument("--parts", default="1,25,180", help="comma-separated corpus sizes in files")
+    args = ap.parse_args()
+    threshold = ExamSettings().dedup_threshold
+    embedder = Embedder(cache=EmbeddingCache(str(args.embedding_cache)))
+    rows = []
+    for parts in (int(p) for p in args.parts.split(",")):
+        texts = unit_texts(args.corpus, parts)
+        x = unit_rows(embedder.embed(texts))
+        full, full_cpu, full_wall = timed(full_comparison_groups, x, threshold)
+        pruned, cpu, wall = timed(near_duplicate_groups, x, threshold)
+        row = {"parts": parts, "units": len(x), "groups": len(pruned), "full_cpu_s": round(full_cpu, 1),
+               "full_wall_s": round(full_wall, 1), "pruned_cpu_s": round(cpu, 1), "pruned_wall_s": round(wall, 1),
+               "cpu_ratio": round(full_cpu / cpu, 2),
+               "identical": [g for g in full if len(g) > 1] == [g for g in pruned if len(g) > 1]}
+        rows.append(row)
+        print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    print(f"threshold {threshold}; texts encoded: {embedder.encoded_texts}")
+    save_json({"threshold": threshold, "sizes": rows}, RESULTS / "bench_near_duplicates.json")
+    last = rows[-1]
+    print_result({"units": last["units"], "full_cpu_s": last["full_cpu_s"], "pruned_cpu_s": last["pruned_cpu_s"],
+                  "cpu_ratio": last["cpu_ratio"], "identical": all(r["identical"] for r in rows)})
+
+
+if __name__ == "__main__":
+    main()
