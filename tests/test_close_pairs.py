@@ -33,7 +33,8 @@ def clustered_rows(seed: int, n: int = 3000, d: int = 48) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_pairs_are_exactly_those_of_a_full_comparison(seed: int) -> None:
+def test_the_pairs_are_exactly_those_of_a_full_comparison(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(module, "CELLS_FROM", 100 if seed else 10**9)  # cells, and one cell
     x = clustered_rows(seed)
     first, second = close_pairs(x, 0.95)
     expected = every_pair(x, 0.95)
@@ -41,8 +42,9 @@ def test_the_pairs_are_exactly_those_of_a_full_comparison(seed: int) -> None:
     assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
 
 
-def test_pairs_across_cell_borders_are_found() -> None:
+def test_pairs_across_cell_borders_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """Dense points on a sphere in 3-D: thousands of close pairs straddle the k-means cells' borders."""
+    monkeypatch.setattr(module, "CELLS_FROM", 100)
     x = unit_rows(np.random.default_rng(5).standard_normal((4000, 3)))
     first, second = close_pairs(x, 0.95)
     expected = every_pair(x, 0.95)
@@ -51,6 +53,7 @@ def test_pairs_across_cell_borders_are_found() -> None:
 
 
 def test_the_answer_does_not_depend_on_projection_seed_or_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(module, "CELLS_FROM", 100)
     x = clustered_rows(3, n=2000)
     expected = every_pair(x, 0.9)
     for dims, seed in [(2, 0), (8, 5), (48, 1)]:
