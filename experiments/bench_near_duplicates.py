@@ -9,10 +9,12 @@ after the other in this process:
 - pruned: examiner.knowledge.near_duplicate_groups (close_pairs, then the same connected components).
 
 Printed per size: units, groups left, CPU and wall seconds of each, full / pruned CPU, and whether the
-multi-member groups are identical. Threshold: the exam's default dedup_threshold.
+multi-member groups are identical. Threshold: the exam's default dedup_threshold. With --dims, the pair
+search alone (close_pairs) is also timed at each listed projection width, its pairs checked against the
+default width's.
 
     python experiments/bench_near_duplicates.py --corpus /tmp/scale/corpus \\
-        --embedding-cache /tmp/scale/emb.sqlite --parts 1,25,180
+        --embedding-cache /tmp/scale/emb.sqlite --parts 1,25,180 [--dims 16,24,32,48]
 
 Writes experiments/results/bench_near_duplicates.json; the RESULT line holds the largest size's figures
 and whether every size gave identical groups.
@@ -23,7 +25,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -33,9 +37,12 @@ sys.path.insert(0, str(ROOT))
 from finish import RESULTS, print_result, save_json  # noqa: E402
 from prefill_vectors import unit_texts  # noqa: E402
 
+from examiner.close_pairs import PROJECTED_DIMS, close_pairs  # noqa: E402
 from examiner.config import ExamSettings  # noqa: E402
 from examiner.knowledge import near_duplicate_groups, unit_rows  # noqa: E402
 from examiner.vectors import Embedder, EmbeddingCache  # noqa: E402
+
+T = TypeVar("T")
 
 
 def full_comparison_groups(x: np.ndarray, threshold: float, block: int = 2048) -> list[list[int]]:
@@ -60,9 +67,10 @@ def full_comparison_groups(x: np.ndarray, threshold: float, block: int = 2048) -
     return sorted((part.tolist() for part in np.split(order, bounds)), key=lambda g: g[0])
 
 
-def timed(fn, *args):  # noqa: ANN001, ANN202
+def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float, float]:
+    """fn's result, with the CPU and wall seconds it took."""
     cpu, wall = time.process_time(), time.perf_counter()
-    out = fn(*args)
+    out = fn(*args, **kwargs)
     return out, time.process_time() - cpu, time.perf_counter() - wall
 
 
@@ -71,6 +79,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, required=True, help="folder of part-NNN.txt files (scale_corpus.py)")
     ap.add_argument("--embedding-cache", type=Path, required=True)
     ap.add_argument("--parts", default="1,25,180", help="comma-separated corpus sizes in files")
+    ap.add_argument("--dims", default="", help="comma-separated projection widths to time close_pairs at")
     args = ap.parse_args()
     threshold = ExamSettings().dedup_threshold
     embedder = Embedder(cache=EmbeddingCache(str(args.embedding_cache)))
@@ -84,9 +93,16 @@ def main() -> None:
                "full_wall_s": round(full_wall, 1), "pruned_cpu_s": round(cpu, 1), "pruned_wall_s": round(wall, 1),
                "cpu_ratio": round(full_cpu / cpu, 2),
                "identical": [g for g in full if len(g) > 1] == [g for g in pruned if len(g) > 1]}
+        if args.dims:
+            reference = close_pairs(x, threshold)
+            for dims in (int(d) for d in args.dims.split(",")):
+                pairs, cpu, wall = timed(close_pairs, x, threshold, dims=dims)
+                row[f"dims{dims}_cpu_s"] = round(cpu, 1)
+                row[f"dims{dims}_same"] = all(np.array_equal(a, b) for a, b in zip(pairs, reference))
         rows.append(row)
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-    print(f"threshold {threshold}; texts encoded: {embedder.encoded_texts}")
+    print(f"threshold {threshold}; default projection {PROJECTED_DIMS} dimensions; "
+          f"texts encoded: {embedder.encoded_texts}")
     save_json({"threshold": threshold, "sizes": rows}, RESULTS / "bench_near_duplicates.json")
     last = rows[-1]
     print_result({"units": last["units"], "full_cpu_s": last["full_cpu_s"], "pruned_cpu_s": last["pruned_cpu_s"],

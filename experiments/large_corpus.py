@@ -149,7 +149,7 @@ def main() -> None:
           f"{split['seconds']:.1f} s (load {split['load_s']:.1f} s), peak {split['peak_mb']:.0f} MB")
     print(f"prepare node on {node_mb:g} MB: {node['units']:,} units in {node['seconds']:.1f} s "
           f"({per_s:.0f} units/s), peak {node['peak_mb']:.0f} MB; the node on {size_mb:.0f} MB: "
-          f"about {projected_min:.0f} min (embedding, linear) plus the quadratic near-duplicate pass")
+          f"about {projected_min:.0f} min (embedding, linear) plus the near-duplicate search")
     print(f"estimate on {size_mb:.0f} MB: exit {refused['rc']} in {refused['seconds']:.1f} s: {refused['stderr']}")
     save_json({"settings": vars(args), "size_mb": size_mb, "copies": copies, "split": split, "node": node,
                "refuse": refused, "projected_node_min": projected_min}, RESULTS / "large_corpus.json")
