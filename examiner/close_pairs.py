@@ -43,7 +43,7 @@ CELLS_FROM = 16_384
 """Fewest rows cut into k-means cells. Below it one cell is cheaper: every projected pair costs little
 (20,000 rows: a few seconds either way), and FAISS's k-means has a fixed cost."""
 
-BLOCK_CELLS = 2**24
+BLOCK_VALUES = 2**24
 """Most (query, member) distances held at once (float32: 64 MB)."""
 
 DECIDE_CHUNK = 2**16
@@ -60,6 +60,10 @@ def close_pairs(rows: np.ndarray, threshold: float, *, dims: int = PROJECTED_DIM
     empty = np.zeros(0, dtype=np.int64)
     if n < 2:
         return empty, empty
+    longest = max(float(np.einsum("ij,ij->i", x[lo:lo + DECIDE_CHUNK], x[lo:lo + DECIDE_CHUNK]).max())
+                  for lo in range(0, n, DECIDE_CHUNK))
+    if longest > 1 + 1e-5:
+        raise ValueError(f"close_pairs needs rows of length at most 1; the longest is {math.sqrt(longest):.6f}")
     radius2 = max(0.0, 2.0 - 2.0 * float(threshold)) + ROUNDING
     p = _project(x, dims)
     own, centroids = _cells(p, seed)
@@ -77,7 +81,7 @@ def _project(x: np.ndarray, dims: int) -> np.ndarray:
     _, vectors = np.linalg.eigh(centred.T @ centred)  # eigenvalues ascending
     basis = vectors[:, ::-1][:, :dims]
     out = np.empty((len(x), basis.shape[1]), dtype=np.float32)
-    step = max(1, BLOCK_CELLS // x.shape[1])
+    step = max(1, BLOCK_VALUES // x.shape[1])
     for lo in range(0, len(x), step):
         out[lo:lo + step] = (x[lo:lo + step].astype(np.float64) - mean) @ basis
     return out
@@ -99,7 +103,7 @@ def _cells(p: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     centroids = np.asarray(km.centroids, dtype=np.float32)
     norms = (centroids * centroids).sum(axis=1)
     own = np.empty(n, dtype=np.int64)
-    step = max(1, BLOCK_CELLS // k)
+    step = max(1, BLOCK_VALUES // k)
     for lo in range(0, n, step):
         own[lo:lo + step] = (norms - 2 * p[lo:lo + step] @ centroids.T).argmin(axis=1)
     return own, centroids
@@ -133,7 +137,7 @@ def _candidates(p: np.ndarray, own: np.ndarray, centroids: np.ndarray,
         earlier = np.flatnonzero((own < cell) & (to_cell - to_own <= reach))
         queries = np.concatenate([members, earlier])
         block = np.ascontiguousarray(as_member[members].T)
-        step = max(1, BLOCK_CELLS // len(members))
+        step = max(1, BLOCK_VALUES // len(members))
         for lo in range(0, len(queries), step):
             chunk = queries[lo:lo + step]
             rows, cols = np.nonzero(as_query[chunk] @ block >= -radius2 / 2)

@@ -59,7 +59,7 @@ def test_the_answer_does_not_depend_on_projection_seed_or_block(monkeypatch: pyt
     for dims, seed in [(2, 0), (8, 5), (48, 1)]:
         first, second = close_pairs(x, 0.9, dims=dims, seed=seed)
         assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
-    monkeypatch.setattr(module, "BLOCK_CELLS", 4096)
+    monkeypatch.setattr(module, "BLOCK_VALUES", 4096)
     monkeypatch.setattr(module, "DECIDE_CHUNK", 7)
     first, second = close_pairs(x, 0.9)
     assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
@@ -74,6 +74,8 @@ def test_few_rows_zero_rows_and_low_thresholds() -> None:
     for threshold in (0.0, -1.0, 0.5):  # zero rows meet everything at or below 0
         expected = every_pair(x, threshold)
         assert [a.tolist() for a in close_pairs(x, threshold)] == [a.tolist() for a in expected]
+    with pytest.raises(ValueError, match="length at most 1"):
+        close_pairs(2 * x, 0.95)
 
 
 def test_near_duplicate_groups_are_the_components_of_the_pairs() -> None:
