@@ -46,8 +46,9 @@ CELLS_FROM = 16_384
 BLOCK_VALUES = 2**24
 """Most (query, member) distances held at once (float32: 64 MB)."""
 
-DECIDE_CHUNK = 2**16
-"""Candidate pairs whose full dot product is computed at once."""
+ROWS_AT_ONCE = 8192
+"""Rows (or candidate pairs) turned into float64 at once: 8,192 x 384 x 8 bytes, 25 MB a copy. With 65,536
+the search's traced peak at 219,204 units was 739 MB, most of it these copies."""
 
 
 def close_pairs(rows: np.ndarray, threshold: float, *, dims: int = PROJECTED_DIMS,
@@ -60,8 +61,8 @@ def close_pairs(rows: np.ndarray, threshold: float, *, dims: int = PROJECTED_DIM
     empty = np.zeros(0, dtype=np.int64)
     if n < 2:
         return empty, empty
-    longest = max(float(np.einsum("ij,ij->i", x[lo:lo + DECIDE_CHUNK], x[lo:lo + DECIDE_CHUNK]).max())
-                  for lo in range(0, n, DECIDE_CHUNK))
+    longest = max(float(np.einsum("ij,ij->i", x[lo:lo + ROWS_AT_ONCE], x[lo:lo + ROWS_AT_ONCE]).max())
+                  for lo in range(0, n, ROWS_AT_ONCE))
     if longest > 1 + 1e-5:
         raise ValueError(f"close_pairs needs rows of length at most 1; the longest is {math.sqrt(longest):.6f}")
     radius2 = max(0.0, 2.0 - 2.0 * float(threshold)) + ROUNDING
@@ -73,17 +74,17 @@ def close_pairs(rows: np.ndarray, threshold: float, *, dims: int = PROJECTED_DIM
 
 def _project(x: np.ndarray, dims: int) -> np.ndarray:
     """float32 coordinates of x on its first `dims` principal directions: eigenvectors of a sample's
-    covariance, computed in float64 so they are orthonormal to double precision (cheaper than an SVD of
-    the sample, which cost 0.7 s at 2,452 rows)."""
-    sample = x[:: max(1, len(x) // PCA_SAMPLE)].astype(np.float64)
-    mean = sample.mean(axis=0)
-    centred = sample - mean
-    _, vectors = np.linalg.eigh(centred.T @ centred)  # eigenvalues ascending
+    covariance (cheaper than an SVD of the sample, which cost 0.7 s at 2,452 rows). The covariance may be
+    rough (float32): its eigenvectors, from a float64 eigh, are orthonormal to double precision all the
+    same, and orthonormality is all the bound needs."""
+    sample = x[:: max(1, len(x) // PCA_SAMPLE)]
+    mean = sample.mean(axis=0, dtype=np.float64)
+    centred = sample - mean.astype(np.float32)
+    _, vectors = np.linalg.eigh((centred.T @ centred).astype(np.float64))  # eigenvalues ascending
     basis = vectors[:, ::-1][:, :dims]
     out = np.empty((len(x), basis.shape[1]), dtype=np.float32)
-    step = max(1, BLOCK_VALUES // x.shape[1])
-    for lo in range(0, len(x), step):
-        out[lo:lo + step] = (x[lo:lo + step].astype(np.float64) - mean) @ basis
+    for lo in range(0, len(x), ROWS_AT_ONCE):
+        out[lo:lo + ROWS_AT_ONCE] = (x[lo:lo + ROWS_AT_ONCE].astype(np.float64) - mean) @ basis
     return out
 
 
@@ -154,8 +155,8 @@ def _decide(x: np.ndarray, first: np.ndarray, second: np.ndarray,
             threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """The candidates whose full dot product, in float64, reaches the threshold."""
     keep = np.zeros(len(first), dtype=bool)
-    for lo in range(0, len(first), DECIDE_CHUNK):
-        a = x[first[lo:lo + DECIDE_CHUNK]].astype(np.float64)
-        b = x[second[lo:lo + DECIDE_CHUNK]].astype(np.float64)
-        keep[lo:lo + DECIDE_CHUNK] = np.einsum("ij,ij->i", a, b) >= threshold
+    for lo in range(0, len(first), ROWS_AT_ONCE):
+        a = x[first[lo:lo + ROWS_AT_ONCE]].astype(np.float64)
+        b = x[second[lo:lo + ROWS_AT_ONCE]].astype(np.float64)
+        keep[lo:lo + ROWS_AT_ONCE] = np.einsum("ij,ij->i", a, b) >= threshold
     return first[keep], second[keep]

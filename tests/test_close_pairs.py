@@ -60,7 +60,7 @@ def test_the_answer_does_not_depend_on_projection_seed_or_block(monkeypatch: pyt
         first, second = close_pairs(x, 0.9, dims=dims, seed=seed)
         assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
     monkeypatch.setattr(module, "BLOCK_VALUES", 4096)
-    monkeypatch.setattr(module, "DECIDE_CHUNK", 7)
+    monkeypatch.setattr(module, "ROWS_AT_ONCE", 7)
     first, second = close_pairs(x, 0.9)
     assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
 
