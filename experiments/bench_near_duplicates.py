@@ -16,7 +16,7 @@ default width's.
     python experiments/bench_near_duplicates.py --corpus /tmp/scale/corpus \\
         --embedding-cache /tmp/scale/emb.sqlite --parts 1,25,180 [--dims 16,24,32,48]
 
-Writes experiments/results/bench_near_duplicates.json; the RESULT line holds the largest size's figures
+Writes experiments/results/bench_near_duplicates.json (or --out); the RESULT line holds the largest size's figures
 and whether every size gave identical groups.
 """
 
@@ -80,6 +80,7 @@ def main() -> None:
     ap.add_argument("--embedding-cache", type=Path, required=True)
     ap.add_argument("--parts", default="1,25,180", help="comma-separated corpus sizes in files")
     ap.add_argument("--dims", default="", help="comma-separated projection widths to time close_pairs at")
+    ap.add_argument("--out", type=Path, default=RESULTS / "bench_near_duplicates.json")
     args = ap.parse_args()
     threshold = ExamSettings().dedup_threshold
     embedder = Embedder(cache=EmbeddingCache(str(args.embedding_cache)))
@@ -103,7 +104,7 @@ def main() -> None:
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     print(f"threshold {threshold}; default projection {PROJECTED_DIMS} dimensions; "
           f"texts encoded: {embedder.encoded_texts}")
-    save_json({"threshold": threshold, "sizes": rows}, RESULTS / "bench_near_duplicates.json")
+    save_json({"threshold": threshold, "sizes": rows}, args.out)
     last = rows[-1]
     print_result({"units": last["units"], "full_cpu_s": last["full_cpu_s"], "pruned_cpu_s": last["pruned_cpu_s"],
                   "cpu_ratio": last["cpu_ratio"], "identical": all(r["identical"] for r in rows)})
