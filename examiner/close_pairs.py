@@ -2,8 +2,9 @@
 full: the search behind the near-duplicate merge (`examiner.knowledge.near_duplicate_groups`).
 
 Why: prepare merges units whose embeddings have cosine >= 0.95. Comparing every pair in 384 dimensions is
-n * n * 384 work; at 219,204 units it took 739 s of CPU on 2 cores, a third of a 200,000-unit exam's own
-CPU. This search found the same pairs in 85 s (docs/MEASUREMENTS.md, "200,000 units").
+n * n * 384 work: at 219,204 units, 737 s of CPU on 2 cores, a third of a 200,000-unit exam's own CPU.
+This search found the same pairs in 82 s (experiments/bench_near_duplicates.py; docs/MEASUREMENTS.md,
+"200,000 units, part 2").
 
 How. The rows are assumed to have length at most 1 (unit rows, or zero rows). Then a . b >= t implies
 |a - b|^2 <= 2 - 2t = r^2, and three filters, each of which never drops such a pair, leave few candidates:
@@ -29,8 +30,8 @@ import math
 import numpy as np
 
 PROJECTED_DIMS = 32
-"""Principal directions kept by the projection. At 40,353 real units (all-MiniLM-L6-v2), 16 let through
-24 times as many candidates as 32, and 48 were no faster (experiments in docs/MEASUREMENTS.md)."""
+"""Principal directions kept by the projection. At 40,353 real units (all-MiniLM-L6-v2) the search took
+4.5 s of CPU with 16, and 2.9 to 3.1 s with 24, 32, 48 or 64 (bench_near_duplicates.py --dims)."""
 
 ROUNDING = 2e-4
 """Slack added to every squared-distance bound, covering rows of length 1 + 1e-6 and float32 rounding in
