@@ -79,10 +79,14 @@ def test_few_rows_zero_rows_and_low_thresholds() -> None:
 
 
 def test_near_duplicate_groups_are_the_components_of_the_pairs() -> None:
+    import networkx as nx
+
     x = clustered_rows(4, n=1000)
-    groups = near_duplicate_groups(x, 0.95, normalised=True)
-    assert sorted(i for g in groups for i in g) == list(range(1000))
-    first, second = every_pair(x, 0.95)
-    group_of = {i: gi for gi, g in enumerate(groups) for i in g}
-    assert all(group_of[int(a)] == group_of[int(b)] for a, b in zip(first, second))
-    assert sum(len(g) - 1 for g in groups) <= len(first)  # every merge is backed by a pair
+    third = x[:100] + 0.02 * np.random.default_rng(4).standard_normal((100, x.shape[1]))  # triples, chains
+    x = unit_rows(np.concatenate([x, third]))
+    graph = nx.Graph()
+    graph.add_nodes_from(range(len(x)))
+    graph.add_edges_from(zip(*(a.tolist() for a in every_pair(x, 0.95))))
+    expected = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda g: g[0])
+    assert any(len(g) > 2 for g in expected)
+    assert near_duplicate_groups(x, 0.95, normalised=True) == expected
