@@ -144,8 +144,9 @@ def _candidates(p: np.ndarray, own: np.ndarray, centroids: np.ndarray,
             chunk = queries[lo:lo + step]
             rows, cols = np.nonzero(as_query[chunk] @ block >= -radius2 / 2)
             a, b = chunk[rows], members[cols]
-            firsts.append(np.minimum(a, b)[a != b])
-            seconds.append(np.maximum(a, b)[a != b])
+            distinct = a != b
+            firsts.append(np.minimum(a, b)[distinct])
+            seconds.append(np.maximum(a, b)[distinct])
     if not firsts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     pairs = np.unique(np.stack([np.concatenate(firsts), np.concatenate(seconds)], axis=1), axis=0)

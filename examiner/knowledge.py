@@ -328,22 +328,25 @@ def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, *,
     """Groups of row indices linked by cosine similarity >= threshold (connected components), each sorted,
     groups ordered by their first index. `normalised=True` says the rows already have unit length (no
     copy is made). The linked pairs come from `close_pairs`, which finds every one of them exactly (the
-    cosine of float32 unit rows, in float64) without comparing every pair in full; SciPy's connected
-    components joins them (a networkx graph cost about 1 KB per unit)."""
+    cosine of float32 unit rows, in float64) without comparing every pair in full."""
+    x = np.asarray(vectors, dtype=np.float32) if normalised else unit_rows(vectors)
+    if len(x) == 0:
+        return []
+    return linked_groups(len(x), *close_pairs(x, threshold))
+
+
+def linked_groups(n: int, first: np.ndarray, second: np.ndarray) -> list[list[int]]:
+    """The connected components of rows 0..n-1 linked by the pairs (first[i], second[i]), each sorted,
+    ordered by their first row. SciPy takes the pairs as arrays (a networkx graph cost about 1 KB per
+    unit)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    x = np.asarray(vectors, dtype=np.float32) if normalised else unit_rows(vectors)
-    n = len(x)
-    if n == 0:
-        return []
-    first, second = close_pairs(x, threshold)
     links = coo_matrix((np.ones(len(first), dtype=np.int8), (first, second)), shape=(n, n))
     _, labels = connected_components(links, directed=False)
     order = np.argsort(labels, kind="stable")  # by component, each component's rows ascending
     bounds = np.flatnonzero(np.diff(labels[order])) + 1
-    groups = [part.tolist() for part in np.split(order, bounds)]
-    return sorted(groups, key=lambda g: g[0])
+    return sorted((part.tolist() for part in np.split(order, bounds)), key=lambda g: g[0])
 
 
 def merge_near_duplicates(units: Sequence[KnowledgeUnit], vectors: np.ndarray,

@@ -39,7 +39,7 @@ from prefill_vectors import unit_texts  # noqa: E402
 
 from examiner.close_pairs import PROJECTED_DIMS, close_pairs  # noqa: E402
 from examiner.config import ExamSettings  # noqa: E402
-from examiner.knowledge import near_duplicate_groups, unit_rows  # noqa: E402
+from examiner.knowledge import linked_groups, near_duplicate_groups, unit_rows  # noqa: E402
 from examiner.vectors import Embedder, EmbeddingCache  # noqa: E402
 
 T = TypeVar("T")
@@ -47,9 +47,6 @@ T = TypeVar("T")
 
 def full_comparison_groups(x: np.ndarray, threshold: float, block: int = 2048) -> list[list[int]]:
     """Every row against every row (the reference): groups linked by float32 dot >= threshold."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n = len(x)
     block = max(1, min(block, 2**24 // n))
     firsts, seconds = [], []
@@ -59,12 +56,7 @@ def full_comparison_groups(x: np.ndarray, threshold: float, block: int = 2048) -
         later = rows < cols
         firsts.append(rows[later])
         seconds.append(cols[later])
-    first, second = np.concatenate(firsts), np.concatenate(seconds)
-    links = coo_matrix((np.ones(len(first), dtype=np.int8), (first, second)), shape=(n, n))
-    _, labels = connected_components(links, directed=False)
-    order = np.argsort(labels, kind="stable")
-    bounds = np.flatnonzero(np.diff(labels[order])) + 1
-    return sorted((part.tolist() for part in np.split(order, bounds)), key=lambda g: g[0])
+    return linked_groups(n, np.concatenate(firsts), np.concatenate(seconds))
 
 
 def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float, float]:
