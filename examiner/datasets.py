@@ -1,13 +1,16 @@
-"""Loaders for the public validation sets in the shared data folder (see its README.md).
+"""Loaders for the public validation sets shipped with the package (examiner/data, see its README.md).
 
 Each loader reads one set's real files into small frozen records, so experiments and tests do not parse
-raw JSON themselves. The last section is the one loader of users' datasets (JSONL, JSON arrays, LLMBar
-subsets) that `examiner judge` and `examiner meta` share. The data root is `$EXAMINER_DATA`, else `../shared/data` next to the project root.
+raw JSON themselves. The last section is the one loader of users' datasets (JSONL, JSON arrays, the
+shipped `llmbar:SUBSET` and `summeval` sets) that `examiner judge`, `examiner meta` and `examiner
+metric-stats` share. The data root is `$EXAMINER_DATA` when set (an override, e.g. a newer copy of the
+sets), else the package's own `data` folder, which a wheel installs with the code.
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import logging
 import math
@@ -24,21 +27,21 @@ from examiner.errors import UserError
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DATA = Path(__file__).resolve().parent / "data"
+"""The validation sets installed with the package (sources, commits and licences in its README.md)."""
 
 
 def data_root() -> Path:
-    """Folder holding the validation sets: `$EXAMINER_DATA`, else `<project>/../shared/data`."""
+    """Folder holding the validation sets: `$EXAMINER_DATA` when set, else the package's own copy."""
     env = os.environ.get("EXAMINER_DATA")
     if env:
         root = Path(env).expanduser()
         if not root.is_dir():
             raise UserError(f"EXAMINER_DATA points to {root}, which is not a folder")
         return root
-    root = (PROJECT_ROOT.parent / "shared" / "data").resolve()
-    if root.is_dir():
-        return root
-    raise UserError(f"validation data not found: set EXAMINER_DATA or place the data at {root}")
+    if PACKAGE_DATA.is_dir():
+        return PACKAGE_DATA
+    raise UserError(f"validation data not found at {PACKAGE_DATA}: reinstall examiner, or set EXAMINER_DATA")
 
 
 def _file(*parts: str, root: Path | None = None) -> Path:
@@ -49,7 +52,9 @@ def _file(*parts: str, root: Path | None = None) -> Path:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
+    """The records of a shipped JSONL file, plain or gzip-compressed (`.jsonl.gz`)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -231,6 +236,10 @@ class SummEvalRow:
     """Mean expert score per aspect (coherence, consistency, fluency, relevance), 1-5."""
 
 
+SUMMEVAL_FILE = "summeval_1600.jsonl.gz"
+"""The SummEval rows, gzip-compressed (8.6 MB of JSONL, mostly the 100 articles repeated 16 times)."""
+
+
 def load_summeval(root: Path | None = None) -> list[SummEvalRow]:
     """The 1,600 SummEval rows (100 documents x 16 systems), in file order."""
     return [
@@ -239,7 +248,7 @@ def load_summeval(root: Path | None = None) -> list[SummEvalRow]:
             reference=r["reference"], references=tuple(r.get("references", ())),
             scores={k: float(v) for k, v in r["scores"].items()},
         )
-        for r in _jsonl(_file("summeval", "summeval_1600.jsonl", root=root))
+        for r in _jsonl(_file("summeval", SUMMEVAL_FILE, root=root))
     ]
 
 
@@ -391,15 +400,23 @@ class RowError(Exception):
         self.field = field
 
 
+SHIPPED_JSONL = {"summeval": ("summeval", SUMMEVAL_FILE)}
+"""Built-in dataset names (besides `llmbar:SUBSET`) and the shipped JSONL file each stands for."""
+
+
 def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
-    """Every record of `llmbar:SUBSET[,SUBSET]`, a .json array file or a JSONL file, in order (a JSONL
-    line that is not JSON comes back `broken`). UserError only when the file as a whole is unusable."""
+    """Every record of `llmbar:SUBSET[,SUBSET]`, a shipped set (`summeval`), a .json array file or a JSONL
+    file, in order (a JSONL line that is not JSON comes back `broken`). UserError only when the file as a
+    whole is unusable."""
     if spec.startswith("llmbar:"):
         names = [s for s in spec.removeprefix("llmbar:").split(",") if s]
         return [SourceRecord(r, f"{name}/{i}", i + 1, name, i) for name, i, r in _llmbar_records(names)]
+    if spec in SHIPPED_JSONL:
+        with gzip.open(_file(*SHIPPED_JSONL[spec]), "rt", encoding="utf-8") as fh:
+            return _jsonl_source_records(fh.read(), spec)
     path = Path(spec)
     if not path.is_file():
-        raise UserError(f"{what} {path} does not exist (or use llmbar:SUBSET)")
+        raise UserError(f"{what} {path} does not exist (or use llmbar:SUBSET or {', '.join(SHIPPED_JSONL)})")
     text = _dataset_text(path, what)
     if path.suffix == ".json":
         try:
@@ -409,6 +426,11 @@ def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
         if not isinstance(values, list):
             raise UserError(f"{path} must hold a JSON array of records")
         return [SourceRecord(v, f"record {i}", i + 1, path.stem, i) for i, v in enumerate(values)]
+    return _jsonl_source_records(text, path.stem)
+
+
+def _jsonl_source_records(text: str, source: str) -> list[SourceRecord]:
+    """One record per non-blank JSONL line; a line that is not JSON comes back `broken`."""
     records: list[SourceRecord] = []
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -417,7 +439,7 @@ def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
             data, broken = json.loads(line), ""
         except json.JSONDecodeError as exc:
             data, broken = None, f"not valid JSON ({exc.msg})"
-        records.append(SourceRecord(data, f"row {line_no}", line_no, path.stem, len(records), broken))
+        records.append(SourceRecord(data, f"row {line_no}", line_no, source, len(records), broken))
     return records
 
 
