@@ -1,6 +1,6 @@
 """Ref-Eval vs the Top baseline on the same ~2,000 knowledge units, simulated backend, one run.
 
-The corpus is PubMedQA abstracts from ../shared/data (as many as give >= --units sentence units).
+The corpus is PubMedQA abstracts shipped in examiner/data (as many as give >= --units sentence units).
 Both modes use the same simulated examiner / candidate / judge and the same price table (GPT-4-turbo
 list prices by default, the paper's judge). Figures per unit follow the paper's layout: #questions,
 evaluation API calls per unit (examiner + judge; the candidate's calls are shown beside), input +
@@ -10,7 +10,7 @@ output tokens per unit, cents per unit, and the ratios Ref-Eval / Top. The judge
     python experiments/bench_exam.py [--units 2000] [--cluster-size 8] [--targets-per-question 7]
 
 The simulated examiner's `targets_per_question` is how many units beside the centre one question
-covers (METHODS.md: as many as can sensibly be asked together); it is printed with the results.
+covers (docs/METHODS.md: as many as can sensibly be asked together); it is printed with the results.
 
 Both modes are judged by the same prompt (prompts/exam_judge.md), so the simulated judge writes reasons
 of the length that prompt asks for in both (it reads the policy from the call's hints): the dollar ratio

@@ -1,4 +1,4 @@
-"""Throughput of pairwise judging with swap against the zero-latency simulated server (METHODS.md §4).
+"""Throughput of pairwise judging with swap against the zero-latency simulated server (docs/METHODS.md §4).
 
 Why: the published JudgeLM-7B figure is 5,000 pairs in 3 minutes on 8 A100 (grade-only, parallel).
 With a zero-latency backend the whole wall time is examiner's own overhead (prompt rendering, gateway:

@@ -39,8 +39,9 @@ sys.path.insert(0, str(ROOT))
 from finish import RESULTS, print_result, save_json  # noqa: E402
 
 from examiner.config import ExamSettings  # noqa: E402
+from examiner.datasets import data_root  # noqa: E402
 
-WIKITEXT = ROOT.parent / "shared" / "data" / "wikitext2"
+WIKITEXT = data_root() / "wikitext2"
 
 
 def build_text(path: Path, megabytes: float) -> int:

@@ -1,4 +1,4 @@
-"""Pairwise judging with swap on LLMBar Natural: accuracy, consistency and position bias (METHODS.md §4).
+"""Pairwise judging with swap on LLMBar Natural: accuracy, consistency and position bias (docs/METHODS.md §4).
 
 Why: checks that the JudgeLM pipeline (prompt, score-line parsing, swap, metrics) is right end to end.
 Two backends:

@@ -7,8 +7,8 @@ does not pay. Also checks what the test checks: same unit ids, vectors within 1e
 
     python experiments/ray_prepare_speed.py [CORPUS ...] [--embed-workers 1]
 
-Default corpus: /work/scale/corpus/part-00000.txt if present (about 2,000 units of WikiText-2,
-experiments/scale_corpus.py), else corpora/examiner-handbook. Prints a line per path and a final
+Default corpus: the first file of experiments/scale_corpus.py (about 2,000 units of WikiText-2), written
+to a temporary folder. Prints a line per path and a final
 `RESULT ...` line; writes experiments/results/ray_prepare_speed.json.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from finish import RESULTS, print_result, save_json  # noqa: E402
+from scale_corpus import write_parts  # noqa: E402
 
 from examiner.config import ExamSettings  # noqa: E402
 from examiner.corpus import load_corpus  # noqa: E402
@@ -31,7 +33,6 @@ from examiner.exam.ray_prepare import prepare_on_ray  # noqa: E402
 from examiner.knowledge import sentence_units, split_oversized  # noqa: E402
 from examiner.vectors import Embedder  # noqa: E402
 
-SCALE_PART = ROOT.parent / "scale" / "corpus" / "part-00000.txt"
 SPLIT_LIMIT = 16_384 // 8
 """The oversize bound of an examiner with a 16k-token context (prepare_units: context_tokens // 8)."""
 
@@ -41,7 +42,7 @@ def main() -> None:
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--embed-workers", type=int, default=1, help="Ray embedding workers (default 1)")
     args = parser.parse_args()
-    paths = args.paths or [str(SCALE_PART if SCALE_PART.exists() else ROOT / "corpora" / "examiner-handbook")]
+    paths = args.paths or [str(write_parts(Path(tempfile.mkdtemp(prefix="ray-prepare-")), 1)[0])]
     exam = ExamSettings()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -1,4 +1,4 @@
-"""A corpus of any size for the scale benchmark, built from WikiText-2 (valid + test, ../shared/data).
+"""A corpus of any size for the scale benchmark, built from WikiText-2 (valid + test, shipped in examiner/data).
 
 The first copy is WikiText-2 with every sentence marked "(1)". A later copy N cannot repeat it: the exam merges near-duplicate
 units (cosine >= exam.dedup_threshold, 0.95), and sentences that differ only by a marker are merged, so
@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-WIKITEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikitext2"
+WIKITEXT = Path(__file__).resolve().parents[1] / "examiner" / "data" / "wikitext2"
 PART_CHARS = 312_000
 """Characters per file: WikiText-2 makes about 6,400 sentence units per MB, so about 2,000 units."""
 

@@ -1,7 +1,7 @@
 """Classic reference metrics on SummEval, summary level, beside the published G-Eval Table 1 rows.
 
 Why: before trusting our metric code as a baseline for LLM judges, it must reproduce the published
-correlations of ROUGE with the SummEval expert scores (METHODS.md section 3).
+correlations of ROUGE with the SummEval expert scores (docs/METHODS.md section 3).
 
 Protocol: for each of the 100 documents, Spearman rho and Kendall tau-b between a metric and the
 mean expert score over that document's 16 system summaries; documents where either side is constant
@@ -16,7 +16,7 @@ and printed too (single original `reference`, max over 11, recall instead of F, 
 sentence-level ROUGE-L) to show how much each matters.
 BLEU is sacrebleu sentence BLEU (effective order); BERTScore is MiniLM-L6 layer 6, F1, no idf, no
 rescaling (examiner.metrics), both with the same reference choices. No published BLEU or
-MiniLM-BERTScore row exists in METHODS.md (its BERTScore row is from a different, larger model), so
+MiniLM-BERTScore row exists in docs/METHODS.md (its BERTScore row is from a different, larger model), so
 those differences are shown for orientation only.
 
 Run: python experiments/summeval_classic.py [--bertscore-refs 11] [--skip-bertscore]

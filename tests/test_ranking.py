@@ -1,4 +1,4 @@
-"""Win rates, Elo over shuffles, Bradley-Terry and ranking agreement (METHODS.md section 5)."""
+"""Win rates, Elo over shuffles, Bradley-Terry and ranking agreement (docs/METHODS.md section 5)."""
 
 from __future__ import annotations
 

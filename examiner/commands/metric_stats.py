@@ -30,10 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Score each row's candidate against the dataset's own references with the metric, then correlate\n"
         "the scores with the human scores at sample, summary and system level (Pearson, Spearman, Kendall).\n"
         "rougeL is sentence-level LCS; rougeLsum is summary-level union LCS, the ROUGE-L of SummEval tables.",
-        "examiner metric-stats ../shared/data/summeval/summeval_1600.jsonl --metric rouge1,rouge2,rougeLsum \\\n"
+        "examiner metric-stats summeval --metric rouge1,rouge2,rougeLsum \\\n"
         "    --candidate-field system_output --reference-field references \\\n"
         "    --human-field scores.coherence,scores.relevance --group-field doc_id --system-field system_id")
-    p.add_argument("data", help="a .jsonl or .json file of rows with a candidate text, references and human scores")
+    p.add_argument("data", help="a .jsonl or .json file of rows with a candidate text, references and human "
+                                "scores, or `summeval` (the shipped SummEval set)")
     p.add_argument("--metric", required=True, metavar="NAMES",
                    help="comma-separated: rouge1, rouge2, rougeL (sentence-level LCS), rougeLsum (summary-level "
                         "LCS, what SummEval tables use), bleu, bertscore, embedding")

@@ -1,7 +1,7 @@
 """Records of a meta-evaluation run: items, evaluator assessments, meta-judgments, debates.
 
 Three item kinds share one record so every stage handles them alike:
-- `pairwise`: instruction + two outputs, a decision is a `Preference` (METHODS.md section 5);
+- `pairwise`: instruction + two outputs, a decision is a `Preference` (docs/METHODS.md section 5);
 - `individual`: a text with a gold human score (1-5 scale by default);
 - `verdict`: an exam triple (question, answer, reference unit), a decision is a `Verdict`.
 A meta-judge's choice between two evaluators (JDEval's better assistant, a debate's verdict, a match

@@ -15,7 +15,7 @@ from typing import Union
 
 
 class Verdict(str, Enum):
-    """A judge's label for one knowledge unit given one answer (METHODS.md section 1, step 5)."""
+    """A judge's label for one knowledge unit given one answer (docs/METHODS.md section 1, step 5)."""
 
     CORRECT = "correct"
     INCORRECT = "incorrect"

@@ -1,6 +1,6 @@
 """Exam modes as strategies: what differs between Ref-Eval and its two LLM-judge baselines.
 
-- `RefEval` (METHODS.md section 1): k-means clusters of the pool, one question per cluster, probes,
+- `RefEval` (docs/METHODS.md section 1): k-means clusters of the pool, one question per cluster, probes,
   rounds until the pool is empty or stops shrinking; units judged against their own text.
 - `TopBaseline`: every unit asked about alone, judged against its source passage, one pass, no probes
   (the most thorough and most expensive scheme; Ref-Eval aims to match it at a fraction of its cost).
@@ -72,7 +72,7 @@ class ExamMode:
 
 
 class RefEval(ExamMode):
-    """Ref-Eval itself (METHODS.md section 1): the defaults above."""
+    """Ref-Eval itself (docs/METHODS.md section 1): the defaults above."""
 
 
 class TopBaseline(ExamMode):

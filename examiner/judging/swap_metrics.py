@@ -1,4 +1,4 @@
-"""Reliability and agreement metrics of pairwise judgments (JudgeLM section of METHODS.md §4).
+"""Reliability and agreement metrics of pairwise judgments (JudgeLM section of docs/METHODS.md §4).
 
 Input: judgments, each for one pair `id` in one `order` ("original" or "swapped"), with the preference
 expressed in the ORIGINAL labelling (FIRST = the pair's first response wins, SECOND, TIE, or Unscored).
@@ -12,7 +12,7 @@ in the gold-label spelling (1, 2, 0), as the published tables write them.
 - bias: an inconsistent pair favours the first position when, summed over its two judgments, the
   response shown first fared better (+1 for a first-position win, -1 for a second-position win, 0 for a
   tie); every inconsistent pair favours exactly one position. `bias_first` / `bias_second` are shares
-  of the inconsistent pairs (METHODS.md); the `_all_pairs` variants are shares of all complete pairs,
+  of the inconsistent pairs (docs/METHODS.md); the `_all_pairs` variants are shares of all complete pairs,
   JudgeLM's table convention, where consistency + bias_first_all_pairs + bias_second_all_pairs = 1.
   delta bias = |bias first - bias second| in each convention.
 - unparseable judgments are counted, never scored.

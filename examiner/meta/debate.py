@@ -1,4 +1,4 @@
-"""MDEval (METHODS.md section 5): a refereed multi-round debate between two evaluators, as a LangGraph graph.
+"""MDEval (docs/METHODS.md section 5): a refereed multi-round debate between two evaluators, as a LangGraph graph.
 
     referee --verdict--> END
        |  \\--unreadable, rounds left--> referee (next round)

@@ -1,4 +1,4 @@
-"""JDEval-i and BSMEval (METHODS.md section 5): the meta-judge scores each assessment on its own, 1-5.
+"""JDEval-i and BSMEval (docs/METHODS.md section 5): the meta-judge scores each assessment on its own, 1-5.
 
 An evaluator's score is its mean over items. For the shared ranking machinery the per-item scores are
 also turned into pairwise matches (on each item, every two evaluators: the higher score wins, equal

@@ -1,4 +1,4 @@
-"""JDEval (METHODS.md section 5): the meta-judge decides the item, then which evaluator judged it better.
+"""JDEval (docs/METHODS.md section 5): the meta-judge decides the item, then which evaluator judged it better.
 
 The rules tie the better assistant to the meta-judge's own decision: exactly one evaluator agrees with
 it -> that one wins; both agree -> the better explanation wins (the meta-judge's call); neither ->

@@ -2,7 +2,7 @@
 
 Input everywhere is a list of matches `(evaluator_a, evaluator_b, outcome)` whose outcome is a
 `Preference`: FIRST (a won), SECOND (b won) or TIE (`Match` or plain tuples). A meta-evaluator (JDEval, MDEval) produces one match per
-(item, pair of evaluators) it compares; METHODS.md section 5 turns those into a ranking that should agree
+(item, pair of evaluators) it compares; docs/METHODS.md section 5 turns those into a ranking that should agree
 with the baseline ranking (accuracy against gold).
 
 - Win rate keeps ties explicit: winrate(i/j) = wins_i / matches_ij, so
@@ -251,7 +251,7 @@ def elo(
     start: float = 1000.0,
     players: Sequence[str] | None = None,
 ) -> EloResult:
-    """Elo (METHODS.md section 5: K=4, start 1000) averaged over seeded shuffles of the match list.
+    """Elo (docs/METHODS.md section 5: K=4, start 1000) averaged over seeded shuffles of the match list.
 
     Why shuffles: a single pass depends on match order; the mean over 200 shuffles is stable to a
     point or two, and the spread across shuffles shows how much order alone moves a rating.

@@ -1,6 +1,6 @@
 """The figures of an exam report, as plain data (what report.json holds).
 
-METHODS.md section 1 lists them: accuracy and coverage per target with cluster-bootstrap intervals, per
+docs/METHODS.md section 1 lists them: accuracy and coverage per target with cluster-bootstrap intervals, per
 cluster and per question type; the convergence curve; the "targeted without coverage" histogram; the cost
 table in the paper's layout; the classic baselines; the incorrect units with their evidence (a seeded sample
 of at most INCORRECT_SAMPLE); and the counts of everything that was skipped, unparseable, rejected or
