@@ -16,6 +16,7 @@ the same question from the run's records.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,41 @@ from examiner.report.summary import PassageReader, excerpt
 
 TEXT_CHARS = 300
 
+_NOT_XML = re.compile("[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+"""Characters XML 1.0 cannot hold at all, escaped or not (NUL, other C0 controls, lone surrogates, U+FFFE/F)."""
+
+
+def xml_safe(text: str) -> str:
+    """`text` with the characters XML 1.0 cannot hold replaced by U+FFFD: a record read from an older run
+    (or a corpus file holding an escaped NUL) still makes a GraphML file that every reader opens."""
+    return _NOT_XML.sub("\uFFFD", text)
+
+
 def _attrs(**values: Any) -> dict[str, Any]:
-    """GraphML takes scalars of one type per key: None is left out, lists become comma-joined strings."""
+    """GraphML takes scalars of one type per key: None is left out, lists become comma-joined strings;
+    text is made XML-safe."""
     out = {}
     for key, value in values.items():
         if value is None:
             continue
         if isinstance(value, (list, tuple, set)):
             value = ",".join(map(str, value))
-        out[key] = value
+        out[key] = xml_safe(value) if isinstance(value, str) else value
+    return out
+
+
+def _safe_ids(graph: nx.DiGraph) -> nx.DiGraph:
+    """The graph with XML-safe node ids and edge attributes (ids come from the records: documents are
+    named by their paths, and ids of records are free text in an older run)."""
+    if all(not _NOT_XML.search(str(node)) for node in graph):
+        mapping = None
+    else:
+        mapping = {node: xml_safe(str(node)) for node in graph}
+    out = nx.relabel_nodes(graph, mapping, copy=True) if mapping else graph
+    for _, _, data in out.edges(data=True):
+        for key, value in data.items():
+            if isinstance(value, str):
+                data[key] = xml_safe(value)
     return out
 
 
@@ -99,7 +126,7 @@ def build_provenance(run_dir: str | Path) -> Path | None:
     if not provenance_plan(run)["written"]:
         path.unlink(missing_ok=True)
         return None
-    nx.write_graphml(provenance_graph(run), path)
+    nx.write_graphml(_safe_ids(provenance_graph(run)), path)
     return path
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
@@ -26,6 +27,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import ValidationError
 
 from examiner.core.overrides import OverrideRecord, utc_now
@@ -38,6 +40,28 @@ from examiner.report.review import FILTERS, ReviewRow, choices, filtered, review
 from examiner.report.store import load_run
 
 HOST = "127.0.0.1"
+HEADER_BYTES = 16 * 1024
+"""Most bytes of request headers a request may carry; more is answered 431 (Request Header Fields Too Large)."""
+PARSER_BYTES = 1024 * 1024
+"""Longest header line the HTTP parser reads, so a header above HEADER_BYTES still reaches the 431 check; a
+longer one is refused by the parser (400), logged as one line without a traceback."""
+
+
+class _OneLineErrors(logging.Filter):
+    """The server's log of a request it could not parse, as one short line: no traceback, no echo of the
+    request's (possibly huge) bytes. The server goes on serving either way."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            reason = (str(exc.message).splitlines() or [type(exc).__name__])[0][:120]
+            record.msg, record.args = f"refused a request it could not read ({exc.code}: {reason})", None
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+SERVER_LOG = logging.getLogger("examiner.view.server")
+SERVER_LOG.addFilter(_OneLineErrors())
 PAGE_ROWS = 100
 """Verdicts shown per page (the rest are a `next` link away)."""
 
@@ -107,6 +131,9 @@ class ReviewServer:
     @web.middleware
     async def guard(self, request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
         """Loopback Host only on every request; on a write also this server's Origin and token."""
+        size = sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
+        if size > HEADER_BYTES:
+            return _error(431, f"request headers too large ({size} bytes; at most {HEADER_BYTES})")
         if request.host not in self._origins():
             return _error(403, "this page is served to 127.0.0.1 only")
         if request.method == "POST":
@@ -161,7 +188,9 @@ class ReviewServer:
         raise web.HTTPSeeOther(f"/?{urlencode(back)}#v-{verdict.verdict_id}")
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self.guard], client_max_size=64 * 1024)
+        app = web.Application(middlewares=[self.guard], client_max_size=64 * 1024,
+                              handler_args={"max_line_size": PARSER_BYTES, "max_field_size": PARSER_BYTES,
+                                            "logger": SERVER_LOG})
         app.router.add_get("/", self.page)
         app.router.add_post("/override", self.override)
         return app
