@@ -39,6 +39,12 @@ ROLES = (
 """Model roles. Every role defaults to the `local` endpoint."""
 
 
+SEED_MODULUS = 2**30
+"""Exam seeds at or above this are reduced modulo it (see ExamSettings.seed)."""
+
+MAX_DEPTH = 32
+"""Deepest nesting of mappings and lists a settings file may hold; deeper is refused in one line."""
+
 PRICE_FIELDS = ("price_input_per_1m", "price_output_per_1m", "price_cached_input_per_1m", "price_cache_write_per_1m",
                 "price_reasoning_per_1m", "batch_price_factor")
 """EndpointSpec fields that say what a call costs."""
@@ -47,7 +53,7 @@ PRICE_FIELDS = ("price_input_per_1m", "price_output_per_1m", "price_cached_input
 class EndpointSpec(BaseModel):
     """One model endpoint reachable over the OpenAI chat-completions protocol."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
     provider: Literal["openai", "local", "simulated"] = "openai"
     """Which kind of endpoint this is; `local` and `simulated` are started by examiner itself."""
@@ -189,7 +195,7 @@ class EndpointSpec(BaseModel):
 class ExamSettings(BaseModel):
     """Knobs of the Ref-Eval examination loop (see METHODS.md section 1)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
     unit_mode: Literal["sentences", "llm"] = "sentences"
     """How the corpus becomes knowledge units: `sentences` (one unit per sentence, no model calls) or
@@ -225,7 +231,14 @@ class ExamSettings(BaseModel):
     """Word limit of a candidate's answer (asked for in the prompt; max_tokens follows from it)."""
     seed: int = Field(0, ge=0)
     """Seed of the exam's own random choices (clustering, projection), 0 or more; not the models' sampling
-    seed."""
+    seed. Any size is accepted: a seed of 2**30 or more is reduced modulo 2**30 (FAISS takes a signed 32-bit
+    seed, and the exam adds the round and cluster group to it), so seeds that differ by 2**30 give the same
+    exam."""
+
+    @field_validator("seed")
+    @classmethod
+    def _seed_in_range(cls, seed: int) -> int:
+        return seed % SEED_MODULUS if seed >= SEED_MODULUS else seed
     self_check_share: float = Field(0.05, ge=0, le=1)
     """Share (0-1) of the judged answers (with two or more target units) that the judge marks a second
     time, its units in another seeded order, to measure its self-agreement; 0 turns the self-check off."""
@@ -250,7 +263,7 @@ class ExamSettings(BaseModel):
 class Settings(BaseModel):
     """Everything a command needs: endpoints, role assignments, budget, exam knobs."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
     endpoints: dict[str, EndpointSpec] = Field(default_factory=dict)
     """Model endpoints by name; `local` (the embedded model) and `simulated` are always defined."""
@@ -390,11 +403,54 @@ def _merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
+_KINDS = {
+    "float_parsing": "must be a number", "float_type": "must be a number",
+    "int_parsing": "must be a whole number", "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number", "int_parsing_size": "must be a whole number of at most 4300 digits",
+    "bool_parsing": "must be true or false", "bool_type": "must be true or false",
+    "string_type": "must be text", "dict_type": "must be a mapping (name: value lines)",
+    "model_type": "must be a mapping (name: value lines)", "model_attributes_type": "must be a mapping",
+    "list_type": "must be a list", "finite_number": "must be a finite number",
+    "extra_forbidden": "is not a known setting", "missing": "is required",
+}
+"""Pydantic error types, said in words a user of the config file knows."""
+
+
+def _shown(value: Any) -> str:
+    """A bad value as the error line shows it: short, one line, without credentials."""
+    from examiner.core.redact import redact_text
+
+    text = repr(value) if isinstance(value, str) else str(value) if isinstance(value, (int, float, bool)) else \
+        type(value).__name__
+    text = redact_text(" ".join(text.split()))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "config"
-    message = str(first["msg"]).removeprefix("Value error, ")
+    kind = str(first.get("type", ""))
+    message = _KINDS.get(kind) or str(first["msg"]).removeprefix("Value error, ").removeprefix("Input ")
+    if kind not in ("missing", "extra_forbidden") and not kind.startswith("value_error") and "input" in first:
+        message += f", got {_shown(first['input'])}"
     return f"{where}: {message}" if where != "config" else message
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """Whether mappings and lists in `value` nest deeper than `limit` levels (iterative: no recursion)."""
+    todo = [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if level > limit:
+            return True
+        todo += [(child, level + 1) for child in children]
+    return False
 
 
 def budget_from_env(env: Mapping[str, str]) -> float | None:
@@ -428,9 +484,7 @@ def load_settings(
         data["budget_usd"] = env_budget
     if budget_usd is not None:
         data["budget_usd"] = budget_usd
-    if data.get("budget_usd") is not None and float(data["budget_usd"]) < 0:
-        raise ConfigError(f"budget must be zero or more dollars, got {data['budget_usd']}")
-    return validate_settings(data)
+    return validate_settings(data, "" if path is None else str(path))
 
 
 def read_settings_file(path: str | Path) -> dict[str, Any]:
@@ -447,18 +501,31 @@ def read_settings_file(path: str | Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"config file {file} is not valid YAML{where}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {file} is nested too deeply (at most {MAX_DEPTH} levels)") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. an integer of more than 4300 digits
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
+        raise ConfigError(f"config file {file} holds a value YAML cannot read ({reason})") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {file} cannot be read ({exc.strerror or exc})") from None
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
         raise ConfigError(f"config file {file} must hold a mapping at the top level")
+    if _depth(loaded, MAX_DEPTH):
+        raise ConfigError(f"config file {file} is nested too deeply (at most {MAX_DEPTH} levels)")
     return loaded
 
 
 def validate_settings(data: Mapping[str, Any], source: str = "") -> Settings:
     """Settings from a mapping, with the one validation every command uses (`run` on flags and files,
     `resume` on the run's config.yaml): a ConfigError naming the first bad field, and `source` if given."""
+    where = f"{source}: " if source else ""
+    if _depth(data, MAX_DEPTH + 1):
+        raise ConfigError(f"{where}invalid configuration: nested too deeply (at most {MAX_DEPTH} levels)")
     try:
         return Settings.model_validate(dict(data))
     except ValidationError as exc:
-        where = f"{source}: " if source else ""
         raise ConfigError(f"{where}invalid configuration: {_describe(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}invalid configuration: nested too deeply (at most {MAX_DEPTH} levels)") from None

@@ -7,6 +7,7 @@ beyond argparse is imported inside its run function.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 from collections.abc import Collection, Sequence
@@ -75,13 +76,18 @@ def parse_roles(pairs: list[str]) -> dict[str, str]:
     return roles
 
 
+def check_budget_flag(budget: float | None) -> float | None:
+    """--budget-usd as given, refused in one line unless a finite number of dollars, zero or more."""
+    if budget is not None and (not math.isfinite(budget) or budget < 0):
+        raise ConfigError(f"--budget-usd must be a finite number of dollars, zero or more, got {budget}")
+    return budget
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Validated settings from --config, the environment and the flags."""
     from examiner.config import load_settings
 
-    budget = getattr(args, "budget_usd", None)
-    if budget is not None and budget < 0:
-        raise ConfigError(f"--budget-usd must be zero or more, got {budget}")
+    budget = check_budget_flag(getattr(args, "budget_usd", None))
     settings = load_settings(
         getattr(args, "config", None), role_overrides=parse_roles(getattr(args, "role", [])), budget_usd=budget
     )
