@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from examiner.commands.common import (add_cache_flag, add_command, add_config_flags, cache_dir_from_args, fitted_table,
-                                      output_dir, print_table, settings_from_args)
+from examiner.commands.common import (add_cache_flag, add_command, add_config_flags, cache_dir_from_args,
+                                      check_budget_flag, fitted_table, output_dir, print_table, settings_from_args)
 from examiner.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
@@ -111,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the run's new spending cap, money already spent included (default: "
                              "EXAMINER_BUDGET_USD, else the cap the run was started with)")
     add_cache_flag(resume)
+    resume.add_argument("--config", metavar="FILE",
+                        help="the configuration file the run was started with, when an endpoint URL in it holds "
+                             "credentials (the run folder keeps URLs without them); only those URLs are read")
     resume.add_argument("--quiet", action="store_true", help="no progress display")
     add_strict_flag(resume)
     resume.set_defaults(func=run_resume)
@@ -141,11 +144,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo = add_command(
         sub, "demo", "examine the embedded local model on a shipped corpus",
         "Examine the embedded local model (no configuration, no API key, nothing downloaded) on a corpus\n"
-        "shipped with the repository and print where its report is; what `make demo` runs. Replaces the\n"
-        "contents of --out.",
+        "shipped with the repository and print where its report is; what `make demo` runs. --out must be a\n"
+        "new or empty folder, or an earlier demo run, which is replaced (a folder holding anything else is\n"
+        "refused, and no file examiner did not write is ever removed).",
         "examiner demo --out runs/demo --max-rounds 2")
     demo.add_argument("--corpus", default="corpora/examiner-handbook", help="corpus folder (default: %(default)s)")
-    demo.add_argument("--out", default="runs/demo", help="run directory, emptied first (default: %(default)s)")
+    demo.add_argument("--out", default="runs/demo",
+                      help="run directory: new, empty, or an earlier demo run it replaces (default: %(default)s)")
     demo.add_argument("--max-rounds", type=int, default=2, help="stop after this many rounds (default: %(default)s)")
     demo.set_defaults(func=run_demo)
 
@@ -380,10 +385,11 @@ def run_resume(args: argparse.Namespace) -> int:
     if not run_dir.is_dir():
         raise UserError(f"no run directory at {run_dir}")
     # --budget-usd, else EXAMINER_BUDGET_USD, else the run's own cap (in config.yaml).
-    budget = args.budget_usd if args.budget_usd is not None else budget_from_env(os.environ)
-    if budget is not None and budget < 0:
-        raise ConfigError(f"budget must be zero or more dollars, got {budget}")
-    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget, cache_dir=cache_dir_from_args(args)))
+    budget = check_budget_flag(args.budget_usd) if args.budget_usd is not None else budget_from_env(os.environ)
+    if budget is not None and (not math.isfinite(budget) or budget < 0):
+        raise ConfigError(f"EXAMINER_BUDGET_USD must be a finite number of dollars, zero or more, got {budget}")
+    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget, cache_dir=cache_dir_from_args(args),
+                                   config_file=args.config))
     summarise(info, run_dir)
     return strict_exit(_exit_code(info, run_dir), run_dir, args.strict)
 
@@ -465,6 +471,35 @@ def print_replay(figures: Mapping[str, Any]) -> None:
     print_table(table)
 
 
+def _clear_earlier_demo(run_dir: Path) -> None:
+    """Make room for a demo run in `run_dir`: nothing to do when it is new or empty; an earlier demo run
+    (request.json says so) has the files an exam run writes removed, and only those; any other folder
+    is refused in one line, so no file examiner did not write is ever deleted."""
+    from examiner.core import rundir
+    from examiner.core.runlock import refuse_if_in_use
+
+    if not run_dir.exists():
+        return
+    if not run_dir.is_dir():
+        raise UserError(f"--out {run_dir}: a file, not a folder")
+    if not any(p.name != rundir.LOCK for p in run_dir.iterdir()):
+        return
+    foreign = rundir.foreign_entries(run_dir)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise UserError(f"--out {run_dir} is not empty and holds files examiner did not write ({shown}): "
+                        "give `examiner demo --out` a new or empty folder")
+    try:
+        demo = bool(json.loads((run_dir / rundir.REQUEST).read_text(encoding="utf-8")).get("demo"))
+    except (OSError, ValueError, AttributeError):
+        demo = False
+    if not demo:
+        raise UserError(f"--out {run_dir} holds an exam run that `examiner demo` did not make: give `examiner demo "
+                        "--out` a new or empty folder (`examiner resume` continues that run)")
+    refuse_if_in_use(run_dir)
+    rundir.remove_exam_outputs(run_dir)
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from examiner.config import load_settings
     from examiner.exam.runner import ExamRequest, start_exam
@@ -473,12 +508,9 @@ def run_demo(args: argparse.Namespace) -> int:
     corpus = Path(args.corpus)
     if not corpus.exists():
         raise UserError(f"demo corpus {corpus} not found (run from the repository root)")
-    run_dir = Path(args.out)
-    if run_dir.exists() and any(run_dir.iterdir()):
-        import shutil
-
-        shutil.rmtree(run_dir)
-    request = ExamRequest(corpus_paths=[str(corpus)])
+    run_dir = output_dir(args.out)
+    _clear_earlier_demo(run_dir)
+    request = ExamRequest(corpus_paths=[str(corpus)], demo=True)
     info = asyncio.run(start_exam(settings, request, run_dir))
     summarise(info, run_dir)
     print(f"demo report: {run_dir / 'report.html'}")

@@ -78,7 +78,9 @@ def _check(name: str, probe: Callable[[], str]) -> tuple[str, bool, str]:
         detail, ok = str(exc), False
     except Exception as exc:  # noqa: BLE001 - doctor reports every failure as a line
         detail, ok = f"{type(exc).__name__}: {exc}".splitlines()[0][:200], False
-    return name, ok, f"{detail} ({time.perf_counter() - started:.1f}s)"
+    from examiner.core.redact import redact_text
+
+    return name, ok, redact_text(f"{detail} ({time.perf_counter() - started:.1f}s)")
 
 
 def _embedding_probe() -> str:
@@ -195,6 +197,7 @@ def run_models(args: argparse.Namespace) -> int:
 def model_tables(settings: Settings) -> list[Table]:
     """Roles -> endpoint and model, then each endpoint in use: two tables that fit 80 columns."""
     from examiner.config import ROLES
+    from examiner.core.redact import redact_url
 
     roles = fitted_table("roles and their endpoints", ("role", "endpoint", "model"))
     used: dict[str, EndpointSpec] = {}
@@ -210,7 +213,7 @@ def model_tables(settings: Settings) -> list[Table]:
         else:
             key = "-"
         replicas = f" (+{len(spec.replicas)} replicas)" if spec.replicas else ""
-        endpoints.add_row(name, spec.provider, (spec.base_url or "(managed)") + replicas,
+        endpoints.add_row(name, spec.provider, (redact_url(spec.base_url) or "(managed)") + replicas,
                           f"{spec.price_input_per_1m:g}", f"{spec.price_output_per_1m:g}",
                           str(spec.max_concurrency), key)
     return [roles, endpoints]

@@ -33,6 +33,7 @@ from examiner.core.records import (
     VerdictRecord,
     record_key,
 )
+from examiner.core.redact import redact_data, redact_text
 from examiner.errors import UserError
 
 M = TypeVar("M", bound=BaseModel)
@@ -87,6 +88,45 @@ latest row per (question, unit) wins and verdicts.jsonl never changes."""
 BATCHES = "batches.json"
 """Provider batches submitted for the run (id, endpoint, the request keys in it), saved before the first
 status check (rewritten atomically), so a killed run waits on the same batches instead of paying again."""
+LOG = "examiner.log"
+"""The full traceback of an unexpected error (the terminal gets one line), credentials redacted."""
+
+EXAM_OUTPUTS = frozenset({
+    RUN_INFO, REQUEST, CONFIG, UNITS, PASSAGES, QUESTIONS, ANSWERS, VERDICTS, OUTCOMES, SELF_CHECK, CLUSTERS,
+    LEDGER, CACHE, CHECKPOINTS, STATE, EMBEDDINGS, LOCK, REPORT_JSON, REPORT_MD, REPORT_HTML, FIGURES, PROVENANCE,
+    PILOT, ESTIMATE, OVERRIDES, BATCHES, LOG,
+})
+"""Every name an exam run writes into its folder: what a restart or `demo` may remove, and nothing else."""
+_OUTPUT_SUFFIXES = ("", ".tmp", "-wal", "-shm", "-journal", ".damaged", ".damaged-wal", ".damaged-shm")
+
+
+def exam_output(name: str) -> bool:
+    """Whether a name in a run folder is one an exam run writes (its SQLite and temporary companions too)."""
+    return any(name == base + suffix for base in EXAM_OUTPUTS for suffix in _OUTPUT_SUFFIXES)
+
+
+def foreign_entries(folder: Path) -> list[str]:
+    """Names in `folder` that no exam run writes (a user's own files), sorted."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if not exam_output(p.name))
+
+
+def remove_exam_outputs(folder: Path) -> list[str]:
+    """Remove what an exam run wrote into `folder` (only names in EXAM_OUTPUTS; the lock file stays, as
+    its holder may be this process); returns the names removed."""
+    import shutil
+
+    removed = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name == LOCK or not exam_output(entry.name):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+        removed.append(entry.name)
+    return removed
 
 RECORD_FILES: dict[type[BaseModel], str] = {
     UnitRecord: UNITS,
@@ -247,18 +287,18 @@ class RunDir:
     def write_info(self, info: RunInfo) -> None:
         """Replace run.json atomically (a kill mid-write leaves the previous one)."""
         self.path.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.file(RUN_INFO), info.model_dump_json(indent=1))
+        _write_atomic(self.file(RUN_INFO), redact_text(info.model_dump_json(indent=1)))
 
     def write_config(self, data: dict[str, Any]) -> None:
         """Replace config.yaml atomically (a resume that raises the budget rewrites it while another
         process may be reading it to learn that the run is in use)."""
         self.path.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.file(CONFIG), yaml.safe_dump(data, sort_keys=False))
+        _write_atomic(self.file(CONFIG), yaml.safe_dump(redact_data(data), sort_keys=False))
 
     def write_request(self, request: dict[str, Any], config: dict[str, Any]) -> None:
         """request.json (what was asked) and config.yaml (the settings used): what a resume starts from."""
         self.path.mkdir(parents=True, exist_ok=True)
-        self.file(REQUEST).write_text(json.dumps(request, indent=1), encoding="utf-8")
+        self.file(REQUEST).write_text(json.dumps(redact_data(request), indent=1), encoding="utf-8")
         self.write_config(config)
 
     def read_config(self) -> dict[str, Any]:
@@ -371,5 +411,5 @@ def _write_atomic(path: Path, text: str) -> None:
 __all__ = [
     "ANSWERS", "ASSESSMENTS", "BATCHES", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
     "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
-    "REPORT_JSON", "REPORT_MD", "REQUEST", "RUN_INFO", "RunDir", "RunRecords", "SELF_CHECK", "SubmittedBatch", "UNITS", "VERDICTS", "report_paths", "safe_name",
+    "REPORT_JSON", "REPORT_MD", "REQUEST", "EXAM_OUTPUTS", "LOG", "exam_output", "foreign_entries", "remove_exam_outputs", "RUN_INFO", "RunDir", "RunRecords", "SELF_CHECK", "SubmittedBatch", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]

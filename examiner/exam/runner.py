@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import sys
 import time
 import uuid
@@ -28,7 +29,7 @@ from examiner.core.allocator import fix_mmap_threshold
 from examiner.core.version import VERSION
 from examiner.config import Settings, read_settings_file, validate_settings
 from examiner.corpus import check_corpus_size
-from examiner.errors import BudgetExhausted, UserError
+from examiner.errors import BudgetExhausted, UserError, note_run_dir
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import Sample, build_exam_graph
 from examiner.exam.health import exam_health
@@ -69,6 +70,8 @@ class ExamRequest:
     """An earlier run directory whose questions the targets sit (examiner.exam.paper); empty: the adaptive exam."""
     paper_target: str = ""
     """Whose questions in that run (empty: its only target)."""
+    demo: bool = False
+    """Started by `examiner demo`, which may replace this run folder (and no other) with a new demo run."""
 
 
 def _check_request(settings: Settings, request: ExamRequest) -> None:
@@ -86,6 +89,22 @@ def _check_request(settings: Settings, request: ExamRequest) -> None:
     for name in request.targets + request.judges:
         settings.endpoint(name).api_key()
     check_corpus_size(request.corpus_paths, settings.exam.max_corpus_mb)  # before the run directory exists
+    if not request.paper:
+        check_corpus_has_text(request.corpus_paths, request.jsonl_field)
+
+
+def check_corpus_has_text(paths: list[str], jsonl_field: str) -> None:
+    """UserError, before a run folder exists, when no file of the corpus holds a passage (every file binary,
+    unsupported or empty); files are read only until the first that holds text."""
+    from examiner.corpus import Corpus, check_not_empty, corpus_inputs, read_input
+
+    seen = Corpus()
+    for file, doc_id in corpus_inputs(paths, seen):
+        part = read_input(file, doc_id, jsonl_field=jsonl_field)
+        if part.documents:
+            return
+        seen.skipped += part.skipped
+    check_not_empty(seen, paths)
 
 
 def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> RunStore:
@@ -173,12 +192,16 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             load_for_resume(ctx)
         graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field, sample)
         config: dict[str, Any] = {"configurable": {"thread_id": request.run_id}, "recursion_limit": 10_000}
+        lost_checkpoints = resume and not (run_dir / rundir.CHECKPOINTS).is_file() and (run_dir / rundir.STATE).is_file()
         try:
             async with AsyncSqliteSaver.from_conn_string(str(run_dir / rundir.CHECKPOINTS)) as saver:
                 app = graph.compile(checkpointer=saver)
                 start: tuple[Any, dict[str, Any]] | None = ({}, config)
                 if resume:
                     start, decision = await _resume_point(app, config)
+                    if lost_checkpoints:
+                        decision = (f"{rundir.CHECKPOINTS} is missing; starting the run over from its records "
+                                    "(replies already paid for come from the response cache)")
                     _announce(quiet, decision)
                 if start is None:
                     return store.read_info()
@@ -250,6 +273,7 @@ async def start_exam(
         request.paper = str(Path(request.paper).resolve())
         request.mode = paper.read_paper(request.paper, request.paper_target or None).mode
     run_dir.mkdir(parents=True, exist_ok=True)
+    note_run_dir(run_dir)  # where the full trace of an unexpected error goes (examiner.log)
     with hold_run_dir(run_dir):
         _refuse_non_empty(run_dir)  # another `run` may have filled it between the check and the lock
         _write_start(run_dir, settings, request)
@@ -260,16 +284,50 @@ async def start_exam(
 
 
 def _refuse_non_empty(run_dir: Path) -> None:
-    """A new run needs an empty directory (its lock file aside); a live run in it is named as such."""
+    """A new run needs an empty directory (its lock file aside); a live run in it is named as such. A
+    run that stopped before its first model call (nothing paid, no file but its own) is cleared and
+    started again in the same folder."""
     if run_dir.is_dir() and any(p.name != rundir.LOCK for p in run_dir.iterdir()):
         refuse_if_in_use(run_dir)
-        raise UserError(f"run directory {run_dir} is not empty (use `examiner resume {run_dir}` to continue it)")
+        if restartable(run_dir):
+            log.info("%s held a run that stopped before its first model call: starting it afresh", run_dir)
+            rundir.remove_exam_outputs(run_dir)
+            return
+        foreign = rundir.foreign_entries(run_dir)
+        if foreign and not (run_dir / rundir.RUN_INFO).is_file():
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise UserError(f"run directory {run_dir} is not empty (it holds {shown}); give --out a new or "
+                            "empty folder")
+        raise UserError(f"run directory {run_dir} is not empty (use `examiner resume {shlex.quote(str(run_dir))}` "
+                        "to continue it)")
 
 
-def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
+def restartable(run_dir: Path) -> bool:
+    """Whether `run_dir` holds only an exam run's own files, from a run that stopped (failed, or killed)
+    before its first model call: no ledger row, a run.json (if any) that is not completed or stopped by
+    its budget. Such a run may be cleared and started again."""
+    if rundir.foreign_entries(run_dir):
+        return False
+    run = RunDir(run_dir)
+    try:
+        if run.read_ledger():
+            return False
+    except Exception:  # noqa: BLE001 - a ledger that cannot be read may record payments: keep it
+        return False
+    if not (run_dir / rundir.RUN_INFO).is_file():
+        return True
+    try:
+        status = run.read_info().status
+    except UserError:
+        return True  # a run.json cut short before the first call: nothing of value was recorded
+    return status in ("failed", "running")
+
+
+def load_run(run_dir: str | Path, config_file: str | None = None) -> tuple[Settings, ExamRequest]:
     """Settings and request saved in a run directory, checked as a resume needs them: a missing or
     damaged request.json, config.yaml, run.json or checkpoints.sqlite is one UserError naming the file.
-    config.yaml goes through the same validation as `examiner run`'s settings."""
+    config.yaml goes through the same validation as `examiner run`'s settings; an unfinished run whose
+    endpoint URLs held credentials gets them back from `config_file` (restore_credentials)."""
     run_dir = Path(run_dir)
     request_file = run_dir / rundir.REQUEST
     if not request_file.is_file():
@@ -278,9 +336,11 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
         request = ExamRequest(**json.loads(request_file.read_bytes().decode("utf-8")))
     except (ValueError, TypeError) as exc:  # not UTF-8, not JSON, or not the request's fields
         raise UserError(f"{request_file} is damaged ({_first_line(exc)})") from None
-    config_file = run_dir / rundir.CONFIG
-    settings = validate_settings(read_settings_file(config_file), str(config_file))
+    saved_config = run_dir / rundir.CONFIG
+    settings = validate_settings(read_settings_file(saved_config), str(saved_config))
     info = RunStore(run_dir).read_info()
+    if info.status != "completed":
+        settings = restore_credentials(settings, request, run_dir, config_file)
     checkpoints = run_dir / rundir.CHECKPOINTS
     cache_path = response_cache_path(settings, run_dir)
     if info.status != "completed" and settings.cache and cache_path is not None and not cache_path.is_file():
@@ -288,14 +348,48 @@ def load_run(run_dir: str | Path) -> tuple[Settings, ExamRequest]:
     if info.status != "completed" and not request.paper:  # a paper sitting resumes from its records
         set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
         state = run_dir / rundir.STATE  # absent until the first node: a run killed before it starts over
+        # A missing checkpoints.sqlite is not an error: the run starts over in its folder, and its stable
+        # record ids, content-addressed state and response cache make the rerun write the same records
+        # without paying again for a reply the cache holds.
         for path in (checkpoints, state):
-            if path is state and not path.is_file():
+            if not path.is_file():
                 continue
-            problem = "missing" if not path.is_file() else sqlite_problem(path)
+            problem = sqlite_problem(path)
             if problem is not None:
-                raise UserError(f"{path} is {'missing' if problem == 'missing' else f'damaged ({problem})'}: "
-                                "the run cannot continue from its checkpoint; start it again with `examiner run`")
+                afresh = (f"remove it and run `examiner resume {shlex.quote(str(run_dir))}` to start the run over "
+                          "(replies already paid for come from its response cache)") if path is checkpoints else \
+                    "the run cannot continue from its checkpoint; start it again with `examiner run`"
+                raise UserError(f"{path} is damaged ({problem}): {afresh}")
     return settings, request
+
+
+def restore_credentials(settings: Settings, request: ExamRequest, run_dir: Path,
+                        config_file: str | None) -> Settings:
+    """The run's settings with the credentials of its endpoint URLs given back from `config_file` (the
+    configuration the run was started with): the run folder keeps URLs without them (examiner.core.redact).
+    Only endpoints the run uses count; a URL in the file must redact to the one the run saved."""
+    from examiner.config import load_settings
+    from examiner.core.redact import MASK, redact_url
+
+    used = {*settings.roles.values(), *request.targets, *request.judges, *settings.judge_panel}
+    needs = [name for name in sorted(used) if name in settings.endpoints
+             and settings.endpoints[name].provider == "openai"
+             and any(MASK in url for url in [settings.endpoints[name].base_url or "", *settings.endpoints[name].replicas])]
+    if not needs:
+        return settings
+    if config_file is None:
+        raise UserError(f"endpoint {needs[0]} has credentials in its URL, which the run folder does not keep: "
+                        f"`examiner resume {shlex.quote(str(run_dir))} --config FILE` gives them back (FILE: the "
+                        "configuration the run was started with)")
+    given = load_settings(config_file)
+    changes: dict[str, Any] = {}
+    for name in needs:
+        saved, spec = settings.endpoints[name], given.endpoints.get(name)
+        if spec is None or redact_url(spec.base_url) != saved.base_url or \
+                [redact_url(url) for url in spec.replicas] != saved.replicas:
+            raise UserError(f"{config_file}: endpoint {name} does not have the URL the run used ({saved.base_url})")
+        changes[name] = {"base_url": spec.base_url, "replicas": list(spec.replicas)}
+    return settings.merged({"endpoints": changes})
 
 
 def _first_line(exc: BaseException) -> str:
@@ -303,14 +397,17 @@ def _first_line(exc: BaseException) -> str:
 
 
 async def resume_exam(run_dir: str | Path, *, quiet: bool = False, report: bool = True,
-                      budget_usd: float | None = None, cache_dir: str | None = None) -> RunInfo:
+                      budget_usd: float | None = None, cache_dir: str | None = None,
+                      config_file: str | None = None) -> RunInfo:
     """Continue a killed or budget-stopped run from its checkpoint, holding the run directory's lock
     (a finished run only gets its reports rebuilt).
 
     `budget_usd` replaces the run's cap and `cache_dir` its shared response cache; both are recorded
-    in config.yaml, so a later resume keeps them; money spent before counts against the cap either way."""
+    in config.yaml, so a later resume keeps them; money spent before counts against the cap either way.
+    `config_file` gives back credentials of endpoint URLs, which config.yaml does not keep."""
     run_dir = Path(run_dir)
-    settings, request = load_run(run_dir)
+    note_run_dir(run_dir)
+    settings, request = load_run(run_dir, config_file)
     with hold_run_dir(run_dir):
         changes = {key: value for key, value in (("budget_usd", budget_usd), ("cache_dir", cache_dir))
                    if value is not None and value != getattr(settings, key)}

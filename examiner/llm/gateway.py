@@ -50,6 +50,7 @@ from examiner.llm.structured import parse_structured, response_format, schema_in
 from examiner.core.tokens import count_message_tokens, count_tokens
 from examiner.core import rundir
 from examiner.core.jsonl import read_jsonl
+from examiner.core.redact import redact_text
 from examiner.prompting.language import with_language
 from examiner.llm.types import M, Attempt, CallContext, CallResult, GenerationConfig, TokenLogprob, Unparseable
 
@@ -166,8 +167,8 @@ class _Endpoint:
     def identity(self) -> str:
         """What the cache keys on: the URL of a configured endpoint, or, for a server examiner starts
         itself, its provider and options (its port changes from run to run, its replies do not)."""
-        if self.spec.provider == "openai":
-            return self.base_url
+        if self.spec.provider == "openai":  # without credentials: a changed password keeps the cache
+            return redact_text(self.base_url)
         return f"{self.spec.provider}:{sorted(self.spec.options.items())!r}"
 
 

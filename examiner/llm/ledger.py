@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from examiner.core.jsonl import repair_tail
+from examiner.core.redact import redact_text
 from examiner.core.rundir import LEDGER
 
 
@@ -51,7 +52,7 @@ class Ledger:
     def append(self, record: dict[str, Any]) -> None:
         if self._handle is None:
             return
-        line = json.dumps(record, separators=(",", ":"), default=str)
+        line = redact_text(json.dumps(record, separators=(",", ":"), default=str))  # replica URLs, error details
         with self._lock:
             self._handle.write(line + "\n")
             self._handle.flush()
