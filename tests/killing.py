@@ -22,3 +22,38 @@ def kill_examiner_when(args: Sequence[str], ready: Callable[[], bool], *, timeou
     assert process.poll() is None, too_late
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+
+
+_RUN = "import sys; from examiner.cli import main; sys.exit(main(sys.argv[1:]))"
+_KILL_AFTER_APPENDS = """
+import os, signal, sys
+from examiner.exam.store import RunStore
+from examiner.core.records import record_key
+append = RunStore.append
+def killing_append(self, records):
+    records = list(records)
+    new = any(record_key(r) not in self.index(type(r)) for r in records)
+    append(self, records)
+    if new:
+        os.kill(os.getpid(), signal.SIGKILL)
+RunStore.append = killing_append
+from examiner.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+"""`examiner ARGS` whose run store SIGKILLs its own process right after the first append that wrote a record
+id its file did not hold (a node boundary the run had not reached before)."""
+
+
+def run_examiner_killed_at_new_records(args: Sequence[str], *, kill: bool = True, timeout_s: float = 300.0) -> bool:
+    """Run `examiner ARGS` and (with `kill`) SIGKILL it right after the first append of records the run
+    did not hold yet: a node's new records are on disk, its checkpoint is not, so a resume runs the node
+    again (a kill at a node boundary; every kill-resume pair reaches one boundary further). Appends a
+    resume repeats (records already on disk) do not kill. True when the process was killed, False when
+    it ended first (with exit status 0; anything else fails)."""
+    process = subprocess.run([sys.executable, "-c", _KILL_AFTER_APPENDS if kill else _RUN, *args],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s,
+                             env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    if process.returncode == -signal.SIGKILL:
+        return True
+    assert process.returncode == 0, process.stderr.decode(errors="replace")[-2000:]
+    return False

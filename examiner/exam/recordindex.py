@@ -76,6 +76,37 @@ class RecordIndex(Mapping[str, M], Generic[M]):
                 self._decoded.popitem(last=False)
         return record
 
+    def raw(self, key: str) -> bytes:
+        """The JSON line of a record as its file holds it (without the newline); KeyError when absent."""
+        with self._lock:
+            where = self._where[key]
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDONLY)
+            fd = self._fd
+        return os.pread(fd, where & ((1 << _LENGTH_BITS) - 1), where >> _LENGTH_BITS)
+
+    def compact(self) -> None:
+        """Rewrite the file with one line per id (the record the index holds, in index order), atomically
+        (a kill leaves the old file or the new one), and index the new lines. Only for a writer that no
+        other thread reads through meanwhile (the store calls it when it closes)."""
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        spans: list[tuple[str, int]] = []
+        offset = 0
+        with temporary.open("wb") as out:
+            for key in list(self._where):
+                line = self.raw(key)
+                out.write(line + b"\n")
+                spans.append((key, offset << _LENGTH_BITS | len(line)))
+                offset += len(line) + 1
+            out.flush()
+            os.fsync(out.fileno())
+        temporary.replace(self.path)
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            self._where = dict(spans)
+
     def __contains__(self, key: object) -> bool:
         return key in self._where
 

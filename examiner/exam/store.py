@@ -6,6 +6,10 @@ file before the first append, and an index so that a node can look a record up b
 where each record's line lies in its file (examiner/exam/recordindex.py), so a run's memory grows by
 about 70 bytes per record (100,000 verdicts with 18-character ids: 72 B each, their JSON 209 B), not
 the 1-2 KB of a decoded one.
+
+Records are written once per id: a node that a resume runs again after a kill skips what it already
+wrote and replaces what changed (see `append`), so the files hold each id on one line, as an
+uninterrupted run's do.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ class RunStore:
         self._lock = threading.Lock()
         self._index: dict[type[BaseModel], RecordIndex[Any]] = {}
         self._repaired: set[type[BaseModel]] = set()
+        """Record types this store appended to (their tails repaired first)."""
+        self._stale: set[type[BaseModel]] = set()
+        """Record types whose file holds some id on more than one line (rewritten at `close`)."""
         self._values: StateStore | None = None
 
     @property
@@ -47,11 +54,16 @@ class RunStore:
             return self._values
 
     def close(self) -> None:
-        """Close the state store if it was opened, and the indexes' files."""
+        """Close the state store if it was opened, and the indexes' files. A record file that holds an
+        id on more than one line (a record replaced in this run, or a file written before records were
+        kept once) is first rewritten with one line per id, when this store appended to it."""
         with self._lock:
             if self._values is not None:
                 self._values.close()
                 self._values = None
+            for model in sorted(self._stale & self._repaired, key=lambda m: m.__name__):
+                self._index[model].compact()
+            self._stale.clear()
             for index in self._index.values():
                 index.close()
 
@@ -59,24 +71,35 @@ class RunStore:
         return self.run.record_file(model)
 
     def append(self, records: Iterable[BaseModel]) -> None:
-        """Append records (grouped by type) and index them; a record with a known id replaces it."""
-        by_type: dict[type[BaseModel], list[BaseModel]] = {}
+        """Append records (grouped by type) and index them, each id once: a record whose id the file
+        already holds with the same content is skipped (a node that a resume runs again after a kill
+        writes what it wrote before), one with other content replaces it (appended now, the older line
+        removed when the store closes; every reader takes the last line of an id meanwhile)."""
+        by_type: dict[type[BaseModel], dict[str, BaseModel]] = {}
         for record in records:
-            by_type.setdefault(type(record), []).append(record)
+            by_type.setdefault(type(record), {})[record_key(record)] = record  # the last of an id wins
         with self._lock:
-            for model, items in by_type.items():
-                indexed = model in self._index
+            for model, keyed in by_type.items():
+                index = self._loaded(model)
+                items = [record for key, record in keyed.items()
+                         if key not in index or index.raw(key) != record.model_dump_json().encode("utf-8")]
+                if not items:
+                    continue
+                if any(record_key(item) in index for item in items):
+                    self._stale.add(model)
                 spans = self.run.append_records(model, items, repair=model not in self._repaired)
                 self._repaired.add(model)
-                if indexed:
-                    self._index[model].put_spans((record_key(item), span) for item, span in zip(items, spans))
-                else:
-                    self._loaded(model)  # reads the whole file, the lines just written included
+                index.put_spans((record_key(item), span) for item, span in zip(items, spans))
 
     def _loaded(self, model: type[M]) -> RecordIndex[M]:
         if model not in self._index:
             index = RecordIndex(model, self.path(model))
-            index.put_spans(self.run.record_spans(model))
+            lines = 0
+            for key, span in self.run.record_spans(model):
+                index.put_span(key, span)
+                lines += 1
+            if lines > len(index):  # an id on several lines: a run written before records were kept once
+                self._stale.add(model)
             self._index[model] = index
         return self._index[model]
 

@@ -1,0 +1,98 @@
+"""Records are written once: a node that a resume runs again after a kill skips the records it already
+wrote (the same id and content) and replaces one whose content changed, so every record file holds each
+id on one line, as an uninterrupted run's does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from killing import run_examiner_killed_at_new_records
+from test_exam import sim_settings
+
+from examiner.core import rundir
+from examiner.core.jsonl import iter_jsonl
+from examiner.core.records import SourceRef, UnitRecord, record_key
+from examiner.core.rundir import RECORD_FILES, RunDir
+from examiner.exam.store import RunStore
+from examiner.llm.ledger import in_flight
+
+CORPUS = "corpora/examiner-handbook/01-exam.md"
+"""12 knowledge units; one round with its probes, the self-check and the outcomes: 8 appends."""
+
+
+def unit(i: int, text: str = "") -> UnitRecord:
+    return UnitRecord(id=f"u{i}", text=text or f"unit {i} of the corpus", token_count=5,
+                      sources=[SourceRef(document="doc", passage_id=f"p{i}", start=i, end=i + 20)])
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+
+
+def test_an_append_skips_what_the_file_holds_and_replaces_what_changed(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.append([unit(i) for i in range(3)])
+    store.close()
+    resumed = RunStore(tmp_path)  # a resume: the node runs again and writes the same records
+    resumed.append([unit(i) for i in range(3)])
+    assert len(lines(tmp_path / rundir.UNITS)) == 3, "identical records are not written again"
+    resumed.append([unit(1, "changed"), unit(3)])
+    assert resumed.get(UnitRecord, "u1").text == "changed"
+    assert RunDir(tmp_path).records(UnitRecord)["u1"].text == "changed", "readers see the last write"
+    resumed.close()
+    file = lines(tmp_path / rundir.UNITS)
+    assert len(file) == 4, "closing the store leaves one line per id"
+    assert [UnitRecord.model_validate_json(line).id for line in file] == ["u0", "u1", "u2", "u3"]
+    again = RunStore(tmp_path)
+    assert again.all(UnitRecord) == {"u0": unit(0), "u1": unit(1, "changed"), "u2": unit(2), "u3": unit(3)}
+    again.append([unit(4)])
+    assert again.get(UnitRecord, "u1").text == "changed" and again.get(UnitRecord, "u4") == unit(4)
+
+
+def test_a_file_with_repeated_ids_is_rewritten_once_by_its_next_writer(tmp_path: Path) -> None:
+    """A run directory written before records were kept once (or killed between a replacing append and
+    the store's close) holds an id twice: the next process that writes the file leaves it once."""
+    RunDir(tmp_path).append_records(UnitRecord, [unit(0), unit(1), unit(0), unit(1, "last")], repair=False)
+    store = RunStore(tmp_path)
+    store.append([unit(2)])
+    store.close()
+    assert [UnitRecord.model_validate_json(line).text for line in lines(tmp_path / rundir.UNITS)] == \
+        [unit(0).text, "last", unit(2).text]
+
+
+def record_lines(run_dir: Path) -> dict[str, int]:
+    """Lines per record file of a run directory."""
+    return {name: len(lines(run_dir / name)) for name in RECORD_FILES.values()}
+
+
+def repeated_ids(run_dir: Path) -> dict[str, int]:
+    """Per record file, the lines whose id an earlier line of the file already had."""
+    repeats = {}
+    for model, name in RECORD_FILES.items():
+        ids = [record_key(r) for r in iter_jsonl(run_dir / name, model.model_validate_json)]
+        repeats[name] = len(ids) - len(set(ids))
+    return repeats
+
+
+def test_kill_at_every_node_boundary_writes_each_record_once(tmp_path: Path) -> None:
+    """`examiner run` killed with SIGKILL right after its first append (a node's records written, its
+    checkpoint not), then `examiner resume` killed right after the first append of records not yet on
+    disk, again and again: each resume runs the killed node again and is killed after the next node's
+    records, until a resume finishes. Every record file then has the lines of an uninterrupted run, no
+    id twice, and no call is left in flight in the ledger."""
+    config = tmp_path / "config.yaml"
+    settings = sim_settings(max_rounds=1).merged({"embedding_cache": str(tmp_path / "embeddings.sqlite")})
+    config.write_text(yaml.safe_dump(settings.model_dump(mode="json")), encoding="utf-8")  # one embedding each
+    reference, killed = tmp_path / "reference", tmp_path / "killed"
+    run = ["run", CORPUS, "--config", str(config), "--quiet"]
+    assert not run_examiner_killed_at_new_records([*run, "--out", str(reference)], kill=False)
+    kills = 0
+    while run_examiner_killed_at_new_records([*run, "--out", str(killed)] if kills == 0 else
+                                             ["resume", str(killed), "--quiet"]):
+        kills += 1
+        assert kills < 30, "the resumes make no progress"
+    assert kills >= 6, f"only {kills} node boundaries were killed at"
+    assert record_lines(killed) == record_lines(reference)
+    assert not any(repeated_ids(killed).values()), repeated_ids(killed)
+    assert not in_flight(RunDir(killed).read_ledger())
