@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from examiner.documents import Page, Unreadable, missing_extra
+from examiner.documents import DEFAULT_LIMITS, Page, ReadLimits, Unreadable, failure, missing_extra
+from examiner.documents.package import check_package
 
 
 def _shape_paragraphs(shapes: Iterable[Any]) -> Iterable[str]:
@@ -26,16 +27,28 @@ def _shape_paragraphs(shapes: Iterable[Any]) -> Iterable[str]:
             yield from _shape_paragraphs(shape.shapes)
 
 
-def read_pptx(path: Path) -> list[Page]:
-    """One page per slide (numbered from 1), paragraphs separated by blank lines."""
+def read_pptx(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> list[Page]:
+    """One page per slide (numbered from 1), paragraphs separated by blank lines. The package is checked
+    first (examiner.documents.package); whatever python-pptx then raises on a damaged file is a skip reason."""
     try:
         from pptx import Presentation
-        from pptx.exc import PackageNotFoundError
     except ImportError:
         raise missing_extra("python-pptx", ".pptx") from None
+    check_package(path, "PowerPoint", limits)
+    deadline = limits.deadline()
     try:
-        deck = Presentation(str(path))
-    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
-        raise Unreadable(f"unreadable PowerPoint file ({type(exc).__name__}: {exc})".splitlines()[0][:200]) from None
-    return [Page(number, "\n\n".join(_shape_paragraphs(slide.shapes)))
-            for number, slide in enumerate(deck.slides, start=1)]
+        slides = Presentation(str(path)).slides
+        if error := limits.too_many_pages(len(slides), "slides"):
+            raise error
+        pages, chars = [], 0
+        for number, slide in enumerate(slides, start=1):
+            deadline.check()
+            pages.append(Page(number, "\n\n".join(_shape_paragraphs(slide.shapes))))
+            chars += len(pages[-1].text)
+            if error := limits.text_too_long(chars):
+                raise error
+    except Unreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged file raises whatever its parser met; it is skipped
+        raise failure("PowerPoint file", exc) from None
+    return pages

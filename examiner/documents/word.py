@@ -10,24 +10,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from examiner.documents import Page, Unreadable, missing_extra
+from examiner.documents import DEFAULT_LIMITS, Deadline, Page, ReadLimits, Unreadable, failure, missing_extra
+from examiner.documents.package import check_package
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 
 class _Pager:
-    """Collects paragraphs page by page while the body is walked."""
+    """Collects paragraphs page by page while the body is walked, within the reading limits."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: ReadLimits = DEFAULT_LIMITS) -> None:
         self.pages: list[list[str]] = [[]]
         self.line: list[str] = []
         self.just_broke = False
         """A hard break was met and no text since: Word's rendered break at the same place is the same page."""
+        self.limits = limits
+        self.chars = 0
 
     def text(self, value: str) -> None:
         if value:
             self.line.append(value)
             self.just_broke = False
+            self.chars += len(value)
+            if error := self.limits.text_too_long(self.chars):
+                raise error
 
     def page_break(self, rendered: bool) -> None:
         if rendered and (self.just_broke or not (self.line or self.pages[-1])):
@@ -35,6 +41,8 @@ class _Pager:
         self.end_paragraph()
         self.pages.append([])
         self.just_broke = not rendered
+        if error := self.limits.too_many_pages(len(self.pages)):
+            raise error
 
     def end_paragraph(self) -> None:
         paragraph = "".join(self.line).strip()
@@ -71,21 +79,32 @@ def _walk_table(element: Any, pager: _Pager) -> None:
         pager.end_paragraph()
 
 
-def read_docx(path: Path) -> list[Page]:
-    """Pages of paragraph text (tables row by row), in body order."""
+def read_docx(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> list[Page]:
+    """Pages of paragraph text (tables row by row), in body order. The package is checked first
+    (examiner.documents.package); whatever python-docx then raises on a damaged file is a skip reason."""
     try:
         import docx
-        from docx.opc.exceptions import PackageNotFoundError
     except ImportError:
         raise missing_extra("python-docx", ".docx") from None
+    check_package(path, "Word", limits)
+    deadline = limits.deadline()
     try:
         body = docx.Document(str(path)).element.body
-    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
-        raise Unreadable(f"unreadable Word file ({type(exc).__name__}: {exc})".splitlines()[0][:200]) from None
-    pager = _Pager()
-    for child in body.iterchildren():
+        pager = _Pager(limits)
+        _walk_body(body, pager, deadline)
+    except Unreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged file raises whatever its parser met; it is skipped
+        raise failure("Word file", exc) from None
+    return [Page(number, "\n\n".join(paragraphs)) for number, paragraphs in enumerate(pager.pages, start=1)]
+
+
+def _walk_body(body: Any, pager: _Pager, deadline: Deadline) -> None:
+    """Paragraphs and tables of the body in order, the clock checked every hundred of them."""
+    for index, child in enumerate(body.iterchildren()):
+        if index % 100 == 0:
+            deadline.check()
         if child.tag == f"{_W}p":
             _walk_paragraph(child, pager)
         elif child.tag == f"{_W}tbl":
             _walk_table(child, pager)
-    return [Page(number, "\n\n".join(paragraphs)) for number, paragraphs in enumerate(pager.pages, start=1)]
