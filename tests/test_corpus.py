@@ -86,12 +86,24 @@ def test_binary_file_skipped_and_counted(tmp_path: Path, caplog: pytest.LogCaptu
     assert "blob.txt" in caplog.text
 
 
-def test_non_utf8_decoded_with_replacement_and_counted(tmp_path: Path) -> None:
+def test_non_utf8_decoded_in_its_detected_encoding_and_counted(tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
     f = _write(tmp_path / "latin.txt", "Caf\xe9 cr\xe8me is served daily.".encode("latin-1"))
-    corpus = load_corpus([f])
+    with caplog.at_level(logging.WARNING):
+        corpus = load_corpus([f])
     assert corpus.decoded_with_replacement == [str(f)]
-    assert corpus.passages[0].text == "Caf\ufffd cr\ufffdme is served daily."
+    assert corpus.passages[0].text == "Caf\xe9 cr\xe8me is served daily."
     assert corpus.skipped == []
+    assert "not valid UTF-8: read as cp1252" in caplog.text
+
+
+@pytest.mark.parametrize("text, encoding", [("\u041f\u0440\u0438\u0432\u0435\u0442, \u043a\u0430\u043a \u0434\u0435\u043b\u0430? " * 5, "cp1251"),
+                                            ("Pchn\u0105\u0107 w t\u0119 \u0142\xf3d\u017a je\u017ca lub o\u015bm skrzy\u0144 fig. Dzie\u0144 dobry, jak si\u0119 masz? "
+                                             * 3, "cp1250"),
+                                            ("Plain text written in UTF-16. " * 3, "utf-16-le")])
+def test_other_encodings_are_detected(tmp_path: Path, text: str, encoding: str) -> None:
+    f = _write(tmp_path / "t.txt", text.encode(encoding))
+    assert load_corpus([f]).documents[0].text == text
 
 
 def test_utf8_bom_and_crlf(tmp_path: Path) -> None:
@@ -107,6 +119,8 @@ def test_unsupported_files_ignored_in_folders_metadata_left_out(tmp_path: Path) 
     corpus = load_corpus([tmp_path])
     assert [p.text for p in corpus.passages] == ["Kept."]
     assert [Path(p).name for p in corpus.ignored] == ["image.png"]
+    assert [(Path(s.path).name, s.reason.split(";")[0]) for s in corpus.skipped] == [
+        ("image.png", "unsupported file type .png")]
 
 
 def test_missing_path_is_a_user_error(tmp_path: Path) -> None:

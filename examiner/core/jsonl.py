@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +71,7 @@ def iter_jsonl_spans(path: str | Path, parse: Callable[[str], Any] = json.loads,
                 continue
             try:
                 row = parse(line)
-            except (ValueError, ValidationError) as exc:
+            except (ValueError, ValidationError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
                 if not raw.endswith(b"\n"):  # only the last line can lack it: cut short by a kill
                     if on_torn is not None:
                         on_torn()
@@ -149,9 +150,30 @@ def append_jsonl(path: str | Path, rows: Iterable[str]) -> list[Span]:
 def _is_json(data: bytes) -> bool:
     try:
         json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def nesting_depth_exceeds(text: str, limit: int) -> bool:
+    """Whether JSON `text` nests arrays and objects more than `limit` deep, found in one linear pass without
+    recursion: Python's json parser recurses, so a record nested 200,000 deep would raise RecursionError
+    instead of being refused with a reason. Text with fewer brackets than `limit` is not scanned at all."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', text)):
+        if bracket.group() in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def _first_line(exc: BaseException) -> str:
@@ -159,5 +181,5 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:160] if text else type(exc).__name__
 
 
-__all__ = ["CorruptRunFile", "JsonlRead", "Span", "append_jsonl", "iter_jsonl", "iter_jsonl_spans", "read_jsonl",
-           "read_models", "repair_tail"]
+__all__ = ["CorruptRunFile", "JsonlRead", "Span", "append_jsonl", "iter_jsonl", "iter_jsonl_spans",
+           "nesting_depth_exceeds", "read_jsonl", "read_models", "repair_tail"]
