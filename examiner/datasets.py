@@ -419,10 +419,9 @@ def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
         raise UserError(f"{what} {path} does not exist (or use llmbar:SUBSET or {', '.join(SHIPPED_JSONL)})")
     text = _dataset_text(path, what)
     if path.suffix == ".json":
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path} is not valid JSON: {exc}") from None
+        values, problem = _parse_json(text, 1)  # the array holding the records is one level more
+        if problem:
+            raise UserError(f"{path} is not valid JSON: {problem}")
         if not isinstance(values, list):
             raise UserError(f"{path} must hold a JSON array of records")
         return [SourceRecord(v, f"record {i}", i + 1, path.stem, i) for i, v in enumerate(values)]
@@ -435,25 +434,31 @@ def _jsonl_source_records(text: str, source: str) -> list[SourceRecord]:
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            data, broken = json.loads(line), ""
-        except json.JSONDecodeError as exc:
-            data, broken = None, f"not valid JSON ({exc.msg})"
+        data, broken = _parse_json(line)
         records.append(SourceRecord(data, f"row {line_no}", line_no, source, len(records), broken))
     return records
 
 
+def _parse_json(text: str, extra_depth: int = 0) -> tuple[Any, str]:
+    """(value, "") or (None, why not) under the corpus reader's JSON limits: a record nested deeper than
+    `--max-nesting-depth` is refused before Python's recursive parser meets it."""
+    from examiner.corpus import parse_json, reading_limits
+
+    data, problem = parse_json(text, reading_limits().max_nesting_depth + extra_depth)
+    return data, problem.replace("invalid JSON (", "not valid JSON (")
+
+
 def _dataset_text(path: Path, what: str) -> str:
     """A dataset file's text under the corpus reader's decoding policy: a binary file is refused with one
-    line; bytes that are not UTF-8 (e.g. Latin-1) become U+FFFD, counted in one warning."""
+    line; text that is not UTF-8 (e.g. Latin-1) is read in its detected encoding, named in one warning."""
     try:
         decoded = decode_text(path.read_bytes())
     except OSError as exc:
         raise UserError(f"{what} {path} cannot be read ({exc.strerror or type(exc).__name__})") from None
     if decoded.text is None:
         raise UserError(f"{what} {path} is a {decoded.binary}, not JSON or JSONL text")
-    if decoded.replaced:
-        log.warning("%s %s is not valid UTF-8: %d character(s) decoded as U+FFFD", what, path, decoded.replaced)
+    if decoded.encoding:
+        log.warning("%s %s is not valid UTF-8: read as %s (detected)", what, path, decoded.encoding)
     return decoded.text
 
 

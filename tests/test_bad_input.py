@@ -344,15 +344,15 @@ def test_binary_dataset_is_refused_in_one_line(command: str, tmp_path: Path, con
 @pytest.mark.parametrize("command", ["judge", "judge-stats", "meta"])
 def test_latin1_dataset_is_decoded_with_replacement_and_counted(command: str, tmp_path: Path, config_file: Path,
                                                                 capsys, caplog) -> None:
-    """Read as the corpus reader reads such files: U+FFFD for the bytes that are not UTF-8, counted in one
-    warning, and the rows are used."""
+    """Read as the corpus reader reads such files: in the encoding detected for them (issue 25: no longer
+    U+FFFD for every accented letter), named in one warning, and the rows are used."""
     rows = PAIRS if command != "judge-stats" else [
         {"id": f"p{i}", "order": "original", "verdict": 1, "label": 1, "note": "caf\u00e9"} for i in range(3)]
     data = _latin1_jsonl(tmp_path / "latin.jsonl", rows)
     code, lines, _ = run_cli(_dataset_commands(data, tmp_path, config_file)[command], capsys, caplog)
     assert code == 0, lines
     warnings = [line for line in lines if "not valid UTF-8" in line]
-    assert len(warnings) == 1 and str(data) in warnings[0] and "decoded as U+FFFD" in warnings[0], lines
+    assert len(warnings) == 1 and str(data) in warnings[0] and "read as cp1252" in warnings[0], lines
     assert not any("Traceback" in line or line.startswith("examiner: error") for line in lines), lines
 
 
