@@ -210,6 +210,20 @@ class ExamSettings(BaseModel):
     """Largest corpus accepted, in megabytes (10^6 bytes) of input files; a larger one is refused before
     anything is read. Each MB of prose makes about 7,000 units, embedded at about 110 units/s on 2 shared CPU
     cores (far faster on a GPU): raise it (--max-corpus-mb) when that time is acceptable."""
+    follow_links: bool = False
+    """Read symbolic links inside the corpus folder that point outside it (default: skipped and listed, so a
+    link to /etc/shadow never reaches a model); links within the corpus are always read."""
+    max_document_mb: float = Field(100, gt=0)
+    """Most megabytes (10^6 bytes) one document may decompress to (an Office file's parts together, any
+    one PDF stream), and the largest plain file read; a larger one is skipped (docs/CORPORA-LIMITS.md)."""
+    max_document_text_mb: float = Field(50, gt=0)
+    """Most megabytes of text extracted from one document (one JSONL record); more: the document is skipped."""
+    max_document_pages: int = Field(2000, ge=1)
+    """Most pages of a PDF or Word file, slides of a deck (a count); more: the file is skipped."""
+    max_document_seconds: float = Field(60, gt=0)
+    """Most seconds spent reading one file, checked between its pages, slides, records and parts."""
+    max_nesting_depth: int = Field(100, ge=1)
+    """Deepest nesting of JSON arrays and objects in a JSONL record or a JSON dataset (a count)."""
     cluster_size: int = Field(6, ge=1)
     """Wanted units per cluster (a count); each round makes ceil(uncovered units / cluster_size) clusters,
     and each cluster gets one question."""

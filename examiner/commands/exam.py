@@ -67,6 +67,7 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--language", metavar="CODE",
                         help="language of questions, answers and judging: auto (the corpus's, detected; default) "
                              "or an ISO 639-1 code such as zh")
+    _reading_flags(parser)
     parser.add_argument("--embedding-cache", metavar="FILE",
                         help="SQLite file of embeddings shared between runs, so a corpus examined before is not "
                              "embedded again (default: embeddings.sqlite inside the run's own folder)")
@@ -168,6 +169,9 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
         if not Path(path).expanduser().exists():
             raise UserError(f"corpus path does not exist: {path}")
     settings = _with_exam_flags(settings, args)
+    from examiner.corpus import configure_reading, limits_from_settings
+
+    configure_reading(limits_from_settings(settings.exam))  # before anything reads the corpus (its size included)
     if settings.exam.prepare_engine == "ray":  # an unsupported unit mode or a missing extra: no run directory
         from examiner.exam.ray_prepare import check_ray_engine
 
@@ -186,11 +190,32 @@ def _request(args: argparse.Namespace) -> tuple[ExamRequest, Settings]:
     return request, settings
 
 
+READING_FLAGS = ("follow_links", "max_document_mb", "max_document_text_mb", "max_document_pages",
+                 "max_document_seconds", "max_nesting_depth")
+"""Exam settings bounding how the corpus is read (examiner.documents.ReadLimits), each a flag of its name."""
+
 EXAM_FLAGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
               "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
-              "language": "language", "prepare_engine": "prepare_engine", "ray_address": "ray_address"}
+              "language": "language", **{name: name for name in READING_FLAGS},
+              "prepare_engine": "prepare_engine", "ray_address": "ray_address"}
 """Exam settings that `run` and `estimate` take as flags: setting -> argparse attribute (--units, ...); the
 last two are `run`'s only."""
+
+
+def _reading_flags(parser: argparse.ArgumentParser) -> None:
+    """The corpus reading limits (docs/CORPORA-LIMITS.md); a file past one is skipped with one warning."""
+    parser.add_argument("--follow-links", action="store_true", default=None,
+                        help="read symbolic links that point outside the corpus folder (default: skipped and listed)")
+    parser.add_argument("--max-document-mb", type=float, metavar="MB",
+                        help="most MB one document may decompress to, and the largest plain file (default 100)")
+    parser.add_argument("--max-document-text-mb", type=float, metavar="MB",
+                        help="most MB of text extracted from one document (default 50)")
+    parser.add_argument("--max-document-pages", type=int, metavar="N",
+                        help="most pages of a PDF or Word file, slides of a deck (default 2000)")
+    parser.add_argument("--max-document-seconds", type=float, metavar="S",
+                        help="most seconds spent reading one file (default 60)")
+    parser.add_argument("--max-nesting-depth", type=int, metavar="N",
+                        help="deepest JSON nesting in a JSONL record (default 100)")
 
 
 def _with_exam_flags(settings: Settings, args: argparse.Namespace) -> Settings:
