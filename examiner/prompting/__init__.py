@@ -2,6 +2,10 @@
 
 A template file holds a `### system` section and a `### user` section. Placeholders use
 `string.Template` syntax (`$name` or `${name}`), so JSON examples with braces need no escaping.
+
+Every value is escaped as it is substituted (examiner/prompting/fence.py): untrusted text (units,
+passages, answers, questions and assessments written by models) cannot forge the prompt's tags; blocks
+that code builds from escaped parts are `Markup` and go in as they are.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ import re
 from functools import lru_cache
 from importlib import resources
 from string import Template
+
+from examiner.prompting.fence import Markup, escape, lines, tagged
 
 _SECTION = re.compile(r"^### (system|user)\s*$", re.MULTILINE)
 
@@ -39,9 +45,11 @@ def prompts_digest() -> str:
 
 
 def render(name: str, **values: object) -> list[dict[str, str]]:
-    """Chat messages for prompt `name` with placeholders filled; a missing value raises KeyError."""
+    """Chat messages for prompt `name` with placeholders filled, each value escaped unless it is `Markup`
+    (fence.py); a missing value raises KeyError. Substitution is one pass: a `$name` inside a value stays
+    as it is."""
     sections = _sections(name)
-    text_values = {key: str(value) for key, value in values.items()}
+    text_values = {key: escape(value) for key, value in values.items()}
     messages = []
     if "system" in sections:
         messages.append({"role": "system", "content": sections["system"].substitute(text_values)})
@@ -49,7 +57,19 @@ def render(name: str, **values: object) -> list[dict[str, str]]:
     return messages
 
 
-def unit_block(units: list[tuple[str, str]]) -> str:
-    """Units as `<unit id="...">text</unit>` lines: the one format every prompt uses to show units
-    (the simulated backend reads ids from it)."""
-    return "\n".join(f'<unit id="{uid}">{text}</unit>' for uid, text in units)
+def placeholder_names() -> frozenset[str]:
+    """Every placeholder name the prompt files use (`$units`, `${question}`, ...): the health check
+    `instruction_like_units` looks for them in unit texts."""
+    names: set[str] = set()
+    for entry in resources.files("prompts").iterdir():
+        if entry.name.endswith(".md"):
+            for section in _sections(entry.name[:-3]).values():
+                names.update(m.group("named") or m.group("braced") for m in section.pattern.finditer(section.template)
+                             if m.group("named") or m.group("braced"))
+    return frozenset(names)
+
+
+def unit_block(units: list[tuple[str, str]]) -> Markup:
+    """Units as `<unit id="...">text</unit>` lines, texts escaped: the format of prompts that show units by
+    id (the simulated backend reads ids from it)."""
+    return lines(tagged("unit", text, id=uid) for uid, text in units)

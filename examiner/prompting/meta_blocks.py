@@ -6,6 +6,10 @@ One format for every prompt (and the simulated backend parses the same tags): an
 `Explanation: ...`. Decisions and preferences are shown in the spellings the prompts ask for (Answer1 /
 Answer2 / tie, correct / incorrect / unrelated, Assistant1 / Assistant2 / equally good) and read back
 into the one vocabulary (examiner.core.labels) here, at the edge.
+
+Every value in a block is escaped (fence.py), so an instruction, output, explanation or debate statement
+cannot close its block or open another; an explanation sits on one line, so it cannot start a
+`Decision:` line of its own.
 """
 
 from __future__ import annotations
@@ -14,19 +18,20 @@ import re
 
 from examiner.core.assessments import Assessment, Decision, MetaItem, Turn, labels_for
 from examiner.core.labels import Preference, preference_to_answer, preference_to_assistant
+from examiner.prompting.fence import Markup, escape, fenced, lines, one_line, tagged
 
 JDEVAL_TAGS = ("answer_reasoning", "better_answer", "assistant_reasoning", "better_assistant")
 
 
-def item_block(item: MetaItem) -> str:
+def item_block(item: MetaItem) -> Markup:
     if item.kind == "pairwise":
-        return (f"<instruction>\n{item.instruction}\n</instruction>\n"
-                f"<output_1>\n{item.output_1}\n</output_1>\n<output_2>\n{item.output_2}\n</output_2>")
+        return lines([fenced("instruction", item.instruction), fenced("output_1", item.output_1),
+                      fenced("output_2", item.output_2)])
     if item.kind == "individual":
-        task = f"<task>\n{item.instruction}\n</task>\n" if item.instruction else ""
-        return f"{task}<text>\n{item.text}\n</text>"
-    return (f"<question>\n{item.instruction}\n</question>\n<answer>\n{item.text}\n</answer>\n"
-            f"<reference>\n{item.reference}\n</reference>")
+        task = [fenced("task", item.instruction)] if item.instruction else []
+        return lines([*task, fenced("text", item.text)])
+    return lines([fenced("question", item.instruction), fenced("answer", item.text),
+                  fenced("reference", item.reference)])
 
 
 def decision_text(decision: Decision | None) -> str:
@@ -36,27 +41,29 @@ def decision_text(decision: Decision | None) -> str:
     return str(decision)
 
 
-def assessment_text(a: Assessment) -> str:
+def assessment_text(a: Assessment) -> Markup:
     head = (f"Score: {a.score:g}" if a.score is not None and a.decision is None
-            else f"Decision: {decision_text(a.decision)}")
-    return f"{head}\nExplanation: {a.explanation.strip()}"
+            else f"Decision: {escape(decision_text(a.decision))}")
+    return Markup(f"{head}\nExplanation: {escape(one_line(a.explanation))}")
 
 
-def assessments_block(a1: Assessment, a2: Assessment) -> str:
-    return (f"<assistant_1>\n{assessment_text(a1)}\n</assistant_1>\n"
-            f"<assistant_2>\n{assessment_text(a2)}\n</assistant_2>")
+def assessments_block(a1: Assessment, a2: Assessment) -> Markup:
+    return Markup(f"<assistant_1>\n{assessment_text(a1)}\n</assistant_1>\n"
+                  f"<assistant_2>\n{assessment_text(a2)}\n</assistant_2>")
 
 
 def choices_text(item: MetaItem) -> str:
     return ", ".join(decision_text(label) for label in labels_for(item.kind))
 
 
-def transcript_text(turns: list[Turn]) -> str:
-    """The debate so far, one line per statement ('(none yet)' before the first question)."""
+def transcript_text(turns: list[Turn]) -> Markup:
+    """The debate so far, one `<turn round="N" speaker="...">statement</turn>` line per statement, the
+    statement escaped and on one line ('(none yet)' before the first question)."""
     if not turns:
-        return "(none yet)"
+        return Markup("(none yet)")
     names = {"referee": "Referee", "assistant_1": "Assistant1", "assistant_2": "Assistant2"}
-    return "\n".join(f"[round {t.round}] {names[t.speaker]}: {t.text.strip()}" for t in turns if t.kind != "unparseable")
+    return lines(tagged("turn", one_line(t.text), round=t.round, speaker=names[t.speaker])
+                 for t in turns if t.kind != "unparseable")
 
 
 def words(text: str) -> int:

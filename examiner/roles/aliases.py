@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from examiner.prompting.fence import Markup, lines, one_line, tagged
+
 
 @dataclass(frozen=True)
 class UnitAliases:
@@ -28,12 +30,13 @@ class UnitAliases:
     def names(self) -> list[str]:
         return [f"U{i}" for i in range(1, len(self.ids) + 1)]
 
-    def block(self, units: Sequence[tuple[str, str]]) -> str:
-        """The units as the prompt shows them: one `[U1] text` line each. Lighter than the
-        `<unit id="...">text</unit>` blocks of examiner.prompting.unit_block (~3 tokens of markup per
-        unit instead of ~9); a short name needs no quoting, and unit texts are single lines."""
+    def block(self, units: Sequence[tuple[str, str]]) -> Markup:
+        """The units as the prompt shows them: one `<U1>text</U1>` line each, the text on one line and
+        escaped (examiner/prompting/fence.py), so no unit text can name a unit, close its line or start
+        another. Lighter than the `<unit id="...">text</unit>` blocks of examiner.prompting.unit_block
+        (~6 tokens of markup per unit instead of ~9): a short name needs no quoting."""
         named = dict(zip(self.ids, self.names))
-        return "\n".join(f"[{named[uid]}] {' '.join(text.split())}" for uid, text in units)
+        return lines(tagged(named[uid], one_line(text)) for uid, text in units)
 
     def unit_id(self, name: str) -> str:
         """The unit id a short name stands for; a name the call did not give is returned unchanged (the

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.llm.structured import parse_structured
 from examiner.prompting import render
+from examiner.prompting.fence import Markup, lines, tagged
 
 EXTRACT_MAX_TOKENS = 1500
 """The examiner's output limit for one extraction reply (max_tokens)."""
@@ -38,9 +39,9 @@ class Extraction:
     cut: bool = False
 
 
-def passage_block(passages: list[tuple[str, str]]) -> str:
-    """Passages as `<passage id="...">text</passage>` lines."""
-    return "\n".join(f'<passage id="{pid}">{text}</passage>' for pid, text in passages)
+def passage_block(passages: list[tuple[str, str]]) -> Markup:
+    """Passages as `<passage id="...">text</passage>` lines, texts escaped (examiner/prompting/fence.py)."""
+    return lines(tagged("passage", text, id=pid) for pid, text in passages)
 
 
 async def extract_statements(

@@ -15,6 +15,7 @@ from examiner.roles.parsing import parse_score_line, verdict_from_scores
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import CallContext, GenerationConfig
 from examiner.prompting import render
+from examiner.prompting.fence import Markup, fenced
 
 ROLE = "pairwise"
 GRADE_ONLY_MAX_TOKENS = 12
@@ -55,11 +56,11 @@ def pairwise_messages(instruction: str, answer_1: str, answer_2: str, reference:
         rule = render("pairwise_rules", after_line=after)[-1]["content"]
     if reference:
         note = "A reference answer is given; use it to check correctness, not as a style template."
-        block = f"\n<reference>\n{reference}\n</reference>\n"
+        block = Markup(f"\n{fenced('reference', reference)}\n")
     else:
         note, block = "", ""
     return render("pairwise", instruction=instruction, answer_1=answer_1, answer_2=answer_2,
-                  reference_note=note, reference_block=block, output_rule=rule)
+                  reference_note=note, reference_block=Markup(block), output_rule=Markup(rule))
 
 
 async def judge_pair(

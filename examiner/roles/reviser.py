@@ -11,6 +11,7 @@ from examiner.core.labels import Unscored
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import CallContext, GenerationConfig
 from examiner.prompting import render, unit_block
+from examiner.prompting.fence import Markup, fenced
 
 ROLE = "reviser"
 
@@ -20,8 +21,9 @@ def _revised(reply: str | None) -> str | Unscored:
     return text or Unscored("revision failed: reviser returned an empty reply")
 
 
-def _rubric_line(rubric: str | None) -> str:
-    return f"Judge quality by this rubric: {rubric.strip()}\n" if rubric and rubric.strip() else ""
+def _rubric_line(rubric: str | None) -> Markup:
+    """The rubric (a dataset's or the user's text) in a fence of its own, or nothing."""
+    return Markup(f"Judge quality by this rubric:\n{fenced('rubric', rubric.strip())}\n") if rubric and rubric.strip() else Markup("")
 
 
 async def revise(

@@ -20,10 +20,13 @@ for the same key replaces an earlier one. The package imports judging_roles and 
 server, in this process or another, knows every role.
 
 Data blocks the behaviours read (the real agents build them the same way):
-  `<unit id="ID">text</unit>` (or, under a call's short names, `[U1] text` lines),
+  `<unit id="ID">text</unit>` (or, under a call's short names, `<U1>text</U1>` lines),
   `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
   in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
   their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
+Every value in a prompt is escaped (examiner/prompting/fence.py): behaviours find blocks by their tags,
+which no value can forge, and `unescape` what they read. A forged `<unit id=...>` or `[ref:...]` in a
+unit's text is therefore just text; the judge reads claim markers from the answer's fence only.
 A call that shows units under short names (U1..Uk, examiner/roles/aliases.py) sends the `aliases` hint
 (name -> unit id): the simulated examiner then writes unit ids in `[ref:...]` and the simulated judge
 reads the answer's markers by unit id, while both reply with the names the prompt used.
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Union
 
+from examiner.prompting.fence import unescape
 from examiner.simulator.prose import (
     filler_sentence,
     filler_text,
@@ -58,12 +62,20 @@ DEFAULT_RECALL = 0.85
 DEFAULT_TARGETS_PER_QUESTION = 4
 
 UNIT_RE = re.compile(r'<unit id="([^"]*)"')
-NAMED_UNIT_RE = re.compile(r"^\[(U\d+)\] ", re.M)
+NAMED_UNIT_RE = re.compile(r"^<(U\d+)>(.*)</\1>$", re.M)
+"""A unit line of a call that names its units U1..Uk (examiner/roles/aliases.py): name, escaped text."""
 PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
 REF_RE = re.compile(r"\[ref:([^\]]*)\]")
 MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong)\b")
 DATA_RE = re.compile(r'<(unit|passage) id="[^"]*">.*?</\1>|<([a-z][a-z0-9_]*)>\n.*?\n</\2>|\[ref:[^\]]*\]'
                      r'|^\[U\d+\] [^\n]*', re.S | re.M)
+VALUE_FENCES = ("exam_question", "exam_answer", "units", "passages", "steps", "criterion", "rubric",
+                "own_judgment", "other_judgment", "debate", "referee_question")
+"""Fences that carry one substituted value (or a list of units or passages). Prompts showed these values
+bare before values were fenced, so `data_of` keys them as the bare value: fencing changed no simulated
+result. The other tagged blocks (item and assessment blocks, `<instruction>`, `<response>`, ...) are
+keyed whole, as they always were."""
+_VALUE_FENCE_LINE = re.compile(rf"^</?(?:{'|'.join(VALUE_FENCES)})>$\n?", re.M)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
@@ -225,16 +237,32 @@ def ref_ids(text: str) -> list[str]:
 
 def data_of(text: str) -> str:
     """The data blocks of a prompt message (unit, passage and tagged blocks, `[ref:...]` markers, claim
-    markers), joined: what code substituted into the prompt, without the prompt's wording."""
-    blocks = [m.group(0) for m in DATA_RE.finditer(text)]
-    blocks += [f"{uid}:{kind}" for uid, kind in MARK_RE.findall(text)]
+    markers), joined and unescaped: what code substituted into the prompt, without the prompt's wording.
+    A value fence (VALUE_FENCES) counts as the value it holds, a `<U1>text</U1>` line as `[U1] text`:
+    the forms these data had before prompts fenced them, so the keys (and every simulated result) stayed."""
+    text = NAMED_UNIT_RE.sub(r"[\1] \2", _VALUE_FENCE_LINE.sub("", text))
+    blocks = [unescape(m.group(0)) for m in DATA_RE.finditer(text)]
+    blocks += [f"{uid}:{kind}" for uid, kind in MARK_RE.findall(unescape(text))]
     return "\x1f".join(blocks)
 
 
+def fence_content(text: str, tag: str) -> str | None:
+    """The unescaped value of the last `<tag>` fence in `text` (tags on lines of their own); None when
+    there is none."""
+    found = re.findall(rf"^<{tag}>\n(.*?)\n</{tag}>$", text, flags=re.S | re.M)
+    return unescape(found[-1]) if found else None
+
+
 def shown_units(text: str) -> list[str]:
-    """Ids or names of the units a prompt shows, in order: `<unit id="ID">` blocks, or `[U1] text` lines
-    (a call that names its units U1..Uk, examiner/roles/aliases.py)."""
-    return list(dict.fromkeys(UNIT_RE.findall(text) or NAMED_UNIT_RE.findall(text)))
+    """Ids or names of the units a prompt shows, in order: `<unit id="ID">` blocks, or `<U1>text</U1>`
+    lines (a call that names its units U1..Uk, examiner/roles/aliases.py)."""
+    return list(dict.fromkeys(UNIT_RE.findall(text) or [name for name, _ in NAMED_UNIT_RE.findall(text)]))
+
+
+def unit_texts(text: str) -> dict[str, str]:
+    """Unit id or name -> unescaped text, of every unit a prompt shows."""
+    pairs = re.findall(r'<unit id="([^"]*)">(.*?)</unit>', text, flags=re.S) + NAMED_UNIT_RE.findall(text)
+    return {name: unescape(body) for name, body in pairs}
 
 
 def unit_id_of(req: SimRequest, name: str) -> str:
@@ -294,7 +322,7 @@ def examiner_extract_units(req: SimRequest) -> Completion:
     units = [
         {"passage_id": pid, "text": sentence}
         for pid, text in PASSAGE_RE.findall(req.last_user)
-        for sentence in split_sentences(text)
+        for sentence in split_sentences(unescape(text))
     ]
     return {"units": units}
 
@@ -312,7 +340,7 @@ def candidate_answer(req: SimRequest) -> Completion:
     The unit's category is fixed per (seed, model, unit); whether it is recalled for this question
     is a seeded draw with probability `recall` (re-drawn per choice only when sampling).
     """
-    question = req.last_user
+    question = fence_content(req.last_user, "exam_question") or req.last_user
     recall = float(req.option("recall", DEFAULT_RECALL))
     profile = _profile(req)
     rng = req.rng("answer")
@@ -369,9 +397,11 @@ def reason_for(req: SimRequest, label: str, rng: random.Random) -> str:
 
 @register_behaviour("judge")
 def judge_verdicts(req: SimRequest) -> Completion:
-    """One verdict per listed unit, read from the answer's claim markers; `judge_noise` flips a share."""
+    """One verdict per listed unit, read from the claim markers of the answer (its `<exam_answer>` fence,
+    else the whole prompt); `judge_noise` flips a share."""
     prompt = req.last_user
-    markers = claim_markers(prompt)
+    answer = fence_content(prompt, "exam_answer")
+    markers = claim_markers(unescape(prompt) if answer is None else answer)
     units = shown_units(prompt) or ref_ids(prompt) or list(markers)
     noise = float(req.option("judge_noise", 0.0))
     answer_key = req.prompt_key

@@ -13,7 +13,6 @@ by the seed and the cluster's unit ids, so a regenerated question (after a leak)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +26,7 @@ from examiner.simulator.behaviours import (
     register_behaviour,
     shown_units,
     unit_id_of,
+    unit_texts,
 )
 from examiner.simulator.prose import stable_uniform
 
@@ -34,9 +34,6 @@ TEMPLATE_QUESTION = "What is the answer to this question?"
 PLACEHOLDER_REASON = "..."
 POSITION_LABELS = ("correct", "incorrect", "unrelated")
 DEFAULT_SHARES = {"template_share": 0.5, "copy_share": 0.15}
-_UNIT_TEXT = re.compile(r'<unit id="([^"]*)">(.*?)</unit>', re.S)
-_NAMED_UNIT_TEXT = re.compile(r"^\[(U\d+)\] (.*)$", re.M)
-"""A unit as a call that names its units shows it: `[U1] text` (examiner/roles/aliases.py)."""
 
 
 def degenerate_shares(req: SimRequest) -> Mapping[str, float] | None:
@@ -57,8 +54,7 @@ def degenerate_question(req: SimRequest) -> Completion:
         return ordinary
     target = list(ordinary["target"])
     draw = stable_uniform(req.seed, "degenerate", *sorted(target))
-    texts = {name: text for message in req.messages for pattern in (_UNIT_TEXT, _NAMED_UNIT_TEXT)
-             for name, text in pattern.findall(str(message.get("content")))}
+    texts = {name: text for message in req.messages for name, text in unit_texts(str(message.get("content"))).items()}
     refs = f" [ref:{','.join(unit_id_of(req, name) for name in target)}]"
     if draw < shares["template_share"]:
         return {"question": TEMPLATE_QUESTION + refs, "target": target}

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
+from examiner.prompting.fence import unescape
 from examiner.simulator.behaviours import UNIT_RE
 from examiner.simulator.prose import filler_sentence, filler_text, stable_int, stable_uniform
 
@@ -41,7 +42,7 @@ def sha1(text: str) -> str:
 
 def _tag(prompt: str, name: str) -> str:
     match = _TAG[name].search(prompt)
-    return match.group(1).strip() if match else ""
+    return unescape(match.group(1)).strip() if match else ""
 
 
 def pairwise_oracle(items: Iterable[tuple[str, str, str, int]]) -> dict[str, str]:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
+from examiner.prompting.fence import unescape
 from examiner.simulator.behaviours import UNIT_RE
 from examiner.simulator.prose import (
     filler_sentence,
@@ -58,7 +59,7 @@ _CRITERIA = (
 
 def _tag(text: str, name: str) -> str | None:
     m = _TAG[name].search(text)
-    return m.group(1) if m else None
+    return unescape(m.group(1)) if m else None
 
 
 def _number_from(req: SimRequest, option: str, prefix: str, default: float) -> float:
@@ -141,7 +142,7 @@ def _assistants(text: str) -> dict[str, dict[str, Any]]:
         d = _DECISION.search(body)
         s = _SCORE.search(body)
         q = _DETAIL.search(body)
-        out[num or "1"] = {"decision": d.group(1).strip() if d else None,
+        out[num or "1"] = {"decision": unescape(d.group(1)).strip() if d else None,
                            "score": float(s.group(1)) if s else None,
                            "detail": float(q.group(1)) if q else 0.5}
     return out
