@@ -83,6 +83,12 @@ UNRELATED_QUESTIONS_BELOW = 0.02
 """A question is counted unrelated to its cluster when fewer than this share of its character n-grams
 occur in the cluster's unit texts. Shown for information only, never warns: a question may rightly be
 phrased in other words than its units (the simulated examiner's always are)."""
+INSTRUCTION_LIKE_UNITS = Threshold(warn=0.0, fail=None)
+"""Share of units whose text looks like instructions to a model or like prompt markup (see
+_INSTRUCTION_LIKE): a document that tries to steer the examiner or the judge, or text the corpus carried
+in from a web page or a prompt. Prompts fence and escape every unit (examiner/prompting/fence.py), so
+such a unit cannot change the exam's structure; any warns all the same, because the user should see the
+units and decide whether they belong in the corpus. Never fails."""
 SELF_AGREEMENT = Threshold(warn=0.80, fail=0.60, higher_is_worse=False)
 """Judge self-agreement: share of re-judged units given the same label when the units came in another
 order (the self-check). Below 0.8 warns, below 0.6 fails."""
@@ -96,6 +102,21 @@ PLACEHOLDERS = frozenset({"", "n a", "na", "none", "null", "nil", "tbd", "todo",
 
 _REF = re.compile(r"\s?\[ref:[^\]]*\]")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_INSTRUCTION_LIKE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("an instruction to the model", re.compile(
+        r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:instructions?|prompts?|rules?|directions?)\b"
+        r"|\b(?:new|updated|real) instructions?\s*:|\byou are now\b|\bact as (?:the|an?) (?:judge|examiner|grader)\b"
+        r"|\b(?:label|mark|grade|rate|score)\b[^.\n]{0,30}\b(?:every|all|each)\b[^.\n]{0,20}\b(?:units?|answers?|facts?)\b"
+        r"[^.\n]{0,20}\b(?:as )?(?:correct|incorrect|unrelated)\b", re.I)),
+    ("a chat role header", re.compile(
+        r"^\s*#{1,6}\s*(?:system|user|assistant)\b|<\|[a-z_]+\|>|\[/?INST\]|<</?SYS>>"
+        r"|^\s*(?:system|assistant)\s*:", re.I | re.M)),
+    ("markup", re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>|\[U\d+\]|\[ref:")),
+    ("a JSON label object", re.compile(
+        r"\{\s*\"(?:labels|type|verdict|target|question|score|units)\"\s*:"
+        r"|\"[^\"]{1,40}\"\s*:\s*\"(?:correct|incorrect|unrelated)\"", re.I)),
+)
+"""What makes a unit look like instructions or markup, each with the name the check's examples give."""
 _QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
 """Question marks: Latin, full-width (Chinese, Japanese), Arabic, Greek."""
 
@@ -341,6 +362,37 @@ def one_label(records: RunRecords) -> Check:
                         sum(labels.values()), "scored verdicts", ONE_LABEL, minimum=MIN_VERDICTS)
 
 
+def instruction_like(text: str) -> str | None:
+    """What makes `text` look like instructions to a model or like prompt markup (None: nothing): an
+    imperative to the grader ("ignore previous instructions", "label every unit correct"), a chat role
+    header (`### system`, `<|im_start|>`), markup (a tag, `[U2]`, `[ref:...]`), a JSON label object, or a
+    placeholder of the prompt files (`$units`, `${question}`, `{question}`)."""
+    for name, pattern in _INSTRUCTION_LIKE:
+        if pattern.search(text):
+            return name
+    placeholders = _placeholders()
+    for m in re.finditer(r"\$\{?([A-Za-z_]\w*)\}?|\{\{?\s*([A-Za-z_]\w*)\s*\}?\}", text):
+        if (m.group(1) or m.group(2)) in placeholders:
+            return "a prompt placeholder"
+    return None
+
+
+def _placeholders() -> frozenset[str]:
+    from examiner.prompting import placeholder_names
+
+    return placeholder_names()
+
+
+def instruction_like_units(records: RunRecords) -> Check:
+    offending = []
+    for uid, unit in records.units.items():
+        why = instruction_like(unit.text)
+        if why is not None:
+            offending.append(Example(uid, f"{why}: {_shorten(unit.text)}"))
+    return _share_check("instruction_like_units", "units whose text looks like instructions or prompt markup",
+                        offending, len(records.units), "units", INSTRUCTION_LIKE_UNITS)
+
+
 def self_agreement(records: RunRecords, seed: int = 0) -> SelfAgreement:
     """Agreement of the self-check's second labels with the exam's verdicts, unit by unit."""
     first = {(v.answer_id, v.unit_id): v.type for v in records.verdicts.values()}
@@ -392,6 +444,7 @@ def exam_health(records: RunRecords, seed: int = 0) -> Health:
         repeated_reason(reasons),
         same_pattern(records),
         one_label(records),
+        instruction_like_units(records),
         self_agreement_check(agreement),
     ]
     statuses = {c.status for c in checks}
@@ -399,4 +452,4 @@ def exam_health(records: RunRecords, seed: int = 0) -> Health:
     return Health(status, checks, agreement)
 
 
-__all__ = ["Check", "Example", "Health", "SelfAgreement", "Threshold", "exam_health", "normalise", "self_agreement"]
+__all__ = ["Check", "Example", "Health", "SelfAgreement", "Threshold", "exam_health", "instruction_like", "normalise", "self_agreement"]
