@@ -98,7 +98,7 @@ def disk_full_line(exc: BaseException, args: argparse.Namespace) -> str:
     return f"disk full while writing {what}: free space and {then}"
 
 
-def _keep_trace(exc: BaseException, args: argparse.Namespace) -> str:
+def _keep_trace(exc: BaseException, args: argparse.Namespace, command: Sequence[str] = ()) -> str:
     """Write the full traceback (credentials redacted) to the run folder's examiner.log, else to a
     temporary file; returns where it went ('' when nowhere could be written)."""
     import tempfile
@@ -108,7 +108,7 @@ def _keep_trace(exc: BaseException, args: argparse.Namespace) -> str:
     from examiner.core.redact import redact_text
 
     text = redact_text("".join(traceback.format_exception(exc)))
-    header = f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} examiner {VERSION}: {' '.join(sys.argv[1:])}\n"
+    header = f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} examiner {VERSION}: examiner {' '.join(command)}\n"
     for folder in (current_run_dir(), _flag_dir(args)):
         if folder is not None and folder.is_dir():
             try:
@@ -153,10 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("examiner: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the one place that turns every error into one line
-        return _handle(exc, args)
+        return _handle(exc, args, sys.argv[1:] if argv is None else list(argv))
 
 
-def _handle(exc: BaseException, args: argparse.Namespace) -> int:
+def _handle(exc: BaseException, args: argparse.Namespace, command: Sequence[str] = ()) -> int:
     if isinstance(exc, UserError):
         _say(f"examiner: error: {exc}")
         return EXIT_USER_ERROR
@@ -174,7 +174,7 @@ def _handle(exc: BaseException, args: argparse.Namespace) -> int:
         _say("examiner: error: the input is nested too deeply to read (a configuration or data file "
              f"with thousands of levels){_where(args)}")
         return EXIT_USER_ERROR
-    where = _keep_trace(exc, args)
+    where = _keep_trace(exc, args, command)
     _say(internal_error_line(exc, where))
     return EXIT_INTERNAL_ERROR
 

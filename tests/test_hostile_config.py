@@ -169,7 +169,7 @@ def test_an_unexpected_error_is_one_line_with_the_trace_in_the_run_log(corpus: P
     from examiner.exam import runner
 
     def broken(run_dir, **_):  # type: ignore[no-untyped-def]
-        raise RuntimeError("reports broke at http://user:secret@example.invalid/v1")
+        raise RuntimeError("reports broke at http://user:hunter2@example.invalid/v1")
 
     monkeypatch.setattr(runner, "build_reports", broken)
     out = tmp_path / "bug"
@@ -177,10 +177,11 @@ def test_an_unexpected_error_is_one_line_with_the_trace_in_the_run_log(corpus: P
                              capsys, caplog)
     assert code == EXIT_INTERNAL_ERROR, lines
     assert len(lines) == 1 and lines[0].startswith("examiner: internal error: RuntimeError: reports broke"), lines
-    assert f"full trace in {out / rundir.LOG}" in lines[0] and "secret" not in lines[0]
+    assert f"full trace in {out / rundir.LOG}" in lines[0] and "hunter2" not in lines[0]
     trace = (out / rundir.LOG).read_text(encoding="utf-8")
     assert "Traceback" in trace and "build_reports" not in lines[0] and "in broken" in trace
-    assert "secret" not in trace and "http://***@example.invalid/v1" in trace
+    assert "hunter2" not in trace and "http://***@example.invalid/v1" in trace
+    assert f"examiner run {corpus}" in trace  # the command that failed heads the trace
 
 
 def test_an_unexpected_error_without_a_run_folder_goes_to_a_temporary_log(tmp_path: Path,
