@@ -1,0 +1,338 @@
+"""Corpus files written to hurt the reader: links out of the corpus, special files, decompression bombs,
+entity bombs, damaged archives, deep nesting, pathological HTML and foreign encodings.
+
+Each test reproduces one finding of issue 25. What must hold for every one: the run goes on, the file is
+skipped with a reason in `Corpus.skipped` (so in run.json and the report) and one warning line, and no
+traceback reaches the user. The builders here make the hostile files; tests/test_reader_fuzz.py reuses them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import shutil
+import time
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from examiner.cli import main
+from examiner.corpus import html_to_text, load_corpus
+from examiner.datasets import read_records
+from examiner.documents import ReadLimits
+from examiner.errors import UserError
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "documents"
+TEXT = "The harbour was dredged in 1921 to a depth of twelve metres, and ferries leave every hour."
+SECRET = "root:$6$secret-hash-that-must-never-leave-this-machine:19000:0:99999:7:::"
+
+
+# --- builders of hostile files (also used by test_reader_fuzz.py) -------------------------------------
+
+def pdf_with_stream(stream: bytes, *, deflate: bool = True, compressed: bool = False) -> bytes:
+    """A one-page PDF whose content stream is `stream` (compressed here with FlateDecode when `deflate`,
+    already compressed when `compressed`), with a correct cross-reference table."""
+    data = zlib.compress(stream, 9) if deflate and not compressed else stream
+    filters = b"/Filter /FlateDecode " if deflate or compressed else b""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< " + filters + b"/Length " + str(len(data)).encode() + b" >>\nstream\n" + data + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        out.write(f"{offset:010d} 00000 n \n".encode())
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
+
+
+def text_pdf(text: str = TEXT) -> bytes:
+    """A valid one-page PDF showing `text`."""
+    return pdf_with_stream(b"BT /F1 12 Tf 72 720 Td (" + text.encode("latin-1") + b") Tj ET")
+
+
+def bomb_pdf(megabytes: int) -> bytes:
+    """A PDF whose content stream inflates to `megabytes` MB of spaces (about 1 KB compressed per MB)."""
+    packer = zlib.compressobj(9)
+    chunk = b" " * (1 << 20)
+    data = b"".join(packer.compress(chunk) for _ in range(megabytes)) + packer.flush()
+    return pdf_with_stream(data, compressed=True)
+
+
+def with_members(source: Path | bytes, replace: dict[str, bytes], *, keep: tuple[str, ...] | None = None,
+                 method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """A copy of an Office file (a zip) with some members replaced; `keep` lists the only members kept."""
+    raw = source.read_bytes() if isinstance(source, Path) else source
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(raw)) as old, zipfile.ZipFile(out, "w", method) as new:
+        for info in old.infolist():
+            if keep is not None and info.filename not in keep:
+                continue
+            new.writestr(info.filename, replace.get(info.filename, old.read(info.filename)))
+    return out.getvalue()
+
+
+def docx_with_body(xml: bytes) -> bytes:
+    """notes.docx with word/document.xml replaced."""
+    return with_members(FIXTURES / "notes.docx", {"word/document.xml": xml})
+
+
+def bomb_docx(megabytes: int) -> bytes:
+    """A Word file whose document.xml is valid but inflates to `megabytes` MB (whitespace inside it)."""
+    body = (b'<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/'
+            b'wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Hello.</w:t></w:r></w:p>'
+            + b" " * (megabytes << 20) + b"</w:body></w:document>")
+    return docx_with_body(body)
+
+
+BILLION_LAUGHS = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+                  + b"".join(b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1) if i > 1 else b"&lol;") * 10)
+                             for i in range(1, 10))
+                  + b']><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+                    b"<w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>")
+
+
+def bad_crc(source: Path, member: str) -> bytes:
+    """The Office file with one byte of `member`'s stored data changed, so its CRC-32 no longer matches."""
+    raw = bytearray(with_members(source, {}, method=zipfile.ZIP_STORED))
+    with zipfile.ZipFile(io.BytesIO(bytes(raw))) as archive:
+        info = archive.getinfo(member)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start + info.file_size // 2] ^= 0x20
+    return bytes(raw)
+
+
+def nested_json(depth: int) -> str:
+    return '{"text": ' + "[" * depth + "]" * depth + "}"
+
+
+def _write(path: Path, data: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+    return path
+
+
+def _folder(tmp_path: Path, name: str, data: bytes | str) -> Path:
+    """A corpus folder with one good file and the hostile `name`."""
+    folder = tmp_path / "corpus"
+    _write(folder / "good.txt", TEXT)
+    _write(folder / name, data)
+    return folder
+
+
+def _skipped(corpus_or_folder: object, name: str) -> str:
+    """The skip reason recorded for the file called `name`."""
+    corpus = corpus_or_folder
+    reasons = [s.reason for s in corpus.skipped if Path(s.path.split(":")[0]).name == name]  # type: ignore[attr-defined]
+    assert len(reasons) == 1, corpus.skipped  # type: ignore[attr-defined]
+    return reasons[0]
+
+
+def _warnings(caplog: pytest.LogCaptureFixture, name: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and name in r.getMessage()]
+
+
+# --- links and special files --------------------------------------------------------------------------
+
+def test_a_link_out_of_the_corpus_is_not_followed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    secret = _write(tmp_path / "elsewhere" / "shadow", SECRET)
+    folder = _folder(tmp_path, "good.md", TEXT)
+    (folder / "etc.txt").symlink_to(secret)
+    with caplog.at_level(logging.WARNING):
+        corpus = load_corpus([folder])
+    assert all("secret" not in d.text for d in corpus.documents)
+    reason = _skipped(corpus, "etc.txt")
+    assert f"symbolic link to {secret}" in reason and "outside the corpus" in reason and "--follow-links" in reason
+    assert len(_warnings(caplog, "etc.txt")) == 1
+    followed = load_corpus([folder], limits=ReadLimits(follow_links=True))
+    assert any(SECRET in d.text for d in followed.documents)
+
+
+def test_links_inside_the_corpus_are_read_and_loops_skipped(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "sub/real.md", "A sentence inside the corpus, reached through a link.")
+    (folder / "alias.md").symlink_to(folder / "sub" / "real.md")
+    (folder / "loop.txt").symlink_to(folder / "loop.txt")
+    (folder / "broken.txt").symlink_to(folder / "missing.txt")
+    (folder / "sub" / "up").symlink_to(folder)  # a folder link back to the root
+    corpus = load_corpus([folder], limits=ReadLimits(follow_links=True))
+    assert sorted(d.id.split("/", 1)[1] for d in corpus.documents) == ["alias.md", "good.txt", "sub/real.md"]
+    assert "loop" in _skipped(corpus, "loop.txt")
+    assert "broken symbolic link" in _skipped(corpus, "broken.txt")
+    assert "loop" in _skipped(corpus, "up")
+
+
+@pytest.mark.timeout(20)
+def test_a_fifo_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "good.md", TEXT)
+    os.mkfifo(folder / "pipe.txt")
+    corpus = load_corpus([folder])
+    assert "not a regular file" in _skipped(corpus, "pipe.txt")
+
+
+def test_unsupported_files_are_listed_with_the_reason(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "guide.rst", "A reStructuredText guide.\n=====\n")
+    corpus = load_corpus([folder])
+    assert "unsupported file type .rst" in _skipped(corpus, "guide.rst")
+
+
+def test_the_run_lists_the_link_and_sends_nothing_of_it(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    secret = _write(tmp_path / "elsewhere" / "shadow", SECRET)
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    source = sorted(Path("corpora/examiner-handbook").glob("0*.md"))[0]
+    shutil.copy(source, folder / source.name)
+    (folder / "etc.txt").symlink_to(secret)
+    _write(folder / "notes.rst", "Unsupported.")
+    out = tmp_path / "run"
+    with caplog.at_level(logging.WARNING):
+        assert main(["run", str(folder), "--simulate", "--max-rounds", "1", "--quiet", "--out", str(out)]) == 0
+    for name in ("passages.jsonl", "units.jsonl", "report.md", "ledger.jsonl", "questions.jsonl"):
+        if (out / name).exists():
+            assert "secret-hash" not in (out / name).read_text(encoding="utf-8"), name
+    info = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    reasons = {Path(s["path"]).name: s["reason"] for s in info["skipped_files"]}
+    assert "outside the corpus" in reasons["etc.txt"] and "unsupported" in reasons["notes.rst"]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "etc.txt" in report and "notes.rst" in report
+    assert len(_warnings(caplog, "etc.txt")) == 1
+
+
+def test_reading_flags_configure_the_reader_and_are_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              ) -> None:
+    from examiner.cli import build_parser
+    from examiner.commands.exam import _request
+    from examiner.documents import DEFAULT_LIMITS, configure_reading, reading_limits
+
+    folder = _folder(tmp_path, "good.md", TEXT)
+    args = build_parser().parse_args(["run", str(folder), "--simulate", "--follow-links", "--max-document-mb", "5",
+                                      "--max-document-pages", "7", "--max-nesting-depth", "20"])
+    try:
+        _, settings = _request(args)
+        assert reading_limits() == ReadLimits(follow_links=True, max_document_mb=5, max_document_pages=7,
+                                              max_nesting_depth=20)
+        assert settings.exam.follow_links and settings.exam.max_document_pages == 7  # kept for resume
+    finally:
+        configure_reading(DEFAULT_LIMITS)
+    code = main(["run", str(folder), "--simulate", "--max-document-pages", "0", "--out", str(tmp_path / "never")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--max-document-pages 0" in err and "Traceback" not in err
+    assert not (tmp_path / "never").exists()
+
+
+# --- documents past a limit ----------------------------------------------------------------------------
+
+def test_a_pdf_inflating_to_200_mb_is_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = _folder(tmp_path, "bomb.pdf", bomb_pdf(200))
+    with caplog.at_level(logging.WARNING):
+        corpus = load_corpus([folder])
+    assert "limit" in _skipped(corpus, "bomb.pdf")
+    assert [d.id for d in corpus.documents] == ["corpus/good.txt"]
+    assert len(_warnings(caplog, "bomb.pdf")) == 1
+
+
+def test_a_docx_zip_bomb_is_skipped_before_it_is_inflated(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "bomb.docx", bomb_docx(8))
+    corpus = load_corpus([folder], limits=ReadLimits(max_document_mb=2))
+    assert "decompresses to more than 2 MB" in _skipped(corpus, "bomb.docx")
+    assert load_corpus([folder / "bomb.docx"]).documents  # under the default limit it reads
+
+
+@pytest.mark.parametrize("name, data, words", [
+    ("malformed.docx", lambda: docx_with_body(b"<w:document><w:body><w:p>"), "XML"),
+    ("laughs.docx", lambda: docx_with_body(BILLION_LAUGHS), "entity"),
+    ("crc.docx", lambda: bad_crc(FIXTURES / "notes.docx", "word/document.xml"), "CRC"),
+    ("types-only.pptx", lambda: with_members(FIXTURES / "deck.pptx", {}, keep=("[Content_Types].xml",)), "PowerPoint"),
+    ("bad-types.pptx", lambda: with_members(FIXTURES / "deck.pptx", {"[Content_Types].xml": b"<Types"},
+                                            keep=("[Content_Types].xml",)), "PowerPoint"),
+    ("crc.pptx", lambda: bad_crc(FIXTURES / "deck.pptx", "ppt/slides/slide1.xml"), "CRC"),
+    ("not-a-zip.docx", lambda: b"PK\x03\x04 not really a zip", "zip"),
+    ("truncated.pdf", lambda: text_pdf()[:150], "PDF"),
+])
+def test_damaged_office_files_are_skipped_with_a_reason(tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str,
+                                                         data, words: str) -> None:
+    folder = _folder(tmp_path, name, data())
+    with caplog.at_level(logging.WARNING):
+        corpus = load_corpus([folder])
+    assert words.lower() in _skipped(corpus, name).lower()
+    assert [d.id for d in corpus.documents] == ["corpus/good.txt"]
+    assert len(_warnings(caplog, name)) == 1
+
+
+def test_page_time_and_text_limits(tmp_path: Path) -> None:
+    good, manual = _write(tmp_path / "good.txt", TEXT), FIXTURES / "manual.pdf"
+    pages = load_corpus([good, manual], limits=ReadLimits(max_document_pages=2))
+    assert "4 pages, above the limit of 2" in _skipped(pages, "manual.pdf")
+    slow = load_corpus([good, manual], limits=ReadLimits(max_document_seconds=0))
+    assert "second" in _skipped(slow, "manual.pdf")
+    big = _write(tmp_path / "big.txt", "word " * 300_000)
+    assert "above the limit" in _skipped(load_corpus([good, big], limits=ReadLimits(max_document_text_mb=1)), "big.txt")
+
+
+# --- nesting, HTML, encodings, control characters ------------------------------------------------------
+
+def test_a_jsonl_record_nested_200000_deep_is_skipped(tmp_path: Path) -> None:
+    data = _write(tmp_path / "deep.jsonl", json.dumps({"text": TEXT}) + "\n" + nested_json(200_000) + "\n")
+    corpus = load_corpus([data])
+    assert [p.text for p in corpus.passages] == [TEXT]
+    assert [s.path for s in corpus.skipped] == [f"{data}:2"] and "nested" in corpus.skipped[0].reason
+    records = read_records(str(data))
+    assert records[0].data == {"text": TEXT} and "nested" in records[1].broken
+    array = _write(tmp_path / "deep.json", "[" + nested_json(200_000) + "]")
+    with pytest.raises(UserError, match="nested"):
+        read_records(str(array))
+
+
+def test_judge_on_a_deeply_nested_dataset_is_no_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _write(tmp_path / "pairs.jsonl", nested_json(200_000) + "\n")
+    code = main(["judge", str(data), "--method", "pairwise", "--simulate", "--out", str(tmp_path / "j")])
+    assert code in (0, 2)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.timeout(60)
+def test_html_of_100000_nested_divs_reads_in_seconds(tmp_path: Path) -> None:
+    html = "<div>" * 100_000 + "Deep text at the bottom." + "</div>" * 100_000
+    started = time.monotonic()
+    assert html_to_text(html) == "Deep text at the bottom."
+    assert time.monotonic() - started < 5
+    started = time.monotonic()
+    corpus = load_corpus([_write(tmp_path / "deep.html", html)])
+    assert [p.text for p in corpus.passages] == ["Deep text at the bottom."]
+    assert time.monotonic() - started < 10
+
+
+def test_latin1_text_full_of_accents_is_read_not_refused(tmp_path: Path) -> None:
+    text = ("Élève à l'école, où naïveté et café crème côtoient l'été français; "
+            "ça déçoit rarement les élèves âgés. ") * 20
+    f = _write(tmp_path / "latin.txt", text.encode("latin-1"))
+    corpus = load_corpus([f])
+    assert corpus.skipped == []
+    assert corpus.documents[0].text == text
+    assert corpus.decoded_with_replacement == [str(f)]  # listed as not UTF-8
+
+
+def test_control_characters_never_reach_the_document_text(tmp_path: Path) -> None:
+    rows = [{"text": "Null\u0000 byte and bell\u0007 inside."}, {"text": "Lone surrogate \ud800 here."}]
+    data = _write(tmp_path / "ctl.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    corpus = load_corpus([data])
+    texts = [d.text for d in corpus.documents]
+    assert texts == ["Null byte and bell inside.", "Lone surrogate \ufffd here."]
+    for text in texts:
+        text.encode("utf-8")
