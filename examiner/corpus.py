@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
+from typing import Any
 
 from examiner.core.jsonl import nesting_depth_exceeds
 from examiner.documents import (DEFAULT_LIMITS, READERS, Deadline, LimitReached, Page, ReadLimits, Unreadable,
@@ -640,10 +641,11 @@ def _jsonl_records(file: Path, text: str, corpus: Corpus, field_name: str, id_fi
     return records
 
 
-def parse_json(text: str, max_depth: int) -> tuple[object, str]:
-    """(value, "") for JSON text, or (None, why not): invalid, or nested deeper than `max_depth` (checked
-    before parsing: Python's parser recurses and would fail with RecursionError)."""
-    if nesting_depth_exceeds(text, max_depth):
+def parse_json(text: str, max_depth: int, outer: int = 0) -> tuple[Any, str]:
+    """(value, "") for JSON text, or (None, why not): invalid, or records nested deeper than `max_depth`
+    (checked before parsing: Python's parser recurses and would fail with RecursionError). `outer` levels
+    hold the records (1 for a JSON array of records) and do not count."""
+    if nesting_depth_exceeds(text, max_depth + outer):
         return None, f"nested deeper than {max_depth} levels, the limit (--max-nesting-depth)"
     try:
         return json.loads(text), ""

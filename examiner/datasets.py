@@ -419,7 +419,7 @@ def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
         raise UserError(f"{what} {path} does not exist (or use llmbar:SUBSET or {', '.join(SHIPPED_JSONL)})")
     text = _dataset_text(path, what)
     if path.suffix == ".json":
-        values, problem = _parse_json(text, 1)  # the array holding the records is one level more
+        values, problem = _parse_json(text, outer=1)  # the array holding the records
         if problem:
             raise UserError(f"{path} is not valid JSON: {problem}")
         if not isinstance(values, list):
@@ -439,13 +439,14 @@ def _jsonl_source_records(text: str, source: str) -> list[SourceRecord]:
     return records
 
 
-def _parse_json(text: str, extra_depth: int = 0) -> tuple[Any, str]:
+def _parse_json(text: str, outer: int = 0) -> tuple[Any, str]:
     """(value, "") or (None, why not) under the corpus reader's JSON limits: a record nested deeper than
-    `--max-nesting-depth` is refused before Python's recursive parser meets it."""
+    `--max-nesting-depth` is refused before Python's recursive parser meets it (`outer`: levels holding
+    the records, 1 for a .json array)."""
     from examiner.corpus import parse_json, reading_limits
 
-    data, problem = parse_json(text, reading_limits().max_nesting_depth + extra_depth)
-    return data, problem.replace("invalid JSON (", "not valid JSON (")
+    data, problem = parse_json(text, reading_limits().max_nesting_depth, outer)
+    return data, problem.replace("invalid JSON (", "not valid JSON (").replace(" (--max-nesting-depth)", "")
 
 
 def _dataset_text(path: Path, what: str) -> str:
