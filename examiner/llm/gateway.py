@@ -41,9 +41,10 @@ from pydantic import BaseModel, ValidationError
 from examiner.config import EndpointSpec, Settings
 from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm.batch import BatchBook, BatchCollector, BatchMiss
-from examiner.llm.budget import Budget
+from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
-from examiner.llm.ledger import STARTED, Ledger, Usage, in_flight, spent_usd as ledger_spent_usd, tokens_of
+from examiner.llm.ledger import (STARTED, Ledger, Usage, answered, in_flight, spent_usd as ledger_spent_usd,
+                                 tokens_of)
 from examiner.llm.replicas import Replica, choose
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
@@ -199,6 +200,8 @@ class Gateway:
         if limit is not None and limit < 0:
             raise ConfigError(f"budget must be zero or more dollars, got {limit}")
         self.budget = Budget(limit)
+        self.bounds = CompletionBounds()
+        """Completion tokens a call reserves, learned per (role, stage) from the run's finished calls."""
         self.max_repairs = max_repairs
         self.run_id = run_id
         self.totals = Totals()
@@ -265,6 +268,9 @@ class Gateway:
             known_ids.add(payload["request_id"])
             reconciled += 1
         self.budget.spent_usd = ledger_spent_usd(records)
+        for record in answered(records):
+            if not record.get("cache_hit"):
+                self.bounds.observe(_bound_key(record), int(record.get("completion_tokens") or 0))
         self._counted_in_flight = {str(r.get("call_id")): float(r.get("worst_case_usd", 0.0)) for r in in_flight(records)}
         return reconciled
 
@@ -455,12 +461,16 @@ class Gateway:
         prompt_estimate = count_message_tokens(messages)
         # At the standard price even in batch mode: a request a batch does not answer is sent as usual.
         worst_case = spec.worst_case_usd(prompt_estimate, request["max_tokens"] * n)
-        ticket = self.budget.reserve(worst_case) if self.budget.limit_usd is not None else None
+        # What the budget holds: the prompt and the completion bound learned for the role and stage.
+        bound_key = _bound_key(call.record)
+        reserved = spec.worst_case_usd(prompt_estimate, self.bounds.bound(bound_key, request["max_tokens"]) * n)
+        ticket = await self.budget.reserve(reserved, worst_case) if self.budget.limit_usd is not None else None
         batched = key is not None and self._batched(spec, n, call)
         try:
             if not (batched and self._adopt(key, call)):
                 self.ledger.append(dict(call.record, ts=time.time(), run_id=self.run_id, endpoint=ep.name,
-                                        model=spec.model, outcome=STARTED, worst_case_usd=worst_case, cache_key=key,
+                                        model=spec.model, outcome=STARTED, worst_case_usd=worst_case,
+                                        reserved_usd=reserved, cache_key=key,
                                         **({"batch": True} if batched else {})))
             if n > 1 and not spec.supports_n:
                 payload = await self._fan_out(ep, messages, request, call)
@@ -476,6 +486,7 @@ class Gateway:
             if ticket is not None:
                 self.budget.settle(ticket, 0.0)
             raise
+        self.bounds.observe(bound_key, -(-int(payload.get("completion_tokens") or 0) // n))
         if ticket is not None:
             self.budget.settle(ticket, _price(spec, payload, bool(payload.get("batch"))))
         return payload
@@ -749,6 +760,11 @@ def _price(spec: EndpointSpec, usage: Mapping[str, Any], batch: bool = False) ->
     payload cached before examiner read the usage details has none: its tokens get the plain prices."""
     tokens = tokens_of(dict(usage))
     return spec.cost_usd(tokens.pop("prompt_tokens"), tokens.pop("completion_tokens"), **tokens, batch=batch)
+
+
+def _bound_key(record: Mapping[str, Any]) -> tuple[str, str]:
+    """What a completion bound is learned for: a call's role and ledger stage."""
+    return str(record.get("role") or ""), str(record.get("stage") or "")
 
 
 def _server_failure(attempts: Sequence[Attempt]) -> bool:
