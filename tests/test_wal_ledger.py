@@ -22,7 +22,8 @@ from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm import Gateway
-from examiner.llm.ledger import STARTED, answered, in_flight, in_flight_usd, known_usd, outcomes, spent_usd, torn_lines
+from examiner.llm.ledger import (STARTED, answered, in_flight, in_flight_usd, known_usd, outcomes, possibly_billed,
+                                 possibly_billed_usd, spent_usd, torn_lines)
 from examiner.simulator.process import SimulatedProcess
 
 CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]]
@@ -66,7 +67,8 @@ def test_a_reply_cached_before_the_kill_is_reconciled_once(tmp_path: Path, capsy
 
     assert main(["cost", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "in flight at a kill: 1 calls" in out and "torn ledger lines: 1" in out
+    assert "possibly billed (killed in flight): 1 calls" in out and "1 not settled yet" in out
+    assert "torn ledger lines: 1" in out
     before = RunDir(tmp_path).read_ledger()
     assert known_usd(before) == pytest.approx(paid_total - paid["cost_usd"])
     assert spent_usd(before) > paid_total, "the unknown call counts at its worst case"
@@ -103,8 +105,9 @@ def run_until_killed(command: list[str], ledger: Path) -> None:
 def test_kill_at_five_points_the_ledger_bounds_what_the_server_billed(tmp_path: Path) -> None:
     """`examiner run`, then `examiner resume` four times, each killed with -9 at a longer ledger; a last
     resume finishes. After each kill: the ledger's known dollars equal the server's bill for the replies
-    the ledger has outcomes for, and known plus the in-flight worst case bound the whole bill from above.
-    No reply known to the ledger is paid again by a resume."""
+    the ledger has outcomes for, and known plus the worst case of the calls killed in flight (settled
+    `unknown` by the resumes, or not yet settled) bound the whole bill from above. No reply known to the
+    ledger is paid again by a resume, and after the last one no call is left unsettled."""
     with SimulatedProcess(options={"knowledge": PROFILE, "latency_s": 0.05}) as url:
         endpoint = EndpointSpec(provider="openai", base_url=url, model="sim", price_input_per_1m=PRICE_IN,
                                 price_output_per_1m=PRICE_OUT, max_concurrency=16)
@@ -131,8 +134,8 @@ def test_kill_at_five_points_the_ledger_bounds_what_the_server_billed(tmp_path: 
             assert len(ids) == len(paid) and known_ids <= ids and ids <= set(billed)
             assert all(r["request_id"] not in known_ids for r in paid[len(known_ids):]), "a known call was paid twice"
             known_ids = ids
-            point = {"lines": len(records), "known_usd": known_usd(records), "in_flight": len(in_flight(records)),
-                     "in_flight_usd": in_flight_usd(records), "billed_usd": billed_usd(billed),
+            point = {"lines": len(records), "known_usd": known_usd(records), "in_flight": len(possibly_billed(records)),
+                     "in_flight_usd": possibly_billed_usd(records), "billed_usd": billed_usd(billed),
                      "billed_unknown": len(set(billed) - ids), "reconciled": sum(r["outcome"] == "reconciled" for r in records)}
             points.append(point)
             assert point["known_usd"] == pytest.approx(billed_usd(billed, ids), rel=1e-9)
@@ -145,10 +148,11 @@ def test_kill_at_five_points_the_ledger_bounds_what_the_server_billed(tmp_path: 
         paid = [r["request_id"] for r in answered(records) if not r.get("cache_hit")]
         assert len(paid) == len(set(paid)) and known_ids <= set(paid)
         assert known_usd(records) == pytest.approx(billed_usd(billed, set(paid)), rel=1e-9)
-        assert billed_usd(billed) <= known_usd(records) + in_flight_usd(records) + 1e-12
+        assert billed_usd(billed) <= known_usd(records) + possibly_billed_usd(records) + 1e-12
+        assert not in_flight(records), "the last resume settled every call killed in flight"
     print("\nkill points (ledger lines, known $, in flight, worst case $, server billed $, billed without outcome, reconciled):")
     for p in points:
         print(f"  {p['lines']:4d}  {p['known_usd']:.6f}  {p['in_flight']:2d}  {p['in_flight_usd']:.6f}  "
               f"{p['billed_usd']:.6f}  {p['billed_unknown']}  {p['reconciled']}")
-    print(f"  final: known {known_usd(records):.6f}, in flight {len(in_flight(records))} "
-          f"(up to {in_flight_usd(records):.6f}), server billed {billed_usd(billed):.6f}")
+    print(f"  final: known {known_usd(records):.6f}, possibly billed {len(possibly_billed(records))} "
+          f"(up to {possibly_billed_usd(records):.6f}), server billed {billed_usd(billed):.6f}")

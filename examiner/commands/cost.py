@@ -1,5 +1,6 @@
 """`examiner cost RUN_DIR`: the ledger's money and tokens by role, stage and round, and below the table
-what the ledger cannot know: calls in flight at a kill (with their worst case) and lines torn by a kill.
+how the sent calls ended: billed, possibly billed (killed in flight, with their worst case) and
+cancelled before a reply, and the ledger lines torn by a kill.
 
 Tokens are split the way providers bill them: uncached input, cached input (the provider's prompt cache),
 cache writes (only shown where a provider reported some), visible output and hidden reasoning. Calls
@@ -24,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = add_command(
         sub, "cost", "print the cost ledger of a run by role, stage and round",
         "Sum a run's ledger.jsonl: calls, cache hits, tokens and dollars grouped by role, stage, round or\n"
-        "endpoint, then what the ledger cannot know (calls in flight at a kill, lines torn by a kill).",
+        "endpoint, then how the calls ended: billed, possibly billed (killed in flight) and cancelled\n"
+        "before a reply, and the ledger lines torn by a kill.",
         "examiner cost runs/pubmed --by role,stage,round\nexaminer cost runs/pubmed --per-unit --top 5")
     parser.add_argument("run_dir", help="a run directory (holds ledger.jsonl)")
     parser.add_argument("--by", default="role,stage",
@@ -50,8 +52,7 @@ def _key_cell(name: str, value: Any) -> str:
 
 def run_cost(args: argparse.Namespace) -> int:
     from examiner.core.rundir import LEDGER, RunDir
-    from examiner.llm.ledger import (PART_HEADERS, aggregate, answered, in_flight, in_flight_usd, shown_parts,
-                                     torn_lines, unknown_lines)
+    from examiner.llm.ledger import PART_HEADERS, aggregate, answered, settlement, settlement_lines, shown_parts, torn_lines
 
     run = RunDir(args.run_dir)
     if not run.file(LEDGER).is_file():
@@ -78,8 +79,7 @@ def run_cost(args: argparse.Namespace) -> int:
         print(f"prompt-cache hit share: {100 * (share or 0):.1f}% of prompt tokens; batch calls: {batch} "
               f"of {totals[0]['calls']} (${totals[0]['batch_usd']:.6f})")
         print(TOKEN_NOTE)
-    for line in unknown_lines(len(in_flight(ledger)), in_flight_usd(ledger),
-                              torn_lines(run.path, torn_tail=bool(run.torn.get(LEDGER)))):
+    for line in settlement_lines(settlement(ledger), torn_lines(run.path, torn_tail=bool(run.torn.get(LEDGER)))):
         print(line)
     if args.per_unit:
         print_per_unit(records, args.top)

@@ -43,7 +43,7 @@ from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm.batch import BatchBook, BatchCollector, BatchMiss
 from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
-from examiner.llm.ledger import (STARTED, Ledger, Usage, answered, in_flight, spent_usd as ledger_spent_usd,
+from examiner.llm.ledger import (STARTED, UNKNOWN, Ledger, Usage, answered, in_flight, spent_usd as ledger_spent_usd,
                                  tokens_of)
 from examiner.llm.replicas import Replica, choose
 from examiner.llm.providers import ServerPool
@@ -240,20 +240,29 @@ class Gateway:
             self.cache.close()
 
     def resume_spending(self) -> int:
-        """Before a resumed run's first call: reconcile the ledger's calls in flight at a kill with the
-        response cache, then count the run's spending (known dollars plus the worst case of calls still
-        unknown) against the budget. Returns how many calls were reconciled.
+        """Before a resumed run's first call: settle the ledger's calls in flight at a kill, then count
+        the run's spending against the budget and learn its completion bounds from its finished calls.
+        Returns how many calls were reconciled.
 
         A `started` call whose reply is in the cache was answered (and billed) before the kill: it gets a
-        `reconciled` outcome with its real tokens and cost. A cached reply already named by an outcome
-        record (the same request paid by a later process) is not counted twice. The others stay unknown:
-        a reply the server sent but the killed process never received cannot be known from here."""
+        `reconciled` outcome with its real tokens and cost. The others get an `unknown` outcome that keeps
+        their worst case (a reply the server sent but the killed process never received cannot be known
+        from here; a cached reply already named by an outcome record belongs to the same request paid by
+        a later process, not to this one): they are possibly billed, shown apart, and no longer held
+        against the budget, since the run has moved past them. A batch call still waiting at the provider
+        is left in flight, held at its worst case: the resumed run collects its reply (`_adopt`)."""
         records = read_jsonl(self.ledger.path).rows if self.ledger.path is not None else []
         known_ids = {r.get("request_id") for r in records if r.get("request_id")}
         reconciled = 0
-        for started in in_flight(records) if self.cache is not None else []:
-            payload = self.cache.get(started["cache_key"]) if started.get("cache_key") else None
+        for started in in_flight(records):
+            if started.get("batch") and started.get("cache_key"):
+                continue
+            payload = self.cache.get(started["cache_key"]) if self.cache is not None and started.get("cache_key") else None
             if payload is None or payload.get("request_id") in known_ids:
+                unknown = {k: v for k, v in started.items() if k not in ("outcome", "cache_key", "ts")}
+                unknown.update(ts=time.time(), cost_usd=0.0, outcome=UNKNOWN)
+                self.ledger.append(unknown)
+                records.append(unknown)
                 continue
             spec = self.settings.endpoints.get(str(started.get("endpoint")))
             # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.

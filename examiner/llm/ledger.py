@@ -2,13 +2,20 @@
 
 Write-ahead: a request that is sent is first recorded as `started` (call id, role, stage, endpoint,
 model and `worst_case_usd`, the budget's reservation for it); its outcome record follows with the same
-call id: `ok`, `failed`, or `reconciled` (a resume found its reply in the response cache). A request is
-identified by its call id and repair number (a re-ask shares the call id of the call it repairs).
+call id: `ok`, `failed`, `reconciled` (a resume found its reply in the response cache), `unknown` (a
+resume found a call killed in flight whose reply never reached the cache) or `cancelled` (examiner
+stopped the call before a reply came, e.g. on Ctrl-C). A request is identified by its call id and repair
+number (a re-ask shares the call id of the call it repairs).
 
 Every reader counts a request once: an outcome record wins, and a `started` record without one is a
-call *in flight at a kill*: its outcome is unknown, it is shown apart with its possible cost and counted
-at that worst case by `spent_usd`, so a budget stays safe. A reply the server sent but the killed process
-never received cannot be known from here; only a reply that reached the cache can be reconciled.
+call *in flight at a kill*, not yet settled: counted at its worst case by `spent_usd` until a resume
+settles it. A resume settles every such call (examiner.llm.gateway's `resume_spending`): `reconciled`
+when its reply reached the cache, otherwise `unknown`, which keeps its worst case apart. A reply the
+server sent but the killed process never received cannot be known from here, so `unknown` calls are
+*possibly billed*: `examiner cost` and the report show them on a line of their own with the most they
+can have cost, and the budget no longer holds them once the run has moved past them (a kill may thus let
+the provider's bill pass the cap by at most what that line shows). `cancelled` calls are shown on a line
+of their own too, and are not held against a budget either.
 
 Outcome records carry role, stage, round, the knowledge units the call was about, tokens (from the
 API's `usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Cache
@@ -67,7 +74,11 @@ LEDGER_TORN = LEDGER + ".torn"
 """Where core.jsonl.repair_tail keeps the ledger's torn last lines."""
 STARTED = "started"
 """The write-ahead record of a request about to be sent."""
-OUTCOMES = ("ok", "failed", "reconciled")
+UNKNOWN = "unknown"
+"""The outcome a resume gives a call killed in flight whose reply never reached the cache."""
+CANCELLED = "cancelled"
+"""The outcome of a call examiner stopped before a reply came (an interrupt)."""
+OUTCOMES = ("ok", "failed", "reconciled", UNKNOWN, CANCELLED)
 ANSWERED = ("ok", "reconciled")
 
 
@@ -89,6 +100,29 @@ def in_flight(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in rows if r.get("outcome") == STARTED and request_key(r) not in settled]
 
 
+def possibly_billed(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Calls killed in flight, in ledger order: settled as `unknown` by a resume, or not settled yet (their
+    `started` record). Each carries `worst_case_usd`, the most it can have cost."""
+    rows = list(records)
+    unsettled = {id(r) for r in in_flight(rows)}
+    return [r for r in rows if r.get("outcome") == UNKNOWN or id(r) in unsettled]
+
+
+def possibly_billed_usd(records: Iterable[dict[str, Any]]) -> float:
+    """The most the calls killed in flight can have cost (their worst cases)."""
+    return sum(float(r.get("worst_case_usd", 0.0)) for r in possibly_billed(records))
+
+
+def cancelled(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Calls examiner stopped before a reply came (`cancelled` outcomes)."""
+    return [r for r in records if r.get("outcome") == CANCELLED]
+
+
+def cancelled_usd(records: Iterable[dict[str, Any]]) -> float:
+    """The worst cases of the cancelled calls (what they could have cost, had they been answered)."""
+    return sum(float(r.get("worst_case_usd", 0.0)) for r in cancelled(records))
+
+
 def answered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The outcome records of requests that got a reply (`ok`, or `reconciled` from the cache); failed
     requests and write-ahead `started` records are left out."""
@@ -106,13 +140,14 @@ def known_usd(records: Iterable[dict[str, Any]]) -> float:
 
 
 def in_flight_usd(records: Iterable[dict[str, Any]]) -> float:
-    """The most the requests in flight at a kill can have cost: the sum of their budget reservations."""
+    """The most the requests in flight at a kill, not yet settled, can have cost: their worst cases."""
     return sum(float(r.get("worst_case_usd", 0.0)) for r in in_flight(records))
 
 
 def spent_usd(records: Iterable[dict[str, Any]]) -> float:
-    """What a resumed run has already spent of its budget: known dollars plus the worst case of the
-    requests whose outcome is unknown, so a kill can never let the cap be passed."""
+    """What a run has spent of its budget: known dollars plus the worst case of the requests in flight at
+    a kill that no resume has settled yet. Settled calls (`unknown`, `cancelled`) are not counted: the
+    run has moved past them (they are shown apart, see `settlement`)."""
     rows = list(records)
     return known_usd(rows) + in_flight_usd(rows)
 
@@ -128,15 +163,37 @@ def torn_lines(run_dir: str | Path, torn_tail: bool = False) -> int:
     return count + int(torn_tail)
 
 
-def unknown_lines(calls: int, worst_case_usd: float, torn: int) -> list[str]:
-    """What a ledger cannot know, in words for `examiner cost` and the report (nothing when all is known)."""
-    lines = []
-    if calls:
-        lines.append(f"in flight at a kill: {calls} calls, up to ${worst_case_usd:.6f} (outcome unknown: not in "
-                     "the totals above; counted at that worst case against the budget)")
+def settlement(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """How the ledger's sent requests ended, in three parts: billed (answered, with their dollars),
+    possibly billed (killed in flight: settled `unknown`, or not yet settled, with their worst case) and
+    cancelled before a reply (with their worst case)."""
+    rows = list(records)
+    billed = [r for r in answered(rows) if not r.get("cache_hit")]
+    return {
+        "billed": {"calls": len(billed), "usd": round(known_usd(rows), 8)},
+        "possibly_billed": {"calls": len(possibly_billed(rows)), "worst_case_usd": round(possibly_billed_usd(rows), 8),
+                            "unsettled": len(in_flight(rows))},
+        "cancelled": {"calls": len(cancelled(rows)), "worst_case_usd": round(cancelled_usd(rows), 8)},
+    }
+
+
+def settlement_lines(figures: Mapping[str, Mapping[str, Any]], torn: int, *, always: bool = True) -> list[str]:
+    """`settlement` and the torn ledger lines in words, for `examiner cost` (`always`: all three lines)
+    and the report (only the possibly billed and cancelled calls, when there are some)."""
+    billed, possibly, stopped = figures["billed"], figures["possibly_billed"], figures["cancelled"]
+    lines = [f"billed: {billed['calls']} calls, ${billed['usd']:.6f} (the totals above)"] if always else []
+    if always or possibly["calls"]:
+        unsettled = possibly.get("unsettled", 0)
+        held = (f"; {unsettled} not settled yet, held at their worst case against the budget until a resume "
+                "settles them") if unsettled else ""
+        lines.append(f"possibly billed (killed in flight): {possibly['calls']} calls, up to "
+                     f"${possibly['worst_case_usd']:.6f} (reply never received: not in the totals above{held})")
+    if always or stopped["calls"]:
+        lines.append(f"cancelled before a reply: {stopped['calls']} calls, up to ${stopped['worst_case_usd']:.6f} "
+                     "(stopped by examiner; not in the totals above)")
     if torn:
-        lines.append(f"torn ledger lines: {torn} (cut by a kill, kept in {LEDGER_TORN}; their calls are counted "
-                     "in flight unless a resume reconciled them)")
+        lines.append(f"torn ledger lines: {torn} (cut by a kill, kept in {LEDGER_TORN}; their calls count as "
+                     "killed in flight unless a resume reconciled them)")
     return lines
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from examiner.llm.ledger import PART_HEADERS, billed_parts, shown_parts, unknown_lines
+from examiner.llm.ledger import PART_HEADERS, billed_parts, settlement_lines, shown_parts
 from examiner.report.health import UNTRUSTWORTHY, failed, health_markdown
 from examiner.report.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.report.summary import worst_clusters
@@ -301,7 +301,7 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
             table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "", "### Per stage", "",
             table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))), "",
             f"### {PRICING_TITLE}", "", PRICING_NOTE, "", table(*pricing_table(cost)), ""]
-    unknown = unknown_lines(cost["in_flight"]["calls"], cost["in_flight"]["worst_case_usd"], cost["torn_ledger_lines"])
+    unknown = settlement_lines(cost["settlement"], cost["torn_ledger_lines"], always=False)
     out += [*unknown, ""] if unknown else []
     out += ["## Classic baselines", "",
             "Correlation of each answer's score with its share of correct verdicts (correct / covered).", "",

@@ -22,7 +22,7 @@ from examiner.core.contract import agreement_with_panel
 from examiner.core.labels import COVERING
 from examiner.core.records import SELF_CHECK_STAGE, QuestionRecord, UnitOutcome, UnitRecord
 from examiner.core.rundir import LEDGER
-from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, torn_lines
+from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, settlement, torn_lines
 from examiner.report.languages import per_language
 from examiner.report.store import RunData
 from examiner.stats import bootstrap_ci, sample_level, weighted_ratio
@@ -184,8 +184,9 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     """Cost per unit of the corpus in the paper's layout, plus per role and per stage.
 
     Units are all units of the corpus (the paper divides by the KUs examined, not the KUs covered).
-    Calls are billed requests; cache hits are counted apart and cost nothing. Calls in flight at a kill
-    (outcome unknown) are shown apart with the most they can have cost, never added to the known figures.
+    Calls are billed requests; cache hits are counted apart and cost nothing. Calls killed in flight
+    (possibly billed: `in_flight` those no resume has settled yet) and calls cancelled before a reply are
+    shown apart with the most they can have cost (`settlement`), never added to the known figures.
     Every row carries its tokens split as providers bill them (uncached and cached input, cache writes,
     output, reasoning) and its batch part; `by_pricing` splits each role into standard and batch calls.
     """
@@ -215,6 +216,7 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     return {"units": units, "paper": paper, "by_role": by_role, "by_stage": by_stage, "by_endpoint": by_endpoint,
             "by_pricing": by_pricing, "total": _per_unit(_total(ok), units), "failed_requests": failed(run.ledger),
             "in_flight": {"calls": len(in_flight(run.ledger)), "worst_case_usd": round(in_flight_usd(run.ledger), 8)},
+            "settlement": settlement(run.ledger),
             "torn_ledger_lines": torn_lines(run.path, torn_tail=bool(run.unreadable_lines.get(LEDGER)))}
 
 
