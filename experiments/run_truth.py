@@ -1,0 +1,179 @@
+"""Runs that end true (issue 26): records written once across kills, calls in flight at a kill settled by
+the resume, and a budget that spends its cap.
+
+    python experiments/run_truth.py [--corpus corpora/examiner-handbook] [--files 2] [--ledger-kills 5]
+
+Three parts, each on the simulated backend:
+
+1. Node boundaries: `examiner run` is killed with SIGKILL right after the first append of records it did
+   not hold yet (a node's records on disk, its checkpoint not), then `examiner resume` likewise, until a
+   resume finishes (tests/killing.py's harness, as tests/test_records_once.py uses it). Duplicate record
+   lines: lines beyond an uninterrupted run's in every record file, plus ids repeated within a file.
+2. Calls in flight: `examiner run` against a standalone simulated server with latency (a separate
+   process that counts what it billed, /sim/stats) is killed with SIGKILL whenever its ledger has grown by
+   GROWTH lines (calls are in flight then), `--ledger-kills` times, and resumed to the end. Unsettled:
+   `started` records left without an outcome after the last resume; the killed calls' worst case and the
+   replies the server billed without the ledger knowing them are printed beside it.
+3. Budget: the uninterrupted run's cost, then the same exam with a cap at 45 % of it: what it spent of
+   the cap before the budget stopped it.
+
+Ends with `RESULT kills=... duplicate_lines=... unsettled_after_resume=... budget_used_usd=... cap_usd=...
+budget_share=...`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from finish import RESULTS, print_result, save_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from killing import kill_examiner_when, run_examiner_killed_at_new_records  # noqa: E402  (the tests' harness)
+
+from examiner.config import EndpointSpec, Settings  # noqa: E402
+from examiner.core.jsonl import iter_jsonl  # noqa: E402
+from examiner.core.records import record_key  # noqa: E402
+from examiner.core.rundir import LEDGER, RECORD_FILES, RunDir  # noqa: E402
+from examiner.exam.runner import ExamRequest, start_exam  # noqa: E402
+from examiner.llm.ledger import answered, in_flight, known_usd, possibly_billed, possibly_billed_usd, spent_usd  # noqa: E402
+from examiner.simulator import SimulatedProcess  # noqa: E402
+
+PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
+ROLES = ("examiner", "candidate", "judge")
+PRICE_IN, PRICE_OUT = 2.5, 10.0
+GROWTH = 10
+"""Ledger lines a process writes in part 2 before it is killed."""
+CAP_SHARE = 0.45
+
+
+def simulated(**exam: Any) -> Settings:
+    spec = EndpointSpec(provider="simulated", model="sim", price_input_per_1m=PRICE_IN, price_output_per_1m=PRICE_OUT,
+                        max_concurrency=8, options={"knowledge": PROFILE, "latency_s": 0.0})
+    return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ROLES}, exam=exam)
+
+
+def write_config(path: Path, settings: Settings) -> Path:
+    path.write_text(yaml.safe_dump(settings.model_dump(mode="json")), encoding="utf-8")
+    return path
+
+
+def record_lines(run_dir: Path) -> dict[str, int]:
+    return {name: sum(1 for line in (run_dir / name).read_text(encoding="utf-8").splitlines() if line.strip())
+            if (run_dir / name).is_file() else 0 for name in RECORD_FILES.values()}
+
+
+def repeated_ids(run_dir: Path) -> int:
+    repeats = 0
+    for model, name in RECORD_FILES.items():
+        ids = [record_key(r) for r in iter_jsonl(run_dir / name, model.model_validate_json)]
+        repeats += len(ids) - len(set(ids))
+    return repeats
+
+
+def node_boundaries(corpus: list[str], work: Path) -> dict[str, Any]:
+    """Part 1: kill at every node boundary, resume to the end, compare the record files."""
+    settings = simulated(max_rounds=2).merged({"embedding_cache": str(work / "embeddings.sqlite")})
+    config = write_config(work / "boundaries.yaml", settings)
+    run = ["run", *corpus, "--config", str(config), "--quiet"]
+    reference, killed = work / "reference", work / "killed"
+    run_examiner_killed_at_new_records([*run, "--out", str(reference)], kill=False)
+    kills = 0
+    while run_examiner_killed_at_new_records([*run, "--out", str(killed)] if kills == 0 else
+                                             ["resume", str(killed), "--quiet"]):
+        kills += 1
+    expected, actual = record_lines(reference), record_lines(killed)
+    extra = sum(max(0, actual[name] - expected[name]) for name in expected)
+    return {"kills": kills, "reference_lines": expected, "killed_lines": actual,
+            "duplicate_lines": extra + repeated_ids(killed), "missing_lines": sum(max(0, expected[n] - actual[n]) for n in expected),
+            "unsettled": len(in_flight(RunDir(killed).read_ledger()))}
+
+
+def calls_in_flight(corpus: list[str], work: Path, kills: int) -> dict[str, Any]:
+    """Part 2: SIGKILL while calls are in flight, `kills` times, then resume to the end."""
+    with SimulatedProcess(options={"knowledge": PROFILE, "latency_s": 0.05}) as url:
+        spec = EndpointSpec(provider="openai", base_url=url, model="sim", price_input_per_1m=PRICE_IN,
+                            price_output_per_1m=PRICE_OUT, max_concurrency=16)
+        settings = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ROLES}, exam={"max_rounds": 5},
+                            embedding_cache=str(work / "embeddings.sqlite"))
+        config = write_config(work / "in_flight.yaml", settings)
+        run_dir = work / "in_flight"
+        ledger = run_dir / LEDGER
+        at_kill = []
+        for kill in range(kills):
+            start = len(ledger.read_bytes().splitlines()) if ledger.exists() else 0
+            command = ["run", *corpus, "--config", str(config), "--out", str(run_dir)] if kill == 0 else \
+                ["resume", str(run_dir)]
+            kill_examiner_when([*command, "--quiet"],
+                               lambda: ledger.exists() and len(ledger.read_bytes().splitlines()) >= start + GROWTH)
+            at_kill.append(len(in_flight(RunDir(run_dir).read_ledger())))
+        run_examiner_killed_at_new_records(["resume", str(run_dir), "--quiet"], kill=False)
+        time.sleep(0.3)  # a handler the last kill did not cancel finishes (and bills) first
+        billed = httpx.get(url.removesuffix("/v1") + "/sim/stats", timeout=10).json()["billed"]
+    records = RunDir(run_dir).read_ledger()
+    known_ids = {r["request_id"] for r in answered(records) if not r.get("cache_hit")}
+    server_usd = sum(p * PRICE_IN / 1e6 + c * PRICE_OUT / 1e6 for p, c in billed.values())
+    return {"kills": kills, "in_flight_at_each_kill": at_kill, "unsettled": len(in_flight(records)),
+            "possibly_billed_calls": len(possibly_billed(records)),
+            "possibly_billed_usd": round(possibly_billed_usd(records), 6),
+            "known_usd": round(known_usd(records), 6), "server_billed_usd": round(server_usd, 6),
+            "server_billed_unknown_to_ledger": len(set(billed) - known_ids),
+            "reconciled": sum(r.get("outcome") == "reconciled" for r in records)}
+
+
+async def budget_use(corpus: list[str], work: Path) -> dict[str, Any]:
+    """Part 3: a full run's cost, then a cap at CAP_SHARE of it."""
+    full_dir, capped_dir = work / "full", work / "capped"
+    await start_exam(simulated(max_rounds=5), ExamRequest(list(corpus)), full_dir, quiet=True, report=False)
+    full = spent_usd(RunDir(full_dir).read_ledger())
+    cap = CAP_SHARE * full
+    info = await start_exam(simulated(max_rounds=5).merged({"budget_usd": cap}), ExamRequest(list(corpus)), capped_dir,
+                            quiet=True, report=False)
+    spent = spent_usd(RunDir(capped_dir).read_ledger())
+    return {"full_usd": round(full, 6), "cap_usd": round(cap, 6), "spent_usd": round(spent, 6),
+            "share": round(spent / cap, 4), "status": info.status}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default="corpora/examiner-handbook")
+    parser.add_argument("--files", type=int, default=2, help="the corpus's first N Markdown or text files")
+    parser.add_argument("--ledger-kills", type=int, default=5)
+    args = parser.parse_args()
+    corpus = [str(p) for p in sorted(Path(args.corpus).glob("*.md"))[:args.files]] or [args.corpus]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        started = time.perf_counter()
+        boundaries = node_boundaries(corpus, work)
+        print(f"node boundaries: {boundaries['kills']} kills; record lines {boundaries['killed_lines']} "
+              f"(uninterrupted {boundaries['reference_lines']}); duplicate lines {boundaries['duplicate_lines']}, "
+              f"missing {boundaries['missing_lines']}, unsettled calls {boundaries['unsettled']}", flush=True)
+        flight = calls_in_flight(corpus, work, args.ledger_kills)
+        print(f"calls in flight: {flight['kills']} kills with {flight['in_flight_at_each_kill']} calls in flight; "
+              f"after the resume {flight['unsettled']} unsettled, {flight['reconciled']} reconciled, "
+              f"{flight['possibly_billed_calls']} possibly billed (up to ${flight['possibly_billed_usd']:.6f}); "
+              f"ledger billed ${flight['known_usd']:.6f}, server billed ${flight['server_billed_usd']:.6f} "
+              f"({flight['server_billed_unknown_to_ledger']} replies unknown to the ledger)", flush=True)
+        budget = asyncio.run(budget_use(corpus, work))
+        print(f"budget: full run ${budget['full_usd']:.6f}; cap ${budget['cap_usd']:.6f} ({CAP_SHARE:.0%}) spent "
+              f"${budget['spent_usd']:.6f} = {budget['share']:.1%} of it ({budget['status']})")
+        seconds = time.perf_counter() - started
+    save_json({"corpus": corpus, "boundaries": boundaries, "in_flight": flight, "budget": budget,
+               "seconds": round(seconds, 1)}, RESULTS / "run_truth.json")
+    print_result({"kills": boundaries["kills"] + flight["kills"],
+                  "duplicate_lines": boundaries["duplicate_lines"],
+                  "unsettled_after_resume": boundaries["unsettled"] + flight["unsettled"],
+                  "budget_used_usd": f"{budget['spent_usd']:.6f}", "cap_usd": f"{budget['cap_usd']:.6f}",
+                  "budget_share": f"{budget['share']:.3f}"})
+
+
+if __name__ == "__main__":
+    main()
