@@ -70,6 +70,7 @@ class Budget:
     _next_ticket: int = field(default=0, repr=False)
     _tickets: dict[int, tuple[float, float]] = field(default_factory=dict, repr=False)
     _settled: asyncio.Event | None = field(default=None, repr=False)
+    _settled_loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
     def try_reserve(self, estimate_usd: float, worst_case_usd: float | None = None) -> int | None:
         """Hold `estimate_usd` (and count `worst_case_usd`, default the estimate, at risk) for a call about
@@ -96,8 +97,9 @@ class Budget:
     async def reserve(self, estimate_usd: float, worst_case_usd: float | None = None) -> int:
         """`try_reserve`, waiting for calls in flight to settle while it says to."""
         while (ticket := self.try_reserve(estimate_usd, worst_case_usd)) is None:
-            if self._settled is None:
-                self._settled = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            if self._settled is None or self._settled_loop is not loop:  # a gateway may outlive a loop
+                self._settled, self._settled_loop = asyncio.Event(), loop
             await self._settled.wait()
         return ticket
 
