@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Union
 
-from examiner.prompting.fence import unescape
 from examiner.simulator.prose import (
     filler_sentence,
     filler_text,
@@ -233,6 +232,13 @@ def ref_ids(text: str) -> list[str]:
     if not match:
         return []
     return [part.strip() for part in match.group(1).split(",") if part.strip()]
+
+
+def unescape(text: str) -> str:
+    """A value as it was before a prompt escaped it: the inverse of examiner.prompting.fence.escape (`&lt;`,
+    `&gt;`, `&amp;` back to `<`, `>`, `&`; other entities stay). The simulator sits below the prompting
+    layer, so it keeps its own copy; tests/test_prompt_fencing.py holds the two to each other."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def data_of(text: str) -> str:

@@ -27,8 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
-from examiner.prompting.fence import unescape
-from examiner.simulator.behaviours import UNIT_RE
+from examiner.simulator.behaviours import UNIT_RE, unescape
 from examiner.simulator.prose import filler_sentence, filler_text, stable_int, stable_uniform
 
 _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)

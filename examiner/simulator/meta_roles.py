@@ -27,8 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
-from examiner.prompting.fence import unescape
-from examiner.simulator.behaviours import UNIT_RE
+from examiner.simulator.behaviours import UNIT_RE, unescape
 from examiner.simulator.prose import (
     filler_sentence,
     filler_text,
