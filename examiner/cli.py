@@ -24,10 +24,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # every model examiner loads ships
 import argparse  # noqa: E402
 import importlib  # noqa: E402
 import logging  # noqa: E402
+import shlex  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Sequence  # noqa: E402
 
+from examiner.core.stopping import Interrupted  # noqa: E402
 from examiner.core.version import VERSION  # noqa: E402
 from examiner.errors import (EXIT_INTERNAL_ERROR, EXIT_USER_ERROR, BudgetExhausted, UserError,  # noqa: E402
                              current_run_dir, disk_full, forget_run_dirs)
@@ -126,6 +128,15 @@ def _keep_trace(exc: BaseException, args: argparse.Namespace, command: Sequence[
         return ""
 
 
+def interrupted_line(stop: Interrupted) -> str:
+    """What a stop signal left, and how to continue when a run folder was being written."""
+    run_dir = current_run_dir()
+    if run_dir is None or not (run_dir / "run.json").is_file():
+        return f"examiner: interrupted by {stop}"
+    return (f"examiner: interrupted by {stop}; the run is saved as interrupted: continue it with "
+            f"examiner resume {shlex.quote(str(run_dir))}")
+
+
 def internal_error_line(exc: BaseException, where: str) -> str:
     first = (str(exc).strip().splitlines() or [""])[0][:300]
     kept = f"full trace in {where}" if where else "no log could be written"
@@ -149,6 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except Interrupted as stop:
+        _say(interrupted_line(stop))
+        return stop.exit_code
     except KeyboardInterrupt:
         print("examiner: interrupted", file=sys.stderr)
         return 130

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from examiner.commands.common import (add_cache_flag, add_command, add_config_flags, cache_dir_from_args,
                                       check_budget_flag, fitted_table, output_dir, print_table, settings_from_args)
+from examiner.core.stopping import run_stoppable
 from examiner.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
@@ -356,14 +357,24 @@ def panel_table(panel: Mapping[str, Any]) -> Table:
     return table
 
 
+EXIT_INCOMPLETE = 5
+"""A model call failed for good (every replica down past its retries): the run stopped where it was."""
+
+
 def _exit_code(info: RunInfo, run_dir: Path) -> int:
-    """0 completed, 3 budget stop (results kept), 2 failed (e.g. an endpoint unreachable; one clear line)."""
+    """0 completed, 3 budget stop (results kept), 5 incomplete (calls failed for good; results kept),
+    2 failed (e.g. an endpoint unreachable; one clear line)."""
     if info.status == "failed":
         print(f"examiner: error: {info.stop_reason}", file=sys.stderr)
         return 2
     if info.status == "budget_exhausted":
         print(budget_stop_message(run_dir), file=sys.stderr)
         return 3
+    if info.status == "incomplete":
+        print(f"examiner: incomplete: {info.stop_reason}\n"
+              f"examiner: to ask those calls again and finish: examiner resume {shlex.quote(str(run_dir))}",
+              file=sys.stderr)
+        return EXIT_INCOMPLETE
     return 0
 
 
@@ -399,7 +410,7 @@ def exam(args: argparse.Namespace) -> tuple[RunInfo, Path]:
 
     request, settings = _request(args)
     run_dir = output_dir(args.out) if args.out else default_run_dir()
-    return asyncio.run(start_exam(settings, request, run_dir, quiet=args.quiet)), run_dir
+    return run_stoppable(start_exam(settings, request, run_dir, quiet=args.quiet)), run_dir
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -413,7 +424,7 @@ def run_resume(args: argparse.Namespace) -> int:
     budget = check_budget_flag(args.budget_usd) if args.budget_usd is not None else budget_from_env(os.environ)
     if budget is not None and (not math.isfinite(budget) or budget < 0):
         raise ConfigError(f"EXAMINER_BUDGET_USD must be a finite number of dollars, zero or more, got {budget}")
-    info = asyncio.run(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget, cache_dir=cache_dir_from_args(args),
+    info = run_stoppable(resume_exam(run_dir, quiet=args.quiet, budget_usd=budget, cache_dir=cache_dir_from_args(args),
                                    config_file=args.config))
     summarise(info, run_dir)
     return strict_exit(_exit_code(info, run_dir), run_dir, args.strict)
@@ -536,7 +547,7 @@ def run_demo(args: argparse.Namespace) -> int:
     run_dir = output_dir(args.out)
     _clear_earlier_demo(run_dir)
     request = ExamRequest(corpus_paths=[str(corpus)], demo=True)
-    info = asyncio.run(start_exam(settings, request, run_dir))
+    info = run_stoppable(start_exam(settings, request, run_dir))
     summarise(info, run_dir)
     print(f"demo report: {run_dir / 'report.html'}")
     return 0

@@ -20,7 +20,9 @@ why). On disk, as in judge and meta records, that is `type: null` with the reaso
 written before say `type: "unscored"` or `"unparseable"`, read as `unscored`."""
 QuestionType = Literal["who", "what", "when", "where", "why", "how", "other"]
 UnitStatus = Literal["correct", "incorrect", "unanswered", "uncovered"]
-RunStatus = Literal["running", "completed", "budget_exhausted", "failed"]
+RunStatus = Literal["running", "completed", "budget_exhausted", "incomplete", "interrupted", "failed"]
+"""`incomplete`: a model call failed for good (every replica down past its retries), so the run stopped
+where it was; `interrupted`: a stop signal (SIGINT, SIGTERM) ended it. `examiner resume` continues both."""
 
 
 class SourceRef(BaseModel):

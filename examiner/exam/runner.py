@@ -28,7 +28,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from examiner.core.allocator import fix_mmap_threshold
 from examiner.core.version import VERSION
 from examiner.config import Settings, read_settings_file, validate_settings
-from examiner.corpus import check_corpus_size
+from examiner.corpus import check_corpus_size, configure_reading, limits_from_settings
 from examiner.errors import BudgetExhausted, UserError, note_run_dir
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import Sample, build_exam_graph
@@ -40,6 +40,7 @@ from examiner.core import rundir
 from examiner.core.records import RunInfo, UnitOutcome
 from examiner.core.rundir import RunDir
 from examiner.core.runlock import hold_run_dir, refuse_if_in_use
+from examiner.core.stopping import was_cancelled
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.exam import paper
 from examiner.exam.store import RunStore
@@ -122,6 +123,12 @@ def _write_start(run_dir: Path, settings: Settings, request: ExamRequest) -> Run
     return store
 
 
+RESUMABLE_STOPS = {"budget_exhausted": "where the budget ran out",
+                   "incomplete": "where model calls failed for good (they are asked again)",
+                   "failed": "where every model call failed (they are asked again)"}
+"""Graph stops a resume continues from the node that stopped, and how the `resume:` line says why."""
+
+
 async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[tuple[Any, dict[str, Any]] | None, str]:
     """((graph input, checkpoint config) a resume continues with, or None when nothing is left to run;
     the decision in words, for the `resume: ` line).
@@ -129,9 +136,10 @@ async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[tuple[Any, di
     A run killed before its first checkpoint starts over; a killed run continues where its checkpoint
     stands: with a node still to run, or with a finished node's writes saved but not yet applied (a kill
     between the two; LangGraph then reports no `next` node, but `tasks` still holds that node). A run
-    the budget stopped went on to `finish`, so it continues from the last checkpoint before the stop:
-    the one whose next node is the node that ran out of money (every call that node paid for is in the
-    response cache)."""
+    the budget stopped, or that stopped `incomplete` or `failed` because model calls failed for good, went
+    on to `finish`, so it continues from the last checkpoint before the stop: the one whose next node is
+    the node that stopped (every call that node paid for is in the response cache, so only the calls that
+    ran out of money or failed are asked again)."""
     snapshot = await app.aget_state(config)
     if not snapshot.values:
         return ({}, config), "no checkpoint yet; starting the run over"
@@ -140,13 +148,14 @@ async def _resume_point(app: Any, config: dict[str, Any]) -> tuple[tuple[Any, di
                         "reads; start it again with `examiner run` (replies it paid for are in its cache)")
     if snapshot.tasks:
         return (None, config), f"continuing from the checkpoint before node {_next_node(snapshot)}"
-    if snapshot.values.get("status") != "budget_exhausted":
-        return None, f"nothing left to run (status {snapshot.values.get('status', 'unknown')})"
+    status = snapshot.values.get("status")
+    if status not in RESUMABLE_STOPS:
+        return None, f"nothing left to run (status {status or 'unknown'})"
     async for past in app.aget_state_history(config):
         if past.tasks and past.values.get("status", "running") == "running":
             return ((None, dict(config, configurable=past.config["configurable"])),
-                    f"continuing from the checkpoint before node {_next_node(past)}, where the budget ran out")
-    return None, "nothing left to run (no checkpoint before the budget stop)"
+                    f"continuing from the checkpoint before node {_next_node(past)}, {RESUMABLE_STOPS[status]}")
+    return None, "nothing left to run (no checkpoint before the stop)"
 
 
 def _next_node(snapshot: Any) -> str:
@@ -170,6 +179,7 @@ def _reopen(store: RunStore) -> None:
 async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, resume: bool, quiet: bool,
                  sample: Sample | None = None) -> RunInfo:
     fix_mmap_threshold()  # large freed buffers (state values, encoder batches) go back to the system
+    configure_reading(limits_from_settings(settings.exam))  # a resume reads the corpus within the run's limits
     store = RunStore(run_dir)
     async with Gateway(settings, run_dir, run_id=request.run_id) as gateway:
         if resume:
@@ -212,16 +222,25 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             info.status, info.stop_reason = "budget_exhausted", str(exc)
             store.write_info(info)
         except BaseException as exc:
-            info = store.read_info()
-            if info.status == "running":
-                info.status = "failed"
-                info.stop_reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-                store.write_info(info)
+            _record_stop(store, exc)
             raise
         finally:
             embed_cache.close()
             store.close()
     return store.read_info()
+
+
+def _record_stop(store: RunStore, exc: BaseException) -> None:
+    """run.json for a run an exception ended: `interrupted` for a stop signal's cancellation (the calls
+    in flight got their `cancelled` outcomes as it unwound), else `failed` with the error's first line."""
+    info = store.read_info()
+    if info.status != "running":
+        return
+    if was_cancelled(exc):
+        info.status, info.stop_reason = "interrupted", "stopped by a signal (SIGINT or SIGTERM); resume continues it"
+    else:
+        info.status, info.stop_reason = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    store.write_info(info)
 
 
 async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
@@ -232,10 +251,7 @@ async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
     except BudgetExhausted as exc:
         stop = {"status": "budget_exhausted", "stop_reason": str(exc)}
     except BaseException as exc:
-        info = ctx.store.read_info()
-        info.status = "failed"
-        info.stop_reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-        ctx.store.write_info(info)
+        _record_stop(ctx.store, exc)
         raise
     return paper.finish_paper(ctx, stop, time.time())
 
@@ -320,7 +336,7 @@ def restartable(run_dir: Path) -> bool:
         status = run.read_info().status
     except UserError:
         return True  # a run.json cut short before the first call: nothing of value was recorded
-    return status in ("failed", "running")
+    return status in ("failed", "running", "interrupted")
 
 
 def load_run(run_dir: str | Path, config_file: str | None = None) -> tuple[Settings, ExamRequest]:

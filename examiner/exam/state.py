@@ -51,7 +51,7 @@ class ExamState(TypedDict, total=False):
     round: int
     """The round in progress (1-based)."""
     status: str
-    """running | completed | budget_exhausted | failed."""
+    """running | completed | budget_exhausted | incomplete | failed (examiner.core.records.RunStatus)."""
     stop_reason: str
     active: list[str]
     """Targets still being examined (a target stops when its pool is empty or stops shrinking)."""

@@ -43,8 +43,8 @@ from examiner.errors import BudgetExhausted, ConfigError
 from examiner.llm.batch import BatchBook, BatchCollector, BatchMiss
 from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
-from examiner.llm.ledger import (STARTED, UNKNOWN, Ledger, Usage, answered, in_flight, spent_usd as ledger_spent_usd,
-                                 tokens_of)
+from examiner.llm.ledger import (CANCELLED, STARTED, UNKNOWN, Ledger, Usage, answered, in_flight,
+                                 spent_usd as ledger_spent_usd, tokens_of)
 from examiner.llm.replicas import Replica, choose
 from examiner.llm.providers import ServerPool
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
@@ -463,8 +463,9 @@ class Gateway:
         key: str | None,
     ) -> dict[str, Any]:
         """Budget, rate limits, the write-ahead `started` record and retried HTTP for one request;
-        returns a cacheable payload. A failed request gets its `failed` outcome here; a cancelled one
-        gets none (it may have reached the server: its outcome is unknown)."""
+        returns a cacheable payload. A failed request gets its `failed` outcome here, a cancelled one (a
+        stop signal, or a panel that no longer needs it) its `cancelled` outcome with its worst case: the
+        request may have reached the server, but no reply came, so nothing of it is known or counted."""
         spec = ep.spec
         n = int(request.get("n", 1))
         prompt_estimate = count_message_tokens(messages)
@@ -475,8 +476,10 @@ class Gateway:
         reserved = spec.worst_case_usd(prompt_estimate, self.bounds.bound(bound_key, request["max_tokens"]) * n)
         ticket = await self.budget.reserve(reserved, worst_case) if self.budget.limit_usd is not None else None
         batched = key is not None and self._batched(spec, n, call)
+        announced = False
         try:
             if not (batched and self._adopt(key, call)):
+                announced = True
                 self.ledger.append(dict(call.record, ts=time.time(), run_id=self.run_id, endpoint=ep.name,
                                         model=spec.model, outcome=STARTED, worst_case_usd=worst_case,
                                         reserved_usd=reserved, cache_key=key,
@@ -492,6 +495,9 @@ class Gateway:
             if isinstance(exc, (ModelCallError, NotAnOpenAIEndpoint)):
                 self.ledger.append(dict(call.record, endpoint=ep.name, model=spec.model, outcome="failed",
                                         attempts=[a.__dict__ for a in exc.attempts], cost_usd=0.0))
+            elif isinstance(exc, asyncio.CancelledError) and announced:
+                self.ledger.append(dict(call.record, ts=time.time(), endpoint=ep.name, model=spec.model,
+                                        outcome=CANCELLED, worst_case_usd=worst_case, cost_usd=0.0))
             if ticket is not None:
                 self.budget.settle(ticket, 0.0)
             raise
