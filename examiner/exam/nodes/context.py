@@ -136,11 +136,18 @@ async def fan_out(
 
 
 def stop_update(summary: RunSummary[Any], stage: str) -> dict[str, Any]:
-    """State updates for a node's end: a budget stop, or every call failing (endpoint down)."""
+    """State updates for a node's end: a budget stop, every call failing (endpoint down), or some calls
+    failing for good. The last is a stop too: going on would re-ask their units in another round and give
+    other verdicts than a run without the outage; stopped `incomplete`, a resume runs the node again, the
+    cache answers every call that succeeded and only the failed ones are asked again."""
     if summary.budget_stopped:
         return {"status": "budget_exhausted", "stop_reason": f"budget exhausted during {stage}"}
     if summary.all_failed:
         return {"status": "failed", "stop_reason": f"every {stage} call failed: {summary.first_error()}"}
+    if summary.failed:
+        return {"status": "incomplete",
+                "stop_reason": f"{summary.failed} {stage} call(s) of {len(summary.outcomes)} failed for good: "
+                               f"{summary.first_error()}"}
     return {}
 
 
