@@ -148,11 +148,14 @@ def test_a_call_failing_for_good_leaves_the_run_incomplete_and_its_resume_comple
     assert f"examiner resume {run_dir}" in err
     failed = [r for r in run.read_ledger() if r.get("outcome") == "failed"]
     assert failed
+    notice = "INCOMPLETE: model calls failed for good"
+    assert notice in (run_dir / "report.md").read_text() and notice in (run_dir / "report.html").read_text()
     with SimulatedProcess(options={"knowledge": PROFILE}, port=port) as up:
         assert up == down
         assert main(["resume", str(run_dir), "--quiet"]) == 0
     assert run.read_info().status == "completed"
     assert _outcomes(run_dir) == _outcomes(reference)
+    assert notice not in (run_dir / "report.md").read_text()
     # Every request of the uninterrupted run paid once over both processes: the resume asked the failed
     # calls again and made the rest of the run's calls, and paid for no reply it already had.
     paid = lambda rows: [r for r in rows if r.get("outcome") == "ok" and not r.get("cache_hit")]  # noqa: E731

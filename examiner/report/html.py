@@ -42,6 +42,7 @@ from examiner.report.markdown import (
     provenance_line,
     qtype_table,
     run_lines,
+    stop_notice,
     score_rows,
     skipped_note,
 )
@@ -133,6 +134,8 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
             p.append(image(figures[name], alt))
 
     p.append("<h2>Accuracy and coverage</h2>")
+    if notice := stop_notice(summary):
+        p.append(f"<p class=\"untrustworthy\"><strong>{escape(notice)}</strong></p>")
     if failed(summary.get("health")):
         p.append(f"<p class=\"untrustworthy\"><strong>{escape(UNTRUSTWORTHY)}</strong></p>")
     p += [f"<p class=\"note\">{SCORE_NOTE}</p>",

@@ -146,6 +146,29 @@ def judge_line(run: dict[str, Any]) -> str:
     return f"{run.get('judge_mode', 'refeval')}{panel}"
 
 
+STOPPED_EARLY = {
+    "incomplete": "INCOMPLETE: model calls failed for good",
+    "interrupted": "INTERRUPTED by a stop signal",
+    "budget_exhausted": "STOPPED by the budget",
+    "failed": "FAILED",
+}
+"""The headline of a run that did not finish, by its status."""
+
+
+def stop_notice(summary: dict[str, Any]) -> str:
+    """One line above the figures of a run that stopped before its end: why, how many units per target it
+    left unexamined (their status in outcomes.jsonl is `uncovered`), and that `examiner resume` finishes
+    it; empty for a completed run."""
+    run = summary["run"]
+    if run["status"] not in STOPPED_EARLY:
+        return ""
+    left = ", ".join(f"{name}: {target['counts']['uncovered']} of {run['units']}"
+                     for name, target in summary["targets"].items())
+    return (f"{STOPPED_EARLY[run['status']]} ({run['stop_reason'] or 'no reason recorded'}). The figures cover "
+            f"only what was examined before the stop; units not yet examined: {left or 'all'}. "
+            "`examiner resume` on this run folder continues it.")
+
+
 def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
     stop = run["stop_reason"] or "-"
     items = [
@@ -262,6 +285,7 @@ def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
     graph = provenance_line(summary)
     out += [f"- **{k}**: {v}" for k, v in [*run_lines(run), *([graph] if graph else [])]]
     out += ["", "## Accuracy and coverage", ""]
+    out += [f"**{notice}**", ""] if (notice := stop_notice(summary)) else []
     out += [f"**{UNTRUSTWORTHY}**", ""] if failed(summary.get("health")) else []
     out += [SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
     if summary.get("overrides"):
