@@ -193,7 +193,7 @@ class EndpointSpec(BaseModel):
 
 
 class ExamSettings(BaseModel):
-    """Knobs of the Ref-Eval examination loop (see METHODS.md section 1)."""
+    """Knobs of the Ref-Eval examination loop (see docs/METHODS.md section 1)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 

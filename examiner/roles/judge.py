@@ -21,7 +21,7 @@ REASON_WORDS: dict[str, int] = {"incorrect": 40}
 """The reason policy of prompts/exam_judge.md: the most words of a reason per label; a label not named
 gets no reason (Ref-Eval counts labels; only an error needs explaining, and reports show reasons only for
 units answered wrong). 40 words hold the answer's wrong statement and the unit's correct one, which is
-all METHODS.md asks of a reason (under 100 words). The prompt states it and the call's hints carry it
+all docs/METHODS.md asks of a reason (under 100 words). The prompt states it and the call's hints carry it
 (`reason_words`), so a simulated judge writes what the prompt asks for."""
 
 
