@@ -128,7 +128,7 @@ def panel_rows(panel: dict[str, Any]) -> list[list[Any]]:
 COUNT_LABELS = [
     ("skipped_files", "skipped input files"),
     ("skipped_passages", "passages that gave no knowledge unit (llm unit mode)"),
-    ("decoded_with_replacement", "files decoded with replacement characters"),
+    ("decoded_with_replacement", "files not in UTF-8 (read in their detected encoding)"),
     ("unparseable_questions", "unparseable questions"),
     ("unparseable_judgments", "unparseable judgments"),
     ("leak_rejections", "questions rejected for leaking an answer"),
