@@ -14,17 +14,30 @@ Three parts, each on the simulated backend:
    GROWTH lines (calls are in flight then), `--ledger-kills` times, and resumed to the end. Unsettled:
    `started` records left without an outcome after the last resume; the killed calls' worst case and the
    replies the server billed without the ledger knowing them are printed beside it.
+   The resumed run's unit outcomes are compared with an uninterrupted run's on its own server (outcome
+   differences), and replies the server sent twice for one request body are counted (calls billed twice:
+   a request in flight at a kill whose reply never reached the cache is sent again by the resume).
 3. Budget: the uninterrupted run's cost, then the same exam with a cap at 45 % of it: what it spent of
    the cap before the budget stopped it.
+4. A stop signal: `examiner run` gets SIGTERM while calls are in flight; its exit status, run.json's
+   status and the calls left unsettled, then the resume's outcome differences.
+5. An outage: the endpoint answers 15 % of requests with HTTP 500 and makes one attempt, so calls fail
+   for good; the run's status and exit code, then a resume against the healthy endpoint at the same address,
+   its status and outcome differences.
 
-Ends with `RESULT kills=... duplicate_lines=... unsettled_after_resume=... budget_used_usd=... cap_usd=...
-budget_share=...`.
+Ends with `RESULT kills=... outcome_differences=... duplicate_lines=... calls_billed_twice=...
+unsettled_after_resume=... budget_used_usd=... cap_usd=... budget_share=... sigterm_exit=...
+outage_status=... outage_resumed=... outage_differences=...`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -79,6 +92,37 @@ def repeated_ids(run_dir: Path) -> int:
     return repeats
 
 
+def unit_outcomes(run_dir: Path) -> dict[tuple[str, str], str]:
+    return {(o.target, o.unit_id): o.status for o in RunDir(run_dir).read().outcome_records.values()}
+
+
+def differences(run_dir: Path, reference: Path) -> int:
+    """Units whose outcome differs from the uninterrupted run's (a unit missing on either side counts)."""
+    mine, theirs = unit_outcomes(run_dir), unit_outcomes(reference)
+    return sum(mine.get(key) != theirs.get(key) for key in set(mine) | set(theirs))
+
+
+def openai_settings(url: str, work: Path, attempts: int = 6) -> Settings:
+    spec = EndpointSpec(provider="openai", base_url=url, model="sim", price_input_per_1m=PRICE_IN,
+                        price_output_per_1m=PRICE_OUT, max_concurrency=16, max_attempts=attempts)
+    return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ROLES}, exam={"max_rounds": 5},
+                    embedding_cache=str(work / "embeddings.sqlite"))
+
+
+def examiner(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "examiner.cli", *args], capture_output=True, text=True,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=900)
+
+
+def reference_run(corpus: list[str], work: Path) -> Path:
+    """The uninterrupted run parts 2, 4 and 5 compare with, on a server of its own."""
+    with SimulatedProcess(options={"knowledge": PROFILE}) as url:
+        config = write_config(work / "reference.yaml", openai_settings(url, work))
+        run_dir = work / "uninterrupted"
+        assert examiner(["run", *corpus, "--config", str(config), "--out", str(run_dir), "--quiet"]).returncode == 0
+    return run_dir
+
+
 def node_boundaries(corpus: list[str], work: Path) -> dict[str, Any]:
     """Part 1: kill at every node boundary, resume to the end, compare the record files."""
     settings = simulated(max_rounds=2).merged({"embedding_cache": str(work / "embeddings.sqlite")})
@@ -94,17 +138,14 @@ def node_boundaries(corpus: list[str], work: Path) -> dict[str, Any]:
     extra = sum(max(0, actual[name] - expected[name]) for name in expected)
     return {"kills": kills, "reference_lines": expected, "killed_lines": actual,
             "duplicate_lines": extra + repeated_ids(killed), "missing_lines": sum(max(0, expected[n] - actual[n]) for n in expected),
-            "unsettled": len(in_flight(RunDir(killed).read_ledger()))}
+            "unsettled": len(in_flight(RunDir(killed).read_ledger())),
+            "outcome_differences": differences(killed, reference)}
 
 
-def calls_in_flight(corpus: list[str], work: Path, kills: int) -> dict[str, Any]:
+def calls_in_flight(corpus: list[str], work: Path, kills: int, reference: Path) -> dict[str, Any]:
     """Part 2: SIGKILL while calls are in flight, `kills` times, then resume to the end."""
     with SimulatedProcess(options={"knowledge": PROFILE, "latency_s": 0.05}) as url:
-        spec = EndpointSpec(provider="openai", base_url=url, model="sim", price_input_per_1m=PRICE_IN,
-                            price_output_per_1m=PRICE_OUT, max_concurrency=16)
-        settings = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ROLES}, exam={"max_rounds": 5},
-                            embedding_cache=str(work / "embeddings.sqlite"))
-        config = write_config(work / "in_flight.yaml", settings)
+        config = write_config(work / "in_flight.yaml", openai_settings(url, work))
         run_dir = work / "in_flight"
         ledger = run_dir / LEDGER
         at_kill = []
@@ -117,7 +158,8 @@ def calls_in_flight(corpus: list[str], work: Path, kills: int) -> dict[str, Any]
             at_kill.append(len(in_flight(RunDir(run_dir).read_ledger())))
         run_examiner_killed_at_new_records(["resume", str(run_dir), "--quiet"], kill=False)
         time.sleep(0.3)  # a handler the last kill did not cancel finishes (and bills) first
-        billed = httpx.get(url.removesuffix("/v1") + "/sim/stats", timeout=10).json()["billed"]
+        stats = httpx.get(url.removesuffix("/v1") + "/sim/stats", timeout=10).json()
+        billed = stats["billed"]
     records = RunDir(run_dir).read_ledger()
     known_ids = {r["request_id"] for r in answered(records) if not r.get("cache_hit")}
     server_usd = sum(p * PRICE_IN / 1e6 + c * PRICE_OUT / 1e6 for p, c in billed.values())
@@ -126,7 +168,9 @@ def calls_in_flight(corpus: list[str], work: Path, kills: int) -> dict[str, Any]
             "possibly_billed_usd": round(possibly_billed_usd(records), 6),
             "known_usd": round(known_usd(records), 6), "server_billed_usd": round(server_usd, 6),
             "server_billed_unknown_to_ledger": len(set(billed) - known_ids),
-            "reconciled": sum(r.get("outcome") == "reconciled" for r in records)}
+            "reconciled": sum(r.get("outcome") == "reconciled" for r in records),
+            "billed_twice": max(0, len(billed) - stats["distinct_bodies"]),
+            "outcome_differences": differences(run_dir, reference)}
 
 
 async def budget_use(corpus: list[str], work: Path) -> dict[str, Any]:
@@ -140,6 +184,48 @@ async def budget_use(corpus: list[str], work: Path) -> dict[str, Any]:
     spent = spent_usd(RunDir(capped_dir).read_ledger())
     return {"full_usd": round(full, 6), "cap_usd": round(cap, 6), "spent_usd": round(spent, 6),
             "share": round(spent / cap, 4), "status": info.status}
+
+
+def stop_signal(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
+    """Part 4: SIGTERM while calls are in flight, then resume to the end."""
+    with SimulatedProcess(options={"knowledge": PROFILE, "latency_s": 0.3}) as url:
+        config = write_config(work / "sigterm.yaml", openai_settings(url, work))
+        run_dir = work / "sigterm"
+        ledger = run_dir / LEDGER
+        process = subprocess.Popen([sys.executable, "-m", "examiner.cli", "run", *corpus, "--config", str(config),
+                                    "--out", str(run_dir), "--quiet"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+        while process.poll() is None and not (ledger.exists() and len(ledger.read_bytes().splitlines()) >= 12
+                                              and in_flight(RunDir(run_dir).read_ledger())):
+            time.sleep(0.01)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=300)
+        records = RunDir(run_dir).read_ledger()
+        stopped = {"exit": process.returncode, "status": RunDir(run_dir).read_info().status,
+                   "cancelled": sum(r.get("outcome") == "cancelled" for r in records),
+                   "unsettled": len(in_flight(records)), "line": err.strip().splitlines()[-1] if err.strip() else ""}
+        resumed = examiner(["resume", str(run_dir), "--quiet"])
+    return {**stopped, "resume_exit": resumed.returncode, "resumed_status": RunDir(run_dir).read_info().status,
+            "unsettled_after_resume": len(in_flight(RunDir(run_dir).read_ledger())),
+            "outcome_differences": differences(run_dir, reference)}
+
+
+def outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
+    """Part 5: calls failing for good (HTTP 500, one attempt), then a resume once the endpoint is back."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run_dir = work / "outage"
+    with SimulatedProcess(options={"knowledge": PROFILE, "faults": {"server_error": 0.15}}, port=port) as url:
+        config = write_config(work / "outage.yaml", openai_settings(url, work, attempts=1))
+        first = examiner(["run", *corpus, "--config", str(config), "--out", str(run_dir), "--quiet"])
+    status = RunDir(run_dir).read_info().status
+    failed = sum(r.get("outcome") == "failed" for r in RunDir(run_dir).read_ledger())
+    with SimulatedProcess(options={"knowledge": PROFILE}, port=port):
+        resumed = examiner(["resume", str(run_dir), "--quiet"])
+    return {"exit": first.returncode, "status": status, "failed_calls": failed, "resume_exit": resumed.returncode,
+            "resumed_status": RunDir(run_dir).read_info().status,
+            "outcome_differences": differences(run_dir, reference)}
 
 
 def main() -> None:
@@ -156,23 +242,40 @@ def main() -> None:
         print(f"node boundaries: {boundaries['kills']} kills; record lines {boundaries['killed_lines']} "
               f"(uninterrupted {boundaries['reference_lines']}); duplicate lines {boundaries['duplicate_lines']}, "
               f"missing {boundaries['missing_lines']}, unsettled calls {boundaries['unsettled']}", flush=True)
-        flight = calls_in_flight(corpus, work, args.ledger_kills)
+        reference = reference_run(corpus, work)
+        flight = calls_in_flight(corpus, work, args.ledger_kills, reference)
         print(f"calls in flight: {flight['kills']} kills with {flight['in_flight_at_each_kill']} calls in flight; "
               f"after the resume {flight['unsettled']} unsettled, {flight['reconciled']} reconciled, "
               f"{flight['possibly_billed_calls']} possibly billed (up to ${flight['possibly_billed_usd']:.6f}); "
               f"ledger billed ${flight['known_usd']:.6f}, server billed ${flight['server_billed_usd']:.6f} "
-              f"({flight['server_billed_unknown_to_ledger']} replies unknown to the ledger)", flush=True)
+              f"({flight['server_billed_unknown_to_ledger']} replies unknown to the ledger, "
+              f"{flight['billed_twice']} billed twice); outcome differences {flight['outcome_differences']}",
+              flush=True)
         budget = asyncio.run(budget_use(corpus, work))
         print(f"budget: full run ${budget['full_usd']:.6f}; cap ${budget['cap_usd']:.6f} ({CAP_SHARE:.0%}) spent "
               f"${budget['spent_usd']:.6f} = {budget['share']:.1%} of it ({budget['status']})")
+        stop = stop_signal(corpus, work, reference)
+        print(f"SIGTERM: exit {stop['exit']}, status {stop['status']}, {stop['cancelled']} calls cancelled, "
+              f"{stop['unsettled']} unsettled; '{stop['line']}'; resume exit {stop['resume_exit']} "
+              f"({stop['resumed_status']}), outcome differences {stop['outcome_differences']}", flush=True)
+        down = outage(corpus, work, reference)
+        print(f"outage: exit {down['exit']}, status {down['status']} ({down['failed_calls']} calls failed for good); "
+              f"resume exit {down['resume_exit']} ({down['resumed_status']}), outcome differences "
+              f"{down['outcome_differences']}", flush=True)
         seconds = time.perf_counter() - started
     save_json({"corpus": corpus, "boundaries": boundaries, "in_flight": flight, "budget": budget,
-               "seconds": round(seconds, 1)}, RESULTS / "run_truth.json")
+               "sigterm": stop, "outage": down, "seconds": round(seconds, 1)}, RESULTS / "run_truth.json")
     print_result({"kills": boundaries["kills"] + flight["kills"],
+                  "outcome_differences": boundaries["outcome_differences"] + flight["outcome_differences"]
+                  + stop["outcome_differences"],
                   "duplicate_lines": boundaries["duplicate_lines"],
-                  "unsettled_after_resume": boundaries["unsettled"] + flight["unsettled"],
+                  "calls_billed_twice": flight["billed_twice"],
+                  "unsettled_after_resume": boundaries["unsettled"] + flight["unsettled"]
+                  + stop["unsettled_after_resume"],
                   "budget_used_usd": f"{budget['spent_usd']:.6f}", "cap_usd": f"{budget['cap_usd']:.6f}",
-                  "budget_share": f"{budget['share']:.3f}"})
+                  "budget_share": f"{budget['share']:.3f}", "sigterm_exit": stop["exit"],
+                  "outage_status": down["status"], "outage_resumed": down["resumed_status"],
+                  "outage_differences": down["outcome_differences"]})
 
 
 if __name__ == "__main__":
