@@ -51,6 +51,17 @@ def test_write_report_writes_strict_json_and_the_renderings(tmp_path: Path) -> N
     assert paths["md"].read_text() == "# md\n"
 
 
+def test_no_report_carries_a_credential_an_old_run_folder_still_holds(tmp_path: Path) -> None:
+    """A run folder written before redaction may hold `http://user:secret@host` in its config; the writer
+    redacts every report it writes, JSON, Markdown and HTML alike."""
+    url = "http://ana:s3cret-pass@llm.example/v1?api_key=sk-abcdef123456&x=1"
+    paths = write_report(tmp_path, {"endpoint": url}, markdown=f"endpoint {url}\n", html=f"<p>{url}</p>")
+    for path in paths.values():
+        text = path.read_text()
+        assert "s3cret" not in text and "sk-abcdef" not in text and "llm.example/v1" in text and "x=1" in text
+    assert json.loads(paths["json"].read_text())["endpoint"] == "http://***@llm.example/v1?api_key=***&x=1"
+
+
 def test_undefined_numbers_render_the_same_everywhere() -> None:
     assert cell(None) == cell(float("nan")) == cell(float("inf")) == UNDEFINED
     assert cell(0.12345) == "0.123" and cell(2.0, 1) == "2.0" and cell(7) == "7"

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from examiner.core.redact import redact_text
 from examiner.core.rundir import report_paths
 
 NULL_REASON = "_null_reason"
@@ -86,16 +87,18 @@ def write_report(folder: Path, data: Mapping[str, Any], *, markdown: str | None 
                  stem: str = "") -> dict[str, Path]:
     """report.json (always), report.md and report.html (when the method renders them) in `folder`.
 
-    Returns {"json", "md", "html"} -> path for the files written; `stem` prefixes the names.
+    Returns {"json", "md", "html"} -> path for the files written; `stem` prefixes the names. Every file
+    goes through examiner.core.redact on its way out, so a credential that an older run folder still holds
+    (its config.yaml or run.json written before redaction) never reaches a report.
     """
     folder.mkdir(parents=True, exist_ok=True)
     paths = report_paths(folder, stem)
-    text = dumps(data) + "\n"
+    text = redact_text(dumps(data) + "\n")
     paths["json"].write_text(text, encoding="utf-8")
     written = {"json": paths["json"]}
     for kind, rendered in (("md", markdown), ("html", html)):
         if rendered is not None:
-            paths[kind].write_text(rendered, encoding="utf-8")
+            paths[kind].write_text(redact_text(rendered), encoding="utf-8")
             written[kind] = paths[kind]
     return written
 
