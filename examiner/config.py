@@ -44,6 +44,8 @@ SEED_MODULUS = 2**30
 
 MAX_DEPTH = 32
 """Deepest nesting of mappings and lists a settings file may hold; deeper is refused in one line."""
+MAX_VALUES = 100_000
+"""Most values (mappings, lists and scalars, counted as YAML aliases expand them) a settings file may hold."""
 
 PRICE_FIELDS = ("price_input_per_1m", "price_output_per_1m", "price_cached_input_per_1m", "price_cache_write_per_1m",
                 "price_reasoning_per_1m", "batch_price_factor")
@@ -450,11 +452,17 @@ def _describe(error: ValidationError) -> str:
     return f"{where}: {message}" if where != "config" else message
 
 
-def _depth(value: Any, limit: int) -> bool:
-    """Whether mappings and lists in `value` nest deeper than `limit` levels (iterative: no recursion)."""
+def _shape_problem(value: Any, limit: int) -> str:
+    """Why `value` is no settings mapping a person wrote: mappings and lists nested deeper than `limit`
+    levels, or more than MAX_VALUES values (a YAML alias bomb expands to billions through shared
+    references); empty when neither. Iterative, and it stops counting at the first problem."""
     todo = [(value, 1)]
+    seen = 0
     while todo:
         item, level = todo.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"holds more than {MAX_VALUES:,} values (YAML aliases that expand?)"
         if isinstance(item, Mapping):
             children: Any = item.values()
         elif isinstance(item, (list, tuple)):
@@ -462,9 +470,9 @@ def _depth(value: Any, limit: int) -> bool:
         else:
             continue
         if level > limit:
-            return True
+            return f"nested too deeply (at most {MAX_DEPTH} levels)"
         todo += [(child, level + 1) for child in children]
-    return False
+    return ""
 
 
 def budget_from_env(env: Mapping[str, str]) -> float | None:
@@ -488,7 +496,12 @@ def load_settings(
     """Merge defaults, YAML file, environment and flags into validated Settings (ConfigError on any problem)."""
     env = os.environ if environ is None else environ
     data: dict[str, Any] = read_settings_file(path) if path is not None else {}
-    roles = dict(data.get("roles") or {})
+    given_roles = data.get("roles") or {}
+    if not isinstance(given_roles, Mapping):
+        where = f"{path}: " if path is not None else ""
+        raise ConfigError(f"{where}invalid configuration: roles: must be a mapping of role to endpoint name, "
+                          f"got {type(given_roles).__name__}")
+    roles = dict(given_roles)
     for key, value in env.items():
         if key.startswith("EXAMINER_ROLE_") and value:
             roles[key.removeprefix("EXAMINER_ROLE_").lower()] = value
@@ -526,8 +539,8 @@ def read_settings_file(path: str | Path) -> dict[str, Any]:
         return {}
     if not isinstance(loaded, dict):
         raise ConfigError(f"config file {file} must hold a mapping at the top level")
-    if _depth(loaded, MAX_DEPTH):
-        raise ConfigError(f"config file {file} is nested too deeply (at most {MAX_DEPTH} levels)")
+    if problem := _shape_problem(loaded, MAX_DEPTH):
+        raise ConfigError(f"config file {file} {'is ' if problem.startswith('nested') else ''}{problem}")
     return loaded
 
 
@@ -535,8 +548,8 @@ def validate_settings(data: Mapping[str, Any], source: str = "") -> Settings:
     """Settings from a mapping, with the one validation every command uses (`run` on flags and files,
     `resume` on the run's config.yaml): a ConfigError naming the first bad field, and `source` if given."""
     where = f"{source}: " if source else ""
-    if _depth(data, MAX_DEPTH + 1):
-        raise ConfigError(f"{where}invalid configuration: nested too deeply (at most {MAX_DEPTH} levels)")
+    if problem := _shape_problem(data, MAX_DEPTH + 1):
+        raise ConfigError(f"{where}invalid configuration: {problem}")
     try:
         return Settings.model_validate(dict(data))
     except ValidationError as exc:
