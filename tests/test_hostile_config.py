@@ -18,14 +18,12 @@ from __future__ import annotations
 import errno
 import json
 import logging
-import shutil
 from pathlib import Path
 
 import networkx as nx
 import pytest
-import yaml
 from aiohttp.test_utils import TestClient, TestServer
-from test_bad_input import assert_one_error, run_cli, sim_settings
+from test_bad_input import assert_one_error, config_file, corpus, run_cli  # noqa: F401 - fixtures
 
 from examiner.config import SEED_MODULUS, load_settings
 from examiner.core import rundir
@@ -34,21 +32,6 @@ from examiner.errors import EXIT_INTERNAL_ERROR, ConfigError
 from examiner.provenance import build_provenance
 from examiner.report.sample import write_sample_run
 from examiner.report.view_server import ReviewServer
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("corpus")
-    source = sorted(Path("corpora/examiner-handbook").glob("0*.md"))[0]
-    shutil.copy(source, folder / source.name)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("config") / "sim.yaml"
-    path.write_text(yaml.safe_dump(sim_settings().model_dump(mode="json")), encoding="utf-8")
-    return path
 
 
 def _config(tmp_path: Path, text: str) -> Path:
