@@ -136,7 +136,10 @@ def test_stop_closes_the_port(server: LocalServer) -> None:
 
 
 @pytest.mark.local_model
-def test_shared_server_is_reused(server: LocalServer) -> None:
+def test_shared_server_is_reused(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A shared server of this test's own: the 1,024-token context must not become the one later tests in
+    # this process share (monkeypatch puts the previous shared server back).
+    monkeypatch.setattr(local, "_SHARED", None)
     first = local.shared_server(n_ctx=1024)
     try:
         assert local.shared_server() is first and first.running
