@@ -24,10 +24,14 @@ Three parts, each on the simulated backend:
 5. An outage: the endpoint answers 15 % of requests with HTTP 500 and makes one attempt, so calls fail
    for good; the run's status and exit code, then a resume against the healthy endpoint at the same address,
    its status and outcome differences.
+6. A total outage: the endpoint's server is stopped while the run is under way and started again at the
+   same address 10 s later (every replica down; the endpoint's three attempts with back-off from 0.5 s do
+   not outlast it); the run's status and exit code, then a resume, its status and outcome differences.
 
 Ends with `RESULT kills=... outcome_differences=... duplicate_lines=... calls_billed_twice=...
 unsettled_after_resume=... budget_used_usd=... cap_usd=... budget_share=... sigterm_exit=...
-outage_status=... outage_resumed=... outage_differences=...`.
+outage_status=... outage_resumed=... outage_differences=... total_outage_status=... total_outage_resumed=...
+total_outage_differences=...`.
 """
 
 from __future__ import annotations
@@ -228,6 +232,38 @@ def outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
             "outcome_differences": differences(run_dir, reference)}
 
 
+def total_outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
+    """Part 6: the server goes away for 10 s in the middle of the run, then comes back at the same address."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run_dir = work / "total_outage"
+    ledger = run_dir / LEDGER
+    options = {"knowledge": PROFILE, "latency_s": 0.05}
+    server = SimulatedProcess(options=options, port=port)
+    config = write_config(work / "total_outage.yaml", openai_settings(server.start(), work, attempts=3))
+    process = subprocess.Popen([sys.executable, "-m", "examiner.cli", "run", *corpus, "--config", str(config),
+                                "--out", str(run_dir), "--quiet"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    while process.poll() is None and not (ledger.exists() and len(ledger.read_bytes().splitlines()) >= 30):
+        time.sleep(0.01)
+    server.stop()
+    time.sleep(10)
+    back = SimulatedProcess(options=options, port=port)
+    back.start()
+    try:
+        code = process.wait(timeout=600)
+        status = RunDir(run_dir).read_info().status
+        failed = sum(r.get("outcome") == "failed" for r in RunDir(run_dir).read_ledger())
+        resumed = examiner(["resume", str(run_dir), "--quiet"]) if status != "completed" else None
+    finally:
+        back.stop()
+    return {"exit": code, "status": status, "failed_calls": failed,
+            "resume_exit": None if resumed is None else resumed.returncode,
+            "resumed_status": RunDir(run_dir).read_info().status,
+            "outcome_differences": differences(run_dir, reference)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="corpora/examiner-handbook")
@@ -262,9 +298,13 @@ def main() -> None:
         print(f"outage: exit {down['exit']}, status {down['status']} ({down['failed_calls']} calls failed for good); "
               f"resume exit {down['resume_exit']} ({down['resumed_status']}), outcome differences "
               f"{down['outcome_differences']}", flush=True)
+        total = total_outage(corpus, work, reference)
+        print(f"total outage: exit {total['exit']}, status {total['status']} ({total['failed_calls']} calls failed "
+              f"for good); resume exit {total['resume_exit']} ({total['resumed_status']}), outcome differences "
+              f"{total['outcome_differences']}", flush=True)
         seconds = time.perf_counter() - started
     save_json({"corpus": corpus, "boundaries": boundaries, "in_flight": flight, "budget": budget,
-               "sigterm": stop, "outage": down, "seconds": round(seconds, 1)}, RESULTS / "run_truth.json")
+               "sigterm": stop, "outage": down, "total_outage": total, "seconds": round(seconds, 1)}, RESULTS / "run_truth.json")
     print_result({"kills": boundaries["kills"] + flight["kills"],
                   "outcome_differences": boundaries["outcome_differences"] + flight["outcome_differences"]
                   + stop["outcome_differences"],
@@ -275,7 +315,9 @@ def main() -> None:
                   "budget_used_usd": f"{budget['spent_usd']:.6f}", "cap_usd": f"{budget['cap_usd']:.6f}",
                   "budget_share": f"{budget['share']:.3f}", "sigterm_exit": stop["exit"],
                   "outage_status": down["status"], "outage_resumed": down["resumed_status"],
-                  "outage_differences": down["outcome_differences"]})
+                  "outage_differences": down["outcome_differences"], "total_outage_status": total["status"],
+                  "total_outage_resumed": total["resumed_status"],
+                  "total_outage_differences": total["outcome_differences"]})
 
 
 if __name__ == "__main__":
