@@ -214,11 +214,16 @@ def stop_signal(corpus: list[str], work: Path, reference: Path) -> dict[str, Any
             "outcome_differences": differences(run_dir, reference)}
 
 
-def outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
-    """Part 5: calls failing for good (HTTP 500, one attempt), then a resume once the endpoint is back."""
+def free_port() -> int:
+    """A loopback port no one listens on now: the endpoint's address before and after an outage."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        return int(probe.getsockname()[1])
+
+
+def outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
+    """Part 5: calls failing for good (HTTP 500, one attempt), then a resume once the endpoint is back."""
+    port = free_port()
     run_dir = work / "outage"
     with SimulatedProcess(options={"knowledge": PROFILE, "faults": {"server_error": 0.15}}, port=port) as url:
         config = write_config(work / "outage.yaml", openai_settings(url, work, attempts=1))
@@ -234,9 +239,7 @@ def outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
 
 def total_outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
     """Part 6: the server goes away for 10 s in the middle of the run, then comes back at the same address."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     run_dir = work / "total_outage"
     ledger = run_dir / LEDGER
     options = {"knowledge": PROFILE, "latency_s": 0.05}
