@@ -112,7 +112,7 @@ class MetaResult:
 
 def _arguments(command: str, argv: Sequence[str], options: Mapping[str, Any]) -> argparse.Namespace:
     """The command's parsed arguments: `argv` through its parser, then each option set by name."""
-    from examiner.cli import build_parser
+    from examiner.cli.main import build_parser
 
     parser = build_parser()
     args = parser.parse_args([command, *argv])
@@ -129,8 +129,8 @@ def run_exam(corpus: str | Path | Sequence[str | Path], *, out: str | Path | Non
 
     Options are `examiner run`'s flags: config, target (list), judge (list), mode, judge_mode, budget_usd,
     max_rounds, cluster_size, seed, units, ... A budget stop or a failed run is returned with its status,
-    not raised; input the tool cannot use raises examiner.errors.UserError."""
-    from examiner.commands.exam import exam
+    not raised; input the tool cannot use raises examiner.core.errors.UserError."""
+    from examiner.cli.commands.exam import exam
 
     paths = [str(corpus)] if isinstance(corpus, (str, Path)) else [str(p) for p in corpus]
     args = _arguments("run", paths, {"out": None if out is None else str(out), "simulate": simulate,
@@ -151,7 +151,7 @@ def judge(data: str | Path, *, method: str, out: str | Path, simulate: bool = Fa
           **options: Any) -> JudgeResult:
     """Judge a dataset (.jsonl, a .json array, or llmbar:SUBSET) with one method, as `examiner judge`
     does. Options are its flags: judge (list of endpoints), swap, limit, instruction_field, ..."""
-    from examiner.commands.judging import judge as judge_dataset
+    from examiner.cli.commands.judging import judge as judge_dataset
 
     args = _arguments("judge", [str(data), "--method", method, "--out", str(out)],
                       {"simulate": simulate, "quiet": quiet, **options})
@@ -169,8 +169,8 @@ def meta_evaluate(data: str | Path | None = None, *, evaluators: Sequence[str], 
     """Meta-evaluate judges and rank them, as `examiner meta` does (data: a .jsonl / .json file or
     llmbar:SUBSET; or give exam=RUN_DIR). Options are its flags: method, meta_judge, limit, seed, ...
     (Not named `meta`: that is the examiner.meta package.)"""
-    from examiner.commands.meta import meta
-    from examiner.meta.report import ranking_rows
+    from examiner.cli.commands.meta import meta
+    from examiner.meta.sections import ranking_rows
 
     argv = ([] if data is None else [str(data)]) + ["--evaluators", ",".join(evaluators), "--out", str(out)]
     args = _arguments("meta", argv, {"simulate": simulate, "quiet": quiet, **options})

@@ -30,15 +30,15 @@ from pathlib import Path
 
 from finish import RESULTS, print_result, save_json
 
-from examiner.config import EndpointSpec, Settings
-from examiner.datasets import load_pubmedqa
+from examiner.core.config import EndpointSpec, Settings
+from examiner.corpus.benchmarks import load_pubmedqa
 from examiner.core.labels import COVERING
 from examiner.core.records import QuestionRecord, UnitOutcome
 from examiner.core.records import SELF_CHECK_STAGE
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
-from examiner.knowledge import sentence_units
-from examiner.corpus import corpus_from_texts
+from examiner.exam.run_writer import RunStore
+from examiner.corpus.units import sentence_units
+from examiner.corpus.reading import corpus_from_texts
 from examiner.llm.ledger import answered
 
 BATCH_PRICE_FACTOR = 0.5

@@ -21,7 +21,7 @@ from openai import AsyncOpenAI
 
 from finish import RESULTS, print_result, save_json
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.simulator import SimulatedProcess
 

@@ -7,11 +7,11 @@ subsample) so the three train on the same data. Each row is timed from the call 
 every point; inertia (sum of squared distances to the nearest centroid) is computed the same exact way for
 all. FAISS GPU gets one untimed small k-means first, so CUDA start-up is not in its time.
 
-Part `exam`: the exam's own clustering, examiner.vectors.kmeans (flat up to FLAT_MAX_K clusters, two-level
+Part `exam`: the exam's own clustering, examiner.corpus.vectors.kmeans (flat up to FLAT_MAX_K clusters, two-level
 above), at the exam's k = ceil(n / 6) for n = 200,000 and 1,000,000, with FAISS on the GPU and with FAISS on
 the CPU (faiss_uses_gpu switched off): the figure a user with a GPU sees per round-1 clustering.
 
-Part `embed`: examiner.vectors.Embedder (all-MiniLM-L6-v2, L2-normalised float32 rows, the exam's batch of
+Part `embed`: examiner.corpus.vectors.Embedder (all-MiniLM-L6-v2, L2-normalised float32 rows, the exam's batch of
 64 and a batch of 256) on real knowledge-unit texts read from --texts (one per line, .gz read too), on CUDA
 and on the CPU (--cpu-texts of them: the CPU is much slower), plus CUDA with the model in float16 (not what
 the exam runs; shown for users sizing a machine). Model load and one warm-up batch are not timed.
@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from finish import print_result, save_json  # noqa: E402
 from kmeans_timing import faiss_gpus, faiss_kmeans, inertia, random_unit_vectors, sklearn_kmeans  # noqa: E402
 
-from examiner import vectors  # noqa: E402
+from examiner.corpus import vectors  # noqa: E402
 
 DIM = 384
 NITER = 20

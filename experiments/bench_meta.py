@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from finish import RESULTS, print_result, save_json
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.llm import Gateway
 from examiner.simulator import SimulatedProcess
 from examiner.meta import ranking
@@ -39,8 +39,8 @@ from examiner.core import rundir
 from examiner.core.assessments import Assessment
 from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, collect_assessments, run_meta
-from examiner.meta.store import JsonlStore
-from examiner.prompting.meta_blocks import decision_text
+from examiner.meta.records_file import JsonlStore
+from examiner.agents.prompting.meta_blocks import decision_text
 
 EVALUATORS = {"e80": "sim-acc0.8", "e65": "sim-acc0.65", "e50": "sim-acc0.5"}
 MAX_CONCURRENCY = 64

@@ -5,8 +5,8 @@ merge), the unit vectors come from --embedding-cache (texts it lacks are encoded
 after the other in this process:
 
 - full: every pair compared in 384 dimensions, 2,048-row blocks of float32 products against all rows,
-  kept at >= threshold, then connected components: the merge's search before examiner.close_pairs;
-- pruned: examiner.knowledge.near_duplicate_groups (close_pairs, then the same connected components).
+  kept at >= threshold, then connected components: the merge's search before examiner.corpus.close_pairs;
+- pruned: examiner.corpus.units.near_duplicate_groups (close_pairs, then the same connected components).
 
 Printed per size: units, groups left, CPU and wall seconds of each, full / pruned CPU, and whether the
 multi-member groups are identical. Threshold: the exam's default dedup_threshold. With --dims, the pair
@@ -37,10 +37,10 @@ sys.path.insert(0, str(ROOT))
 from finish import RESULTS, print_result, save_json  # noqa: E402
 from prefill_vectors import unit_texts  # noqa: E402
 
-from examiner.close_pairs import PROJECTED_DIMS, close_pairs  # noqa: E402
-from examiner.config import ExamSettings  # noqa: E402
-from examiner.knowledge import linked_groups, near_duplicate_groups, unit_rows  # noqa: E402
-from examiner.vectors import Embedder, EmbeddingCache  # noqa: E402
+from examiner.corpus.close_pairs import PROJECTED_DIMS, close_pairs  # noqa: E402
+from examiner.core.config import ExamSettings  # noqa: E402
+from examiner.corpus.units import linked_groups, near_duplicate_groups, unit_rows  # noqa: E402
+from examiner.corpus.vectors import Embedder, EmbeddingCache  # noqa: E402
 
 T = TypeVar("T")
 

@@ -79,7 +79,7 @@ sys.path.insert(0, str(ROOT))  # this tree's examiner, not another checkout inst
 from finish import RESULTS, print_result, save_json  # noqa: E402
 from scale_corpus import write_parts  # noqa: E402
 
-from examiner.config import ROLES  # noqa: E402
+from examiner.core.config import ROLES  # noqa: E402
 from examiner.core import rundir  # noqa: E402
 from examiner.simulator import SimulatedProcess  # noqa: E402
 
@@ -103,7 +103,7 @@ def _cpu_s() -> float:
 
 def _time_encoding() -> dict[str, float]:
     """Wrap Embedder._encode so that the embedding model's CPU time, wall time and texts are counted."""
-    from examiner.vectors import Embedder
+    from examiner.corpus.vectors import Embedder
 
     spent = {"encode_cpu_s": 0.0, "encode_wall_s": 0.0, "encoded_texts": 0}
     encode = Embedder._encode
@@ -123,7 +123,7 @@ def _time_encoding() -> dict[str, float]:
 
 def child_exam(config: Path, run_dir: Path, out: Path, paths: list[str]) -> None:
     """The exam of `paths` into `run_dir` (no reports), its CPU and embedding time written to `out`."""
-    from examiner.config import load_settings
+    from examiner.core.config import load_settings
     from examiner.exam.runner import ExamRequest, start_exam
 
     encoding = _time_encoding()
@@ -196,7 +196,7 @@ def time_resume(run_dir: Path, timeout_s: float) -> dict[str, Any]:
     directory the bench was started from)."""
     began = time.perf_counter()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    proc = subprocess.Popen([sys.executable, "-m", "examiner.cli", "resume", str(run_dir)], text=True, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "examiner.cli.main", "resume", str(run_dir)], text=True, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     timer = threading.Timer(timeout_s, _kill_group, (proc.pid,))
     timer.start()

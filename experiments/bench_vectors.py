@@ -6,11 +6,11 @@ init="random"), so neither gets k-means++'s head start. scikit-learn runs Lloyd 
 20 iterations like FAISS. Inertia is computed the same way for both: sum of squared distances of every
 vector to its nearest final centroid.
 
-Part 2: 5,000 real knowledge units (sentence units of WikiText-2 valid+test, via examiner.datasets) are
+Part 2: 5,000 real knowledge units (sentence units of WikiText-2 valid+test, via examiner.corpus.datasets) are
 embedded with the bundled all-MiniLM-L6-v2 on this machine (model load excluded), then embedded again
 through the SQLite embedding cache.
 
-Part 3 (k-means at scale, the exam's k = ceil(n / 6)): examiner.vectors.kmeans's two-level path (coarse
+Part 3 (k-means at scale, the exam's k = ceil(n / 6)): examiner.corpus.vectors.kmeans's two-level path (coarse
 k-means into sqrt(k) groups trained on a FAISS sample, then k-means inside each group) against one flat FAISS
 k-means trained on every point, at --flat-n vectors (k = n/6, both timed, inertia two-level / flat = the
 price of the shortcut), then the two-level path alone at --big-n (200,000 x 384, k = 33,334). Vectors are
@@ -46,9 +46,9 @@ sys.path.insert(0, str(ROOT))
 from finish import print_result, save_json  # noqa: E402
 from kmeans_timing import faiss_kmeans, inertia, random_unit_vectors, sklearn_kmeans  # noqa: E402
 
-from examiner.datasets import load_wikitext2, wikitext_corpus  # noqa: E402
-from examiner.knowledge import sentence_units  # noqa: E402
-from examiner.vectors import Embedder, EmbeddingCache, faiss_uses_gpu, k_for, kmeans  # noqa: E402
+from examiner.corpus.benchmarks import load_wikitext2, wikitext_corpus  # noqa: E402
+from examiner.corpus.units import sentence_units  # noqa: E402
+from examiner.corpus.vectors import Embedder, EmbeddingCache, faiss_uses_gpu, k_for, kmeans  # noqa: E402
 
 
 def real_units(count: int) -> list[str]:
@@ -102,7 +102,7 @@ def scale_vectors(path: Path | None, n: int, d: int, seed: int) -> tuple[np.ndar
 
 
 def timed_kmeans(x: np.ndarray, k: int, seed: int, niter: int, flat_max_k: int) -> dict[str, float]:
-    """examiner.vectors.kmeans (flat when k <= flat_max_k, else two-level): time, inertia, cluster sizes."""
+    """examiner.corpus.vectors.kmeans (flat when k <= flat_max_k, else two-level): time, inertia, cluster sizes."""
     t, c = time.perf_counter(), time.process_time()
     result = kmeans(x, k, seed=seed, niter=niter, flat_max_k=flat_max_k)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
@@ -141,7 +141,7 @@ def bench_record(n: int, args: argparse.Namespace, tmp: Path) -> dict[str, float
     from examiner.core.records import ClusterRecord, ClusterRound
     from examiner.core.rundir import RunDir
     from examiner.exam.modes import RefEval
-    from examiner.report.figures import map_figure, map_sample
+    from examiner.reporting.figures import map_figure, map_sample
 
     x, source = scale_vectors(args.vectors, n, args.d, args.seed)
     pool = [f"ku-{i:016x}" for i in range(n)]  # the length of real unit ids

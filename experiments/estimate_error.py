@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 from finish import RESULTS, print_result, save_json
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.llm.ledger import answered, spent_usd

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from finish import RESULTS, print_result, save_json
 
-from examiner.config import EndpointSpec, Settings
-from examiner.datasets import load_pubmedqa
+from examiner.core.config import EndpointSpec, Settings
+from examiner.corpus.benchmarks import load_pubmedqa
 from examiner.core.labels import COVERING
 from examiner.core.records import UnitOutcome
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.simulator import unit_category
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}

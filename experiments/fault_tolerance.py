@@ -23,13 +23,13 @@ from typing import Any
 
 from finish import RESULTS, print_result, save_json
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.records import UnitOutcome
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
-from examiner.report.store import load_run
-from examiner.report.summary import target_scores
+from examiner.exam.run_writer import RunStore
+from examiner.reporting.run_reader import load_run
+from examiner.reporting.summary import target_scores
 from examiner.simulator import SimulatedProcess, mixed_faults
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}

@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from finish import RESULTS, print_result, save_json  # noqa: E402
 
-from examiner.config import ExamSettings  # noqa: E402
-from examiner.datasets import data_root  # noqa: E402
+from examiner.core.config import ExamSettings  # noqa: E402
+from examiner.corpus.benchmarks import data_root  # noqa: E402
 
 WIKITEXT = data_root() / "wikitext2"
 
@@ -65,8 +65,8 @@ def peak_mb() -> float:
 
 
 def child_split(text: Path) -> dict[str, float]:
-    from examiner.corpus import load_corpus
-    from examiner.knowledge import sentence_units
+    from examiner.corpus.reading import load_corpus
+    from examiner.corpus.units import sentence_units
 
     start = time.perf_counter()
     corpus = load_corpus(text)
@@ -78,14 +78,14 @@ def child_split(text: Path) -> dict[str, float]:
 
 
 def child_node(text: Path, run_dir: Path) -> dict[str, float]:
-    from examiner.config import Settings
+    from examiner.core.config import Settings
     from examiner.core.records import RunInfo
     from examiner.exam.bookends import prepare_units
     from examiner.exam.nodes.context import ExamContext
     from examiner.exam.progress import ExamProgress
-    from examiner.exam.store import RunStore
+    from examiner.exam.run_writer import RunStore
     from examiner.llm.gateway import Totals
-    from examiner.vectors import Embedder
+    from examiner.corpus.vectors import Embedder
 
     settings = Settings().merged({"exam": {"max_corpus_mb": 1000}})
     store = RunStore(run_dir)
@@ -115,7 +115,7 @@ def in_child(step: str, *paths: Path) -> dict[str, float]:
 def refuse(text: Path) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "examiner.cli", "estimate", str(text), "--simulate"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "examiner.cli.main", "estimate", str(text), "--simulate"], env=env,
                           capture_output=True, text=True)
     return {"rc": proc.returncode, "seconds": time.perf_counter() - start, "stderr": proc.stderr.strip()}
 

@@ -34,12 +34,12 @@ if str(ROOT) not in sys.path:
 from finish import print_result, save_json  # noqa: E402
 
 import examiner.simulator.judging_roles  # noqa: E402,F401 - simulated judging behaviours
-from examiner.config import EndpointSpec, Settings  # noqa: E402
-from examiner.datasets import load_llmbar  # noqa: E402
+from examiner.core.config import EndpointSpec, Settings  # noqa: E402
+from examiner.corpus.benchmarks import load_llmbar  # noqa: E402
 from examiner.judging.dataset import Row  # noqa: E402
 from examiner.core.labels import preference_from_text  # noqa: E402
 from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise  # noqa: E402
-from examiner.judging.report import pairwise_section  # noqa: E402
+from examiner.judging.sections import pairwise_section  # noqa: E402
 from examiner.simulator.judging_roles import pairwise_oracle  # noqa: E402
 from examiner.llm.gateway import Gateway  # noqa: E402
 from examiner.simulator import SimulatedServer  # noqa: E402

@@ -31,13 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from finish import RESULTS, print_result, save_json
 
 import examiner.simulator.meta_roles  # noqa: F401 - simulated evaluators and meta-judge
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.llm import Gateway
 from examiner.meta.items import load_items
 from examiner.core import rundir
 from examiner.core.assessments import MetaJudgment
 from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
-from examiner.meta.store import JsonlStore
+from examiner.meta.records_file import JsonlStore
 
 EVALUATORS = {"eval-0.80": 0.8, "eval-0.65": 0.65, "eval-0.50": 0.5}
 RELIABILITY = 0.9

@@ -59,9 +59,9 @@ def unit_texts(corpus: Path, parts: int) -> list[str]:
     near-duplicates, in the exam's order (sentence units, then oversized ones split)."""
     from bench_scale import write_config
 
-    from examiner.config import load_settings
-    from examiner.corpus import load_corpus
-    from examiner.knowledge import sentence_units, split_oversized
+    from examiner.core.config import load_settings
+    from examiner.corpus.reading import load_corpus
+    from examiner.corpus.units import sentence_units, split_oversized
 
     paths = [str(p) for p in sorted(corpus.glob("part-*.txt"))[:parts]]
     if len(paths) < parts:
@@ -87,7 +87,7 @@ def cached_keys(cache: Path, keys: list[str]) -> set[str]:
 
 
 def cmd_texts(args: argparse.Namespace) -> None:
-    from examiner.vectors import text_key
+    from examiner.corpus.vectors import text_key
 
     texts = unit_texts(args.corpus, args.parts)
     keys = [text_key(t) for t in texts]
@@ -110,10 +110,10 @@ def cmd_record(args: argparse.Namespace) -> None:
 
     from bench_scale import PROFILE, write_config
 
-    from examiner.config import load_settings
+    from examiner.core.config import load_settings
     from examiner.exam.runner import ExamRequest, start_exam
     from examiner.simulator import SimulatedProcess
-    from examiner.vectors import Embedder, text_key
+    from examiner.corpus.vectors import Embedder, text_key
 
     units = unit_texts(args.corpus, args.parts)
     lacking = len(units) - len(cached_keys(args.cache, [text_key(t) for t in units]))
@@ -155,7 +155,7 @@ def cmd_record(args: argparse.Namespace) -> None:
 def cmd_encode(args: argparse.Namespace) -> None:
     import torch
 
-    from examiner.vectors import EMBED_CHUNK, Embedder
+    from examiner.corpus.vectors import EMBED_CHUNK, Embedder
 
     texts = json.loads(lzma.open(args.texts / TEXTS, "rt", encoding="utf-8").read())
     control = json.loads((args.texts / CONTROL).read_text(encoding="utf-8"))
@@ -174,7 +174,7 @@ def cmd_encode(args: argparse.Namespace) -> None:
 
 
 def cmd_load(args: argparse.Namespace) -> None:
-    from examiner.vectors import DEFAULT_MODEL, EmbeddingCache, text_key
+    from examiner.corpus.vectors import DEFAULT_MODEL, EmbeddingCache, text_key
 
     texts = json.loads(lzma.open(args.texts / TEXTS, "rt", encoding="utf-8").read())
     control = json.loads((args.texts / CONTROL).read_text(encoding="utf-8"))

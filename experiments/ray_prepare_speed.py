@@ -27,11 +27,11 @@ sys.path.insert(0, str(ROOT))
 from finish import RESULTS, print_result, save_json  # noqa: E402
 from scale_corpus import write_parts  # noqa: E402
 
-from examiner.config import ExamSettings  # noqa: E402
-from examiner.corpus import load_corpus  # noqa: E402
+from examiner.core.config import ExamSettings  # noqa: E402
+from examiner.corpus.reading import load_corpus  # noqa: E402
 from examiner.exam.ray_prepare import prepare_on_ray  # noqa: E402
-from examiner.knowledge import sentence_units, split_oversized  # noqa: E402
-from examiner.vectors import Embedder  # noqa: E402
+from examiner.corpus.units import sentence_units, split_oversized  # noqa: E402
+from examiner.corpus.vectors import Embedder  # noqa: E402
 
 SPLIT_LIMIT = 16_384 // 8
 """The oversize bound of an examiner with a 16k-token context (prepare_units: context_tokens // 8)."""

@@ -56,7 +56,7 @@ from finish import RESULTS, print_result, save_json
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from killing import kill_examiner_when, run_examiner_killed_at_new_records  # noqa: E402  (the tests' harness)
 
-from examiner.config import EndpointSpec, Settings  # noqa: E402
+from examiner.core.config import EndpointSpec, Settings  # noqa: E402
 from examiner.core.jsonl import iter_jsonl  # noqa: E402
 from examiner.core.records import record_key  # noqa: E402
 from examiner.core.rundir import LEDGER, RECORD_FILES, RunDir  # noqa: E402
@@ -114,7 +114,7 @@ def openai_settings(url: str, work: Path, attempts: int = 6) -> Settings:
 
 
 def examiner(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "examiner.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "examiner.cli.main", *args], capture_output=True, text=True,
                           env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=900)
 
 
@@ -196,7 +196,7 @@ def stop_signal(corpus: list[str], work: Path, reference: Path) -> dict[str, Any
         config = write_config(work / "sigterm.yaml", openai_settings(url, work))
         run_dir = work / "sigterm"
         ledger = run_dir / LEDGER
-        process = subprocess.Popen([sys.executable, "-m", "examiner.cli", "run", *corpus, "--config", str(config),
+        process = subprocess.Popen([sys.executable, "-m", "examiner.cli.main", "run", *corpus, "--config", str(config),
                                     "--out", str(run_dir), "--quiet"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
         while process.poll() is None and not (ledger.exists() and len(ledger.read_bytes().splitlines()) >= 12
@@ -245,7 +245,7 @@ def total_outage(corpus: list[str], work: Path, reference: Path) -> dict[str, An
     options = {"knowledge": PROFILE, "latency_s": 0.05}
     server = SimulatedProcess(options=options, port=port)
     config = write_config(work / "total_outage.yaml", openai_settings(server.start(), work, attempts=3))
-    process = subprocess.Popen([sys.executable, "-m", "examiner.cli", "run", *corpus, "--config", str(config),
+    process = subprocess.Popen([sys.executable, "-m", "examiner.cli.main", "run", *corpus, "--config", str(config),
                                 "--out", str(run_dir), "--quiet"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     while process.poll() is None and not (ledger.exists() and len(ledger.read_bytes().splitlines()) >= 30):

@@ -5,7 +5,7 @@ correlations of ROUGE with the SummEval expert scores (docs/METHODS.md section 3
 
 Protocol: for each of the 100 documents, Spearman rho and Kendall tau-b between a metric and the
 mean expert score over that document's 16 system summaries; documents where either side is constant
-are skipped; the rest are averaged (examiner.stats.summary_level).
+are skipped; the rest are averaged (examiner.stats.correlation.summary_level).
 
 References used (headline): ALL 11 references per document (the original CNN/DM highlight + 10
 crowd-written ones), each scored separately, the per-reference score AVERAGED over the 11
@@ -15,7 +15,7 @@ published rows come from: it reproduces ROUGE-1/2/L to within about 0.002. Other
 and printed too (single original `reference`, max over 11, recall instead of F, no stemming,
 sentence-level ROUGE-L) to show how much each matters.
 BLEU is sacrebleu sentence BLEU (effective order); BERTScore is MiniLM-L6 layer 6, F1, no idf, no
-rescaling (examiner.metrics), both with the same reference choices. No published BLEU or
+rescaling (examiner.stats.reference_metrics), both with the same reference choices. No published BLEU or
 MiniLM-BERTScore row exists in docs/METHODS.md (its BERTScore row is from a different, larger model), so
 those differences are shown for orientation only.
 
@@ -38,9 +38,9 @@ if str(ROOT) not in sys.path:
 
 from finish import print_result, save_json  # noqa: E402
 
-from examiner import metrics  # noqa: E402
-from examiner.datasets import SUMMEVAL_ASPECTS, load_summeval  # noqa: E402
-from examiner.stats import summary_level  # noqa: E402
+from examiner.stats import reference_metrics as metrics  # noqa: E402
+from examiner.corpus.benchmarks import SUMMEVAL_ASPECTS, load_summeval  # noqa: E402
+from examiner.stats.correlation import summary_level  # noqa: E402
 
 # G-Eval Table 1, summary level, (Spearman rho, Kendall tau) per aspect.
 PUBLISHED: dict[str, dict[str, tuple[float, float]]] = {

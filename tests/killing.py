@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 
 def kill_examiner_when(args: Sequence[str], ready: Callable[[], bool], *, timeout_s: float = 120.0,
                        too_late: str = "the run finished before it could be killed") -> None:
-    """Start `python -m examiner.cli ARGS` and SIGKILL it as soon as `ready()` holds. Fails with `too_late`
+    """Start `python -m examiner.cli.main ARGS` and SIGKILL it as soon as `ready()` holds. Fails with `too_late`
     when the process ends first (or `timeout_s` passes), because a test that never killed proves nothing."""
-    process = subprocess.Popen([sys.executable, "-m", "examiner.cli", *args], stdout=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, "-m", "examiner.cli.main", *args], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and process.poll() is None and not ready():
@@ -24,10 +24,10 @@ def kill_examiner_when(args: Sequence[str], ready: Callable[[], bool], *, timeou
     process.wait()
 
 
-_RUN = "import sys; from examiner.cli import main; sys.exit(main(sys.argv[1:]))"
+_RUN = "import sys; from examiner.cli.main import main; sys.exit(main(sys.argv[1:]))"
 _KILL_AFTER_APPENDS = """
 import os, signal, sys
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.core.records import record_key
 append = RunStore.append
 def killing_append(self, records):
@@ -37,7 +37,7 @@ def killing_append(self, records):
     if new:
         os.kill(os.getpid(), signal.SIGKILL)
 RunStore.append = killing_append
-from examiner.cli import main
+from examiner.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 """`examiner ARGS` whose run store SIGKILLs its own process right after the first append that wrote a record

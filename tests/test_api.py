@@ -48,7 +48,7 @@ def test_an_unknown_option_is_a_type_error(tmp_path: Path) -> None:
 
 
 def test_bad_input_raises_user_error_before_creating_anything(tmp_path: Path) -> None:
-    from examiner.errors import UserError
+    from examiner.core.errors import UserError
 
     with pytest.raises(UserError, match="corpus path does not exist"):
         examiner.run_exam(tmp_path / "no-such-corpus", out=tmp_path / "run", simulate=True)

@@ -2,7 +2,7 @@
 
 Each asserts what a user sees: the exit code, exactly one line on stderr (`examiner: error: ...` naming
 the file, flag or endpoint and what is wrong), no traceback, and that the records a run had already
-written are byte for byte unchanged. The commands run in-process through `examiner.cli.main`: an
+written are byte for byte unchanged. The commands run in-process through `examiner.cli.main.main`: an
 exception escaping it would be the traceback (and fails the test); warnings that a real process logs to
 stderr are counted as stderr lines (pytest captures log records apart from stderr). One test runs the
 command line as a real process to hold the same for the process's own stderr.
@@ -25,13 +25,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from examiner.cli import main, os_error_line
-from examiner.commands.common import output_dir
-from examiner.config import EndpointSpec, Settings
+from examiner.cli.main import main, os_error_line
+from examiner.cli.flags import output_dir
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 
 RECORDS = (rundir.LEDGER, rundir.QUESTIONS, rundir.ANSWERS, rundir.VERDICTS, rundir.OUTCOMES, rundir.UNITS)
 
@@ -257,8 +257,8 @@ def test_endpoint_answering_html_or_non_json(foreign_endpoint: tuple[Path, str],
                                              capsys, caplog) -> None:
     """run and chat: one line naming the endpoint, the status and the content type; doctor's endpoint
     check explains the same."""
-    from examiner.commands.setup import _check, _endpoint_probe
-    from examiner.config import load_settings
+    from examiner.cli.commands.setup import _check, _endpoint_probe
+    from examiner.core.config import load_settings
 
     config, content_type = foreign_endpoint
     code, lines, _ = run_cli(["run", str(corpus), "--config", str(config), "--out", str(tmp_path / "r"), "--quiet"],
@@ -283,7 +283,7 @@ def test_html_endpoint_in_a_real_process_prints_one_line(corpus: Path, tmp_path:
                                   "backoff_base_s": 0.01}},
             "roles": {"candidate": "web"},
         }), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "examiner.cli", "chat", "hello", "--config", str(config)],
+        done = subprocess.run([sys.executable, "-m", "examiner.cli.main", "chat", "hello", "--config", str(config)],
                               capture_output=True, text=True, timeout=120, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     finally:
         server.shutdown()

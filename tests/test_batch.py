@@ -15,15 +15,15 @@ import pytest
 import yaml
 
 from killing import kill_examiner_when
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.records import UnitOutcome
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.llm import GenerationConfig, Gateway
 from examiner.llm.ledger import answered, in_flight
-from examiner.runtime import run_bounded
+from examiner.llm.fanout import run_bounded
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
 FAST_BATCH = {"batch_poll_seconds": 0.05, "batch_poll_max_seconds": 0.2, "batch_quiet_seconds": 0.1}
@@ -239,7 +239,7 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
     assert len(saved) == 1
     assert any(r.get("batch") for r in in_flight(RunDir(killed).read_ledger())), "killed while its calls waited"
 
-    resumed = subprocess.run([sys.executable, "-m", "examiner.cli", "resume", str(killed), "--quiet"],
+    resumed = subprocess.run([sys.executable, "-m", "examiner.cli.main", "resume", str(killed), "--quiet"],
                              capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert RunStore(killed).read_info().status == "completed"

@@ -11,8 +11,8 @@ import yaml
 from killing import kill_examiner_when
 from test_exam import outcomes_of, sim_settings
 
-from examiner.cli import main
-from examiner.config import Settings
+from examiner.cli.main import main
+from examiner.core.config import Settings
 from examiner.core import rundir
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.core.rundir import RunDir

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import build_parser
+from examiner.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("langgraph", "numpy", "faiss", "torch", "sentence_transformers", "openai", "rich", "scipy", "sklearn",
-         "pydantic", "yaml", "examiner.exam.runner", "examiner.llm.gateway", "examiner.config")
+         "pydantic", "yaml", "examiner.exam.runner", "examiner.llm.gateway", "examiner.core.config")
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -38,7 +38,7 @@ def test_every_command_help_says_what_it_does_with_an_example(name: str) -> None
 
 def test_building_the_parser_loads_no_heavy_module() -> None:
     """`examiner --help` builds every sub-command's parser; none of them may import a heavy library."""
-    code = ("import json, sys; import examiner, examiner.cli; examiner.cli.build_parser(); "
+    code = ("import json, sys; import examiner, examiner.cli.main; examiner.cli.main.build_parser(); "
             "print(json.dumps(sorted(sys.modules)))")
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                        cwd=ROOT).stdout)
@@ -49,17 +49,17 @@ def test_building_the_parser_loads_no_heavy_module() -> None:
 def test_the_hard_coded_choices_match_the_registries() -> None:
     """--mode, --judge-mode and --as-role choices are spelled out (the registries load the exam or the
     configuration's validation); they must agree."""
-    from examiner.commands.exam import JUDGE_MODE_NAMES, MODE_NAMES
+    from examiner.cli.commands.exam import JUDGE_MODE_NAMES, MODE_NAMES
     from examiner.exam.modes import MODES
     from examiner.judging.exam_judges import JUDGE_METHODS
 
     assert MODE_NAMES == tuple(MODES) and JUDGE_MODE_NAMES == tuple(JUDGE_METHODS)
-    from examiner.commands import exam as command
+    from examiner.cli.commands import exam as command
     from examiner.exam import estimate
 
     assert (command.PILOT_CLUSTERS, command.MIN_PILOT_UNITS) == (estimate.PILOT_CLUSTERS, estimate.MIN_PILOT_UNITS)
-    from examiner.commands.setup import ROLE_NAMES
-    from examiner.config import ROLES
+    from examiner.cli.commands.setup import ROLE_NAMES
+    from examiner.core.config import ROLES
 
     assert ROLE_NAMES == tuple(ROLES)
 

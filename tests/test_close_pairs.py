@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from examiner import close_pairs as module
-from examiner.close_pairs import close_pairs
-from examiner.knowledge import near_duplicate_groups, unit_rows
+from examiner.corpus import close_pairs as module
+from examiner.corpus.close_pairs import close_pairs
+from examiner.corpus.units import near_duplicate_groups, unit_rows
 
 
 def every_pair(x: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from examiner.config import Settings, load_settings
-from examiner.errors import ConfigError
+from examiner.core.config import Settings, load_settings
+from examiner.core.errors import ConfigError
 
 EXAMPLE = (Path(__file__).resolve().parents[1] / "examples" / "config.yaml").read_bytes()
 INPUTS = 300

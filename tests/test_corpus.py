@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from examiner.corpus import corpus_from_texts, html_to_text, load_corpus, split_passages
-from examiner.errors import UserError
+from examiner.corpus.reading import corpus_from_texts, html_to_text, load_corpus, split_passages
+from examiner.core.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -155,7 +155,7 @@ def test_a_skipped_file_is_warned_about_once_per_process(tmp_path: Path, caplog:
     while every read still lists it as skipped."""
     (tmp_path / "note.md").write_text("A sentence that is long enough to become a knowledge unit.", encoding="utf-8")
     (tmp_path / "blob.txt").write_bytes(b"\x00\x01binary\x00" * 50)
-    with caplog.at_level(logging.WARNING, logger="examiner.corpus"):
+    with caplog.at_level(logging.WARNING, logger="examiner.corpus.reading"):
         first, second = load_corpus([tmp_path]), load_corpus([tmp_path])
     assert [s.path for s in first.skipped] == [s.path for s in second.skipped] == [str(tmp_path / "blob.txt")]
     assert sum("blob.txt" in r.getMessage() for r in caplog.records) == 1

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from examiner import datasets as ds
-from examiner.errors import UserError
+from examiner.corpus import benchmarks as ds
+from examiner.core.errors import UserError
 
 
 def test_pubmedqa() -> None:

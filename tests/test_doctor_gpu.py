@@ -8,8 +8,8 @@ from __future__ import annotations
 import faiss
 import pytest
 
-from examiner.commands import setup
-from examiner.errors import UserError
+from examiner.cli.commands import setup
+from examiner.core.errors import UserError
 
 
 def test_a_gpu_that_cannot_run_a_kmeans_fails_the_faiss_check(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
-from examiner.corpus import load_corpus, passage_rows
-from examiner.documents import INSTALL_HINT
-from examiner.errors import UserError
-from examiner.knowledge import sentence_units
+from examiner.cli.main import main
+from examiner.corpus.reading import load_corpus, passage_rows
+from examiner.corpus.documents import INSTALL_HINT
+from examiner.core.errors import UserError
+from examiner.corpus.units import sentence_units
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "documents"
 NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4}

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import examiner.vectors as vectors
-from examiner.vectors import Embedder, EmbeddingCache
+import examiner.corpus.vectors as vectors
+from examiner.corpus.vectors import Embedder, EmbeddingCache
 
 
 def fake_vector(text: str) -> np.ndarray:

@@ -11,10 +11,10 @@ from test_budget_resume import CORPUS
 from test_exam import outcomes_of
 from test_shared_cache import write_config
 
-from examiner.cli import main
-from examiner.config import Settings
+from examiner.cli.main import main
+from examiner.core.config import Settings
 from examiner.core import rundir
-from examiner.vectors import Embedder, EmbeddingCache
+from examiner.corpus.vectors import Embedder, EmbeddingCache
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from test_exam import sim_settings
 
-from examiner.cli import main
-from examiner.config import EndpointSpec
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.exam.estimate import dollars, estimate_exam, simulate_rounds

@@ -19,7 +19,7 @@ from examiner.exam.estimate import (FALLBACK_SPREAD, MIN_SELF_CHECK_CALLS, SelfC
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm.gateway import MAX_REPAIRS
 from examiner.llm.ledger import answered
-from examiner.roles.judge import reply_limit
+from examiner.agents.judge.unit_judge import reply_limit
 
 HANDBOOK = "corpora/examiner-handbook"
 

@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from killing import kill_examiner_when
-from examiner.config import EndpointSpec, Settings
-from examiner.errors import UserError
+from examiner.core.config import EndpointSpec, Settings
+from examiner.core.errors import UserError
 from examiner.core.records import QuestionRecord, UnitOutcome, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import answered, outcomes as outcome_records
 from examiner.simulator import unit_category
 
@@ -37,7 +37,7 @@ def sim_settings(*, latency: float = 0.0, max_rounds: int = 5, models: tuple[str
 @pytest.fixture(scope="module")
 def medical_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """About 250 knowledge units from PubMedQA abstracts (shared data), one file per abstract."""
-    from examiner.datasets import load_pubmedqa
+    from examiner.corpus.benchmarks import load_pubmedqa
 
     folder = tmp_path_factory.mktemp("pubmedqa")
     for item in load_pubmedqa()[:28]:
@@ -193,7 +193,7 @@ async def test_binary_and_non_utf8_files_are_counted(small_corpus: Path, tmp_pat
 
 
 def test_cli_bad_input_exits_2(tmp_path: Path) -> None:
-    from examiner.cli import main
+    from examiner.cli.main import main
 
     assert main(["run", str(tmp_path / "missing"), "--simulate", "--out", str(tmp_path / "r"), "--quiet"]) == 2
     assert main(["run", "corpora", "--mode", "top", "--budget-usd", "-3", "--out", str(tmp_path / "r2")]) == 2
@@ -201,7 +201,7 @@ def test_cli_bad_input_exits_2(tmp_path: Path) -> None:
 
 
 def test_unreachable_endpoint_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from examiner.cli import main
+    from examiner.cli.main import main
 
     config = tmp_path / "dead.yaml"
     config.write_text(

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.llm import CallContext, CallResult, Gateway
-from examiner.prompting import _sections
-from examiner.roles.judge import REASON_WORDS, Judgment, UnitReason, UnitVerdict, judge_units, judgment_schema
-from examiner.roles.questioner import Question, write_question
+from examiner.agents.prompting import _sections
+from examiner.agents.judge.unit_judge import REASON_WORDS, Judgment, UnitReason, UnitVerdict, judge_units, judgment_schema
+from examiner.agents.examiner.questioner import Question, write_question
 
 UNITS = [("ku-0123456789abcdef", "The zebrafish gene one regulates quokka metabolism in vitro."),
          ("ku-fedcba9876543210", "Quokka metabolism slows in winter."),
@@ -106,7 +106,7 @@ def test_the_judge_reply_schema_asks_a_label_per_shown_unit_and_reasons_naming_o
 
 def test_reply_schemas_and_their_json_are_built_once_per_list_of_names() -> None:
     from examiner.llm.structured import response_format
-    from examiner.roles.questioner import question_schema
+    from examiner.agents.examiner.questioner import question_schema
 
     assert judgment_schema(["U1", "U2"]) is judgment_schema(("U1", "U2"))
     assert judgment_schema(["U1", "U2"]) is not judgment_schema(["U1", "U2", "U3"])

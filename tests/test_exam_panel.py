@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from examiner.config import EndpointSpec, ExamSettings, Settings, load_settings
+from examiner.core.config import EndpointSpec, ExamSettings, Settings, load_settings
 from examiner.core.records import VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.nodes.coverage import TargetRound, apply_verdicts
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import outcomes
-from examiner.report import build_report
+from examiner.reporting import build_report
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
 NOISE = {"j0": 0.0, "j1": 0.15, "j2": 0.4}
@@ -98,7 +98,7 @@ async def test_panel_from_the_config_judge_list(small_corpus: Path, tmp_path: Pa
 
 
 def test_cli_run_with_a_judge_panel(small_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from examiner.cli import main
+    from examiner.cli.main import main
 
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(panel_settings().model_dump(mode="json")), encoding="utf-8")
@@ -113,7 +113,7 @@ def test_cli_run_with_a_judge_panel(small_corpus: Path, tmp_path: Path, capsys: 
 
 
 def test_an_unknown_panel_member_is_a_clear_error(small_corpus: Path, tmp_path: Path) -> None:
-    from examiner.cli import main
+    from examiner.cli.main import main
 
     argv = ["run", str(small_corpus), "--simulate", "--judge", "simulated", "--judge", "nowhere", "--quiet",
             "--out", str(tmp_path / "run")]

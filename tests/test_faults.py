@@ -17,7 +17,7 @@ import httpx
 import pytest
 from test_exam import PROFILE
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.llm import Gateway, GenerationConfig, ModelCallError
 from examiner.simulator import SimulatedServer, mixed_faults
 from examiner.simulator.faults import original_request

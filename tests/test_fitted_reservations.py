@@ -9,9 +9,9 @@ import asyncio
 
 import pytest
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.tokens import count_message_tokens
-from examiner.errors import BudgetExhausted
+from examiner.core.errors import BudgetExhausted
 from examiner.llm import Gateway
 from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.types import CallContext, GenerationConfig

@@ -17,7 +17,7 @@ from examiner.exam.nodes.context import UnitVectors
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam import statestore
 from examiner.exam.statestore import StateStore
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 
 
 def largest_checkpoint(run_dir: Path) -> int:
@@ -30,7 +30,7 @@ def largest_checkpoint(run_dir: Path) -> int:
 
 def corpus_of(folder: Path, documents: int) -> Path:
     """`documents` PubMedQA abstracts, one file each (about 9 knowledge units per abstract)."""
-    from examiner.datasets import load_pubmedqa
+    from examiner.corpus.benchmarks import load_pubmedqa
 
     folder.mkdir()
     for item in load_pubmedqa()[:documents]:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from examiner.config import EndpointSpec, ExamSettings, Settings
+from examiner.core.config import EndpointSpec, ExamSettings, Settings
 from examiner.core.rundir import RunDir
-from examiner.errors import BudgetExhausted, ConfigError
+from examiner.core.errors import BudgetExhausted, ConfigError
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig, ModelCallError, Unparseable
 from examiner.llm.ledger import aggregate, outcomes as outcome_records
 from examiner.simulator import SimRequest, SimulatedServer, register_behaviour
@@ -207,7 +207,7 @@ async def test_api_key_never_written(server, tmp_path: Path, monkeypatch: pytest
 
 
 def test_missing_api_key_variable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from examiner.errors import ConfigError
+    from examiner.core.errors import ConfigError
 
     monkeypatch.delenv("EXAMINER_ABSENT_KEY", raising=False)
     spec = EndpointSpec(provider="openai", base_url="http://127.0.0.1:9/v1", api_key_env="EXAMINER_ABSENT_KEY")
@@ -243,8 +243,8 @@ async def test_tokens_per_minute_limiter_waits() -> None:
 
 
 def test_unknown_role_and_endpoint_are_config_errors() -> None:
-    from examiner.config import load_settings
-    from examiner.errors import ConfigError
+    from examiner.core.config import load_settings
+    from examiner.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="unknown role"):
         load_settings(None, role_overrides={"wizard": "local"}, environ={})
@@ -255,7 +255,7 @@ def test_unknown_role_and_endpoint_are_config_errors() -> None:
 
 
 def test_config_from_yaml_and_environment(tmp_path: Path) -> None:
-    from examiner.config import load_settings
+    from examiner.core.config import load_settings
 
     path = tmp_path / "config.yaml"
     path.write_text(

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
 from examiner.exam.health import COPIED_UNITS, REPEATED_QUESTIONS, SELF_AGREEMENT, Threshold, is_placeholder, normalise
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.report.health import UNTRUSTWORTHY
+from examiner.reporting.health_section import UNTRUSTWORTHY
 from examiner.simulator.degenerate import PLACEHOLDER_REASON, TEMPLATE_QUESTION
 from test_exam import PROFILE, ROLES, sim_settings
 

@@ -25,13 +25,13 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from test_bad_input import assert_one_error, config_file, corpus, run_cli  # noqa: F401 - fixtures
 
-from examiner.config import SEED_MODULUS, load_settings
+from examiner.core.config import SEED_MODULUS, load_settings
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
-from examiner.errors import EXIT_INTERNAL_ERROR, ConfigError
-from examiner.provenance import build_provenance
-from examiner.report.sample import write_sample_run
-from examiner.report.view_server import ReviewServer
+from examiner.core.errors import EXIT_INTERNAL_ERROR, ConfigError
+from examiner.reporting.provenance import build_provenance
+from examiner.reporting.sample import write_sample_run
+from examiner.reporting.view_server import ReviewServer
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -134,7 +134,7 @@ def test_a_full_disk_as_sqlite_says_it_is_one_line(tmp_path: Path, monkeypatch: 
                                                    capsys, caplog) -> None:
     import sqlite3
 
-    from examiner.commands import report as report_command
+    from examiner.cli.commands import report as report_command
 
     run = write_sample_run(tmp_path / "run", tmp_path / "corpus")
 
@@ -170,7 +170,7 @@ def test_an_unexpected_error_is_one_line_with_the_trace_in_the_run_log(corpus: P
 def test_an_unexpected_error_without_a_run_folder_goes_to_a_temporary_log(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch,
                                                                           capsys, caplog) -> None:
-    from examiner.commands import setup
+    from examiner.cli.commands import setup
 
     def broken(settings):  # type: ignore[no-untyped-def]
         raise KeyError("surprise")

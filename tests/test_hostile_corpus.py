@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
-from examiner.corpus import html_to_text, load_corpus
-from examiner.datasets import read_records
-from examiner.documents import ReadLimits
-from examiner.errors import UserError
+from examiner.cli.main import main
+from examiner.corpus.reading import html_to_text, load_corpus
+from examiner.corpus.datasets import read_records
+from examiner.corpus.documents import ReadLimits
+from examiner.core.errors import UserError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "documents"
 TEXT = "The harbour was dredged in 1921 to a depth of twelve metres, and ferries leave every hour."
@@ -216,9 +216,9 @@ def test_the_run_lists_the_link_and_sends_nothing_of_it(tmp_path: Path, caplog: 
 
 def test_reading_flags_configure_the_reader_and_are_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                               ) -> None:
-    from examiner.cli import build_parser
-    from examiner.commands.exam import _request
-    from examiner.documents import DEFAULT_LIMITS, configure_reading, reading_limits
+    from examiner.cli.main import build_parser
+    from examiner.cli.commands.exam import _request
+    from examiner.corpus.documents import DEFAULT_LIMITS, configure_reading, reading_limits
 
     folder = _folder(tmp_path, "good.md", TEXT)
     args = build_parser().parse_args(["run", str(folder), "--simulate", "--follow-links", "--max-document-mb", "5",

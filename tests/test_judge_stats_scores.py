@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from examiner import stats
-from examiner.cli import main
+from examiner.stats import correlation as stats
+from examiner.cli.main import main
 
 
 def _write(path: Path, rows: list) -> Path:

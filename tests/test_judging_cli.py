@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.llm.ledger import outcomes
 
 PAIRS = [
@@ -160,7 +160,7 @@ def test_an_llmbar_subset_is_read_with_llmbar_field_names(tmp_path: Path) -> Non
 
 def test_a_shipped_llmbar_json_array_file_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A .json file holding an array (LLMBar's own files) is read row by row, as `examiner meta` does."""
-    from examiner.datasets import data_root
+    from examiner.corpus.benchmarks import data_root
 
     natural = data_root() / "llmbar" / "Natural.json"
     assert natural.read_text(encoding="utf-8").lstrip().startswith("[")
@@ -176,7 +176,7 @@ def test_a_shipped_llmbar_json_array_file_is_read(tmp_path: Path, capsys: pytest
 def test_llmbar_files_are_read_with_llmbar_keys_without_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A user who points `examiner judge` at LLMBar's own file gets its rows judged, not skipped for a
     missing `instruction` (LLMBar calls it `input`); a file in examiner's own keys is read as before."""
-    from examiner.datasets import data_root
+    from examiner.corpus.benchmarks import data_root
 
     out = tmp_path / "natural"
     assert main(["judge", str(data_root() / "llmbar" / "Natural.json"), "--method", "pairwise", "--limit", "4",

@@ -7,14 +7,14 @@ import math
 import pytest
 
 import examiner.simulator.judging_roles  # noqa: F401 - registers the judging behaviours
-from examiner.roles.geval import evaluation_steps, form_fill, geval_score
-from examiner.config import EndpointSpec, Settings
-from examiner.roles.geval_math import expected_from_logprobs, mean_of_samples
+from examiner.agents.judge.geval import evaluation_steps, form_fill, geval_score
+from examiner.core.config import EndpointSpec, Settings
+from examiner.agents.judge.geval_math import expected_from_logprobs, mean_of_samples
 from examiner.llm.gateway import Gateway
 from examiner.simulator import SimulatedServer
 from examiner.core.labels import Unscored
 from examiner.llm.types import TokenLogprob
-from examiner.prompting import render
+from examiner.agents.prompting import render
 
 
 def test_expectation_equals_hand_computation() -> None:

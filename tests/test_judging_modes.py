@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 import examiner.simulator.judging_roles  # noqa: F401 - registers the judging behaviours
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.judging.dataset import Row
 from examiner.core.contract import ExamTask
 from examiner.core.labels import Unscored, preference_from_text
 from examiner.judging.exam_judges import GEvalJudge, RevisEvalJudge, label_from_agreement
 from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise
-from examiner.judging.report import pairwise_section
+from examiner.judging.sections import pairwise_section
 from examiner.simulator.judging_roles import pairwise_oracle
 from examiner.llm.gateway import Gateway
 from examiner.simulator import SimulatedServer

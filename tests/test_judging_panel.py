@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 import examiner.simulator.judging_roles  # noqa: F401 - registers the simulated pairwise judge
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.labels import preference_from_text
 from examiner.judging.dataset import Row
 from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, run_pairwise
-from examiner.judging.report import pairwise_section
+from examiner.judging.sections import pairwise_section
 from examiner.llm.gateway import Gateway
 
 # Without gold the simulated judge prefers the response of higher seeded "quality"; accuracy 1 follows

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core.labels import Preference, Unscored, preference_from_text, preference_to_number
-from examiner.roles.parsing import parse_score_line, parse_single_score, verdict_from_scores
+from examiner.agents.parsing import parse_score_line, parse_single_score, verdict_from_scores
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
 
 # (id, original-order verdict, swapped-order verdict in the ORIGINAL labelling); "-" = not judged

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from examiner.corpus import corpus_from_texts
-from examiner.knowledge import (
+from examiner.corpus.reading import corpus_from_texts
+from examiner.corpus.units import (
     KnowledgeUnit,
     load_units,
     make_unit,
@@ -138,7 +138,7 @@ def test_save_and_load_units(tmp_path) -> None:
 def test_sample_corpus_unit_count() -> None:
     from pathlib import Path
 
-    from examiner.corpus import load_corpus
+    from examiner.corpus.reading import load_corpus
 
     root = Path(__file__).resolve().parents[1] / "corpora"
     n_pubmed = len(sentence_units(load_corpus([root / "pubmedqa-mini"])))

@@ -10,16 +10,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from examiner.cli import main
-from examiner.config import ExamSettings, Settings
-from examiner.corpus import corpus_from_texts, exam_language, load_corpus
-from examiner.errors import ConfigError
+from examiner.cli.main import main
+from examiner.core.config import ExamSettings, Settings
+from examiner.corpus.reading import corpus_from_texts, exam_language, load_corpus
+from examiner.core.errors import ConfigError
 from examiner.exam.checks import content_words, leaking_targets, question_type, word_count
-from examiner.knowledge import sentence_spans, sentence_units
-from examiner.language import detect_language, dominant_language
+from examiner.corpus.units import sentence_spans, sentence_units
+from examiner.corpus.language import detect_language, dominant_language
 from examiner.llm.gateway import Gateway
-from examiner.prompting import render
-from examiner.prompting.language import language_instruction, with_language
+from examiner.agents.prompting import render
+from examiner.llm.reply_language import language_instruction, with_language
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "lunyu-xueer"
 

@@ -15,13 +15,13 @@ import pytest
 from rich.console import Console
 
 from test_bad_input import assert_one_error, config_file, corpus, run_cli  # noqa: F401 - fixtures
-from examiner.config import Settings
-from examiner.corpus import check_corpus_size, corpus_bytes, corpus_from_texts, load_corpus
-from examiner.datasets import PACKAGE_DATA
-from examiner.errors import UserError
+from examiner.core.config import Settings
+from examiner.corpus.reading import check_corpus_size, corpus_bytes, corpus_from_texts, load_corpus
+from examiner.corpus.benchmarks import PACKAGE_DATA
+from examiner.core.errors import UserError
 from examiner.exam import bookends
 from examiner.exam.progress import ExamProgress
-from examiner.knowledge import Source, make_unit, merge_near_duplicates, sentence_units
+from examiner.corpus.units import Source, make_unit, merge_near_duplicates, sentence_units
 from examiner.llm.gateway import Totals
 
 WIKITEXT = PACKAGE_DATA / "wikitext2" / "valid.txt"

@@ -1,8 +1,9 @@
 """The import rule, held by walking every module's imports.
 
-Layers, top to bottom (README, "How it works"): command line -> methods -> reports -> roles -> gateway,
-prompts, runner and data -> simulator -> core. A module may import its own layer and the layers below
-it, never one above. Two further rules: only the gateway's provider pool (which starts simulated
+Layers, top to bottom (README, "How it works"): command line and API -> methods (exam, judging, meta) ->
+reporting -> agents -> services (llm, corpus, stats, prompts) -> simulator -> core. A module may import
+its own layer and the layers below it, never one above. The top-level folders agents/ and prompts/ are
+the packages examiner.agents and examiner.prompts (setup.py). Two further rules: only the gateway's provider pool (which starts simulated
 endpoints), the command line and the simulator itself import the simulator; and nothing in the gateway
 or the simulator loads modules by name (importlib), so behaviour cannot arrive from above unseen.
 """
@@ -19,25 +20,29 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("cli", ("examiner.cli", "examiner.commands", "examiner.api", "examiner.__main__", "examiner")),
+    ("cli", ("examiner.cli", "examiner.api", "examiner.__main__", "examiner")),
     ("methods", ("examiner.exam", "examiner.judging", "examiner.meta")),
-    ("reports", ("examiner.report", "examiner.provenance")),
-    ("roles", ("examiner.roles", "examiner.knowledge")),
-    ("services", ("examiner.llm", "examiner.prompting", "prompts", "examiner.runtime", "examiner.corpus",
-                  "examiner.documents", "examiner.language",
-                  "examiner.vectors", "examiner.close_pairs", "examiner.metrics", "examiner.stats", "examiner.datasets")),
+    ("reporting", ("examiner.reporting",)),
+    ("agents", ("examiner.agents",)),
+    ("services", ("examiner.llm", "examiner.corpus", "examiner.stats", "examiner.prompts")),
     ("simulator", ("examiner.simulator",)),
-    ("core", ("examiner.core", "examiner.config", "examiner.errors")),
+    ("core", ("examiner.core",)),
 ]
 """Longest prefix wins. `examiner` alone is the package face: its version string and the Python API
 (examiner.api), which it loads on first use; test_the_package_face_loads_nothing_on_import holds it lazy."""
 
-SIMULATOR_USERS = ("examiner.llm.providers", "examiner.commands", "examiner.simulator")
+SIMULATOR_USERS = ("examiner.llm.providers", "examiner.cli", "examiner.simulator")
 NO_DYNAMIC_IMPORTS = ("examiner.llm", "examiner.simulator")
+
+
+INSTALLED_INSIDE = ("agents", "prompts")
+"""Top-level folders installed inside the examiner namespace (setup.py)."""
 
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] in INSTALLED_INSIDE:
+        parts.insert(0, "examiner")
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -56,14 +61,17 @@ def layer_of(module: str) -> int:
 
 def project_modules() -> list[tuple[str, Path]]:
     found = []
-    for base in ("examiner", "prompts"):
+    for base in ("examiner", *INSTALLED_INSIDE):
         for path in sorted((ROOT / base).rglob("*.py")):
             found.append((module_name(path), path))
     return found
 
 
 def _is_module(name: str) -> bool:
-    base = ROOT / name.replace(".", "/")
+    parts = name.split(".")
+    if len(parts) > 1 and parts[0] == "examiner" and parts[1] in INSTALLED_INSIDE:
+        parts.pop(0)
+    base = ROOT.joinpath(*parts)
     return base.is_dir() or base.with_suffix(".py").is_file()
 
 
@@ -75,7 +83,7 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # `from examiner import roles` imports the subpackage examiner.roles
+            # `from examiner import stats` imports the subpackage examiner.stats
             modules = [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names
                        if _is_module(f"{node.module}.{alias.name}")]
             # ... and, from the package face, nothing else: every examiner module runs the (lazy) face
@@ -83,7 +91,7 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
             if node.module != "examiner" or len(modules) < len(node.names):
                 found.append((node.lineno, node.module))
             found += modules
-    return [(line, name) for line, name in found if name.split(".")[0] in ("examiner", "prompts")]
+    return [(line, name) for line, name in found if name.split(".")[0] == "examiner"]
 
 
 def test_every_module_has_a_layer() -> None:
@@ -133,10 +141,12 @@ def test_the_package_face_loads_nothing_on_import() -> None:
 
 def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
     """The walker itself works: an import from a role into a method is reported."""
-    assert layer_of("examiner.roles.judge") < layer_of("examiner.exam.nodes")
+    assert layer_of("examiner.agents.judge.unit_judge") < layer_of("examiner.exam.nodes")
     sample = tmp_path / "sample.py"
     sample.write_text("def f():\n    from examiner.exam import nodes\n", encoding="utf-8")
     assert imports_of(sample) == [(2, "examiner.exam"), (2, "examiner.exam.nodes")]
     sample.write_text("from examiner import stats\nfrom examiner import __version__\n", encoding="utf-8")
     assert imports_of(sample) == [(1, "examiner.stats"), (2, "examiner")]
+    sample.write_text("from examiner.agents.judge import unit_judge\n", encoding="utf-8")
+    assert imports_of(sample) == [(1, "examiner.agents.judge"), (1, "examiner.agents.judge.unit_judge")]
     assert layer_of("examiner") > layer_of("examiner.core.records")

@@ -13,7 +13,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 from examiner.llm import local
 from examiner.llm.local import MODEL_ALIAS, LocalServer, local_response_format
 

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import examiner.simulator.meta_roles  # noqa: F401
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.llm import Gateway
 from examiner.meta.debate import DebateConfig, build_debate_graph, run_debate
 from examiner.core.assessments import Assessment, MetaItem

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import examiner.simulator.meta_roles  # noqa: F401 - simulated evaluators / meta-judge
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.meta.jdeval import (
     apply_rules,
     draw_pairs,
@@ -18,7 +18,7 @@ from examiner.meta.jdeval import (
 from examiner.core.assessments import MetaItem, MetaJudgment, decision_from_text
 from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta
-from examiner.prompting.meta_blocks import JDEVAL_TAGS, match_assistant, match_label, read_tags
+from examiner.agents.prompting.meta_blocks import JDEVAL_TAGS, match_assistant, match_label, read_tags
 
 
 def sim_settings(meta_options: dict | None = None) -> Settings:

@@ -10,15 +10,15 @@ import pytest
 import yaml
 
 import examiner.simulator.meta_roles  # noqa: F401
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
-from examiner.errors import UserError
-from examiner.datasets import FieldMap
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
+from examiner.core.errors import UserError
+from examiner.corpus.datasets import FieldMap
 from examiner.meta.items import load_items
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta
-from examiner.meta.report import to_html, to_markdown
+from examiner.meta.sections import to_html, to_markdown
 
 ENDPOINTS = {
     "e80": {"provider": "simulated", "model": "sim-acc0.8", "max_concurrency": 16},

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from examiner import datasets as ds
-from examiner import metrics, stats
-from examiner.cli import main
+from examiner.corpus import benchmarks as ds
+from examiner.stats import correlation as stats, reference_metrics as metrics
+from examiner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SUMMEVAL_FLAGS = ["--candidate-field", "system_output", "--reference-field", "references",

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from examiner import metrics
+from examiner.stats import reference_metrics as metrics
 
 
 def test_bleu_by_hand():

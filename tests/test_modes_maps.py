@@ -11,7 +11,7 @@ import pytest
 from examiner.core.records import ClusterRecord, ClusterRound
 from examiner.exam import modes
 from examiner.exam.modes import RefEval
-from examiner.report import figures as fg
+from examiner.reporting import figures as fg
 
 
 def synthetic_round(n: int, cluster_size: int = 6, rnd: int = 1) -> ClusterRound:

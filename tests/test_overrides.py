@@ -2,7 +2,7 @@
 recompute of accuracy and coverage, the review page's rows and server checks, and the overrides as
 human labels (the judge's agreement, Cohen's kappa, confusion).
 
-The run is the hand-written sample of examiner.report.sample: alpha 10 correct, 2 incorrect of 12 units
+The run is the hand-written sample of examiner.reporting.sample: alpha 10 correct, 2 incorrect of 12 units
 (units 3 and 7 unrelated in round 1, covered in round 2); beta 6 correct, 4 incorrect, 2 unanswered."""
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import ValidationError
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core.jsonl import CorruptRunFile
 from examiner.core.overrides import OverrideRecord, utc_now
 from examiner.core.records import VerdictRecord
 from examiner.core.rundir import OVERRIDES, VERDICTS, RunDir
 from examiner.core.runlock import hold_run_dir
-from examiner.report import build_report, load_run
-from examiner.report.overrides import apply_overrides, human_agreement, overrides_summary
-from examiner.report.review import filtered, review_rows
-from examiner.report.sample import write_sample_run
-from examiner.report.summary import target_scores
-from examiner.report.view_server import ReviewServer
-from examiner.stats import cohen_kappa
+from examiner.reporting import build_report, load_run
+from examiner.reporting.with_overrides import apply_overrides, human_agreement, overrides_summary
+from examiner.reporting.review import filtered, review_rows
+from examiner.reporting.sample import write_sample_run
+from examiner.reporting.summary import target_scores
+from examiner.reporting.view_server import ReviewServer
+from examiner.stats.correlation import cohen_kappa
 
 
 @pytest.fixture(scope="module")
@@ -289,7 +289,7 @@ def test_meta_exam_human_labels_scores_the_exam_judge_against_people(run_dir: Pa
 
 
 def test_meta_exam_human_labels_without_overrides_is_a_user_error(run_dir: Path) -> None:
-    from examiner.errors import UserError
+    from examiner.core.errors import UserError
     from examiner.meta.exam_source import load_exam_triples
 
     with pytest.raises(UserError, match="examiner view"):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core.records import AnswerRecord, QuestionRecord, RunInfo, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.core.rundir import RunDir
-from examiner.report.sample import write_sample_run
+from examiner.reporting.sample import write_sample_run
 
 SAME = ("text", "round", "cluster_id", "kind", "qtype", "targets")
 

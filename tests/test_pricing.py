@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.rundir import LEDGER, RunDir
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.llm.ledger import Ledger, aggregate, answered, cached_input_share, known_usd, per_unit
-from examiner.report import build_report
-from examiner.report.sample import write_sample_run
+from examiner.reporting import build_report
+from examiner.reporting.sample import write_sample_run
 from examiner.simulator import SimulatedServer
 from examiner.simulator.prompt_cache import PromptCache
 

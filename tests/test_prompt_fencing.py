@@ -21,19 +21,26 @@ from typing import Any
 
 import pytest
 
-import prompts
-from examiner.config import EndpointSpec, Settings
+import examiner.prompts as prompts
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.assessments import Assessment, MetaItem, Turn
 from examiner.core.records import UnitOutcome, UnitRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.health import exam_health, instruction_like
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.llm import CallResult
-from examiner.prompting import render
-from examiner.prompting.fence import escape, one_line, unescape
-from examiner.roles import candidate, debater, evaluator, extractor, geval, geval_unit, judge, meta_judge, pairwise
-from examiner.roles import questioner, reference_judge, reviser
+from examiner.agents.prompting import render
+from examiner.agents.prompting.fence import escape, one_line, unescape
+from examiner.agents.candidate import answerer as candidate
+from examiner.agents.debaters import debater
+from examiner.agents.evaluators import evaluator
+from examiner.agents.examiner import extractor, questioner
+from examiner.agents.judge import geval, geval_unit, reference_judge
+from examiner.agents.judge import pairwise_judge as pairwise
+from examiner.agents.judge import unit_judge as judge
+from examiner.agents.meta_judge import meta_judge
+from examiner.agents.reviser import reviser
 from examiner.simulator import unit_category
 from examiner.simulator.behaviours import fence_content, shown_units, unit_texts
 from examiner.simulator.behaviours import unescape as simulator_unescape

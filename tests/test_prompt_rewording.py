@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 import yaml
 
-import prompts
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
+import examiner.prompts as prompts
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.prompting import _sections, render
+from examiner.agents.prompting import _sections, render
 
 _KEEP_LINE = re.compile(r"^(### (system|user)|</?[a-z][a-z0-9_]*>)\s*$")
 _PLACEHOLDER = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
@@ -74,7 +74,7 @@ def _reworded_package(folder: Path) -> Any:
         changed = reword(text, rng)
         assert changed != text and _names(changed) == _names(text), source.name
         (package / source.name).write_text(changed, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("prompts", package / "__init__.py",
+    spec = importlib.util.spec_from_file_location("examiner.prompts", package / "__init__.py",
                                                   submodule_search_locations=[str(package)])
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -85,7 +85,7 @@ def _reworded_package(folder: Path) -> Any:
 @pytest.fixture
 def reworded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Prompt loading pointed at the reworded copy for the duration of a test."""
-    monkeypatch.setitem(sys.modules, "prompts", _reworded_package(tmp_path / "reworded"))
+    monkeypatch.setitem(sys.modules, "examiner.prompts", _reworded_package(tmp_path / "reworded"))
     _sections.cache_clear()
     shown = render("exam_answer", question="Why? [ref:u1]", max_words=50)
     assert "Why? [ref:u1]" in shown[-1]["content"] and "interviewed" not in shown[0]["content"]

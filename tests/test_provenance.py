@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from examiner.provenance import build_provenance, load_provenance, provenance_graph, trace
-from examiner.report import load_run
-from examiner.report.sample import write_sample_run
+from examiner.reporting.provenance import build_provenance, load_provenance, provenance_graph, trace
+from examiner.reporting import load_run
+from examiner.reporting.sample import write_sample_run
 
 
 @pytest.fixture(scope="module")

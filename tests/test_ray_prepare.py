@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from examiner.corpus import load_corpus
-from examiner.errors import UserError
+from examiner.corpus.reading import load_corpus
+from examiner.core.errors import UserError
 from examiner.exam import ray_prepare
-from examiner.knowledge import sentence_units, split_oversized
-from examiner.vectors import Embedder
+from examiner.corpus.units import sentence_units, split_oversized
+from examiner.corpus.vectors import Embedder
 
 VECTOR_ATOL = 1e-5
 """Largest difference allowed per vector component (unit-norm rows, components about 0.05): the Ray
@@ -108,9 +108,9 @@ def test_missing_ray_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.slow
 def test_cli_run_with_ray_engine_matches_the_local_run(local_ray, tmp_path: Path) -> None:
-    from examiner.cli import main
+    from examiner.cli.main import main
     from examiner.core import rundir
-    from examiner.vectors import EmbeddingCache, text_key
+    from examiner.corpus.vectors import EmbeddingCache, text_key
 
     handbook = "corpora/examiner-handbook"
     common = ["--simulate", "--max-rounds", "1", "--quiet"]
@@ -126,7 +126,7 @@ def test_cli_run_with_ray_engine_matches_the_local_run(local_ray, tmp_path: Path
 
 
 def test_llm_units_on_ray_are_refused_before_the_run_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from examiner.cli import main
+    from examiner.cli.main import main
 
     out = tmp_path / "run"
     code = main(["run", "corpora/examiner-handbook", "--simulate", "--units", "llm", "--prepare-engine", "ray",

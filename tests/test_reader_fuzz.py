@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from examiner.corpus import read_input
-from examiner.documents import ReadLimits
+from examiner.corpus.reading import read_input
+from examiner.corpus.documents import ReadLimits
 
 from test_hostile_corpus import BILLION_LAUGHS, FIXTURES, TEXT, bomb_docx, bomb_pdf, text_pdf, with_members
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from examiner.core.records import SourceRef, UnitRecord, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.recordindex import RecordIndex
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 
 
 def unit(i: int, text: str = "") -> UnitRecord:

@@ -14,7 +14,7 @@ from examiner.core import rundir
 from examiner.core.jsonl import iter_jsonl
 from examiner.core.records import SourceRef, UnitRecord, record_key
 from examiner.core.rundir import RECORD_FILES, RunDir
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import in_flight
 
 CORPUS = "corpora/examiner-handbook/01-exam.md"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_exam import PROFILE, ROLES, outcomes_of
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm import Gateway, GenerationConfig

@@ -1,6 +1,6 @@
 """Reports of a run directory: the figures' arithmetic, the evidence for incorrect units, self-contained
 HTML, resumed-run duplicates, compare and the CLI. The run is the hand-written sample of
-examiner.report.sample (alpha: 10 correct, 2 incorrect of 12; beta: 6 correct, 4 incorrect, 2 unanswered)."""
+examiner.reporting.sample (alpha: 10 correct, 2 incorrect of 12; beta: 6 correct, 4 incorrect, 2 unanswered)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
-from examiner.errors import UserError
-from examiner.report import build_report, compare, load_run
-from examiner.report.sample import write_sample_run
-from examiner.report.summary import summarize
+from examiner.cli.main import main
+from examiner.core.errors import UserError
+from examiner.reporting import build_report, compare, load_run
+from examiner.reporting.sample import write_sample_run
+from examiner.reporting.summary import summarize
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_incorrect_units_fall_back_to_unit_text_without_corpus(tmp_path: Path) -
 
 
 def test_incorrect_units_read_the_runs_passage_snapshot_without_corpus(tmp_path: Path) -> None:
-    from examiner.corpus import load_corpus
+    from examiner.corpus.reading import load_corpus
 
     run = write_sample_run(tmp_path / "run", tmp_path / "corpus")
     rows = [{"id": p.id, "document": p.document, "start": p.start, "end": p.end, "text": p.text}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from examiner.report import graph_limit
-from examiner.cli import main
+from examiner.reporting import graph_limit
+from examiner.cli.main import main
 from examiner.core.records import (
     AnswerRecord,
     ClusterRecord,
@@ -26,8 +26,8 @@ from examiner.core.records import (
 )
 from examiner.core.rundir import PROVENANCE, RunDir
 from examiner.exam.runner import build_reports
-from examiner.report.markdown import PER_CLUSTER_ROWS
-from examiner.report.summary import INCORRECT_SAMPLE
+from examiner.reporting.markdown import PER_CLUSTER_ROWS
+from examiner.reporting.summary import INCORRECT_SAMPLE
 
 CLUSTER_SIZE = 10
 

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 import examiner.simulator.meta_roles  # noqa: F401 - simulated meta-judge behaviours
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.assessments import Assessment, MetaItem
-from examiner.judging.report import build_report as judging_report, write_outputs
+from examiner.judging.sections import build_report as judging_report, write_outputs
 from examiner.meta import ranking
 from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
-from examiner.meta.report import to_markdown, write_reports
-from examiner.report.writer import NULL_REASON, UNDEFINED, cell, dumps, strict, write_report
+from examiner.meta.sections import to_markdown, write_reports
+from examiner.reporting.writer import NULL_REASON, UNDEFINED, cell, dumps, strict, write_report
 
 
 def strict_load(path: Path) -> Any:

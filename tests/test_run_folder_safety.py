@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from test_bad_input import as_killed, assert_one_error, config_file, corpus, finished_run, run_cli  # noqa: F401
 
-from examiner.commands.exam import _clear_earlier_demo
+from examiner.cli.commands.exam import _clear_earlier_demo
 from examiner.core import rundir
 from examiner.core.records import UnitOutcome
 from examiner.core.rundir import RunDir
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 from examiner.llm.ledger import answered
 
 

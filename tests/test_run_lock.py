@@ -14,7 +14,7 @@ import pytest
 from test_budget_resume import CORPUS, paid_bodies, start_killed_run
 from test_exam import outcomes_of, sim_settings
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.runlock import RunDirInUse, hold_run_dir
 
@@ -64,7 +64,7 @@ def test_two_concurrent_resumes_equal_one(tmp_path: Path) -> None:
     assert main(["resume", str(alone), "--quiet"]) == 0
 
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    command = [sys.executable, "-m", "examiner.cli", "resume", str(killed), "--quiet"]
+    command = [sys.executable, "-m", "examiner.cli.main", "resume", str(killed), "--quiet"]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     lock = killed / rundir.LOCK
     deadline = time.monotonic() + 60

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core.jsonl import CorruptRunFile, read_jsonl, repair_tail
 from examiner.core.records import ClusterRecord, ClusterRound, MemberVerdict, RunInfo, UnitRecord, VerdictRecord
 from examiner.core.rundir import LEDGER, VERDICTS, RunDir
-from examiner.errors import UserError
-from examiner.exam.store import RunStore
+from examiner.core.errors import UserError
+from examiner.exam.run_writer import RunStore
 from examiner.meta.exam_source import load_exam_triples
-from examiner.meta.store import JsonlStore
-from examiner.report import load_run
-from examiner.report.sample import write_sample_run
+from examiner.meta.records_file import JsonlStore
+from examiner.reporting import load_run
+from examiner.reporting.sample import write_sample_run
 
 
 class Row(BaseModel):

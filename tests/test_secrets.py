@@ -89,7 +89,7 @@ def secret_config(server: str, tmp_path_factory: pytest.TempPathFactory) -> Path
 
 def _examiner(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(Path.cwd()), COLUMNS="250")  # no table cell wrapped
-    return subprocess.run([sys.executable, "-m", "examiner.cli", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "examiner.cli.main", *args], capture_output=True, text=True, env=env,
                           timeout=600)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from killing import kill_examiner_when
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core.records import SelfCheckRecord, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.health import exam_health

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_exam import sim_settings
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam

@@ -9,7 +9,7 @@ import yaml
 from test_budget_resume import CORPUS, paid_bodies
 from test_exam import outcomes_of, sim_settings
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path

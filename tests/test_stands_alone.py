@@ -62,7 +62,7 @@ def test_every_relative_markdown_link_resolves_inside_the_repository() -> None:
 
 def test_builtin_datasets_resolve_inside_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     """With EXAMINER_DATA unset, the data root is the package's own folder, and every shipped set loads."""
-    from examiner import datasets
+    from examiner.corpus import benchmarks as datasets
 
     monkeypatch.delenv("EXAMINER_DATA", raising=False)
     root = datasets.data_root()

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from examiner.stats import (
+from examiner.stats.correlation import (
     bootstrap_ci,
     kendall,
     pearson,

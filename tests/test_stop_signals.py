@@ -20,8 +20,8 @@ import pytest
 import yaml
 from test_exam import PROFILE, ROLES
 
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.core.stopping import Interrupted, run_stoppable
@@ -46,7 +46,7 @@ def _outcomes(run_dir: Path) -> list[tuple[str, str, str]]:
 
 def _stop_when_calls_in_flight(args: list[str], ledger: Path, signum: int) -> subprocess.CompletedProcess[str]:
     """Run `examiner ARGS` and send `signum` once the ledger shows requests sent and not yet answered."""
-    process = subprocess.Popen([sys.executable, "-m", "examiner.cli", *args], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "examiner.cli.main", *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from examiner.cli import main
-from examiner.commands.exam import panel_table, summarise
-from examiner.commands.meta import agreement_line
+from examiner.cli.main import main
+from examiner.cli.commands.exam import panel_table, summarise
+from examiner.cli.commands.meta import agreement_line
 from examiner.core.rundir import RunDir
-from examiner.report.sample import write_sample_run
+from examiner.reporting.sample import write_sample_run
 
 
 BOX = set("│┃┏┗┡└┌━─")
@@ -60,7 +60,7 @@ def test_exam_summary_fits(sample_run: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_judge_panel_table_fits(capsys: pytest.CaptureFixture[str]) -> None:
-    from examiner.commands.common import print_table
+    from examiner.cli.flags import print_table
 
     panel = {"verdicts": 120, "tied_or_unscored": 7, "agreement": [
         {"target": "a-target-model-with-a-long-endpoint-name", "member": f"judge-endpoint-number-{i}",
@@ -138,7 +138,7 @@ def test_judge_and_judge_stats_summaries_fit(tmp_path: Path, capsys: pytest.Capt
 
 def test_single_score_summary_fits_with_undefined_figures(capsys: pytest.CaptureFixture[str]) -> None:
     """An all-unparseable single-score report: every undefined figure shows as n/a, never nan."""
-    from examiner.commands.judging import _print_summary
+    from examiner.cli.commands.judging import _print_summary
 
     report = {"method": "geval", "dataset": "scores.jsonl", "judge": "a-long-judge-endpoint-name", "status": "ok",
               "rows_judged": 3, "rows_skipped": 0, "calls": 9, "cache_hits": 0, "cost_usd": 0.0, "wall_s": 1.5,

@@ -1,5 +1,5 @@
 """`examiner trace RUN_DIR ID`: a unit or a question followed through the run's records (the hand-written
-sample run of examiner.report.sample, with a passages.jsonl carrying pages and one person's override)."""
+sample run of examiner.reporting.sample, with a passages.jsonl carrying pages and one person's override)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core.overrides import OverrideRecord
 from examiner.core.records import QuestionRecord, UnitRecord, VerdictRecord
 from examiner.core.rundir import RunDir
-from examiner.corpus import load_corpus
-from examiner.report.sample import write_sample_run
+from examiner.corpus.reading import load_corpus
+from examiner.reporting.sample import write_sample_run
 
 
 @pytest.fixture()

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
+from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.core.tokens import count_tokens
-from examiner.corpus import load_corpus
+from examiner.corpus.reading import load_corpus
 from examiner.exam import extraction
 from examiner.llm.ledger import answered
-from examiner.roles.extractor import extract_statements
+from examiner.agents.examiner.extractor import extract_statements
 
 
 def documents_with_units(run_dir: Path) -> set[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from examiner.vectors import Embedder, EmbeddingCache, bundled_model_path, k_for, kmeans, project_2d
+from examiner.corpus.vectors import Embedder, EmbeddingCache, bundled_model_path, k_for, kmeans, project_2d
 
 SENTENCES = [
     "The cat sat on the mat.",

@@ -11,7 +11,7 @@ import faiss
 import numpy as np
 import pytest
 
-from examiner.vectors import FLAT_MAX_K, faiss_uses_gpu, kmeans, split_k
+from examiner.corpus.vectors import FLAT_MAX_K, faiss_uses_gpu, kmeans, split_k
 
 
 def unit_vectors(n: int, d: int = 16, seed: int = 0, blobs: int = 40) -> np.ndarray:
@@ -108,7 +108,7 @@ def test_with_a_gpu_only_the_coarse_level_of_two_level_uses_it(monkeypatch: pyte
     """Every GPU k-means builds its own FAISS GPU resources, which costs more than a small group's whole
     k-means (measured 9x slower on an H100), so with a GPU seen the coarse level asks for it and the groups
     do not. The GPU is faked (FAISS is told gpu=False underneath) so this runs on any machine."""
-    import examiner.vectors as vectors
+    import examiner.corpus.vectors as vectors
 
     asked: list[tuple[int, bool]] = []
     real_kmeans = faiss.Kmeans

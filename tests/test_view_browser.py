@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli import main
+from examiner.cli.main import main
 
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser")
 
@@ -59,7 +59,7 @@ def sim_run(small_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 def _start_view(run_dir: Path) -> tuple[subprocess.Popen[str], str]:
     """`examiner view RUN_DIR --port 0` in a subprocess, and the URL it printed."""
     env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
-    proc = subprocess.Popen([sys.executable, "-m", "examiner.cli", "view", str(run_dir), "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "examiner.cli.main", "view", str(run_dir), "--port", "0",
                              "--who", "tester"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines: queue.Queue[str | None] = queue.Queue()
     stdout = proc.stdout

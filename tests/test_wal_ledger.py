@@ -16,8 +16,8 @@ import yaml
 from killing import kill_examiner_when
 from test_exam import PROFILE, ROLES, sim_settings
 
-from examiner.cli import main
-from examiner.config import EndpointSpec, Settings
+from examiner.cli.main import main
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam

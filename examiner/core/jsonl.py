@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -34,7 +34,7 @@ from examiner.core.records import (
     record_key,
 )
 from examiner.core.redact import redact_data, redact_text
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from examiner.core.rundir import LOCK
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 
 
 class RunDirInUse(UserError):

@@ -12,14 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from examiner.corpus import Corpus, corpus_languages, exam_language, load_corpus, passage_rows
-from examiner.errors import UserError
+from examiner.corpus.reading import Corpus, corpus_languages, exam_language, load_corpus, passage_rows
+from examiner.core.errors import UserError
 from examiner.exam.extraction import SkippedPassage, extract_corpus
 from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.exam.state import WORK_LISTS, CoverageBook, ExamState
-from examiner.knowledge import KnowledgeUnit, merge_near_duplicates, sentence_units, split_oversized, units_from_statements
-from examiner.vectors import EMBED_CHUNK
+from examiner.corpus.units import KnowledgeUnit, merge_near_duplicates, sentence_units, split_oversized, units_from_statements
+from examiner.corpus.vectors import EMBED_CHUNK
 
 log = logging.getLogger(__name__)
 

@@ -170,7 +170,7 @@ def _script_language(question: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _question_language(question: str) -> str:
-    from examiner.language import detect_language
+    from examiner.corpus.language import detect_language
 
     return detect_language(question)
 

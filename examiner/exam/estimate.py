@@ -68,12 +68,12 @@ from typing import Any
 
 import numpy as np
 
-from examiner.config import EndpointSpec, Settings
+from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
 from examiner.core.records import (SELF_CHECK_STAGE, AnswerRecord, QuestionRecord, SelfCheckRecord, UnitOutcome,
                                    VerdictRecord)
 from examiner.core.rundir import RunDir
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 from examiner.exam.bookends import start_state
 from examiner.exam.graph import Sample
 from examiner.exam.modes import MODES
@@ -81,10 +81,10 @@ from examiner.exam.nodes.context import ExamContext
 from examiner.exam.nodes.self_check import candidates as self_check_candidates
 from examiner.exam.nodes.self_check import sample_size
 from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.llm.gateway import MAX_REPAIRS
 from examiner.llm.ledger import aggregate, answered, per_unit
-from examiner.roles.judge import reply_limit
+from examiner.agents.judge.unit_judge import reply_limit
 
 PILOT_CLUSTERS = 4
 """Round-1 clusters the pilot examines by default (`estimate --pilot-clusters`)."""

@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from examiner.corpus import Corpus, Passage
+from examiner.corpus.reading import Corpus, Passage
 from examiner.core.tokens import count_tokens
-from examiner.errors import BudgetExhausted
+from examiner.core.errors import BudgetExhausted
 from examiner.exam.nodes.context import ExamContext
 from examiner.llm.gateway import ModelCallError
-from examiner.roles.extractor import EXTRACT_MAX_TOKENS, REPLY_TOKENS_PER_PASSAGE_TOKEN, extract_statements
-from examiner.runtime import run_bounded
+from examiner.agents.examiner.extractor import EXTRACT_MAX_TOKENS, REPLY_TOKENS_PER_PASSAGE_TOKEN, extract_statements
+from examiner.llm.fanout import run_bounded
 
 log = logging.getLogger(__name__)
 

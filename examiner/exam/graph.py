@@ -25,7 +25,7 @@ from examiner.exam.nodes.answers import collect_answers
 from examiner.exam.nodes.cluster import cluster
 from examiner.exam.nodes.context import ExamContext, running
 from examiner.exam.nodes.coverage import route_after_update, update_coverage
-from examiner.exam.nodes.judging import judge
+from examiner.exam.nodes.judge_units import judge
 from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
 from examiner.exam.nodes.questions import generate_questions
 from examiner.exam.nodes.self_check import self_check

@@ -25,7 +25,7 @@ import numpy as np
 
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.core.rundir import RunRecords
-from examiner.stats import bootstrap_ci, weighted_mean
+from examiner.stats.correlation import bootstrap_ci, weighted_mean
 
 Status = Literal["pass", "warn", "fail", "info"]
 
@@ -86,7 +86,7 @@ phrased in other words than its units (the simulated examiner's always are)."""
 INSTRUCTION_LIKE_UNITS = Threshold(warn=0.0, fail=None)
 """Share of units whose text looks like instructions to a model or like prompt markup (see
 _INSTRUCTION_LIKE): a document that tries to steer the examiner or the judge, or text the corpus carried
-in from a web page or a prompt. Prompts fence and escape every unit (examiner/prompting/fence.py), so
+in from a web page or a prompt. Prompts fence and escape every unit (agents/prompting/fence.py), so
 such a unit cannot change the exam's structure; any warns all the same, because the user should see the
 units and decide whether they belong in the corpus. Never fails."""
 SELF_AGREEMENT = Threshold(warn=0.80, fail=0.60, higher_is_worse=False)
@@ -313,7 +313,7 @@ def judge_reasons(records: RunRecords) -> list[tuple[str, str]]:
         marks = [(name, m.type, m.reason) for name, m in v.members.items()] if v.members else [("", v.type, v.reason)]
         for member, label, reason in marks:
             key = (v.answer_id if records.info.mode == "noref" else v.id, member, reason)
-            # The reference judge writes a reason only for an incorrect unit (examiner/roles/judge.py):
+            # The reference judge writes a reason only for an incorrect unit (agents/judge/unit_judge.py):
             # an empty reason is a placeholder only where one was asked for.
             if label != "unscored" and key not in seen and (label == "incorrect" or reason.strip()):
                 seen.add(key)
@@ -378,7 +378,7 @@ def instruction_like(text: str) -> str | None:
 
 
 def _placeholders() -> frozenset[str]:
-    from examiner.prompting import placeholder_names
+    from examiner.agents.prompting import placeholder_names
 
     return placeholder_names()
 

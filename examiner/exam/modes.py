@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from examiner.core.records import UnitRecord
-from examiner.vectors import k_for, kmeans, project_2d
+from examiner.corpus.vectors import k_for, kmeans, project_2d
 
 MAX_PROJECTED = 20000
 """Most units of a pool whose 2-D coordinates a round keeps (in clusters/<target>/round-N.json): a larger pool

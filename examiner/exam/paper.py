@@ -33,10 +33,10 @@ from examiner.core.records import (
     VerdictRecord,
 )
 from examiner.core.rundir import RunDir
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 from examiner.exam.nodes.answers import answer_one, score_classic
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
-from examiner.exam.nodes.judging import judge_answer
+from examiner.exam.nodes.judge_units import judge_answer
 
 _KIND_ORDER = {"question": 0, "top": 0, "probe": 1}
 

@@ -5,9 +5,9 @@ dominates the run's time.
 Three Ray Data stages, each a `map_batches` on Ray's own streaming engine:
 
 1. read: the corpus files (listed on the driver, in `load_corpus` order) are read by workers with the same
-   reader as the local path (`examiner.corpus.read_input`); the driver joins the parts in file order
+   reader as the local path (`examiner.corpus.reading.read_input`); the driver joins the parts in file order
    (`add_input`), so documents, passages, skipped files and passages.jsonl are those of `load_corpus`.
-2. units: batches of passages become sentence units (`examiner.knowledge.sentence_units`) and oversized
+2. units: batches of passages become sentence units (`examiner.corpus.units.sentence_units`) and oversized
    units are split (`split_oversized`), each row keeping the unit it was cut from (`origin`).
 3. embed: a callable class (one `Embedder` per worker, its model loaded once) adds each row's vector.
 
@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from examiner.config import ExamSettings
-from examiner.corpus import Corpus, Passage, add_input, check_not_empty, corpus_inputs, read_input
-from examiner.errors import UserError
+from examiner.core.config import ExamSettings
+from examiner.corpus.reading import Corpus, Passage, add_input, check_not_empty, corpus_inputs, read_input
+from examiner.core.errors import UserError
 from examiner.exam.nodes.context import ExamContext
-from examiner.knowledge import KnowledgeUnit, Source, sentence_units, split_oversized
-from examiner.vectors import Embedder, text_key
+from examiner.corpus.units import KnowledgeUnit, Source, sentence_units, split_oversized
+from examiner.corpus.vectors import Embedder, text_key
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from examiner.core.allocator import fix_mmap_threshold
 from examiner.core.version import VERSION
-from examiner.config import Settings, read_settings_file, validate_settings
-from examiner.corpus import check_corpus_size, configure_reading, limits_from_settings
-from examiner.errors import BudgetExhausted, UserError, note_run_dir
+from examiner.core.config import Settings, read_settings_file, validate_settings
+from examiner.corpus.reading import check_corpus_size, configure_reading, limits_from_settings
+from examiner.core.errors import BudgetExhausted, UserError, note_run_dir
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.graph import Sample, build_exam_graph
 from examiner.exam.health import exam_health
@@ -43,13 +43,13 @@ from examiner.core.runlock import hold_run_dir, refuse_if_in_use
 from examiner.core.stopping import was_cancelled
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.exam import paper
-from examiner.exam.store import RunStore
-from examiner.prompting import prompts_digest
+from examiner.exam.run_writer import RunStore
+from examiner.agents.prompting import prompts_digest
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.llm.cache import response_cache_path
 from examiner.llm.ledger import spent_usd
-from examiner.vectors import EmbeddingCache, Embedder
+from examiner.corpus.vectors import EmbeddingCache, Embedder
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def _check_request(settings: Settings, request: ExamRequest) -> None:
 def check_corpus_has_text(paths: list[str], jsonl_field: str) -> None:
     """UserError, before a run folder exists, when no file of the corpus holds a passage (every file binary,
     unsupported or empty); files are read only until the first that holds text."""
-    from examiner.corpus import Corpus, check_not_empty, corpus_inputs, read_input
+    from examiner.corpus.reading import Corpus, check_not_empty, corpus_inputs, read_input
 
     seen = Corpus()
     for file, doc_id in corpus_inputs(paths, seen):
@@ -259,8 +259,8 @@ async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
 def build_reports(run_dir: str | Path, *, map_rounds: list[int] | None = None) -> dict[str, Path]:
     """report.json/.md/.html (with the run's health, recomputed from its records) and provenance.graphml
     (left out of the result when the run is over its size limit)."""
-    from examiner.provenance import build_provenance
-    from examiner.report import build_report
+    from examiner.reporting.provenance import build_provenance
+    from examiner.reporting import build_report
 
     health = exam_health(RunDir(run_dir).read())
     paths = dict(build_report(run_dir, map_rounds=map_rounds, health=health.to_dict()))
@@ -384,7 +384,7 @@ def restore_credentials(settings: Settings, request: ExamRequest, run_dir: Path,
     """The run's settings with the credentials of its endpoint URLs given back from `config_file` (the
     configuration the run was started with): the run folder keeps URLs without them (examiner.core.redact).
     Only endpoints the run uses count; a URL in the file must redact to the one the run saved."""
-    from examiner.config import load_settings
+    from examiner.core.config import load_settings
     from examiner.core.redact import MASK, redact_url
 
     used = {*settings.roles.values(), *request.targets, *request.judges, *settings.judge_panel}

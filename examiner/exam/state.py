@@ -10,7 +10,7 @@ What lives where, and why:
   and the work lists of the round (question, answer and verdict ids). A node reads the values its state
   names and returns new keys for the values it changed; a rerun after a kill reads the same values
   again, so it writes the same ones (examiner/exam/statestore.py says why that makes resuming safe).
-- In the run directory's records (units, questions, answers, verdicts: examiner/exam/store.py): the
+- In the run directory's records (units, questions, answers, verdicts: examiner/exam/run_writer.py): the
   exam's results, which the work lists name by id.
 """
 

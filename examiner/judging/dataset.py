@@ -1,6 +1,6 @@
 """What `examiner judge` needs from each dataset record, with user-chosen field names.
 
-The records come from the one dataset loader (examiner.datasets.load_dataset) and its bad-row policy:
+The records come from the one dataset loader (examiner.corpus.datasets.load_dataset) and its bad-row policy:
 one bad row (missing field, empty response, label outside {0,1,2}, human score out of range, broken
 JSON) must not stop a long paid run; it is reported with its line number and field and counted in the
 report, and the other rows still run.
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.labels import Preference
-from examiner.datasets import FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
+from examiner.corpus.datasets import FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
 
 
 @dataclass

@@ -8,7 +8,7 @@
   reference), then the judge labels each unit for the ORIGINAL answer reading unit and revision.
   Two calls per answer; a failed revision leaves every unit unscored rather than guessing.
 - `GEvalJudge`: one form-filling call per unit on the 1-5 agreement scale
-  (examiner/prompting/geval_exam.py); the expected score becomes a label by `label_from_agreement`.
+  (agents/prompting/geval_exam.py); the expected score becomes a label by `label_from_agreement`.
 
 Every judge can be sent to another endpoint than its roles' own (a panel member is one; a RevisEval or
 G-Eval member makes all of its calls there). The exam builds its judge once with `exam_judge` and never
@@ -26,11 +26,11 @@ from examiner.core.labels import Unscored, Verdict, verdict_from_text
 from examiner.judging.panel import Panel
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import Unparseable
-from examiner.roles.geval import DEFAULT_SAMPLES
-from examiner.roles.geval_unit import agreement_steps, unit_agreement
-from examiner.roles.judge import judge_units, judge_without_reference, marks_from_verdicts
-from examiner.roles.reference_judge import label_units_with_revision
-from examiner.roles.reviser import revise_with_units
+from examiner.agents.judge.geval import DEFAULT_SAMPLES
+from examiner.agents.judge.geval_unit import agreement_steps, unit_agreement
+from examiner.agents.judge.unit_judge import judge_units, judge_without_reference, marks_from_verdicts
+from examiner.agents.judge.reference_judge import label_units_with_revision
+from examiner.agents.reviser.reviser import revise_with_units
 
 CORRECT_AT = 3.5
 INCORRECT_AT = 2.5

@@ -18,11 +18,11 @@ from typing import Any
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Preference, Preferred, Unscored, preference_to_number, unscored_reason
-from examiner.judging.common import RunFlags, judge_rows
+from examiner.judging.row_runner import RunFlags, judge_rows
 from examiner.judging.dataset import Row
 from examiner.judging.panel import Panel
 from examiner.llm.gateway import Gateway
-from examiner.roles.pairwise import PairJudgment, judge_pair
+from examiner.agents.judge.pairwise_judge import PairJudgment, judge_pair
 
 
 @dataclass
@@ -33,7 +33,7 @@ class PairwiseOptions:
     use_reference: bool = False
     endpoint: str | None = None
     structured: bool = False
-    """Ask for the grades as JSON (see examiner.roles.pairwise.judge_pair)."""
+    """Ask for the grades as JSON (see examiner.agents.judge.pairwise_judge.judge_pair)."""
 
 
 def number(label: Preferred | None) -> int | None:

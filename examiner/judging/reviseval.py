@@ -4,7 +4,7 @@ Pairwise rows: the response to revise is drawn per row from Random(f"{seed}:{row
 the gateway's cache agree); the other response is the reviser's guidance, flagged as possibly imperfect.
 The revised text r* then serves (a) as the reference of the pairwise LLM judge and (b) as the reference
 of classic metrics: each response is scored against r*, the higher score wins per metric
-(examiner.metrics.pairwise_preference), and the metrics vote (examiner.metrics.majority_vote).
+(examiner.stats.reference_metrics.pairwise_preference), and the metrics vote (examiner.stats.reference_metrics.majority_vote).
 Single rows: r* is the revision of the response itself; the reference judge grades it 1-10 against r*
 and the classic metrics score it against r*.
 """
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from examiner.core.labels import Unscored
-from examiner.roles.reference_judge import score_with_reference
-from examiner.roles.reviser import revise
-from examiner.judging.common import RunFlags, judge_rows, score_columns
+from examiner.agents.judge.reference_judge import score_with_reference
+from examiner.agents.reviser.reviser import revise
+from examiner.judging.row_runner import RunFlags, judge_rows, score_columns
 from examiner.judging.dataset import Row
 from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_records, judge_row
 from examiner.llm.gateway import Gateway
@@ -45,7 +45,7 @@ def which_to_revise(row_id: str, seed: int) -> int:
 
 def classic_scores(hyps: Sequence[str], refs: Sequence[str], metrics: Sequence[str]) -> dict[str, list[float]]:
     """Per-item scores of hyps against refs for the chosen metrics (names in CLASSIC_METRICS)."""
-    from examiner import metrics as m
+    from examiner.stats import reference_metrics as m
 
     out: dict[str, list[float]] = {}
     if not hyps:
@@ -97,7 +97,7 @@ def single_error(row: Row, message: str, method: str) -> dict[str, Any]:
 def add_metric_preferences(records: list[dict[str, Any]], rows: Sequence[Row], metrics: Sequence[str]) -> None:
     """Classic metrics of both responses vs r*, per-metric preference and majority vote, on the original-order
     record of each pair (field `metric_scores`, `metric_preferences`, `metric_majority`)."""
-    from examiner.metrics import majority_vote, pairwise_preference
+    from examiner.stats.reference_metrics import majority_vote, pairwise_preference
 
     by_id = {r.id: r for r in rows}
     targets = [rec for rec in records if rec.get("order") == "original" and rec.get("revised_reference")]

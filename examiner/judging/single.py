@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from examiner.roles.geval import DEFAULT_SAMPLES, evaluation_steps, geval_score
-from examiner.roles.reference_judge import score_with_reference
-from examiner.judging.common import RunFlags, judge_rows, score_columns
+from examiner.agents.judge.geval import DEFAULT_SAMPLES, evaluation_steps, geval_score
+from examiner.agents.judge.reference_judge import score_with_reference
+from examiner.judging.row_runner import RunFlags, judge_rows, score_columns
 from examiner.judging.dataset import Row
 from examiner.judging.reviseval import single_error
 from examiner.llm.gateway import Gateway

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import openai
 from openai import AsyncOpenAI
 
-from examiner.config import EndpointSpec
+from examiner.core.config import EndpointSpec
 from examiner.core.rundir import RunDir, SubmittedBatch
 from examiner.llm.slots import parked
 

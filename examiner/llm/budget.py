@@ -28,7 +28,7 @@ import asyncio
 import math
 from dataclasses import dataclass, field
 
-from examiner.errors import BudgetExhausted
+from examiner.core.errors import BudgetExhausted
 
 MARGIN = 1.25
 """A completion bound is this times the longest completion seen for its role and stage ..."""

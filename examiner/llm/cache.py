@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from examiner.config import Settings
+from examiner.core.config import Settings
 from examiner.core import rundir
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 

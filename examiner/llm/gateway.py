@@ -38,8 +38,8 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
-from examiner.config import EndpointSpec, Settings
-from examiner.errors import BudgetExhausted, ConfigError
+from examiner.core.config import EndpointSpec, Settings
+from examiner.core.errors import BudgetExhausted, ConfigError
 from examiner.llm.batch import BatchBook, BatchCollector, BatchMiss
 from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
@@ -52,7 +52,7 @@ from examiner.core.tokens import count_message_tokens, count_tokens
 from examiner.core import rundir
 from examiner.core.jsonl import read_jsonl
 from examiner.core.redact import redact_text
-from examiner.prompting.language import with_language
+from examiner.llm.reply_language import with_language
 from examiner.llm.types import M, Attempt, CallContext, CallResult, GenerationConfig, TokenLogprob, Unparseable
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ class Gateway:
         self.totals = Totals()
         self.language = ""
         """Language code of the run's corpus (set by the exam): when not English, every call gets the
-        one-line language instruction of examiner.prompting.language in its system message."""
+        one-line language instruction of examiner.llm.reply_language in its system message."""
         self._servers = ServerPool()
         self._endpoints: dict[str, _Endpoint] = {}
         self.notes = notes or log.info

@@ -58,10 +58,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 
 MODEL_ALIAS = "smollm2-135m-instruct"
-"""The model name the server answers to (matches the `local` endpoint in examiner/config.py)."""
+"""The model name the server answers to (matches the `local` endpoint in examiner/core/config.py)."""
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192
 """SmolLM2's trained context length; the KV cache for 8192 tokens costs ~90 MB, nothing on this model."""

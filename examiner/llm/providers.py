@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from examiner.config import EndpointSpec
+from examiner.core.config import EndpointSpec
 
 
 class ManagedServer(Protocol):

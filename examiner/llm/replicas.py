@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from openai import AsyncOpenAI
 
-from examiner.config import EndpointSpec
+from examiner.core.config import EndpointSpec
 from examiner.llm.limits import TokenRateLimiter
 
 DOWN_AFTER = 3

@@ -1,6 +1,6 @@
 """A fan-out's slot, which an item gives back while its calls wait in a provider batch.
 
-examiner.runtime.run_bounded lets `limit` items run at once. A call to a batch endpoint waits minutes
+examiner.llm.fanout.run_bounded lets `limit` items run at once. A call to a batch endpoint waits minutes
 to hours for its batch; if it kept its item's slot, a step could put at most `limit` calls in a batch
 and would then wait a whole batch round trip per `limit` items. So run_bounded runs each item in a
 `Slot` (a context variable, seen by every call the item makes, in child tasks too), and the gateway

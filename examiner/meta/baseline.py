@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from examiner.core.assessments import Assessment, MetaItem
-from examiner.report.overrides import human_agreement
-from examiner.stats import pearson
+from examiner.reporting.with_overrides import human_agreement
+from examiner.stats.correlation import pearson
 
 
 def baseline(items: Sequence[MetaItem], assessments: Sequence[Assessment], evaluators: Sequence[str]) -> dict[str, Any]:

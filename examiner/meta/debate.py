@@ -25,9 +25,9 @@ from examiner.core.assessments import Assessment, Debate, MetaItem, MetaJudgment
 from examiner.core.labels import Preference, Unscored, preference_from_text
 from examiner.llm import Gateway
 from examiner.meta.jdeval import judgment_id
-from examiner.prompting.meta_blocks import match_label, words
-from examiner.roles import debater
-from examiner.roles import meta_judge as mj
+from examiner.agents.prompting.meta_blocks import match_label, words
+from examiner.agents.debaters import debater
+from examiner.agents.meta_judge import meta_judge as mj
 
 MAX_ROUNDS = 5
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from examiner.errors import UserError
+from examiner.core.errors import UserError
 from examiner.core.records import (
     AnswerRecord,
     QuestionRecord,
@@ -23,7 +23,7 @@ from examiner.core.records import (
 from examiner.core.rundir import OVERRIDES, RunDir
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.core.labels import Unscored
-from examiner.prompting import unit_block
+from examiner.agents.prompting import unit_block
 
 EXAM_JUDGE = "exam-judge"
 

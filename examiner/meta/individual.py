@@ -14,7 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-from examiner.roles import meta_judge as mj
+from examiner.agents.meta_judge import meta_judge as mj
 from examiner.llm import Gateway
 from examiner.core.assessments import Assessment, IndividualJudgment, MetaItem
 from examiner.core.labels import Preference, Unscored

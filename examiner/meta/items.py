@@ -1,8 +1,8 @@
 """Meta-evaluation items from a user's dataset: JSONL/JSON files with a field mapping, or the shared
-LLMBar sets, read by the one dataset loader (examiner.datasets.load_dataset) and its bad-row policy.
+LLMBar sets, read by the one dataset loader (examiner.corpus.datasets.load_dataset) and its bad-row policy.
 
 Why a mapping: preference data sets name the same fields differently (`input`/`instruction`,
-`output_1`/`response_a`, `label`/`preference`...). `FieldMap` (examiner.datasets, shared with `examiner
+`output_1`/`response_a`, `label`/`preference`...). `FieldMap` (examiner.corpus.datasets, shared with `examiner
 judge`) says which key holds what; the kind of an item (pairwise or individual) follows from which fields
 are present.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 from examiner.core.assessments import MetaItem
 from examiner.core.labels import Preference
-from examiner.datasets import LLMBAR_FIELDS, FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
-from examiner.errors import UserError
+from examiner.corpus.datasets import LLMBAR_FIELDS, FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
+from examiner.core.errors import UserError
 
 
 def _gold(value: Any, key: str) -> Preference | None:

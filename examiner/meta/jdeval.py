@@ -18,7 +18,7 @@ from typing import Literal
 from examiner.core.assessments import Assessment, Decision, MetaItem, MetaJudgment
 from examiner.core.labels import Preference, Unscored
 from examiner.llm import Gateway
-from examiner.roles import meta_judge as mj
+from examiner.agents.meta_judge import meta_judge as mj
 
 RulesMode = Literal["enforce", "trust"]
 DRAWS_PER_ITEM = 3

@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from examiner.roles.evaluator import assess
-from examiner.config import Settings
-from examiner.datasets import RowError, Skipped, SourceRecord, load_dataset
-from examiner.errors import BudgetExhausted, UserError
+from examiner.agents.evaluators.evaluator import assess
+from examiner.core.config import Settings
+from examiner.corpus.datasets import RowError, Skipped, SourceRecord, load_dataset
+from examiner.core.errors import BudgetExhausted, UserError
 from examiner.llm import Gateway
 from examiner.meta import ranking
 from examiner.meta.baseline import baseline
@@ -47,10 +47,10 @@ from examiner.core.assessments import (
     MetaItem,
     MetaJudgment,
 )
-from examiner.meta.store import JsonlStore
+from examiner.meta.records_file import JsonlStore
 from examiner.core import rundir
-from examiner.prompting.meta_blocks import decision_text
-from examiner.runtime import Outcome, run_bounded
+from examiner.agents.prompting.meta_blocks import decision_text
+from examiner.llm.fanout import Outcome, run_bounded
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from examiner.core.labels import Preference
-from examiner.stats import Figures, kendall, percentile_interval, spearman
+from examiner.stats.correlation import Figures, kendall, percentile_interval, spearman
 
 __all__ = [
     "Match",

@@ -24,10 +24,10 @@ Data blocks the behaviours read (the real agents build them the same way):
   `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
   in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
   their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
-Every value in a prompt is escaped (examiner/prompting/fence.py): behaviours find blocks by their tags,
+Every value in a prompt is escaped (agents/prompting/fence.py): behaviours find blocks by their tags,
 which no value can forge, and `unescape` what they read. A forged `<unit id=...>` or `[ref:...]` in a
 unit's text is therefore just text; the judge reads claim markers from the answer's fence only.
-A call that shows units under short names (U1..Uk, examiner/roles/aliases.py) sends the `aliases` hint
+A call that shows units under short names (U1..Uk, agents/aliases.py) sends the `aliases` hint
 (name -> unit id): the simulated examiner then writes unit ids in `[ref:...]` and the simulated judge
 reads the answer's markers by unit id, while both reply with the names the prompt used.
 """
@@ -62,7 +62,7 @@ DEFAULT_TARGETS_PER_QUESTION = 4
 
 UNIT_RE = re.compile(r'<unit id="([^"]*)"')
 NAMED_UNIT_RE = re.compile(r"^<(U\d+)>(.*)</\1>$", re.M)
-"""A unit line of a call that names its units U1..Uk (examiner/roles/aliases.py): name, escaped text."""
+"""A unit line of a call that names its units U1..Uk (agents/aliases.py): name, escaped text."""
 PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
 REF_RE = re.compile(r"\[ref:([^\]]*)\]")
 MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong)\b")
@@ -235,7 +235,7 @@ def ref_ids(text: str) -> list[str]:
 
 
 def unescape(text: str) -> str:
-    """A value as it was before a prompt escaped it: the inverse of examiner.prompting.fence.escape (`&lt;`,
+    """A value as it was before a prompt escaped it: the inverse of examiner.agents.prompting.fence.escape (`&lt;`,
     `&gt;`, `&amp;` back to `<`, `>`, `&`; other entities stay). The simulator sits below the prompting
     layer, so it keeps its own copy; tests/test_prompt_fencing.py holds the two to each other."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
@@ -261,7 +261,7 @@ def fence_content(text: str, tag: str) -> str | None:
 
 def shown_units(text: str) -> list[str]:
     """Ids or names of the units a prompt shows, in order: `<unit id="ID">` blocks, or `<U1>text</U1>`
-    lines (a call that names its units U1..Uk, examiner/roles/aliases.py)."""
+    lines (a call that names its units U1..Uk, agents/aliases.py)."""
     return list(dict.fromkeys(UNIT_RE.findall(text) or [name for name, _ in NAMED_UNIT_RE.findall(text)]))
 
 
@@ -425,7 +425,7 @@ def judge_verdicts(req: SimRequest) -> Completion:
 
 def judge_reply(req: SimRequest, verdicts: list[dict[str, str]]) -> Completion:
     """The verdicts in the shape the call's schema asks for: a label map with reasons for those that have
-    one (a schema with `labels`, examiner/roles/judge.py), else the list of per-unit verdicts."""
+    one (a schema with `labels`, agents/judge/unit_judge.py), else the list of per-unit verdicts."""
     if "labels" not in (req.schema or {}).get("properties", {}):
         return {"verdicts": verdicts}
     return {"labels": {v["unit_id"]: v["type"] for v in verdicts},

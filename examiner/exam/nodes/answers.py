@@ -9,8 +9,8 @@ from typing import Any
 from examiner.core.records import AnswerRecord, QuestionRecord
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
 from examiner.exam.state import ExamState
-from examiner.metrics import bleu
-from examiner.roles.candidate import answer as ask_candidate
+from examiner.stats.reference_metrics import bleu
+from examiner.agents.candidate.answerer import answer as ask_candidate
 
 
 async def collect_answers(ctx: ExamContext, state: ExamState) -> dict[str, Any]:

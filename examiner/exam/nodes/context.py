@@ -1,6 +1,6 @@
 """What every exam node shares: the run's resources, deterministic ids, and one fan-out policy.
 
-A node fans its work out with `fan_out` (examiner.runtime.run_bounded under a progress bar) and ends
+A node fans its work out with `fan_out` (examiner.llm.fanout.run_bounded under a progress bar) and ends
 with `stop_update`: a budget stop routes the graph to `finish` as `budget_exhausted`, every call failing
 (an endpoint that is down) as `failed`; records already written are kept either way.
 """
@@ -14,17 +14,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from examiner.config import ExamSettings, Settings
+from examiner.core.config import ExamSettings, Settings
 from examiner.core.contract import ExamTask, Judge
 from examiner.core.labels import Verdict
 from examiner.core.records import UnitRecord
 from examiner.exam.modes import ExamMode
 from examiner.exam.progress import ExamProgress
 from examiner.exam.state import ClusterState, CoverageBook, ExamState
-from examiner.exam.store import RunStore
+from examiner.exam.run_writer import RunStore
 from examiner.llm import Gateway
-from examiner.runtime import RunSummary, run_bounded
-from examiner.vectors import Embedder
+from examiner.llm.fanout import RunSummary, run_bounded
+from examiner.corpus.vectors import Embedder
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -10,7 +10,7 @@ from examiner.exam.checks import leaking_targets, question_type, word_count
 from examiner.exam.nodes.context import ExamContext, fan_out, running, stable_id, stop_update
 from examiner.exam.state import ExamState
 from examiner.llm import Unparseable
-from examiner.roles.questioner import write_probe
+from examiner.agents.examiner.questioner import write_probe
 
 Candidate = tuple[AnswerRecord, list[str]]
 """An answer and the target ids it left unrelated."""

@@ -14,7 +14,7 @@ from examiner.exam.checks import leaking_targets, question_type, word_count
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
 from examiner.exam.state import ClusterState, ExamState
 from examiner.llm import Unparseable
-from examiner.roles.questioner import Question, write_question
+from examiner.agents.examiner.questioner import Question, write_question
 
 MAX_QUESTION_ATTEMPTS = 3
 

@@ -21,7 +21,7 @@ from typing import Any
 from examiner.core.contract import ExamTask
 from examiner.core.records import SELF_CHECK_STAGE, AnswerRecord, QuestionRecord, SelfCheckRecord, VerdictRecord
 from examiner.exam.nodes.context import ExamContext, fan_out, running, stable_id, stop_update
-from examiner.exam.nodes.judging import NO_MARK
+from examiner.exam.nodes.judge_units import NO_MARK
 from examiner.exam.state import ExamState
 from examiner.llm.gateway import ledger_stage
 

@@ -1,0 +1,1 @@
+"""The candidate agent: the target model answering an exam question."""

@@ -1,0 +1,1 @@
+"""The debaters of MDEval: each defends its own assessment over rounds."""

@@ -1,0 +1,1 @@
+"""The evaluators whose assessments a meta-evaluation compares."""

@@ -1,0 +1,89 @@
+"""Examiner role: one question per cluster of knowledge units, and narrower follow-up probes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
+from examiner.agents.prompting import render
+from examiner.agents.aliases import UnitAliases
+
+
+class Question(BaseModel):
+    """The examiner's question and the ids of the units it asks about."""
+
+    question: str = Field(description="the question put to the interviewee")
+    target: list[str] = Field(description="ids of the knowledge units the question covers")
+
+
+def question_tokens(n_units: int) -> int:
+    """Completion budget: a ~50-word question plus up to n targets (sized when targets were ~10-token
+    ids; names need less, and a generous cap costs nothing but a larger worst case for the budget)."""
+    return 160 + 24 * n_units
+
+
+def question_schema(unit_ids: Sequence[str]) -> type[Question]:
+    """Question whose `target` may only name these ids: endpoints that enforce schemas (OpenAI structured
+    outputs, llama.cpp grammars) then cannot emit an id from outside the cluster. Built once per distinct
+    list of names (U1..Uk: one per cluster size), not once per call."""
+    return _question_schema(tuple(unit_ids))
+
+
+@lru_cache(maxsize=256)
+def _question_schema(unit_ids: tuple[str, ...]) -> type[Question]:
+    ids = Literal.__getitem__(tuple(unit_ids))  # type: ignore[attr-defined]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "Question", __base__=Question, target=(list[ids], Field(min_length=1, max_length=len(unit_ids)))
+    )
+
+
+async def write_question(
+    gateway: Gateway,
+    units: list[tuple[str, str]],
+    *,
+    round: int,
+    max_words: int = 50,
+    feedback: str = "",
+) -> CallResult[Question]:
+    """Ask the examiner for one question over a cluster (`units[0]` is the cluster's center)."""
+    aliases = UnitAliases.of(units)
+    note = f"\nYour previous attempt was rejected: {aliases.shorten(feedback)}\n" if feedback else ""
+    messages = render("exam_question", units=aliases.block(units), max_words=max_words, feedback=note)
+    return await _ask(gateway, messages, aliases, CallContext(stage="question", round=round, unit_ids=aliases.ids,
+                                                              hints=aliases.hint))
+
+
+async def write_probe(
+    gateway: Gateway,
+    question: str,
+    answer: str,
+    units: list[tuple[str, str]],
+    *,
+    round: int,
+    max_words: int = 50,
+) -> CallResult[Question]:
+    """Ask for a narrower follow-up on the units an answer left uncovered."""
+    aliases = UnitAliases.of(units)
+    messages = render(
+        "exam_probe", question=question, answer=answer, units=aliases.block(units), max_words=max_words
+    )
+    return await _ask(gateway, messages, aliases, CallContext(stage="probe", round=round, unit_ids=aliases.ids,
+                                                              hints=aliases.hint))
+
+
+async def _ask(gateway: Gateway, messages: list[dict[str, str]], aliases: UnitAliases,
+               context: CallContext) -> CallResult[Question]:
+    """One examiner call over units shown by their short names; the reply's targets come back as unit ids."""
+    result = await gateway.chat(
+        "examiner", messages, GenerationConfig(max_tokens=question_tokens(len(aliases.ids))), context,
+        schema=Question, response_schema=question_schema(aliases.names),
+    )
+    if not isinstance(result.parsed, Question):
+        return result
+    targets = [aliases.unit_id(name) for name in result.parsed.target]
+    return replace(result, parsed=result.parsed.model_copy(update={"target": targets}))

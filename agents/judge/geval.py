@@ -1,0 +1,106 @@
+"""G-Eval agents: the evaluation-steps writer (auto chain-of-thought) and the form-filling scorer.
+
+Steps are written once per (task, criterion) and shared by every item of a run (in memory per
+gateway, and across runs through the gateway's response cache). The scorer asks for the score token's
+log-probabilities when the endpoint gives them and takes the expected value; otherwise it samples n
+completions at temperature 1 and averages (see agents/judge/geval_math.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from examiner.agents.judge.geval_math import GEvalScore, allowed_scores, expected_from_logprobs, mean_of_samples
+from examiner.llm.gateway import Gateway
+from examiner.llm.types import CallContext, GenerationConfig
+from examiner.agents.prompting import render
+
+ROLE = "geval"
+DEFAULT_SAMPLES = 20
+
+_STEPS: dict[tuple[int, str | None, str, str], asyncio.Future[str]] = {}
+
+
+async def evaluation_steps(gw: Gateway, *, task: str, criterion: str, endpoint: str | None = None) -> str:
+    """The evaluation steps for (task, criterion), written by the model once and then reused."""
+    key = (id(gw), endpoint, task, criterion)
+    future = _STEPS.get(key)
+    if future is None:
+        future = asyncio.get_running_loop().create_future()
+        _STEPS[key] = future
+        try:
+            result = await gw.chat(ROLE, render("geval_steps", task=task, criterion=criterion),
+                                   GenerationConfig(max_tokens=320, temperature=0.0), CallContext(stage="steps"),
+                                   endpoint=endpoint)
+            future.set_result((result.text or "").strip())
+        except BaseException as exc:
+            _STEPS.pop(key, None)
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+    return await asyncio.shield(future)
+
+
+def forget_steps(gw: Gateway) -> None:
+    """Drop the in-memory steps of a gateway (call when it closes, so ids are not reused stale)."""
+    for key in [k for k in _STEPS if k[0] == id(gw)]:
+        _STEPS.pop(key, None)
+
+
+async def form_fill(
+    gw: Gateway,
+    messages: list[dict[str, str]],
+    *,
+    scale: int,
+    stage: str,
+    n: int = DEFAULT_SAMPLES,
+    use_logprobs: bool | None = None,
+    item_id: str = "",
+    round: int = 0,
+    unit_ids: tuple[str, ...] = (),
+    endpoint: str | None = None,
+) -> GEvalScore:
+    """Score a filled-in form: expected value from logprobs when available, else the mean of n samples.
+
+    `use_logprobs=None` follows the endpoint's `supports_logprobs`; the result's `path` says which
+    way was taken and `fallback_reason` why sampling was used after logprobs were asked for.
+    """
+    allowed = allowed_scores(scale)
+    _, spec = gw.resolve(ROLE, endpoint)
+    want_logprobs = spec.supports_logprobs if use_logprobs is None else use_logprobs
+    context = CallContext(stage=stage, round=round, unit_ids=tuple(unit_ids), item_id=item_id,
+                          hints={"scale": scale})
+    reason = ""
+    if want_logprobs:
+        config = GenerationConfig(max_tokens=4, temperature=0.0, logprobs=True, top_logprobs=min(20, max(5, len(allowed))))
+        result = await gw.chat(ROLE, messages, config, context, endpoint=endpoint)
+        scored = expected_from_logprobs(result.logprobs, allowed)
+        if scored is not None:
+            return scored
+        reason = "no logprobs returned" if not result.logprobs else f"no score token in {result.text[:40]!r}"
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=4, temperature=1.0, n=n), context,
+                           endpoint=endpoint)
+    texts = result.texts or [result.text]
+    return mean_of_samples(texts, allowed, fallback_reason=reason)
+
+
+async def geval_score(
+    gw: Gateway,
+    *,
+    task: str,
+    criterion: str,
+    text: str,
+    source: str = "",
+    scale: int = 5,
+    form_label: str = "Score",
+    n: int = DEFAULT_SAMPLES,
+    use_logprobs: bool | None = None,
+    item_id: str = "",
+    endpoint: str | None = None,
+) -> GEvalScore:
+    """G-Eval score of `text` (given its `source`) on `criterion`, 1..scale."""
+    steps = await evaluation_steps(gw, task=task, criterion=criterion, endpoint=endpoint)
+    messages = render("geval_score", task=task, criterion=criterion, steps=steps, source=source or "(none)",
+                      text=text, scale=scale, form_label=form_label)
+    return await form_fill(gw, messages, scale=scale, stage="score", n=n, use_logprobs=use_logprobs,
+                           item_id=item_id, endpoint=endpoint)

@@ -1,0 +1,143 @@
+"""Judge role: label each target knowledge unit correct / incorrect / unrelated against its reference."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from examiner.core.contract import Mark
+from examiner.core.labels import Verdict, verdict_from_text
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
+from examiner.agents.prompting import render
+from examiner.agents.aliases import UnitAliases
+
+Label = Literal["correct", "incorrect", "unrelated"]
+
+REASON_WORDS: dict[str, int] = {"incorrect": 40}
+"""The reason policy of prompts/exam_judge.md: the most words of a reason per label; a label not named
+gets no reason (Ref-Eval counts labels; only an error needs explaining, and reports show reasons only for
+units answered wrong). 40 words hold the answer's wrong statement and the unit's correct one, which is
+all docs/METHODS.md asks of a reason (under 100 words). The prompt states it and the call's hints carry it
+(`reason_words`), so a simulated judge writes what the prompt asks for."""
+
+
+class UnitVerdict(BaseModel):
+    """The judge's label for one knowledge unit, with its reason (empty unless incorrect)."""
+
+    unit_id: str
+    type: Label
+    reason: str = ""
+
+
+class UnitReason(BaseModel):
+    """Why one unit is incorrect: the error in the answer and the correct statement."""
+
+    unit: str
+    reason: str
+
+
+class Judgment(BaseModel):
+    """A label per unit shown to the judge, by its name in the call, and reasons for the incorrect ones.
+
+    A label map rather than a list of {unit_id, type, reason} objects: each unit costs its name and label
+    (~5 tokens) instead of ~20 tokens of keys, quotes and an empty reason."""
+
+    labels: dict[str, Label]
+    reasons: list[UnitReason] = Field(default_factory=list)
+
+    @property
+    def verdicts(self) -> list[UnitVerdict]:
+        """The labels as per-unit verdicts, in the reply's order (a unit's first reason wins)."""
+        why: dict[str, str] = {}
+        for item in self.reasons:
+            why.setdefault(item.unit, item.reason)
+        return [UnitVerdict(unit_id=uid, type=label, reason=why.get(uid, "")) for uid, label in self.labels.items()]
+
+
+class AnswerVerdict(BaseModel):
+    """A single label for the whole answer (the judge-without-reference baseline)."""
+
+    type: Label
+    reason: str
+
+
+class LabelledUnit(Protocol):
+    """A per-unit verdict as any judge reply schema spells it."""
+
+    unit_id: str
+    type: str
+    reason: str
+
+
+def marks_from_verdicts(verdicts: Iterable[LabelledUnit]) -> dict[str, Mark[Verdict]]:
+    """A mark per unit id the judge named (its first verdict wins when it names a unit twice)."""
+    marks: dict[str, Mark[Verdict]] = {}
+    for verdict in verdicts:
+        marks.setdefault(verdict.unit_id, Mark(verdict_from_text(verdict.type), verdict.reason))
+    return marks
+
+
+def judgment_schema(names: Sequence[str]) -> type[BaseModel]:
+    """What the endpoint is asked to follow: a label for exactly these names, reasons naming only them.
+    Calls name U1..Uk, so a run needs one schema per cluster size: built once, not once per call (building
+    a pydantic model was a tenth of an exam's own CPU)."""
+    return _judgment_schema(tuple(names))
+
+
+@lru_cache(maxsize=256)
+def _judgment_schema(names: tuple[str, ...]) -> type[BaseModel]:
+    labels = create_model("Labels", __config__=ConfigDict(extra="forbid"),  # type: ignore[call-overload]
+                          **{name: (Label, ...) for name in names})
+    unit = Literal.__getitem__(tuple(names))  # type: ignore[attr-defined]
+    reason = create_model("UnitReason", __base__=UnitReason, unit=(unit, ...))  # type: ignore[call-overload]
+    return create_model("Judgment", labels=(labels, ...), reasons=(list[reason], ...))  # type: ignore[call-overload, no-any-return]
+
+
+def reply_limit(units: int) -> int:
+    """max_tokens of a judgment about `units` units (a label map, and reasons for incorrect units)."""
+    return 120 + 160 * units
+
+
+async def judge_units(
+    gateway: Gateway,
+    question: str,
+    answer: str,
+    references: list[tuple[str, str]],
+    *,
+    round: int,
+    stage: str = "judge",
+    endpoint: str | None = None,
+) -> CallResult[Judgment]:
+    """Per-unit verdicts; `references` pairs each unit id with the text it is checked against. The judge
+    sees and names the units by short names; the verdicts come back with unit ids."""
+    aliases = UnitAliases.of(references)
+    messages = render("exam_judge", question=question, answer=answer, units=aliases.block(references),
+                      incorrect_words=REASON_WORDS["incorrect"])
+    result = await gateway.chat(
+        "judge", messages, GenerationConfig(max_tokens=reply_limit(len(references))),
+        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
+                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
+        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
+    )
+    if not isinstance(result.parsed, Judgment):
+        return result
+    parsed = result.parsed
+    return replace(result, parsed=Judgment(
+        labels={aliases.unit_id(name): label for name, label in parsed.labels.items()},
+        reasons=[UnitReason(unit=aliases.unit_id(r.unit), reason=r.reason) for r in parsed.reasons],
+    ))
+
+
+async def judge_without_reference(
+    gateway: Gateway, question: str, answer: str, *, round: int, unit_ids: list[str], endpoint: str | None = None
+) -> CallResult[AnswerVerdict]:
+    """One verdict for the answer from the judge's own knowledge (no reference text shown)."""
+    messages = render("exam_judge_noref", question=question, answer=answer)
+    return await gateway.chat(
+        "judge", messages, GenerationConfig(max_tokens=200),
+        CallContext(stage="judge_noref", round=round, unit_ids=tuple(unit_ids)), schema=AnswerVerdict, endpoint=endpoint,
+    )

@@ -1,0 +1,1 @@
+"""Meta-judges: JDEval, JDEval-i, BSMEval and the referee of a debate."""

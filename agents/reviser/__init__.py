@@ -1,0 +1,1 @@
+"""The RevisEval reviser: turns a response into a response-adapted reference."""

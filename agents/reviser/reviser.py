@@ -1,0 +1,67 @@
+"""Reviser agent (RevisEval): rewrites a response into a response-adapted reference.
+
+The reference keeps what the response gets right and fixes the rest, so a judge or a classic metric
+compares the response with a reference that is close to it in form; pairwise, the other response is
+shown as guidance that may itself be wrong.
+"""
+
+from __future__ import annotations
+
+from examiner.core.labels import Unscored
+from examiner.llm.gateway import Gateway
+from examiner.llm.types import CallContext, GenerationConfig
+from examiner.agents.prompting import render, unit_block
+from examiner.agents.prompting.fence import Markup, fenced
+
+ROLE = "reviser"
+
+
+def _revised(reply: str | None) -> str | Unscored:
+    text = (reply or "").strip()
+    return text or Unscored("revision failed: reviser returned an empty reply")
+
+
+def _rubric_line(rubric: str | None) -> Markup:
+    """The rubric (a dataset's or the user's text) in a fence of its own, or nothing."""
+    return Markup(f"Judge quality by this rubric:\n{fenced('rubric', rubric.strip())}\n") if rubric and rubric.strip() else Markup("")
+
+
+async def revise(
+    gw: Gateway,
+    *,
+    instruction: str,
+    response: str,
+    rubric: str | None = None,
+    guidance: str | None = None,
+    item_id: str = "",
+    endpoint: str | None = None,
+    max_tokens: int = 768,
+) -> str | Unscored:
+    """The response-adapted reference for `response` (guided by `guidance` when given), or Unscored
+    when the reviser returned nothing usable (no judgment can follow)."""
+    if guidance is not None:
+        messages = render("reviser_guided", instruction=instruction, response=response, guidance=guidance,
+                          rubric_line=_rubric_line(rubric))
+    else:
+        messages = render("reviser", instruction=instruction, response=response, rubric_line=_rubric_line(rubric))
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+                           CallContext(stage="revise", item_id=item_id), endpoint=endpoint)
+    return _revised(result.text)
+
+
+async def revise_with_units(
+    gw: Gateway,
+    *,
+    question: str,
+    answer: str,
+    units: list[tuple[str, str]],
+    round: int = 0,
+    endpoint: str | None = None,
+    max_tokens: int = 768,
+) -> str | Unscored:
+    """Exam mode: the answer corrected against the reference units (the units act as the rubric)."""
+    messages = render("reviser_units", question=question, answer=answer, units=unit_block(units))
+    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+                           CallContext(stage="exam_revise", round=round, unit_ids=tuple(u for u, _ in units)),
+                           endpoint=endpoint)
+    return _revised(result.text)

@@ -1,0 +1,1 @@
+"""The command line: argument parsing and printing. `examiner.cli.main:main` is the entry point."""

@@ -1,0 +1,100 @@
+"""`examiner report RUN_DIR` rebuilds a run's reports and provenance graph; `examiner compare RUN_DIR...`
+puts several targets side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from examiner.cli.flags import add_command
+from examiner.core.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = add_command(
+        sub, "report", "rebuild report.json/.md/.html, figures and provenance.graphml of a run",
+        "Rebuild an exam run's reports from its records (run.json, units, questions, answers, verdicts,\n"
+        "ledger): report.json, report.md, report.html with their figures, and the provenance graph that\n"
+        "links every verdict to its question, answer, unit and source passage. Makes no model call.",
+        "examiner report runs/pubmed\nexaminer report runs/pubmed --map-rounds 1,3")
+    parser.add_argument("run_dir", help="a run directory (holds run.json)")
+    parser.add_argument("--map-rounds", metavar="N,N,...",
+                        help="rounds drawn in the 2-D maps (default: 1, 2 and the last)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 4 when the run's health check fails (the reports are written first)")
+    parser.set_defaults(func=run_report)
+    parser = add_command(
+        sub, "compare", "compare the targets of one or more runs side by side",
+        "Put the targets of one or more exam runs side by side: accuracy and coverage with their intervals,\n"
+        "unit counts, rounds and cost. Prints Markdown, or writes Markdown and HTML with --out.",
+        "examiner compare runs/two\nexaminer compare runs/a runs/b --out compare.md")
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="exam run directories")
+    parser.add_argument("--out", metavar="FILE.md",
+                        help="write Markdown here and HTML beside it (FILE.html); default: print Markdown")
+    parser.set_defaults(func=run_compare)
+
+
+def _rounds(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"--map-rounds expects comma-separated round numbers, got '{text}'") from None
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from examiner.exam.runner import build_reports
+
+    paths = build_reports(args.run_dir, map_rounds=_rounds(args.map_rounds))
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    for line in override_lines(report):
+        print(line)
+    for name in ("html", "md", "json", "provenance"):
+        if name in paths:
+            print(f"{name}: {paths[name]}")
+    graph = report.get("provenance") or {}
+    if not graph.get("written", True):
+        print(f"note: {graph['note']}")
+    figures = [p for k, p in paths.items() if k.startswith("figure:")]
+    if figures:
+        print(f"figures: {len(figures)} in {figures[0].parent}")
+    from examiner.cli.commands.exam import print_health, strict_exit
+
+    print_health(report.get("health"))
+    return strict_exit(0, Path(args.run_dir), args.strict)
+
+
+def override_lines(report: dict[str, Any]) -> list[str]:
+    """Per target, accuracy and coverage as the judge gave them and with people's overrides (none: [])."""
+    overrides = report.get("overrides")
+    if not overrides:
+        return []
+
+    def pct(estimate: dict[str, Any]) -> str:
+        return "n/a" if estimate["value"] is None else f"{100 * estimate['value']:.1f}%"
+
+    lines = [f"overrides: {overrides['overrides']} ({overrides['changed']} change the label) from {overrides['file']}"]
+    for target, t in overrides["targets"].items():
+        lines.append(f"{target}: accuracy {pct(t['accuracy_judge'])} (judge) -> {pct(t['accuracy_with_overrides'])} "
+                     f"with overrides; coverage {pct(t['coverage_judge'])} -> {pct(t['coverage_with_overrides'])}")
+    return lines
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from examiner.reporting import compare
+
+    markdown, html = compare(args.run_dirs)
+    if not args.out:
+        print(markdown, end="")
+        return 0
+    out = Path(args.out)
+    if out.parent and not out.parent.exists():
+        raise UserError(f"output folder does not exist: {out.parent}")
+    out.write_text(markdown, encoding="utf-8")
+    html_path = out.with_suffix(".html")
+    html_path.write_text(html, encoding="utf-8")
+    print(f"md: {out}\nhtml: {html_path}")
+    return 0

@@ -1,0 +1,243 @@
+"""The metrics report of a judging run (JSON and Markdown) and the judgments JSONL.
+
+Pairwise records -> agreement with labels (and per classic metric / majority vote for RevisEval),
+swap consistency and bias. Single-score records -> correlations with human scores at sample, summary
+(per `group`) and system (per `system`) level via examiner.stats.correlation. Skipped rows and failed or
+unparseable judgments are always counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from examiner.stats import correlation as stats
+from examiner.core.contract import Mark, agreement_with_panel
+from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
+from examiner.core.rundir import JUDGMENTS
+from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
+from examiner.reporting.writer import cell, write_jsonl, write_report
+
+
+def _preference(value: Any) -> Preferred:
+    """A judgments-JSONL verdict (1, 2, 0, or null for none) as a preference."""
+    return Unscored("unparseable") if value is None else preference_from_text(value)
+
+
+def judgments(records: Iterable[Mapping[str, Any]]) -> list[Judgment]:
+    """Judgment values of pairwise records."""
+    return [Judgment(str(r["id"]), str(r.get("order", "original")), _preference(r.get("verdict"))) for r in records]
+
+
+def _gold(labels: Mapping[Any, Any]) -> dict[Any, Preference]:
+    return {key: preference_from_text(value) for key, value in labels.items()}
+
+
+def _wrong_label(gold: Preference) -> Preference:
+    """A label that disagrees with `gold`: what an unparseable verdict counts as under `--unparseable wrong`."""
+    return Preference.SECOND if gold is Preference.FIRST else Preference.FIRST
+
+
+def _counted_as_wrong(js: Sequence[Judgment], gold: Mapping[Any, Preference]) -> list[Judgment]:
+    """The judgments with every unparseable verdict that has a gold label replaced by a wrong label (the
+    convention of tables that count a missing verdict as an error rather than leaving it out)."""
+    return [Judgment(j.id, j.order, _wrong_label(gold[j.id]))
+            if not isinstance(j.verdict, Preference) and j.id in gold else j for j in js]
+
+
+def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, int] | None = None,
+                     teacher: Mapping[Any, int] | None = None, unparseable: str = "drop") -> dict[str, Any]:
+    """Agreement (labels from `labels` or the records' `label`), teacher agreement, swap metrics, and each
+    panel member's agreement with the panel when a panel judged. `unparseable`: `drop` leaves unparseable
+    verdicts out of the agreement figures, `wrong` counts each as a wrong label (swap figures always drop)."""
+    js = judgments(records)
+    gold = _gold(labels if labels is not None else {
+        str(r["id"]): r["label"] for r in records if r.get("label") is not None})
+    out: dict[str, Any] = {
+        "unparseable_convention": unparseable,
+        "n_judgments": len(js),
+        "n_unparseable": sum(1 for j in js if not is_scored(j.verdict)),
+        "n_failed_calls": sum(1 for r in records if r.get("failed")),
+        "verdicts": {str(k): v for k, v in sorted(Counter(
+            preference_to_number(j.verdict) if isinstance(j.verdict, Preference) else "unparseable"
+            for j in js).items(), key=str)},
+    }
+    if gold:
+        out["agreement"] = agreement(_counted_as_wrong(js, gold) if unparseable == "wrong" else js, gold)
+    if teacher:
+        out["teacher_agreement"] = agreement(js, _gold(teacher))
+    if any(j.order == "swapped" for j in js):
+        out["swap"] = swap_metrics(js)
+    if any(r.get("panel") for r in records):
+        out["panel_agreement"] = panel_agreement(records)
+    metric_prefs = [r for r in records if r.get("metric_preferences")]
+    if metric_prefs and gold:
+        per_metric: dict[str, Any] = {}
+        names = list(metric_prefs[0]["metric_preferences"])
+        usable = [r for r in metric_prefs if str(r["id"]) in gold]
+        target = [gold[str(r["id"])] for r in usable]
+        for name in names:
+            per_metric[name] = classification_metrics(
+                [preference_from_text(r["metric_preferences"][name]) for r in usable], target)
+        per_metric["majority"] = classification_metrics([preference_from_text(r["metric_majority"]) for r in usable],
+                                                        target)
+        out["classic_metric_agreement"] = per_metric
+    return out
+
+
+def panel_agreement(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per panel member: how often its verdict was the panel's, over the judgments the panel decided."""
+    marks = [Mark(_preference(r.get("verdict")), members={
+        name: Mark(_preference(own.get("verdict"))) for name, own in r["panel"].items()}) for r in records if r.get("panel")]
+    return [{"member": m.member, "agreed": m.agreed, "compared": m.compared, "unscored": m.unscored, "rate": m.rate}
+            for m in agreement_with_panel(marks)]
+
+
+def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "drop",
+                   lowest_score: float = 1.0) -> dict[str, Any]:
+    """Score summary, G-Eval paths, and correlations with human scores (judge score and classic metrics).
+
+    `unparseable`: `drop` leaves judgments without a score out of the correlations; `wrong` gives each the
+    lowest score of the scale (`lowest_score`), the convention of tables that count a missing score as
+    the worst one."""
+    scored = [r for r in records if r.get("score") is not None]
+    if unparseable == "wrong":
+        scored = [r if r.get("score") is not None else dict(r, score=lowest_score) for r in records]
+    out: dict[str, Any] = {
+        "unparseable_convention": unparseable,
+        "lowest_score": lowest_score if unparseable == "wrong" else None,
+        "n_judgments": len(records),
+        "n_scored": sum(1 for r in records if r.get("score") is not None),
+        "n_unparseable": sum(1 for r in records if r.get("score") is None and not r.get("failed")),
+        "n_failed_calls": sum(1 for r in records if r.get("failed")),
+        "mean_score": _mean([r["score"] for r in records if r.get("score") is not None]),
+    }
+    paths = Counter(r["path"] for r in records if r.get("path"))
+    if paths:
+        out["geval_paths"] = dict(paths)
+        out["geval_unparseable_samples"] = sum(int(r.get("n_unparseable") or 0) for r in records)
+    with_human = [r for r in scored if r.get("human") is not None]
+    if len(with_human) >= 2:
+        groups = [r.get("group") for r in with_human]
+        systems = [r.get("system") for r in with_human]
+        human = [float(r["human"]) for r in with_human]
+        corr = {"judge": stats.levels([float(r["score"]) for r in with_human], human, groups, systems)}
+        metric_rows = [r for r in with_human if r.get("metric_scores")]
+        if len(metric_rows) == len(with_human):
+            for name in with_human[0]["metric_scores"]:
+                corr[name] = stats.levels([float(r["metric_scores"][name]) for r in with_human], human,
+                                           groups, systems)
+        out["correlation_with_human"] = corr
+    return out
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Sequence[Mapping[str, Any]],
+                 meta: Mapping[str, Any], labels: Mapping[Any, int] | None = None,
+                 teacher: Mapping[Any, int] | None = None, unparseable: str = "drop",
+                 lowest_score: float = 1.0) -> dict[str, Any]:
+    """The full report: meta, counts of rows and skips, and the method's section (`unparseable`: how
+    judgments without a verdict or score count, `drop` or `wrong`; see the sections)."""
+    pairwise = any("order" in r for r in records)
+    report: dict[str, Any] = {
+        "method": method,
+        **dict(meta),
+        "rows_judged": len({r["id"] for r in records}),
+        "rows_skipped": len(skipped),
+        "skipped": list(skipped),
+    }
+    report["pairwise" if pairwise else "single"] = (
+        pairwise_section(records, labels, teacher, unparseable) if pairwise
+        else single_section(records, unparseable, lowest_score))
+    return report
+
+
+LEVELS_NOTE = ("Levels: sample = one correlation over all rows; summary = a correlation per input (group), "
+               "averaged over the inputs where both sides vary (n = inputs used); system = each system's mean "
+               "scores, correlated across systems (n = systems). Kendall is tau-b.")
+"""How the correlation levels are defined (examiner.stats.correlation; the SummEval / G-Eval conventions)."""
+
+
+def convention_text(section: Mapping[str, Any]) -> str:
+    """Which convention for unparseable judgments the section's figures used (--unparseable)."""
+    if section.get("unparseable_convention") == "wrong":
+        lowest = section.get("lowest_score")
+        what = f"the lowest score ({cell(lowest)})" if lowest is not None else "a wrong label"
+        return f"unparseable judgments: counted as {what} (--unparseable wrong)"
+    return "unparseable judgments: left out of the figures (--unparseable drop)"
+
+
+def _convention_line(section: Mapping[str, Any]) -> str:
+    return f"- {convention_text(section)}"
+
+
+def markdown(report: Mapping[str, Any]) -> str:
+    """A human-readable rendering of `build_report`'s output."""
+    lines = [f"# Judging report: {report.get('method')}", ""]
+    for key in ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "batch_calls",
+                "cache_hits", "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "cost_usd",
+                "wall_s"):
+        if key in report:
+            lines.append(f"- {key.replace('_', ' ')}: {cell(report[key])}")
+    section = report.get("pairwise")
+    if section:
+        lines += ["", "## Pairwise", "", f"- judgments: {section['n_judgments']}, unparseable: "
+                  f"{section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
+                  f"- verdicts: {section['verdicts']}", _convention_line(section)]
+        table = [("judge vs labels", section.get("agreement")), ("judge vs teacher", section.get("teacher_agreement"))]
+        table += [(f"metric {k} vs labels", v) for k, v in (section.get("classic_metric_agreement") or {}).items()]
+        table = [(name, m) for name, m in table if m]
+        if table:
+            lines += ["", "| comparison | n | accuracy | macro P | macro R | macro F1 |", "|---|---|---|---|---|---|"]
+            for name, m in table:
+                lines.append(f"| {name} | {m['n']} | {cell(m['accuracy'])} | {cell(m['macro_precision'])} | "
+                             f"{cell(m['macro_recall'])} | {cell(m['macro_f1'])} |")
+        members = section.get("panel_agreement")
+        if members:
+            lines += ["", "| panel member | agrees with panel | compared | unscored |", "|---|---|---|---|"]
+            lines += [f"| {m['member']} | {cell(m['rate'])} | {m['compared']} | "
+                      f"{m['unscored']} |" for m in members]
+        swap = section.get("swap")
+        if swap:
+            lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "
+                      "bias 1st (all pairs) | bias 2nd (all pairs) | delta (all pairs) |",
+                      "|---|---|---|---|---|---|---|---|",
+                      f"| {swap['n_pairs_both_orders']} | {cell(swap['consistency'])} | {cell(swap['bias_first'])} | "
+                      f"{cell(swap['bias_second'])} | {cell(swap['delta_bias'])} | "
+                      f"{cell(swap['bias_first_all_pairs'])} | {cell(swap['bias_second_all_pairs'])} | "
+                      f"{cell(swap['delta_bias_all_pairs'])} |"]
+    section = report.get("single")
+    if section:
+        lines += ["", "## Scores", "", f"- judgments: {section['n_judgments']}, scored: {section['n_scored']}, "
+                  f"unparseable: {section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
+                  f"- mean score: {cell(section['mean_score'])}", _convention_line(section)]
+        if section.get("geval_paths"):
+            lines.append(f"- G-Eval paths: {section['geval_paths']}, unparseable samples excluded: "
+                         f"{section['geval_unparseable_samples']}")
+        corr = section.get("correlation_with_human")
+        if corr:
+            lines += ["", "| scorer | level | n | Pearson | Spearman | Kendall tau-b |", "|---|---|---|---|---|---|"]
+            for name, levels in corr.items():
+                for level, c in levels.items():
+                    n = c.get("n", c.get("n_groups_used"))
+                    lines.append(f"| {name} | {level} | {n} | {cell(c['pearson'])} | {cell(c['spearman'])} | "
+                                 f"{cell(c['kendall'])} |")
+            lines += ["", LEVELS_NOTE]
+    if report.get("skipped"):
+        lines += ["", "## Skipped rows", ""] + [f"- {s['message']}" for s in report["skipped"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(out_dir: Path, records: Sequence[Mapping[str, Any]], report: Mapping[str, Any],
+                  stem: str = "") -> dict[str, Path]:
+    """judgments.jsonl (when records given), report.json, report.md in out_dir, through the one writer."""
+    written = write_report(out_dir, report, markdown=markdown(report), stem=stem)
+    paths = {"report_json": written["json"], "report_md": written["md"]}
+    if records:
+        paths["judgments"] = write_jsonl(out_dir / f"{stem}{JUDGMENTS}", records)
+    return paths

@@ -1,0 +1,51 @@
+"""Build report.json, report.md, report.html and figures/*.png for one run directory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from examiner.core.rundir import FIGURES
+from examiner.reporting import figures as fg
+from examiner.reporting.graph_limit import provenance_plan
+from examiner.reporting.html import render_html
+from examiner.reporting.markdown import render_markdown
+from examiner.reporting.with_overrides import overrides_summary
+from examiner.reporting.run_reader import load_run
+from examiner.reporting.summary import summarize
+from examiner.reporting.writer import write_report
+
+
+def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, seed: int = 0,
+                 health: Mapping[str, Any] | None = None) -> dict[str, Path]:
+    """Write the reports of a run; returns {"json", "md", "html", "figure:<name>"...} -> path.
+
+    map_rounds picks the rounds drawn in the 2-D maps (default: 1, 2 and the last). `health` is the
+    run's health (examiner.exam.health, computed by the exam layer above this one): shown first in
+    every report, and when it failed the headline figures are marked untrustworthy.
+    """
+    run = load_run(run_dir)
+    summary = summarize(run, seed=seed)
+    summary["overrides"] = overrides_summary(run, seed=seed)
+    summary["health"] = dict(health) if health is not None else None
+    summary["provenance"] = provenance_plan(run)
+    out_dir = run.path
+    fig_dir = out_dir / FIGURES
+    pngs: dict[str, Path] = {}
+    targets = summary["targets"]
+    if targets:
+        pngs["scores"] = fg.scores_figure(targets, fig_dir / "scores.png")
+        pngs["qtypes"] = fg.qtype_figure(targets, fig_dir / "qtypes.png")
+        pngs["convergence"] = fg.convergence_figure(targets, fig_dir / "convergence.png")
+        pngs["ignored"] = fg.ignored_figure(targets, fig_dir / "ignored.png")
+    for target in targets:
+        path = fg.map_figure(run.clusters.get(target, []), target, fig_dir / f"map-{fg.slug(target)}.png",
+                             map_rounds, seed=seed)
+        if path is not None:
+            pngs[f"map:{target}"] = path
+    summary["figures"] = {k: str(v.relative_to(out_dir)) for k, v in pngs.items()}
+    paths: dict[str, Path] = write_report(out_dir, summary, markdown=render_markdown(summary, summary["figures"]),
+                                          html=render_html(summary, pngs))
+    paths.update({f"figure:{k}": v for k, v in pngs.items()})
+    return paths

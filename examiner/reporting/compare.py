@@ -1,0 +1,114 @@
+"""Several targets side by side: accuracy, coverage, cost per unit, and the units they disagree on.
+
+Targets may come from one run (several `--target`s sitting the same paper) or from several runs over the
+same corpus; unit ids are content hashes, so the same unit has the same id in every run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from html import escape
+from pathlib import Path
+from typing import Any, Sequence
+
+from examiner.core.errors import UserError
+from examiner.reporting import figures as fg
+from examiner.reporting import html as h
+from examiner.reporting import markdown as md
+from examiner.reporting.run_reader import RunData, load_run
+from examiner.reporting.summary import summarize
+from examiner.reporting.writer import cell
+
+LISTED_DISAGREEMENTS = 25
+"""Units listed per pair of targets (all are counted)."""
+
+HEADER = ["target", "run", "status", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect",
+          "evaluation cents / unit", "evaluation calls / unit", "candidate calls / unit"]
+
+
+def _entries(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
+    entries = []
+    for run_dir in run_dirs:
+        run = load_run(run_dir)
+        summary = summarize(run)
+        paper = {r["stage"]: r for r in summary["cost"]["paper"]}
+        n_targets = max(len(summary["targets"]), 1)
+        for target, data in summary["targets"].items():
+            entries.append({"target": target, "run": run.info.run_id, "path": str(run.path),
+                            "status": run.info.status, "scores": data, "paper": paper, "share": n_targets,
+                            "statuses": {u: o.status for u, o in run.outcomes.get(target, {}).items()},
+                            "units": run.units})
+    labels = [e["target"] for e in entries]
+    for e in entries:  # the same target name in two runs: tell them apart by run
+        e["label"] = e["target"] if labels.count(e["target"]) == 1 else f"{e['target']} ({e['run']})"
+    return entries
+
+
+def _rows(entries: list[dict[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for e in entries:
+        s, paper = e["scores"], e["paper"]
+        ev, cand = paper["evaluation total"], paper["candidate (beside)"]
+        # A run with several targets shares its evaluation cost among them.
+        rows.append([e["label"], e["run"], e["status"], md.with_ci(s["accuracy"]), md.with_ci(s["coverage"]),
+                     s["counts"]["correct"], s["counts"]["incorrect"], cell(ev["cents_per_unit"] / e["share"], 3),
+                     cell(ev["calls_per_unit"] / e["share"], 2), cell(cand["calls_per_unit"] / e["share"], 2)])
+    return rows
+
+
+def disagreements(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each ordered pair (A, B): units A got correct and B got incorrect."""
+    pairs = []
+    for a in entries:
+        for b in entries:
+            if a is b:
+                continue
+            ids = sorted(u for u, s in a["statuses"].items() if s == "correct" and b["statuses"].get(u) == "incorrect")
+            units = {**b["units"], **a["units"]}
+            pairs.append({"correct_for": a["label"], "incorrect_for": b["label"], "count": len(ids),
+                          "units": [{"id": u, "text": units[u].text if u in units else ""} for u in ids]})
+    return pairs
+
+
+def compare(run_dirs: Sequence[str | Path]) -> tuple[str, str]:
+    """Markdown and self-contained HTML comparing every target of the given runs."""
+    if not run_dirs:
+        raise UserError("compare needs at least one run directory")
+    entries = _entries(run_dirs)
+    rows = _rows(entries)
+    pairs = disagreements(entries)
+    note = ("Accuracy = correct / covered, coverage = covered / all units; 95% intervals resample clusters. "
+            "Evaluation = examiner question generation + judging, per unit of the corpus; a run with several "
+            "targets splits its cost evenly among them.")
+    out = ["# Comparison", "", note, "", md.table(HEADER, rows), "", "## Correct for one, incorrect for another", ""]
+    out.append(md.table(["correct for", "incorrect for", "units"],
+                        [[p["correct_for"], p["incorrect_for"], p["count"]] for p in pairs]))
+    for p in pairs:
+        if p["units"]:
+            out += ["", f"### correct for {p['correct_for']}, incorrect for {p['incorrect_for']}", ""]
+            out += [f"- `{u['id']}` {u['text']}" for u in p["units"][:LISTED_DISAGREEMENTS]]
+            if p["count"] > LISTED_DISAGREEMENTS:
+                out.append(f"- ... {p['count'] - LISTED_DISAGREEMENTS} more")
+    markdown = "\n".join(out) + "\n"
+
+    with tempfile.TemporaryDirectory() as tmp:
+        chart = fg.scores_figure({e["label"]: e["scores"] for e in entries}, Path(tmp) / "scores.png")
+        img = h.image(chart, "accuracy and coverage per target")
+    body = [f"<h1>Comparison</h1><p class=\"note\">{escape(note)}</p>", h.table(HEADER, rows), img,
+            "<h2>Correct for one, incorrect for another</h2>",
+            h.table(["correct for", "incorrect for", "units"], [[p["correct_for"], p["incorrect_for"], p["count"]]
+                                                              for p in pairs])]
+    for p in pairs:
+        if p["units"]:
+            body.append(f"<h3>correct for {escape(p['correct_for'])}, incorrect for {escape(p['incorrect_for'])}</h3><ul>")
+            body += [f"<li><code>{escape(u['id'])}</code> {escape(u['text'])}</li>"
+                     for u in p["units"][:LISTED_DISAGREEMENTS]]
+            if p["count"] > LISTED_DISAGREEMENTS:
+                body.append(f"<li>... {p['count'] - LISTED_DISAGREEMENTS} more</li>")
+            body.append("</ul>")
+    html = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Comparison</title>"
+            f"<style>{h.CSS}</style></head><body>" + "\n".join(body) + "</body></html>")
+    return markdown, html
+
+
+__all__ = ["compare", "disagreements", "RunData"]

@@ -1,0 +1,1 @@
+"""Statistics: correlations with human judgements, cluster bootstrap, and the classic reference metrics."""
