@@ -13,7 +13,7 @@ from examiner.cli.main import main
 from examiner.core.records import AnswerRecord, QuestionRecord, UnitRecord, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.reporting.exports import COLUMNS, UNKNOWN_LICENCE
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 
 NAMES = [name for name, _ in COLUMNS]
 
@@ -121,6 +121,6 @@ def test_missing_extra_is_one_line(run_dir: Path, tmp_path: Path, capsys: pytest
 
 def test_export_command_offers_exactly_the_formats_the_writer_writes() -> None:
     from examiner.cli.commands import export as command
-    from examiner.reporting import export as writer
+    from examiner.reporting import exports as writer
 
     assert command.FORMATS == writer.FORMATS
