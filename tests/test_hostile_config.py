@@ -30,7 +30,7 @@ from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.core.errors import EXIT_INTERNAL_ERROR, ConfigError
 from examiner.reporting.provenance import build_provenance
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 from examiner.reporting.view_server import ReviewServer
 
 

@@ -2,7 +2,7 @@
 recompute of accuracy and coverage, the review page's rows and server checks, and the overrides as
 human labels (the judge's agreement, Cohen's kappa, confusion).
 
-The run is the hand-written sample of examiner.reporting.sample: alpha 10 correct, 2 incorrect of 12 units
+The run is the hand-written sample of tests.helpers.sample_run: alpha 10 correct, 2 incorrect of 12 units
 (units 3 and 7 unrelated in round 1, covered in round 2); beta 6 correct, 4 incorrect, 2 unanswered."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from examiner.core.runlock import hold_run_dir
 from examiner.reporting import build_report, load_run
 from examiner.reporting.with_overrides import apply_overrides, human_agreement, overrides_summary
 from examiner.reporting.review import filtered, review_rows
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 from examiner.reporting.summary import target_scores
 from examiner.reporting.view_server import ReviewServer
 from examiner.stats.correlation import cohen_kappa
@@ -186,7 +186,7 @@ def test_review_rows_filter_and_carry_the_evidence(run_dir: Path) -> None:
     assert len(wrong) == 2 and all(r.target == "alpha" and r.verdict == "incorrect" for r in wrong)
     assert all(r.question and r.answer_excerpt and r.reason and r.sources for r in wrong)
     source = wrong[0].sources[0]
-    assert source["document"] and source["end"] > source["start"] and source["span_text"]
+    assert source.document and source.end > source.start and source.span_text
     cluster = wrong[0].cluster
     assert {r.cluster for r in filtered(rows, {"cluster": cluster})} == {cluster}
     assert filtered(rows, {"overridden": "yes"}) == []

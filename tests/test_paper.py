@@ -11,7 +11,7 @@ import pytest
 from examiner.cli.main import main
 from examiner.core.records import AnswerRecord, QuestionRecord, RunInfo, UnitOutcome, UnitRecord, VerdictRecord
 from examiner.core.rundir import RunDir
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 
 SAME = ("text", "round", "cluster_id", "kind", "qtype", "targets")
 

@@ -21,7 +21,7 @@ from examiner.core.rundir import LEDGER, RunDir
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.llm.ledger import Ledger, aggregate, answered, cached_input_share, known_usd, per_unit
 from examiner.reporting import build_report
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 from examiner.simulator import SimulatedServer
 from examiner.simulator.prompt_cache import PromptCache
 

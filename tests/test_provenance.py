@@ -10,7 +10,7 @@ import pytest
 
 from examiner.reporting.provenance import build_provenance, load_provenance, provenance_graph, trace
 from examiner.reporting import load_run
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 
 
 @pytest.fixture(scope="module")

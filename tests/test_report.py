@@ -1,6 +1,6 @@
 """Reports of a run directory: the figures' arithmetic, the evidence for incorrect units, self-contained
 HTML, resumed-run duplicates, compare and the CLI. The run is the hand-written sample of
-examiner.reporting.sample (alpha: 10 correct, 2 incorrect of 12; beta: 6 correct, 4 incorrect, 2 unanswered)."""
+tests.helpers.sample_run (alpha: 10 correct, 2 incorrect of 12; beta: 6 correct, 4 incorrect, 2 unanswered)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from examiner.cli.main import main
 from examiner.core.errors import UserError
 from examiner.reporting import build_report, compare, load_run
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 from examiner.reporting.summary import summarize
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import examiner.simulator.meta_roles  # noqa: F401 - simulated meta-judge behaviours
 from examiner.core.config import EndpointSpec, Settings
@@ -21,6 +22,7 @@ from examiner.judging.sections import build_report as judging_report, write_outp
 from examiner.meta import ranking
 from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
 from examiner.meta.sections import to_markdown, write_reports
+from examiner.reporting.model import SCHEMA_VERSION, JudgeReport
 from examiner.reporting.writer import NULL_REASON, UNDEFINED, cell, dumps, strict, write_report
 
 
@@ -44,22 +46,40 @@ def test_non_finite_numbers_become_null_with_a_reason() -> None:
     assert json.loads(dumps(data))["tau"] is None
 
 
+def _judge_report(**fields: object) -> JudgeReport:
+    """A small judging report (no row judged) carrying the given fields."""
+    return JudgeReport(method="pairwise", rows_judged=0, rows_skipped=0, skipped=[], **fields)
+
+
 def test_write_report_writes_strict_json_and_the_renderings(tmp_path: Path) -> None:
-    paths = write_report(tmp_path, {"x": float("nan")}, markdown="# md\n", stem="s-")
+    paths = write_report(tmp_path, _judge_report(wall_s=float("nan")), markdown="# md\n", stem="s-")
     assert set(paths) == {"json", "md"} and paths["json"].name == "s-report.json"
-    assert strict_load(paths["json"]) == {"x": None, "x" + NULL_REASON: strict({"x": math.nan})["x" + NULL_REASON]}
+    assert strict_load(paths["json"]) == {
+        "schema_version": SCHEMA_VERSION, "kind": "judge", "method": "pairwise", "wall_s": None,
+        "wall_s" + NULL_REASON: strict({"x": math.nan})["x" + NULL_REASON], "rows_judged": 0, "rows_skipped": 0,
+        "skipped": []}
     assert paths["md"].read_text() == "# md\n"
+
+
+def test_a_report_given_as_a_mapping_goes_through_its_model(tmp_path: Path) -> None:
+    """A caller that still builds a dict gets the same file as one that builds the model, and a key the
+    model does not know is refused instead of written."""
+    data = {"method": "pairwise", "rows_judged": 0, "rows_skipped": 0, "skipped": []}
+    assert (write_report(tmp_path / "a", data)["json"].read_text()
+            == write_report(tmp_path / "b", _judge_report())["json"].read_text())
+    with pytest.raises(ValidationError, match="surprise"):
+        write_report(tmp_path / "c", {**data, "surprise": 1})
 
 
 def test_no_report_carries_a_credential_an_old_run_folder_still_holds(tmp_path: Path) -> None:
     """A run folder written before redaction may hold `http://user:secret@host` in its config; the writer
     redacts every report it writes, JSON, Markdown and HTML alike."""
     url = "http://ana:s3cret-pass@llm.example/v1?api_key=sk-abcdef123456&x=1"
-    paths = write_report(tmp_path, {"endpoint": url}, markdown=f"endpoint {url}\n", html=f"<p>{url}</p>")
+    paths = write_report(tmp_path, _judge_report(dataset=url), markdown=f"endpoint {url}\n", html=f"<p>{url}</p>")
     for path in paths.values():
         text = path.read_text()
         assert "s3cret" not in text and "sk-abcdef" not in text and "llm.example/v1" in text and "x=1" in text
-    assert json.loads(paths["json"].read_text())["endpoint"] == "http://***@llm.example/v1?api_key=***&x=1"
+    assert json.loads(paths["json"].read_text())["dataset"] == "http://***@llm.example/v1?api_key=***&x=1"
 
 
 def test_undefined_numbers_render_the_same_everywhere() -> None:

@@ -20,7 +20,7 @@ from examiner.exam.run_writer import RunStore
 from examiner.meta.exam_source import load_exam_triples
 from examiner.meta.records_file import JsonlStore
 from examiner.reporting import load_run
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 
 
 class Row(BaseModel):

@@ -14,7 +14,7 @@ from examiner.cli.main import main
 from examiner.cli.commands.exam import panel_table, summarise
 from examiner.cli.commands.meta import agreement_line
 from examiner.core.rundir import RunDir
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 
 
 BOX = set("│┃┏┗┡└┌━─")

@@ -1,5 +1,5 @@
 """`examiner trace RUN_DIR ID`: a unit or a question followed through the run's records (the hand-written
-sample run of examiner.reporting.sample, with a passages.jsonl carrying pages and one person's override)."""
+sample run of tests.helpers.sample_run, with a passages.jsonl carrying pages and one person's override)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from examiner.core.overrides import OverrideRecord
 from examiner.core.records import QuestionRecord, UnitRecord, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.corpus.reading import load_corpus
-from examiner.reporting.sample import write_sample_run
+from tests.helpers.sample_run import write_sample_run
 
 
 @pytest.fixture()

@@ -1,4 +1,5 @@
-"""Build report.json, report.md, report.html and figures/*.png for one run directory."""
+"""Build the exam report of one run directory once (an ExamReport), draw its figures, and write
+report.json, report.md and report.html from it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from examiner.reporting import figures as fg
 from examiner.reporting.graph_limit import provenance_plan
 from examiner.reporting.html import render_html
 from examiner.reporting.markdown import render_markdown
+from examiner.reporting.model import ExamReport
 from examiner.reporting.with_overrides import overrides_summary
 from examiner.reporting.run_reader import load_run
 from examiner.reporting.summary import summarize
@@ -33,7 +35,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}
-    targets = summary["targets"]
+    targets = summary["targets"]  # the figures take the plain per-target data
     if targets:
         pngs["scores"] = fg.scores_figure(targets, fig_dir / "scores.png")
         pngs["qtypes"] = fg.qtype_figure(targets, fig_dir / "qtypes.png")
@@ -45,7 +47,8 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
         if path is not None:
             pngs[f"map:{target}"] = path
     summary["figures"] = {k: str(v.relative_to(out_dir)) for k, v in pngs.items()}
-    paths: dict[str, Path] = write_report(out_dir, summary, markdown=render_markdown(summary, summary["figures"]),
-                                          html=render_html(summary, pngs))
+    report = ExamReport.model_validate(summary)
+    paths: dict[str, Path] = write_report(out_dir, report, markdown=render_markdown(report),
+                                          html=render_html(report, pngs))
     paths.update({f"figure:{k}": v for k, v in pngs.items()})
     return paths

@@ -8,6 +8,16 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from examiner.reporting.model.exam import HealthSection
+
+Health = HealthSection | Mapping[str, Any]
+"""The report's health section; a mapping (report.json's `health` as read by callers not yet on the
+model) reads the same."""
+
+
+def _plain(health: Health) -> Mapping[str, Any]:
+    return health.model_dump() if isinstance(health, HealthSection) else health
+
 HEALTH_HEADER = ["check", "status", "figure", "threshold", "measured", "examples"]
 UNTRUSTWORTHY = ("UNTRUSTWORTHY: the exam's health check failed (see Health above), so these figures "
                  "describe a degenerate examiner or judge rather than the target's knowledge.")
@@ -16,9 +26,9 @@ NOTE = ("Each check reads the run's own records (questions, answers, verdicts, t
         "\"Exam health\".")
 
 
-def failed(health: Mapping[str, Any] | None) -> bool:
+def failed(health: Health | None) -> bool:
     """Whether the run's health failed (the headline figures are then not to be trusted)."""
-    return bool(health) and health.get("status") == "fail"  # type: ignore[union-attr]
+    return bool(health) and _plain(health).get("status") == "fail"  # type: ignore[arg-type]
 
 
 def threshold_text(threshold: Mapping[str, Any] | None) -> str:
@@ -37,20 +47,23 @@ def examples_text(examples: list[Mapping[str, Any]]) -> str:
     return "; ".join(f"{e['id']}: {e['text']}" for e in examples)
 
 
-def health_rows(health: Mapping[str, Any]) -> list[list[str]]:
+def health_rows(health: Health) -> list[list[str]]:
     """One row per check (HEALTH_HEADER); examples only where the check warned or failed."""
+    health = _plain(health)
     return [[c["name"], c["status"], figure_text(c["figure"]), threshold_text(c.get("threshold")), c["detail"],
              examples_text(c["examples"]) if c["status"] in ("warn", "fail") else ""]
             for c in health["checks"]]
 
 
-def headline(health: Mapping[str, Any]) -> str:
+def headline(health: Health) -> str:
     """One line: the status and the checks that did not pass."""
+    health = _plain(health)
     bad = [f"{c['name']} {c['status']}" for c in health["checks"] if c["status"] in ("warn", "fail")]
     return f"health: {health['status'].upper()}" + (f" ({', '.join(bad)})" if bad else "")
 
 
-def self_agreement_text(health: Mapping[str, Any]) -> str:
+def self_agreement_text(health: Health) -> str:
+    health = _plain(health)
     agreement = health["self_agreement"]
     if agreement["value"] is None:
         return "judge self-agreement: not measured (no re-judged unit)"
@@ -59,7 +72,7 @@ def self_agreement_text(health: Mapping[str, Any]) -> str:
             f"{agreement['compared']} units, {agreement['answers']} answers re-judged, units reordered)")
 
 
-def health_markdown(health: Mapping[str, Any] | None, table: Any) -> list[str]:
+def health_markdown(health: Health | None, table: Any) -> list[str]:
     """The Markdown lines of the section (`table` is the Markdown table renderer)."""
     if not health:
         return ["## Health", "", "Not computed for this report.", ""]
@@ -67,10 +80,11 @@ def health_markdown(health: Mapping[str, Any] | None, table: Any) -> list[str]:
             table(HEALTH_HEADER, health_rows(health)), ""]
 
 
-def health_html(health: Mapping[str, Any] | None, table: Any) -> list[str]:
+def health_html(health: Health | None, table: Any) -> list[str]:
     """The HTML parts of the section (`table` is the HTML table renderer)."""
     if not health:
         return ["<h2>Health</h2><p>Not computed for this report.</p>"]
+    health = _plain(health)
     return ["<h2>Health</h2>", f"<p class=\"health-{escape(health['status'])}\"><strong>{escape(headline(health))}"
             "</strong></p>", f"<p>{escape(self_agreement_text(health))}</p>", f"<p class=\"note\">{escape(NOTE)}</p>",
             table(HEALTH_HEADER, health_rows(health))]

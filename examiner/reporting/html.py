@@ -33,6 +33,7 @@ from examiner.reporting.markdown import (
     cost_note,
     cost_rows,
     group_rows,
+    ignored_rows,
     incorrect_note,
     language_table,
     override_note,
@@ -47,6 +48,8 @@ from examiner.reporting.markdown import (
     skipped_note,
 )
 from examiner.reporting.languages import shows_languages
+from examiner.reporting.model import ExamReport
+from examiner.reporting.model.exam import SourceSpan
 
 CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
@@ -99,33 +102,33 @@ def image(path: Path, alt: str) -> str:
     return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def passage_html(src: dict[str, Any]) -> str:
+def passage_html(src: SourceSpan) -> str:
     """The passage with the recorded span highlighted (also the review page's source block)."""
-    text, a, b = src["passage_text"], src["start"] - src["passage_start"], src["end"] - src["passage_start"]
-    if src["origin"] != "unit text" and 0 <= a < b <= len(text):
+    text, a, b = src.passage_text, src.start - src.passage_start, src.end - src.passage_start
+    if src.origin != "unit text" and 0 <= a < b <= len(text):
         body = escape(text[:a]) + "<mark>" + escape(text[a:b]) + "</mark>" + escape(text[b:])
     else:
         body = escape(text)
     origin = {"corpus": "", "unit text": " <span class=\"note\">(unit text: corpus file unavailable)</span>"}.get(
-        src["origin"], f" <span class=\"note\">(from the {escape(src['origin'])}: corpus file unavailable)</span>")
-    page = f"page {escape(str(src['page']))}, " if src.get("page") is not None else ""
-    return (f"<div><span class=\"label\">source</span> <code>{escape(src['document'])}</code> "
-            f"{page}chars {src['start']}–{src['end']}{origin}<blockquote>{body}</blockquote></div>")
+        src.origin, f" <span class=\"note\">(from the {escape(src.origin)}: corpus file unavailable)</span>")
+    page = f"page {escape(str(src.page))}, " if src.page is not None else ""
+    return (f"<div><span class=\"label\">source</span> <code>{escape(src.document)}</code> "
+            f"{page}chars {src.start}–{src.end}{origin}<blockquote>{body}</blockquote></div>")
 
 
-def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
+def render_html(report: ExamReport, figures: dict[str, Path]) -> str:
     """The whole report as one HTML page; `figures` maps a figure name to its PNG file."""
-    run = summary["run"]
+    run = report.run
     p: list[str] = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>Exam report {escape(run['run_id'])}</title><style>{CSS}</style></head><body>",
-        f"<h1>Exam report: {escape(run['run_id'])}</h1>",
-        *health_html(summary.get("health"), table),
+        f"<title>Exam report {escape(run.run_id)}</title><style>{CSS}</style></head><body>",
+        f"<h1>Exam report: {escape(run.run_id)}</h1>",
+        *health_html(report.health, table),
         "<dl class=\"run\">",
     ]
-    graph = provenance_line(summary)
+    graph = provenance_line(report)
     for key, value in [*run_lines(run), *([graph] if graph else [])]:
-        cls = f" class=\"status-{escape(run['status'])}\"" if key == "status" else ""
+        cls = f" class=\"status-{escape(run.status)}\"" if key == "status" else ""
         p.append(f"<dt>{escape(key)}</dt><dd{cls}>{escape(str(value))}</dd>")
     p.append("</dl>")
 
@@ -134,31 +137,31 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
             p.append(image(figures[name], alt))
 
     p.append("<h2>Accuracy and coverage</h2>")
-    if notice := stop_notice(summary):
+    if notice := stop_notice(report):
         p.append(f"<p class=\"untrustworthy\"><strong>{escape(notice)}</strong></p>")
-    if failed(summary.get("health")):
+    if failed(report.health):
         p.append(f"<p class=\"untrustworthy\"><strong>{escape(UNTRUSTWORTHY)}</strong></p>")
     p += [f"<p class=\"note\">{SCORE_NOTE}</p>",
-          table(SCORE_HEADER, score_rows(summary))]
-    if summary.get("overrides"):
-        p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(summary['overrides']))}</p>",
-              table(OVERRIDE_HEADER, override_rows(summary["overrides"]))]
+          table(SCORE_HEADER, score_rows(report))]
+    if report.overrides:
+        p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(report.overrides))}</p>",
+              table(OVERRIDE_HEADER, override_rows(report.overrides))]
     fig("scores", "accuracy and coverage per target")
-    header, rows = qtype_table(summary)
+    header, rows = qtype_table(report)
     p += ["<h2>Accuracy per question type</h2>", table(header, rows)]
     fig("qtypes", "accuracy per question type")
-    if shows_languages(summary):
+    if shows_languages(run):
         p += ["<h2>Accuracy per language</h2>", f"<p class=\"note\">{LANGUAGE_NOTE}</p>",
-              table(LANGUAGE_HEADER, language_table(summary))]
+              table(LANGUAGE_HEADER, language_table(report))]
     p.append("<h2>Accuracy per cluster</h2>")
-    for name, t in summary["targets"].items():
+    for name, t in report.targets.items():
         p += [f"<h3>{escape(name)}</h3>", table(CLUSTER_HEADER, cluster_rows(t))]
         note = cluster_note(t)
         if note:
             p.append(f"<p class=\"note\">{escape(note)}</p>")
     p.append("<h2>Convergence</h2>")
     fig("convergence", "uncovered units left after each round")
-    p.append(table(["round", *[f"{n}: uncovered left" for n in summary["targets"]]], convergence_rows(summary)))
+    p.append(table(["round", *[f"{n}: uncovered left" for n in report.targets]], convergence_rows(report)))
     p.append("<h2>Units targeted without coverage</h2>")
     fig("ignored", "histogram of times targeted without coverage")
     maps = [k for k in figures if k.startswith("map:")]
@@ -168,47 +171,47 @@ def render_html(summary: dict[str, Any], figures: dict[str, Path]) -> str:
                  "whole clusters, and the map's title says how many points it shows.</p>")
         for key in maps:
             fig(key, f"map {key[4:]}")
-    cost = summary["cost"]
-    p += ["<h2>Cost per unit (paper layout)</h2>", f"<p class=\"note\">{cost_note(cost['units'])}</p>",
+    cost = report.cost
+    p += ["<h2>Cost per unit (paper layout)</h2>", f"<p class=\"note\">{cost_note(cost.units)}</p>",
           table(COST_HEADER, cost_rows(cost)), "<h3>Per role</h3>",
-          table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "<h3>Per stage</h3>",
-          table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))),
+          table(["role", *GROUP_TAIL], group_rows(cost.by_role, ("role",))), "<h3>Per stage</h3>",
+          table(["role", "stage", *GROUP_TAIL], group_rows(cost.by_stage, ("role", "stage"))),
           f"<h3>{PRICING_TITLE}</h3>", f"<p class=\"note\">{escape(PRICING_NOTE)}</p>", table(*pricing_table(cost)),
           "<h2>Classic baselines</h2>",
           "<p class=\"note\">Correlation of each answer's score with its share of correct verdicts.</p>",
-          table(BASELINE_HEADER, baseline_rows(summary))]
-    panel = summary.get("judge_panel")
+          table(BASELINE_HEADER, baseline_rows(report))]
+    panel = report.judge_panel
     if panel:
         p += ["<h2>Judge panel</h2>", f"<p class=\"note\">{escape(PANEL_NOTE)}</p>",
-              f"<p>Members: {escape(', '.join(panel['members']))}; {panel['verdicts']} verdicts, "
-              f"{panel['tied_or_unscored']} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
+              f"<p>Members: {escape(', '.join(panel.members))}; {panel.verdicts} verdicts, "
+              f"{panel.tied_or_unscored} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
     p.append("<h2>Incorrect units</h2>")
-    for name, t in summary["targets"].items():
-        sample = t["incorrect_sample"]
-        p.append(f"<h3>{escape(name)} ({sample['total']})</h3>")
-        if not t["incorrect"]:
+    for name, t in report.targets.items():
+        sample = t.incorrect_sample
+        p.append(f"<h3>{escape(name)} ({sample.total})</h3>")
+        if not t.incorrect:
             p.append("<p>None.</p>")
         else:
             p.append(f"<p class=\"note\">{escape(incorrect_note(sample))}</p>")
-        for row in t["incorrect"]:
+        for row in t.incorrect:
             p += ["<div class=\"wrong\">",
-                  f"<div><span class=\"label\">unit</span> <strong>{escape(row['unit_text'])}</strong> "
-                  f"<span class=\"note\"><code>{escape(row['unit_id'])}</code>, round {row['round']}</span></div>",
-                  f"<div><span class=\"label\">question</span> {escape(row['question'])}</div>",
-                  f"<div><span class=\"label\">answer</span> {escape(row['answer_excerpt'])}</div>",
-                  f"<div><span class=\"label\">judge</span> {escape(row['reason'])}</div>"]
-            p += [passage_html(src) for src in row["sources"]]
+                  f"<div><span class=\"label\">unit</span> <strong>{escape(row.unit_text)}</strong> "
+                  f"<span class=\"note\"><code>{escape(row.unit_id)}</code>, round {row.round}</span></div>",
+                  f"<div><span class=\"label\">question</span> {escape(row.question)}</div>",
+                  f"<div><span class=\"label\">answer</span> {escape(row.answer_excerpt)}</div>",
+                  f"<div><span class=\"label\">judge</span> {escape(row.reason)}</div>"]
+            p += [passage_html(src) for src in row.sources]
             p.append("</div>")
-    c = summary["counts"]
+    c = report.counts
     p += ["<h2>Skipped, unparseable, rejected, ignored</h2>",
-          table(["what", "count"], [[label, c[key]] for key, label in COUNT_LABELS])]
-    if c["skipped_file_list"]:
-        p.append("<ul>" + "".join(f"<li><code>{escape(i.get('path', '?'))}</code>: {escape(i.get('reason', ''))}</li>"
-                                  for i in c["skipped_file_list"]) + "</ul>")
-    if c["skipped_passage_list"]:
-        p.append("<ul>" + "".join(f"<li>no unit from passage <code>{escape(i['passage_id'])}</code> of "
-                                  f"<code>{escape(i['document'])}</code>: {escape(i['reason'])}</li>"
-                                  for i in c["skipped_passage_list"]) + "</ul>")
+          table(["what", "count"], [[label, getattr(c, key)] for key, label in COUNT_LABELS])]
+    if c.skipped_file_list:
+        p.append("<ul>" + "".join(f"<li><code>{escape(i.path)}</code>: {escape(i.reason)}</li>"
+                                  for i in c.skipped_file_list) + "</ul>")
+    if c.skipped_passage_list:
+        p.append("<ul>" + "".join(f"<li>no unit from passage <code>{escape(i.passage_id)}</code> of "
+                                  f"<code>{escape(i.document)}</code>: {escape(i.reason)}</li>"
+                                  for i in c.skipped_passage_list) + "</ul>")
     more = skipped_note(c)
     if more:
         p.append(f"<p class=\"note\">{escape(more)}</p>")

@@ -8,11 +8,18 @@ not English.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from examiner.core.labels import COVERING
 from examiner.corpus.language import UNDETERMINED, language_name
+from examiner.reporting.model.base import Section
 from examiner.reporting.run_reader import RunData
+
+
+def _plain(data: Section | Mapping[str, Any]) -> Mapping[str, Any]:
+    """A report part as a mapping: the model's fields, or report.json's data as read by older callers."""
+    return data.model_dump() if isinstance(data, Section) else data
 
 
 def unit_language(run: RunData, unit_id: str) -> str:
@@ -41,25 +48,29 @@ def per_language(run: RunData, target: str) -> list[dict[str, Any]]:
     return rows
 
 
-def shows_languages(summary: dict[str, Any]) -> bool:
-    """Whether the report has a language section: several languages, or one other than English."""
-    codes = set(summary["run"].get("languages") or {}) | {summary["run"].get("language") or "en"}
+def shows_languages(run: Section | Mapping[str, Any]) -> bool:
+    """Whether the report has a language section: several languages, or one other than English (`run`: the
+    report's run section, or a whole report holding one)."""
+    data = _plain(run)
+    data = data.get("run", data) or {}
+    codes = set(data.get("languages") or {}) | {data.get("language") or "en"}
     codes.discard(UNDETERMINED)
     return len(codes) > 1 or codes != {"en"}
 
 
-def language_line(run: dict[str, Any]) -> str:
+def language_line(run: Section | Mapping[str, Any]) -> str:
     """`Chinese (zh); documents: zh 3, en 1`: the exam's language and the documents per language."""
-    code = run.get("language") or "en"
-    docs = ", ".join(f"{c} {n}" for c, n in (run.get("languages") or {}).items())
+    data = _plain(run)
+    code = data.get("language") or "en"
+    docs = ", ".join(f"{c} {n}" for c, n in (data.get("languages") or {}).items())
     return f"{language_name(code)} ({code})" + (f"; documents: {docs}" if docs else "")
 
 
 LANGUAGE_HEADER = ["target", "language", "units", "covered", "correct", "incorrect", "accuracy"]
 
 
-def language_rows(summary: dict[str, Any]) -> list[list[Any]]:
+def language_rows(report: Section | Mapping[str, Any]) -> list[list[Any]]:
     """LANGUAGE_HEADER rows for every target (accuracy as a fraction, None when nothing was scored)."""
     return [[name, f"{r['name']} ({r['language']})", r["units"], r["covered"], r["correct"], r["incorrect"],
              r["accuracy"]]
-            for name, t in summary["targets"].items() for r in t.get("per_language", [])]
+            for name, t in _plain(report)["targets"].items() for r in t.get("per_language", [])]

@@ -1,12 +1,30 @@
-"""report.md: the summary as Markdown tables, figures linked from figures/."""
+"""report.md: the exam report (an ExamReport) as Markdown tables, figures linked from figures/.
+
+The row builders here are shared with the HTML renderer (html.py), so both show the same cells.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, settlement_lines, shown_parts
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, health_markdown
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
+from examiner.reporting.model import ExamReport
+from examiner.reporting.model.exam import (
+    ClusterRow,
+    CostFigures,
+    CostSection,
+    CountsSection,
+    Estimate,
+    IncorrectSample,
+    JudgePanel,
+    OverridesSection,
+    PaperRow,
+    RunSection,
+    TargetSection,
+)
 from examiner.reporting.summary import worst_clusters
 from examiner.reporting.writer import cell
 
@@ -19,12 +37,13 @@ def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def with_ci(est: dict[str, Any]) -> str:
-    if est["value"] is None:
+def with_ci(est: Estimate) -> str:
+    """A share with its 95% interval, e.g. `83.3% [50.0, 100.0]`."""
+    if est.value is None:
         return "n/a"
-    if est["low"] is None:
-        return pct(est["value"])
-    return f"{pct(est['value'])} [{100 * est['low']:.1f}, {100 * est['high']:.1f}]"
+    if est.low is None or est.high is None:
+        return pct(est.value)
+    return f"{pct(est.value)} [{100 * est.low:.1f}, {100 * est.high:.1f}]"
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
@@ -36,12 +55,12 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def score_rows(summary: dict[str, Any]) -> list[list[Any]]:
+def score_rows(report: ExamReport) -> list[list[Any]]:
     rows = []
-    for name, t in summary["targets"].items():
-        s = t["counts"]
-        rows.append([name, with_ci(t["accuracy"]), with_ci(t["coverage"]), s["correct"], s["incorrect"],
-                     s["unanswered"], s["uncovered"], t["rounds"]])
+    for name, t in report.targets.items():
+        s = t.counts
+        rows.append([name, with_ci(t.accuracy), with_ci(t.coverage), s.correct, s.incorrect, s.unanswered,
+                     s.uncovered, t.rounds])
     return rows
 
 
@@ -51,19 +70,19 @@ COST_HEADER = ["stage", "#questions", "API calls / unit", "input + output tokens
                "calls", "cache hits", "dollars"]
 
 
-def per_unit_cells(r: dict[str, Any]) -> list[Any]:
+def per_unit_cells(r: CostFigures | PaperRow) -> list[Any]:
     """The cells every cost table ends with (GROUP_TAIL): per-unit figures, then the group's totals."""
-    return [cell(r["calls_per_unit"], 2), f"{r['input_tokens_per_unit']:.0f} + {r['output_tokens_per_unit']:.0f}",
-            cell(r["cents_per_unit"], 3), r["calls"], r["cache_hits"], f"{r['cost_usd']:.4f}"]
+    return [cell(r.calls_per_unit, 2), f"{r.input_tokens_per_unit:.0f} + {r.output_tokens_per_unit:.0f}",
+            cell(r.cents_per_unit, 3), r.calls, r.cache_hits, f"{r.cost_usd:.4f}"]
 
 
-def cost_rows(cost: dict[str, Any]) -> list[list[Any]]:
+def cost_rows(cost: CostSection) -> list[list[Any]]:
     """Rows of the paper-layout table: question generation, judging, their total, the candidate beside."""
-    return [[r["stage"], r["questions"], *per_unit_cells(r)] for r in cost["paper"]]
+    return [[r.stage, r.questions, *per_unit_cells(r)] for r in cost.paper]
 
 
-def group_rows(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> list[list[Any]]:
-    return [[*(r[k] for k in keys), *per_unit_cells(r)] for r in rows]
+def group_rows(rows: Sequence[CostFigures], keys: tuple[str, ...]) -> list[list[Any]]:
+    return [[*(getattr(r, k) for k in keys), *per_unit_cells(r)] for r in rows]
 
 
 GROUP_TAIL = ["API calls / unit", "input + output tokens / unit", "cents / unit", "calls", "cache hits", "dollars"]
@@ -76,9 +95,9 @@ PRICING_NOTE = ("Tokens split the way providers price them: input = prompt token
                 "prompt tokens.")
 
 
-def pricing_table(cost: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def pricing_table(cost: CostSection) -> tuple[list[str], list[list[Any]]]:
     """Per role and pricing (standard or batch): calls, tokens in their billed parts, cache share, dollars."""
-    rows = cost["by_pricing"]
+    rows = [r.model_dump() for r in cost.by_pricing]  # the ledger's token splits read the counters by name
     parts = shown_parts(rows)
     header = ["role", "pricing", "calls", *(PART_HEADERS[p] for p in parts), "cache share", "dollars"]
     body = [[r["role"], "batch" if r["batch"] else "standard", r["calls"],
@@ -87,27 +106,27 @@ def pricing_table(cost: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     return header, body
 
 
-def qtype_table(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    names = list(summary["targets"])
-    qtypes = [r["qtype"] for r in next(iter(summary["targets"].values()))["per_qtype"]] if names else []
+def qtype_table(report: ExamReport) -> tuple[list[str], list[list[Any]]]:
+    names = list(report.targets)
+    qtypes = [r.qtype for r in next(iter(report.targets.values())).per_qtype] if names else []
     rows = []
     for q in qtypes:
         row: list[Any] = [q]
         for name in names:
-            r = next(x for x in summary["targets"][name]["per_qtype"] if x["qtype"] == q)
-            n = r["correct"] + r["incorrect"]
-            row.append(f"{pct(r['accuracy'])} (n={n})" if n else "–")
+            r = next(x for x in report.targets[name].per_qtype if x.qtype == q)
+            n = r.correct + r.incorrect
+            row.append(f"{pct(r.accuracy)} (n={n})" if n else "–")
         rows.append(row)
     return ["question type", *names], rows
 
 
-def baseline_rows(summary: dict[str, Any]) -> list[list[Any]]:
+def baseline_rows(report: ExamReport) -> list[list[Any]]:
     rows = []
-    for name, t in summary["targets"].items():
-        b = t["baselines"]
-        rows.append([name, b["answers"], cell(b["bleu"]["mean"], 2), cell(b["bleu"]["pearson"], 2),
-                     cell(b["bleu"]["spearman"], 2), cell(b["embedding_similarity"]["mean"], 3),
-                     cell(b["embedding_similarity"]["pearson"], 2), cell(b["embedding_similarity"]["spearman"], 2)])
+    for name, t in report.targets.items():
+        b = t.baselines
+        rows.append([name, b.answers, cell(b.bleu.mean, 2), cell(b.bleu.pearson, 2), cell(b.bleu.spearman, 2),
+                     cell(b.embedding_similarity.mean, 3), cell(b.embedding_similarity.pearson, 2),
+                     cell(b.embedding_similarity.spearman, 2)])
     return rows
 
 
@@ -120,9 +139,8 @@ PANEL_NOTE = ("Each unit's verdict is the majority label of the panel's members;
               "member and the panel labelled on which they gave the same label.")
 
 
-def panel_rows(panel: dict[str, Any]) -> list[list[Any]]:
-    return [[r["target"], r["member"], pct(r["agreement"]), r["agreed"], r["compared"], r["unscored"]]
-            for r in panel["agreement"]]
+def panel_rows(panel: JudgePanel) -> list[list[Any]]:
+    return [[r.target, r.member, pct(r.agreement), r.agreed, r.compared, r.unscored] for r in panel.agreement]
 
 
 COUNT_LABELS = [
@@ -139,11 +157,13 @@ COUNT_LABELS = [
 ]
 
 
-def judge_line(run: dict[str, Any]) -> str:
-    """The judge that gave the verdicts, and its panel if there was one."""
-    judges = run.get("judges") or []
+def judge_line(run: RunSection | Mapping[str, Any]) -> str:
+    """The judge that gave the verdicts, and its panel if there was one (`run`: the report's run section;
+    a mapping, report.json's `run` as read by callers not yet on the model, reads the same)."""
+    data = run.model_dump() if isinstance(run, RunSection) else run
+    judges = data.get("judges") or []
     panel = f", a panel of {', '.join(judges)} (majority per unit)" if len(judges) > 1 else ""
-    return f"{run.get('judge_mode', 'refeval')}{panel}"
+    return f"{data.get('judge_mode', 'refeval')}{panel}"
 
 
 STOPPED_EARLY = {
@@ -155,48 +175,47 @@ STOPPED_EARLY = {
 """The headline of a run that did not finish, by its status."""
 
 
-def stop_notice(summary: dict[str, Any]) -> str:
+def stop_notice(report: ExamReport) -> str:
     """One line above the figures of a run that stopped before its end: why, how many units per target it
     left unexamined (their status in outcomes.jsonl is `uncovered`), and that `examiner resume` finishes
     it; empty for a completed run."""
-    run = summary["run"]
-    if run["status"] not in STOPPED_EARLY:
+    run = report.run
+    if run.status not in STOPPED_EARLY:
         return ""
-    left = ", ".join(f"{name}: {target['counts']['uncovered']} of {run['units']}"
-                     for name, target in summary["targets"].items())
-    return (f"{STOPPED_EARLY[run['status']]} ({run['stop_reason'] or 'no reason recorded'}). The figures cover "
+    left = ", ".join(f"{name}: {target.counts.uncovered} of {run.units}" for name, target in report.targets.items())
+    return (f"{STOPPED_EARLY[run.status]} ({run.stop_reason or 'no reason recorded'}). The figures cover "
             f"only what was examined before the stop; units not yet examined: {left or 'all'}. "
             "`examiner resume` on this run folder continues it.")
 
 
-def run_lines(run: dict[str, Any]) -> list[tuple[str, str]]:
-    stop = run["stop_reason"] or "-"
+def run_lines(run: RunSection) -> list[tuple[str, str]]:
+    stop = run.stop_reason or "-"
     items = [
-        ("status", f"{run['status']} (stop reason: {stop})"),
-        ("mode", run["mode"]),
+        ("status", f"{run.status} (stop reason: {stop})"),
+        ("mode", run.mode),
         ("judge", judge_line(run)),
-        ("targets", ", ".join(run["targets"])),
-        ("corpus", ", ".join(run["corpus_paths"])),
-        ("documents / passages / units", f"{run['documents']} / {run['passages']} / {run['units']}"),
-        ("questions / answers / verdicts", f"{run['questions']} / {run['answers']} / {run['verdicts']}"),
+        ("targets", ", ".join(run.targets)),
+        ("corpus", ", ".join(run.corpus_paths)),
+        ("documents / passages / units", f"{run.documents} / {run.passages} / {run.units}"),
+        ("questions / answers / verdicts", f"{run.questions} / {run.answers} / {run.verdicts}"),
     ]
-    if run.get("language") and shows_languages({"run": run}):
+    if run.language and shows_languages(run):
         items.append(("language", language_line(run)))
-    if run["duration_s"] is not None:
-        items.append(("duration", f"{run['duration_s']:.1f} s"))
-    if run["outcomes_derived"]:
+    if run.duration_s is not None:
+        items.append(("duration", f"{run.duration_s:.1f} s"))
+    if run.outcomes_derived:
         items.append(("note", "outcomes.jsonl missing: unit outcomes rebuilt from verdicts (run did not finish)"))
-    if run["passage_source_note"]:
-        items.append(("source passages", run["passage_source_note"] + " (passages come from the run's "
-                                                                      "passages.jsonl where it has them, else the unit text)"))
+    if run.passage_source_note:
+        items.append(("source passages", run.passage_source_note + " (passages come from the run's "
+                                                                   "passages.jsonl where it has them, else the unit text)"))
     return items
 
 
 LANGUAGE_NOTE = ("A unit's language is the detected language of the document it comes from; the exam asked, "
                  "answered and judged in the exam language shown above.")
-def language_table(summary: dict[str, Any]) -> list[list[Any]]:
+def language_table(report: ExamReport) -> list[list[Any]]:
     """Accuracy per target and language (LANGUAGE_HEADER), accuracy as a percentage."""
-    return [[*r[:-1], pct(r[-1])] for r in language_rows(summary)]
+    return [[*r[:-1], pct(r[-1])] for r in language_rows(report)]
 
 
 SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
@@ -206,21 +225,20 @@ OVERRIDE_HEADER = ["target", "overrides", "accuracy (judge)", "accuracy (with ov
                    "coverage (with overrides)"]
 
 
-def override_note(overrides: dict[str, Any]) -> str:
+def override_note(overrides: OverridesSection) -> str:
     """What the "with overrides" table is, and how often the judge agreed with the people."""
-    agree = overrides["judge_vs_people"]
-    kappa = agree["cohen_kappa"]
-    return (f"{overrides['overrides']} verdicts overridden by people in {overrides['file']} ({overrides['changed']} "
+    agree = overrides.judge_vs_people
+    return (f"{overrides.overrides} verdicts overridden by people in {overrides.file} ({overrides.changed} "
             "with a different label; the latest override per question and unit counts, verdicts.jsonl is "
-            f"unchanged). The judge agreed with the people on {agree['agreed']} of {agree['compared']} "
-            f"({pct(agree['agreement'])}), Cohen's kappa {cell(kappa)}.")
+            f"unchanged). The judge agreed with the people on {agree.agreed} of {agree.compared} "
+            f"({pct(agree.agreement)}), Cohen's kappa {cell(agree.cohen_kappa)}.")
 
 
-def override_rows(overrides: dict[str, Any]) -> list[list[Any]]:
+def override_rows(overrides: OverridesSection) -> list[list[Any]]:
     """One row per target: accuracy and coverage as the judge gave them and with the overrides (OVERRIDE_HEADER)."""
-    return [[name, t["overrides"], with_ci(t["accuracy_judge"]), with_ci(t["accuracy_with_overrides"]),
-             with_ci(t["coverage_judge"]), with_ci(t["coverage_with_overrides"])]
-            for name, t in overrides["targets"].items()]
+    return [[name, t.overrides, with_ci(t.accuracy_judge), with_ci(t.accuracy_with_overrides),
+             with_ci(t.coverage_judge), with_ci(t.coverage_with_overrides)]
+            for name, t in overrides.targets.items()]
 
 
 def cost_note(units: int) -> str:
@@ -230,136 +248,143 @@ def cost_note(units: int) -> str:
             "Cache hits cost nothing and are not counted as calls.")
 
 
-def cluster_rows(target: dict[str, Any]) -> list[list[Any]]:
+def cluster_rows(target: TargetSection) -> list[list[Any]]:
     """The clusters of one target (CLUSTER_HEADER): all in round order, or the PER_CLUSTER_ROWS worst."""
-    rows = target["per_cluster"]
+    rows: list[ClusterRow] = target.per_cluster
     if len(rows) > PER_CLUSTER_ROWS:
-        rows = worst_clusters(rows, PER_CLUSTER_ROWS)
-    return [[r["round"], r["cluster"], r["correct"], r["incorrect"], pct(r["accuracy"])] for r in rows]
+        rows = worst_clusters(rows, PER_CLUSTER_ROWS)  # type: ignore[arg-type]  # rows as models or dicts
+    return [[r.round, r.cluster, r.correct, r.incorrect, pct(r.accuracy)] for r in rows]
 
 
-def cluster_note(target: dict[str, Any]) -> str | None:
+def cluster_note(target: TargetSection) -> str | None:
     """Says which clusters the table shows when it does not show them all (None when it does)."""
-    total = target.get("per_cluster_total", len(target["per_cluster"]))
+    total = target.per_cluster_total
     if total <= PER_CLUSTER_ROWS:
         return None
     return (f"The {PER_CLUSTER_ROWS} worst of {total} clusters (lowest accuracy first); report.json keeps "
-            f"{len(target['per_cluster'])} of them, outcomes.jsonl every unit's cluster and status.")
+            f"{len(target.per_cluster)} of them, outcomes.jsonl every unit's cluster and status.")
 
 
-def incorrect_note(sample: dict[str, Any]) -> str:
+def incorrect_note(sample: IncorrectSample) -> str:
     """"N of M shown" for the incorrect units, and where the rest is."""
-    if sample["shown"] == sample["total"]:
-        return f"All {sample['total']} shown."
-    return (f"{sample['shown']} of {sample['total']} shown (a sample drawn with seed {sample['seed']}); every "
-            f"unit's records are in the run directory ({sample['full_records']}): "
+    if sample.shown == sample.total:
+        return f"All {sample.total} shown."
+    return (f"{sample.shown} of {sample.total} shown (a sample drawn with seed {sample.seed}); every "
+            f"unit's records are in the run directory ({sample.full_records}): "
             "`examiner trace RUN_DIR UNIT_ID` shows one, `examiner export RUN_DIR --to jsonl DIR` all.")
 
 
-def provenance_line(summary: dict[str, Any]) -> tuple[str, str] | None:
+def provenance_line(report: ExamReport) -> tuple[str, str] | None:
     """The run line saying provenance.graphml was skipped for its size (None when written or not planned)."""
-    plan = summary.get("provenance")
-    return ("provenance graph", plan["note"]) if plan and not plan["written"] else None
+    plan = report.provenance
+    return ("provenance graph", plan.note) if plan and not plan.written else None
 
 
-def skipped_note(counts: dict[str, Any]) -> str | None:
+def skipped_note(counts: CountsSection) -> str | None:
     """Says how many skipped files and passages are not listed (None when all are)."""
-    more = (counts["skipped_files"] - len(counts["skipped_file_list"])
-            + counts["skipped_passages"] - len(counts["skipped_passage_list"]))
+    more = (counts.skipped_files - len(counts.skipped_file_list)
+            + counts.skipped_passages - len(counts.skipped_passage_list))
     return f"{more} more skipped files or passages are listed in run.json." if more > 0 else None
 
 
-def convergence_rows(summary: dict[str, Any]) -> list[list[Any]]:
+def convergence_rows(report: ExamReport) -> list[list[Any]]:
     """Per round from 0, the uncovered units each target had left (blank where it stopped earlier)."""
-    names = list(summary["targets"])
-    max_round = max((r["round"] for t in summary["targets"].values() for r in t["convergence"]), default=0)
-    conv = {n: {r["round"]: r["remaining"] for r in summary["targets"][n]["convergence"]} for n in names}
+    names = list(report.targets)
+    max_round = max((r.round for t in report.targets.values() for r in t.convergence), default=0)
+    conv = {n: {r.round: r.remaining for r in report.targets[n].convergence} for n in names}
     return [[k, *(conv[n].get(k, "") for n in names)] for k in range(max_round + 1)]
 
 
-def render_markdown(summary: dict[str, Any], figures: dict[str, str]) -> str:
-    """The whole report as Markdown; `figures` maps a figure name to its path relative to the report."""
-    run = summary["run"]
-    out = [f"# Exam report: {run['run_id']}", ""]
-    out += health_markdown(summary.get("health"), table)
-    graph = provenance_line(summary)
+def ignored_rows(report: ExamReport) -> list[list[Any]]:
+    """Per count k, how many units each target targeted k times without covering them."""
+    names = list(report.targets)
+    hist = {n: {int(k): v for k, v in report.targets[n].ignored_histogram.items()} for n in names}
+    ks = sorted({k for counts in hist.values() for k in counts})
+    return [[k, *(hist[n].get(k, 0) for n in names)] for k in ks]
+
+
+def source_line(src: Any) -> str:
+    """One source span of an incorrect unit, with the passage around it."""
+    origin = "" if src.origin == "corpus" else f" ({src.origin}; corpus file unavailable)"
+    return (f"   - source `{src.document}` chars {src.start}-{src.end}{origin}: "
+            f"> {' '.join(src.passage_text.split())}")
+
+
+def render_markdown(report: ExamReport) -> str:
+    """The whole report as Markdown; figures are linked by their paths in `report.figures`."""
+    run, figures = report.run, report.figures
+    out = [f"# Exam report: {run.run_id}", ""]
+    out += health_markdown(report.health, table)
+    graph = provenance_line(report)
     out += [f"- **{k}**: {v}" for k, v in [*run_lines(run), *([graph] if graph else [])]]
     out += ["", "## Accuracy and coverage", ""]
-    out += [f"**{notice}**", ""] if (notice := stop_notice(summary)) else []
-    out += [f"**{UNTRUSTWORTHY}**", ""] if failed(summary.get("health")) else []
-    out += [SCORE_NOTE, "", table(SCORE_HEADER, score_rows(summary)), ""]
-    if summary.get("overrides"):
-        out += ["### With people's overrides", "", override_note(summary["overrides"]), "",
-                table(OVERRIDE_HEADER, override_rows(summary["overrides"])), ""]
+    out += [f"**{notice}**", ""] if (notice := stop_notice(report)) else []
+    out += [f"**{UNTRUSTWORTHY}**", ""] if failed(report.health) else []
+    out += [SCORE_NOTE, "", table(SCORE_HEADER, score_rows(report)), ""]
+    if report.overrides:
+        out += ["### With people's overrides", "", override_note(report.overrides), "",
+                table(OVERRIDE_HEADER, override_rows(report.overrides)), ""]
     if "scores" in figures:
         out += [f"![accuracy and coverage]({figures['scores']})", ""]
-    header, rows = qtype_table(summary)
+    header, rows = qtype_table(report)
     out += ["## Accuracy per question type", "", table(header, rows), ""]
     if "qtypes" in figures:
         out += [f"![accuracy per question type]({figures['qtypes']})", ""]
-    if shows_languages(summary):
-        out += ["## Accuracy per language", "", LANGUAGE_NOTE, "", table(LANGUAGE_HEADER, language_table(summary)), ""]
+    if shows_languages(run):
+        out += ["## Accuracy per language", "", LANGUAGE_NOTE, "", table(LANGUAGE_HEADER, language_table(report)), ""]
     out += ["## Accuracy per cluster", ""]
-    for name, t in summary["targets"].items():
+    for name, t in report.targets.items():
         out += [f"### {name}", "", table(CLUSTER_HEADER, cluster_rows(t)), ""]
         note = cluster_note(t)
         out += [note, ""] if note else []
     out += ["## Convergence: uncovered units left after each round", ""]
-    names = list(summary["targets"])
-    out += [table(["round", *names], convergence_rows(summary)), ""]
+    names = list(report.targets)
+    out += [table(["round", *names], convergence_rows(report)), ""]
     if "convergence" in figures:
         out += [f"![convergence]({figures['convergence']})", ""]
     out += ["## Units targeted without coverage", ""]
-    ks = sorted({int(k) for t in summary["targets"].values() for k in t["ignored_histogram"]})
-    hist = {n: {int(k): v for k, v in summary["targets"][n]["ignored_histogram"].items()} for n in names}
-    out += [table(["times targeted uncovered", *names], [[k, *(hist[n].get(k, 0) for n in names)] for k in ks]), ""]
+    out += [table(["times targeted uncovered", *names], ignored_rows(report)), ""]
     if "ignored" in figures:
         out += [f"![targeted without coverage]({figures['ignored']})", ""]
     maps = [(k, v) for k, v in figures.items() if k.startswith("map:")]
     if maps:
         out += ["## Maps of the uncovered units", ""]
         out += [f"![map {k[4:]}]({v})" for k, v in maps] + [""]
-    cost = summary["cost"]
-    out += ["## Cost per unit (paper layout)", "", cost_note(cost["units"]), "",
+    cost = report.cost
+    out += ["## Cost per unit (paper layout)", "", cost_note(cost.units), "",
             table(COST_HEADER, cost_rows(cost)), "", "### Per role", "",
-            table(["role", *GROUP_TAIL], group_rows(cost["by_role"], ("role",))), "", "### Per stage", "",
-            table(["role", "stage", *GROUP_TAIL], group_rows(cost["by_stage"], ("role", "stage"))), "",
+            table(["role", *GROUP_TAIL], group_rows(cost.by_role, ("role",))), "", "### Per stage", "",
+            table(["role", "stage", *GROUP_TAIL], group_rows(cost.by_stage, ("role", "stage"))), "",
             f"### {PRICING_TITLE}", "", PRICING_NOTE, "", table(*pricing_table(cost)), ""]
-    unknown = settlement_lines(cost["settlement"], cost["torn_ledger_lines"], always=False)
+    unknown = settlement_lines(cost.settlement.model_dump(), cost.torn_ledger_lines, always=False)
     out += [*unknown, ""] if unknown else []
     out += ["## Classic baselines", "",
             "Correlation of each answer's score with its share of correct verdicts (correct / covered).", "",
-            table(BASELINE_HEADER, baseline_rows(summary)), ""]
-    panel = summary.get("judge_panel")
+            table(BASELINE_HEADER, baseline_rows(report)), ""]
+    panel = report.judge_panel
     if panel:
         out += ["## Judge panel", "", PANEL_NOTE, "",
-                f"Members: {', '.join(panel['members'])}; {panel['verdicts']} verdicts, "
-                f"{panel['tied_or_unscored']} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
+                f"Members: {', '.join(panel.members)}; {panel.verdicts} verdicts, "
+                f"{panel.tied_or_unscored} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
     out += ["## Incorrect units", ""]
-    for name, t in summary["targets"].items():
-        sample = t["incorrect_sample"]
-        out += [f"### {name} ({sample['total']})", ""]
-        if not t["incorrect"]:
-            out += ["None.", ""]
-        else:
-            out += [incorrect_note(sample), ""]
-        for i, row in enumerate(t["incorrect"], 1):
-            out += [f"{i}. **{row['unit_text']}** (`{row['unit_id']}`, round {row['round']})",
-                    f"   - question: {row['question']}",
-                    f"   - answer: {row['answer_excerpt']}",
-                    f"   - judge: {row['reason']}"]
-            for src in row["sources"]:
-                origin = "" if src["origin"] == "corpus" else f" ({src['origin']}; corpus file unavailable)"
-                out.append(f"   - source `{src['document']}` chars {src['start']}-{src['end']}{origin}: "
-                           f"> {' '.join(src['passage_text'].split())}")
+    for name, t in report.targets.items():
+        sample = t.incorrect_sample
+        out += [f"### {name} ({sample.total})", ""]
+        out += [incorrect_note(sample) if t.incorrect else "None.", ""]
+        for i, row in enumerate(t.incorrect, 1):
+            out += [f"{i}. **{row.unit_text}** (`{row.unit_id}`, round {row.round})",
+                    f"   - question: {row.question}",
+                    f"   - answer: {row.answer_excerpt}",
+                    f"   - judge: {row.reason}"]
+            out += [source_line(src) for src in row.sources]
             out.append("")
-    c = summary["counts"]
+    c = report.counts
     out += ["## Skipped, unparseable, rejected, ignored", "",
-            table(["what", "count"], [[label, c[key]] for key, label in COUNT_LABELS]), ""]
-    for item in c["skipped_file_list"]:
-        out.append(f"- skipped `{item.get('path', '?')}`: {item.get('reason', '')}")
-    for item in c["skipped_passage_list"]:
-        out.append(f"- no unit from passage `{item['passage_id']}` of `{item['document']}`: {item['reason']}")
+            table(["what", "count"], [[label, getattr(c, key)] for key, label in COUNT_LABELS]), ""]
+    for item in c.skipped_file_list:
+        out.append(f"- skipped `{item.path}`: {item.reason}")
+    for passage in c.skipped_passage_list:
+        out.append(f"- no unit from passage `{passage.passage_id}` of `{passage.document}`: {passage.reason}")
     more = skipped_note(c)
     out += [more] if more else []
     return "\n".join(out).rstrip() + "\n"

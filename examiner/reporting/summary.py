@@ -73,10 +73,14 @@ def accuracy_of(labels: Counter[str]) -> dict[str, Any]:
     return {"correct": c, "incorrect": i, "accuracy": c / (c + i) if c + i else None}
 
 
-def worst_clusters(rows: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    """The `n` clusters with the lowest accuracy (the most incorrect units first among equals)."""
-    return sorted(rows, key=lambda r: (r["accuracy"] if r["accuracy"] is not None else 2.0, -r["incorrect"],
-                                       r["cluster"]))[:n]
+def worst_clusters(rows: list[Any], n: int) -> list[Any]:
+    """The `n` clusters with the lowest accuracy (the most incorrect units first among equals); rows are
+    dicts (while summarising) or the report's ClusterRow models (while rendering)."""
+    def key(r: Any) -> tuple[float, int, str]:
+        row = r if isinstance(r, dict) else r.model_dump()
+        return (row["accuracy"] if row["accuracy"] is not None else 2.0, -row["incorrect"], row["cluster"])
+
+    return sorted(rows, key=key)[:n]
 
 
 def _cluster_key(outcome: UnitOutcome) -> str:

@@ -1,7 +1,10 @@
 """The one report writer: strict JSON, Markdown and HTML for every method (exam, judge, meta).
 
-Each method computes its figures as plain data and renders its own sections; this module decides how
-they reach the disk, the same way for all three:
+Each method builds its report once as a typed model (examiner/reporting/model/) and renders it; this
+module decides how it reaches the disk, the same way for all:
+
+- report.json is the model's dump, led by `schema_version` and `kind` (the published JSON Schema in
+  examiner/reporting/schema/ describes it). Optional sections a method did not fill stay out of the file.
 
 - JSON is strict. NaN and Infinity are not JSON (most parsers outside Python reject them), so a
   non-finite number becomes null and a `<key>_null_reason` next to it says what it was (for a list,
@@ -22,9 +25,9 @@ import numpy as np
 
 from examiner.core.redact import redact_text
 from examiner.core.rundir import report_paths
+from examiner.reporting.model import REPORT, Section
+from examiner.reporting.model.base import NULL_REASON
 
-NULL_REASON = "_null_reason"
-"""Suffix of the key that explains a null which stands for a non-finite number."""
 UNDEFINED = "n/a"
 """How Markdown and HTML show a number that is undefined (null, NaN, infinite)."""
 
@@ -83,8 +86,38 @@ def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> Path:
     return path
 
 
-def write_report(folder: Path, data: Mapping[str, Any], *, markdown: str | None = None, html: str | None = None,
-                 stem: str = "") -> dict[str, Path]:
+def as_report(data: Section | Mapping[str, Any]) -> Section:
+    """The report model of `data`: a model as it is; a mapping (a caller that still builds its report as a
+    dict) validated into the model its `kind` names. A mapping without `kind` is told apart the way
+    report.json files written before versioning are (see `legacy_kind`)."""
+    if isinstance(data, Section):
+        return data
+    return REPORT.validate_python({**data, "kind": data.get("kind") or legacy_kind(data)})
+
+
+def legacy_kind(data: Mapping[str, Any]) -> str:
+    """The kind of report data that do not say it: by the keys each kind always has."""
+    if data.get("method") == "metric-stats":
+        return "metric-stats"
+    if "rankings" in data and "config" in data:
+        return "meta"
+    if "method" in data:
+        return "judge"
+    if "run" in data and "targets" in data:
+        return "exam"
+    if "disagreements" in data:
+        return "compare"
+    raise ValueError(f"not a report: keys {sorted(data)[:8]}")
+
+
+def report_data(report: Section) -> dict[str, Any]:
+    """What report.json holds: `schema_version` and `kind` first, then every field the method set."""
+    dumped = report.model_dump(mode="python", exclude_unset=True)
+    return {"schema_version": getattr(report, "schema_version"), "kind": getattr(report, "kind"), **dumped}
+
+
+def write_report(folder: Path, report: Section | Mapping[str, Any], *, markdown: str | None = None,
+                 html: str | None = None, stem: str = "") -> dict[str, Path]:
     """report.json (always), report.md and report.html (when the method renders them) in `folder`.
 
     Returns {"json", "md", "html"} -> path for the files written; `stem` prefixes the names. Every file
@@ -93,7 +126,7 @@ def write_report(folder: Path, data: Mapping[str, Any], *, markdown: str | None 
     """
     folder.mkdir(parents=True, exist_ok=True)
     paths = report_paths(folder, stem)
-    text = redact_text(dumps(data) + "\n")
+    text = redact_text(dumps(report_data(as_report(report))) + "\n")
     paths["json"].write_text(text, encoding="utf-8")
     written = {"json": paths["json"]}
     for kind, rendered in (("md", markdown), ("html", html)):
@@ -114,4 +147,5 @@ def cell(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-__all__ = ["NULL_REASON", "UNDEFINED", "cell", "dumps", "strict", "write_jsonl", "write_report"]
+__all__ = ["NULL_REASON", "UNDEFINED", "as_report", "cell", "dumps", "legacy_kind", "report_data", "strict",
+           "write_jsonl", "write_report"]

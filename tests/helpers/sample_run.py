@@ -1,7 +1,8 @@
 """A small, realistic run directory written without models: for the report's tests and for previewing.
 
-Why here rather than in a test: the report, the provenance graph and `compare` all need the same run
-shape, and a person checking the HTML by eye needs one too (`python -m examiner.reporting.sample DIR`).
+Why a shared helper: the report, the provenance graph and `compare` all need the same run shape, and a
+person checking the HTML by eye needs one too (`python -m tests.helpers.sample_run DIR` from the repository
+root, then `examiner report DIR`).
 Two targets sit the same paper over a two-document corpus; `alpha` knows most units, `beta` fewer.
 The records are written the way a resumed run writes them: some ids appear twice, the ledger ends in a
 torn line.

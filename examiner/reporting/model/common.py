@@ -1,0 +1,43 @@
+"""Sections several report kinds share: skipped input rows, correlation levels, classification figures."""
+
+from __future__ import annotations
+
+from examiner.reporting.model.base import Figure, Section
+
+
+class SkippedRow(Section):
+    """An input record the loader could not use: its line, the offending field ("-": the whole record), why."""
+
+    line: int | None = None
+    field: str | None = None
+    message: str
+
+
+class Correlation(Section):
+    """Pearson, Spearman and Kendall tau-b at one level; `n` (sample, system) or the groups used (summary)."""
+
+    pearson: Figure
+    spearman: Figure
+    kendall: Figure
+    n: int | None = None
+    n_groups_used: int | None = None
+    n_groups_skipped: int | None = None
+
+
+class Levels(Section):
+    """Correlations at sample level, and at summary and system level where the data have groups/systems."""
+
+    sample: Correlation
+    summary: Correlation | None = None
+    system: Correlation | None = None
+
+
+class Classification(Section):
+    """Accuracy and macro precision / recall / F1 of predicted labels against gold labels."""
+
+    n: int
+    accuracy: Figure
+    macro_precision: Figure
+    macro_recall: Figure
+    macro_f1: Figure
+    classes: list[int]

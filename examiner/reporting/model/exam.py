@@ -1,0 +1,456 @@
+"""The exam report (`examiner run`, `examiner report RUN`): its sections as typed models.
+
+Built once per run by examiner/reporting/build.py from the figures of summary.py; the Markdown, HTML and
+terminal renderers read this model, and report.json is its dump. docs/REPORT-SCHEMA.md describes each
+section; docs/METHODS.md section 1 says how the figures are computed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from examiner.core.records import RunStatus
+from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
+
+HealthStatus = Literal["pass", "warn", "fail", "info"]
+
+
+class RunSection(Section):
+    """What the run was: its id, status, settings, corpus and record counts (from run.json and the records)."""
+
+    path: str
+    run_id: str
+    status: RunStatus
+    stop_reason: str | None
+    mode: Literal["refeval", "top", "noref"]
+    judge_mode: str
+    judges: list[str]
+    targets: list[str]
+    corpus_paths: list[str]
+    documents: int
+    passages: int
+    units: int
+    questions: int
+    answers: int
+    verdicts: int
+    started: float | None
+    finished: float | None
+    duration_s: float | None
+    outcomes_derived: bool
+    """True when outcomes.jsonl was missing and the unit outcomes were rebuilt from the verdicts."""
+    passage_source_note: str | None
+    """Why source passages came from the run's passages.jsonl or the unit text (None: from the corpus)."""
+    language: str
+    languages: dict[str, int]
+
+
+class UnitCounts(Section):
+    """Units per final status."""
+
+    correct: int
+    incorrect: int
+    unanswered: int
+    uncovered: int
+
+
+class Estimate(Section):
+    """A ratio num/den with its 95% percentile bootstrap interval, resampling clusters."""
+
+    value: Figure
+    low: Figure
+    high: Figure
+    num: int | float
+    den: int | float
+    clusters: int
+
+
+class ClusterRow(Section):
+    cluster: str
+    round: int | None
+    correct: int
+    incorrect: int
+    accuracy: Figure
+
+
+class QtypeRow(Section):
+    qtype: str
+    correct: int
+    incorrect: int
+    accuracy: Figure
+
+
+class ConvergencePoint(Section):
+    """Uncovered units left after a round; the round's own figures where the run recorded its summary."""
+
+    round: int
+    remaining: int
+    pool_before: int | None = None
+    clusters: int | None = None
+    questions: int | None = None
+    probes: int | None = None
+    covered: int | None = None
+
+
+class BaselineMetric(Section):
+    """Mean of a classic metric over the answers and its correlations with the judge's share of correct."""
+
+    mean: Figure
+    n: int
+    pearson: Figure
+    spearman: Figure
+    kendall: Figure
+    n_pairs: int
+
+
+class Baselines(Section):
+    answers: int
+    bleu: BaselineMetric
+    embedding_similarity: BaselineMetric
+
+
+class LanguageRow(Section):
+    language: str
+    name: str
+    units: int
+    covered: int
+    correct: int
+    incorrect: int
+    accuracy: Figure
+
+
+class SourceSpan(Section):
+    """A unit's source span and the passage around it; `origin` says where the text was read."""
+
+    document: str
+    passage_id: str
+    start: int
+    end: int
+    from_corpus: bool
+    page: int | str | None = None
+    span_text: str
+    passage_text: str
+    passage_start: int
+    passage_end: int
+    origin: str
+
+
+class IncorrectUnit(Section):
+    """A unit the target got wrong, with its question, the answer, the judge's reason and its sources."""
+
+    unit_id: str
+    unit_text: str
+    round: int | None
+    cluster: str | None
+    question_id: str | None
+    question: str
+    answer_id: str | None
+    answer_excerpt: str
+    verdict_id: str | None
+    reason: str
+    sources: list[SourceSpan]
+
+
+class IncorrectSample(Section):
+    """How many incorrect units are shown of how many, the seed of the sample, where the rest is."""
+
+    shown: int
+    total: int
+    seed: int
+    full_records: str
+
+
+class TargetSection(Section):
+    """Everything about one examined model."""
+
+    target: str
+    units: int
+    counts: UnitCounts
+    accuracy: Estimate
+    coverage: Estimate
+    per_cluster: list[ClusterRow]
+    per_cluster_total: int
+    per_qtype: list[QtypeRow]
+    convergence: list[ConvergencePoint]
+    ignored_histogram: dict[int, int]
+    """Times a unit was targeted without being covered -> units (the counts are object keys, as text, in report.json)."""
+    baselines: Baselines
+    per_language: list[LanguageRow]
+    incorrect: list[IncorrectUnit]
+    incorrect_sample: IncorrectSample
+    rounds: int
+
+
+class CostFigures(Section):
+    """Billed totals of a group of ledger records and the same per unit of the corpus."""
+
+    calls: int
+    batch_calls: int
+    cache_hits: int
+    prompt_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int
+    cost_usd: float
+    batch_usd: float
+    uncached_input_tokens: int
+    output_tokens: int
+    cached_input_share: Figure
+    calls_per_unit: float
+    input_tokens_per_unit: float
+    output_tokens_per_unit: float
+    cents_per_unit: float
+
+
+class PaperRow(Section):
+    """A row of the cost table in the paper's layout (a stage, with the questions it handled)."""
+
+    stage: str
+    questions: int
+    calls: int
+    batch_calls: int
+    cache_hits: int
+    prompt_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int
+    cost_usd: float
+    batch_usd: float
+    uncached_input_tokens: int
+    output_tokens: int
+    cached_input_share: Figure
+    calls_per_unit: float
+    input_tokens_per_unit: float
+    output_tokens_per_unit: float
+    cents_per_unit: float
+
+
+class RoleCost(CostFigures):
+    role: str
+
+
+class StageCost(CostFigures):
+    role: str
+    stage: str
+
+
+class EndpointCost(CostFigures):
+    role: str
+    endpoint: str
+
+
+class PricingCost(CostFigures):
+    role: str
+    batch: bool
+
+
+class InFlight(Section):
+    """Calls killed in flight that no resume has settled yet, and the most they can have cost."""
+
+    calls: int
+    worst_case_usd: float
+
+
+class Billed(Section):
+    calls: int
+    usd: float
+
+
+class PossiblyBilled(Section):
+    calls: int
+    worst_case_usd: float
+    unsettled: int
+
+
+class Cancelled(Section):
+    calls: int
+    worst_case_usd: float
+
+
+class Settlement(Section):
+    """How the ledger's sent requests ended: billed, possibly billed (killed in flight), cancelled."""
+
+    billed: Billed
+    possibly_billed: PossiblyBilled
+    cancelled: Cancelled
+
+
+class CostSection(Section):
+    """Cost per unit of the corpus in the paper's layout, and per role, stage, endpoint and pricing."""
+
+    units: int
+    paper: list[PaperRow]
+    by_role: list[RoleCost]
+    by_stage: list[StageCost]
+    by_endpoint: list[EndpointCost]
+    by_pricing: list[PricingCost]
+    total: CostFigures
+    failed_requests: int
+    in_flight: InFlight
+    settlement: Settlement
+    torn_ledger_lines: int
+
+
+class SkippedFile(Section):
+    path: str = "?"
+    reason: str = ""
+
+
+class SkippedPassage(Section):
+    document: str
+    passage_id: str
+    reason: str
+
+
+class CountsSection(Section):
+    """What was skipped, unparseable, rejected or ignored (lists bounded, counts whole)."""
+
+    skipped_files: int
+    skipped_file_list: list[SkippedFile]
+    skipped_passages: int
+    skipped_passage_list: list[SkippedPassage]
+    decoded_with_replacement: int
+    unparseable_judgments: int
+    unparseable_questions: int
+    leak_rejections: int
+    ignored_verdicts: int
+    dropped_targets: int
+    questions_without_targets: int
+    failed_requests: int
+    unreadable_record_lines: dict[str, int]
+
+
+class PanelAgreementRow(Section):
+    target: str
+    member: str
+    agreed: int
+    compared: int
+    unscored: int
+    agreement: Figure
+
+
+class JudgePanel(Section):
+    """Per-member agreement with a judge panel's majority (all targets, then per target)."""
+
+    members: list[str]
+    verdicts: int
+    tied_or_unscored: int
+    agreement: list[PanelAgreementRow]
+
+
+class HumanAgreement(Section):
+    """A judge's verdicts against people's labels: agreement, Cohen's kappa, the confusion table."""
+
+    items: int
+    compared: int
+    judge_unscored: int
+    agreed: int
+    agreement: Figure
+    cohen_kappa: Figure
+    labels: list[str]
+    confusion: dict[str, dict[str, int]]
+    """Rows: the judge's label; columns: the person's."""
+
+
+class JudgeVsPeople(HumanAgreement):
+    """The exam's judge against the overrides; with a panel, each member too."""
+
+    members: dict[str, HumanAgreement]
+
+
+class OverriddenTarget(Section):
+    """One target's accuracy, coverage and counts as the judge gave them and with the overrides."""
+
+    overrides: int
+    accuracy_judge: Estimate
+    coverage_judge: Estimate
+    counts_judge: UnitCounts
+    accuracy_with_overrides: Estimate
+    coverage_with_overrides: Estimate
+    counts_with_overrides: UnitCounts
+
+
+class OverridesSection(Section):
+    """People's overrides (overrides.jsonl) and the figures with them applied."""
+
+    file: str
+    overrides: int
+    changed: int
+    unmatched: int
+    per_target: dict[str, int]
+    targets: dict[str, OverriddenTarget]
+    judge_vs_people: JudgeVsPeople
+
+
+class Threshold(Section):
+    warn: Figure
+    fail: Figure
+    higher_is_worse: bool
+
+
+class Example(Section):
+    id: str
+    text: str
+
+
+class HealthCheck(Section):
+    name: str
+    what: str
+    status: HealthStatus
+    figure: Figure
+    detail: str
+    threshold: Threshold | None
+    examples: list[Example]
+
+
+class SelfAgreement(Section):
+    """The judge's agreement with itself on re-judged answers (units reordered)."""
+
+    answers: int
+    compared: int
+    agreed: int
+    value: Figure
+    low: Figure
+    high: Figure
+    changed: list[Example]
+
+
+class HealthSection(Section):
+    """The run's health (examiner.exam.health): checks of the examiner and judge behaving sanely."""
+
+    status: HealthStatus
+    checks: list[HealthCheck]
+    self_agreement: SelfAgreement
+    trustworthy: bool
+
+
+class ProvenancePlan(Section):
+    """Whether provenance.graphml was written, with its node count and the size limit."""
+
+    file: str
+    nodes: int
+    limit: int
+    written: bool
+    note: str
+
+
+class ExamReport(Section):
+    """report.json of an exam run."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Literal["exam"] = "exam"
+    run: RunSection
+    targets: dict[str, TargetSection]
+    cost: CostSection
+    counts: CountsSection
+    judge_panel: JudgePanel | None
+    overrides: OverridesSection | None = None
+    health: HealthSection | None = None
+    provenance: ProvenancePlan | None = None
+    figures: dict[str, str] = Field(default_factory=dict)
+    """Figure name -> PNG path relative to the run folder (`map:<target>` for the maps)."""
+
+

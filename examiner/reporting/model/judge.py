@@ -1,0 +1,107 @@
+"""The judging report (`examiner judge`, `examiner judge-stats`): run figures and the method's section.
+
+Pairwise methods fill `pairwise` (agreement with labels, swap consistency and bias, a panel's members);
+single-score methods fill `single` (score summary, G-Eval paths, correlations with human scores).
+Built by examiner/judging/sections.py; docs/REPORT-SCHEMA.md describes each field.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
+from examiner.reporting.model.common import Classification, Levels, SkippedRow
+
+
+class Agreement(Classification):
+    """The judge's verdicts against gold labels, overall and per presentation order."""
+
+    n_unparseable: int
+    n_without_gold: int
+    by_order: dict[str, Classification]
+
+
+class Swap(Section):
+    """Position consistency and bias over pairs judged in both orders (JudgeLM's swap check)."""
+
+    n_judgments: int
+    n_unparseable: int
+    n_pairs: int
+    n_pairs_both_orders: int
+    n_pairs_one_order_only: int
+    n_pairs_with_unparseable: int
+    n_inconsistent: int
+    consistency: Figure
+    bias_first: Figure
+    bias_second: Figure
+    delta_bias: Figure
+    bias_first_all_pairs: Figure
+    bias_second_all_pairs: Figure
+    delta_bias_all_pairs: Figure
+
+
+class MemberAgreement(Section):
+    """How often a panel member's verdict was the panel's, over the judgments the panel decided."""
+
+    member: str
+    agreed: int
+    compared: int
+    unscored: int
+    rate: Figure
+
+
+class PairwiseSection(Section):
+    unparseable_convention: Literal["drop", "wrong"]
+    n_judgments: int
+    n_unparseable: int
+    n_failed_calls: int
+    verdicts: dict[str, int]
+    """Verdict (1, 2, 0 for a tie, or `unparseable`) -> judgments."""
+    agreement: Agreement | None = None
+    teacher_agreement: Agreement | None = None
+    swap: Swap | None = None
+    panel_agreement: list[MemberAgreement] | None = None
+    classic_metric_agreement: dict[str, Classification] | None = None
+    """Per classic metric (and `majority`): its preferences against the gold labels (RevisEval)."""
+
+
+class SingleSection(Section):
+    unparseable_convention: Literal["drop", "wrong"]
+    lowest_score: Figure
+    n_judgments: int
+    n_scored: int
+    n_unparseable: int
+    n_failed_calls: int
+    mean_score: Figure
+    geval_paths: dict[str, int] | None = None
+    """G-Eval: how many scores came from token probabilities (`logprobs`) or sampling (`samples`)."""
+    geval_unparseable_samples: int | None = None
+    correlation_with_human: dict[str, Levels] | None = None
+    """Scorer (`judge`, then each classic metric) -> correlations with the human scores."""
+
+
+class JudgeReport(Section):
+    """report.json of a judging run (`method`: the judging method, or `judge-stats` for saved judgments)."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Literal["judge"] = "judge"
+    method: str
+    judge: str | None = None
+    model: str | None = None
+    status: str | None = None
+    calls: int | None = None
+    batch_calls: int | None = None
+    cache_hits: int | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+    failed_calls: int | None = None
+    dataset: str | None = None
+    wall_s: float | None = None
+    rows_judged: int
+    rows_skipped: int
+    skipped: list[SkippedRow]
+    pairwise: PairwiseSection | None = None
+    single: SingleSection | None = None
