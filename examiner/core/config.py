@@ -189,7 +189,7 @@ class EndpointSpec(BaseModel):
         reasoning = completion_tokens if (self.price_reasoning_per_1m or 0.0) > self.price_output_per_1m else 0
         return self.cost_usd(prompt_tokens, completion_tokens, cache_write_tokens=written, reasoning_tokens=reasoning)
 
-    def prices(self) -> dict[str, Any]:
+    def prices(self) -> dict[str, float | None]:
         """The pricing fields, for a copy of this endpoint that must bill alike (a simulated twin)."""
         return {name: getattr(self, name) for name in PRICE_FIELDS}
 

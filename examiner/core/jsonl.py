@@ -17,13 +17,14 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
 from examiner.core.errors import UserError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class CorruptRunFile(UserError):
@@ -31,16 +32,24 @@ class CorruptRunFile(UserError):
 
 
 @dataclass
-class JsonlRead:
+class JsonlRead(Generic[T]):
     """The complete records of one file, and whether its last line was torn."""
 
-    rows: list[Any] = field(default_factory=list)
+    rows: list[T] = field(default_factory=list)
     torn_tail: bool = False
 
 
 def _problem(path: Path, number: int, what: str) -> CorruptRunFile:
     return CorruptRunFile(f"{path}:{number}: not a valid record ({what}); the file is damaged "
                           "(a killed writer only tears the last line): move it aside to redo that part")
+
+
+@overload
+def iter_jsonl(path: str | Path, parse: Callable[[str], T], on_torn: Callable[[], None] | None = None) -> Iterator[T]: ...
+
+
+@overload
+def iter_jsonl(path: str | Path, *, on_torn: Callable[[], None] | None = None) -> Iterator[Any]: ...
 
 
 def iter_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads,
@@ -54,6 +63,15 @@ def iter_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads,
 
 Span = tuple[int, int]
 """(byte offset, byte length) of one line in its file, without the newline: what `os.pread` reads back."""
+
+
+@overload
+def iter_jsonl_spans(path: str | Path, parse: Callable[[str], T],
+                     on_torn: Callable[[], None] | None = None) -> Iterator[tuple[T, Span]]: ...
+
+
+@overload
+def iter_jsonl_spans(path: str | Path, *, on_torn: Callable[[], None] | None = None) -> Iterator[tuple[Any, Span]]: ...
 
 
 def iter_jsonl_spans(path: str | Path, parse: Callable[[str], Any] = json.loads,
@@ -80,9 +98,18 @@ def iter_jsonl_spans(path: str | Path, parse: Callable[[str], Any] = json.loads,
             yield row, (start, len(raw.rstrip(b"\n")))
 
 
-def read_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads) -> JsonlRead:
-    """Every record of a JSONL file, parsed by `parse`, under the policy above (missing file: empty)."""
-    result = JsonlRead()
+@overload
+def read_jsonl(path: str | Path, parse: Callable[[str], T]) -> JsonlRead[T]: ...
+
+
+@overload
+def read_jsonl(path: str | Path) -> JsonlRead[Any]: ...
+
+
+def read_jsonl(path: str | Path, parse: Callable[[str], Any] = json.loads) -> JsonlRead[Any]:
+    """Every record of a JSONL file, parsed by `parse` (JSON values when none is given), under the policy
+    above (missing file: empty)."""
+    result: JsonlRead[Any] = JsonlRead()
 
     def torn() -> None:
         result.torn_tail = True

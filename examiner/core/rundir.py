@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -128,6 +128,26 @@ def remove_exam_outputs(folder: Path) -> list[str]:
         removed.append(entry.name)
     return removed
 
+class _PassageSpan(TypedDict):
+    id: str
+    document: str
+    """The document's id."""
+    start: int
+    end: int
+    """`document text[start:end] == text`."""
+    text: str
+
+
+class PassageRow(_PassageSpan, total=False):
+    """One line of passages.jsonl: a corpus passage as the exam read it (what reports, `examiner view` and
+    the provenance trace show next to a source). `page` and `language` are there only when known."""
+
+    page: int
+    """From 1 (.pdf and .docx: the page; .pptx: the slide)."""
+    language: str
+    """The document's language code."""
+
+
 RECORD_FILES: dict[type[BaseModel], str] = {
     UnitRecord: UNITS,
     QuestionRecord: QUESTIONS,
@@ -182,7 +202,7 @@ class RunRecords:
     outcome_records: dict[str, UnitOutcome]
     """outcomes.jsonl as written (empty when the run stopped before writing it)."""
     ledger: list[dict[str, Any]]
-    passages: dict[str, dict[str, Any]]
+    passages: dict[str, PassageRow]
     """passages.jsonl by id: the passages as the exam read them (empty for runs that predate it)."""
     overrides: dict[tuple[str, str], OverrideRecord]
     """People's corrections in force, by (question id, unit id) (overrides.jsonl; empty when none)."""
@@ -245,7 +265,7 @@ class RunDir:
 
         return torn
 
-    def iter_passages(self) -> Iterator[dict[str, Any]]:
+    def iter_passages(self) -> Iterator[PassageRow]:
         """passages.jsonl rows one at a time (nothing when absent)."""
         return iter_jsonl(self.file(PASSAGES))
 
@@ -365,13 +385,13 @@ class RunDir:
 
     # --- passages ------------------------------------------------------------------------------------
 
-    def write_passages(self, passages: Iterable[dict[str, Any]]) -> None:
+    def write_passages(self, passages: Iterable[Mapping[str, object]]) -> None:
         """passages.jsonl, written whole once per run (rows: id, document, start, end, text)."""
         self.path.mkdir(parents=True, exist_ok=True)
         file = self.file(PASSAGES)
         file.write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")
 
-    def read_passages(self) -> dict[str, dict[str, Any]]:
+    def read_passages(self) -> dict[str, PassageRow]:
         """passages.jsonl by passage id ({} when absent)."""
         return {str(row["id"]): row for row in self._rows(PASSAGES)}
 
@@ -410,6 +430,6 @@ def _write_atomic(path: Path, text: str) -> None:
 
 __all__ = [
     "ANSWERS", "ASSESSMENTS", "BATCHES", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
-    "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
+    "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PassageRow", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
     "REPORT_JSON", "REPORT_MD", "REQUEST", "EXAM_OUTPUTS", "LOG", "exam_output", "foreign_entries", "remove_exam_outputs", "RUN_INFO", "RunDir", "RunRecords", "SELF_CHECK", "SubmittedBatch", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]
