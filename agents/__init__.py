@@ -9,6 +9,10 @@ the gateway.
 - reviser/      RevisEval's reviser
 - evaluators/   the evaluators whose assessments meta-evaluation compares
 - debaters/     the debaters of MDEval
-- meta_judge/   JDEval, JDEval-i, BSMEval and the debate referee
+- referee/      the referee of an MDEval debate
+- meta_judge/   JDEval, JDEval-i and BSMEval
 - prompting/    rendering of prompt files, with every value fenced and escaped
+
+Each role module states its card (`CARD`, agents/card.py): the prompt files it renders with the values
+it fills, the reply schemas it asks for and its generation settings.
 """

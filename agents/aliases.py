@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
 from examiner.agents.prompting.fence import Markup, lines, one_line, tagged
 
 
@@ -51,6 +49,6 @@ class UnitAliases:
         return text
 
     @property
-    def hint(self) -> dict[str, Any]:
+    def hint(self) -> dict[str, dict[str, str]]:
         """Call hint `aliases` (name -> unit id): metadata for a test backend, never part of the prompt."""
         return {"aliases": dict(zip(self.names, self.ids))}

@@ -40,6 +40,7 @@ from examiner.agents.judge import geval, geval_unit, reference_judge
 from examiner.agents.judge import pairwise_judge as pairwise
 from examiner.agents.judge import unit_judge as judge
 from examiner.agents.meta_judge import meta_judge
+from examiner.agents.referee import referee
 from examiner.agents.reviser import reviser
 from examiner.simulator import unit_category
 from examiner.simulator.behaviours import fence_content, shown_units, unit_texts
@@ -147,7 +148,7 @@ CASES: dict[str, Case] = {
     "evaluator_verdict": Case(lambda gw, v: evaluator.assess(gw, "e", _item(v, "verdict"))),
     "meta_jdeval": Case(lambda gw, v: meta_judge.jdeval(gw, _item(v, "pairwise"), _assessment(v, "a"),
                                                         _assessment(v, "b"))),
-    "meta_referee": Case(lambda gw, v: meta_judge.referee(gw, _item(v, "verdict"), _assessment(v, "a", "correct"),
+    "meta_referee": Case(lambda gw, v: referee.referee(gw, _item(v, "verdict"), _assessment(v, "a", "correct"),
                                                           _assessment(v, "b", "incorrect"), _turns(v), round=2,
                                                           max_rounds=3)),
     "meta_jdeval_i": Case(lambda gw, v: meta_judge.jdeval_i(gw, _item(v, "individual"), _assessment(v, "a"))),

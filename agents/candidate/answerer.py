@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+from examiner.agents.card import AgentCard, Prompt
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
-from examiner.agents.prompting import render
+
+
+def answer_tokens(max_words: int) -> int:
+    """max_tokens of an answer: a little above the word limit (about 1.6 tokens a word, and a margin)."""
+    return int(max_words * 1.6) + 16
+
+
+ANSWER = Prompt.of("exam_answer", "question", "max_words", generation=GenerationConfig(),
+                   max_tokens=answer_tokens, sized_by="word limit")
+CARD = AgentCard(agent="candidate", name="answerer", role="candidate", prompts=(ANSWER,),
+                 text_reply="the answer as written, one paragraph")
 
 
 async def answer(
@@ -17,8 +28,7 @@ async def answer(
     max_words: int = 200,
 ) -> CallResult[str]:
     """The target endpoint's one-paragraph answer (tokens capped a little above the word limit)."""
-    messages = render("exam_answer", question=question, max_words=max_words)
     return await gateway.chat(
-        "candidate", messages, GenerationConfig(max_tokens=int(max_words * 1.6) + 16),
+        CARD.role, ANSWER.render(question=question, max_words=max_words), ANSWER.config(max_words),
         CallContext(stage=stage, round=round, unit_ids=tuple(unit_ids)), endpoint=target,
     )

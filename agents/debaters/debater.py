@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from examiner.llm import CallContext, Gateway, GenerationConfig
-from examiner.llm.gateway import ModelCallError
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.prompting.meta_blocks import assessment_text, item_block, transcript_text
 from examiner.core.assessments import Assessment, MetaItem, Turn
 from examiner.core.labels import Unscored, call_failed
-from examiner.agents.prompting.meta_blocks import assessment_text, item_block, transcript_text
-from examiner.agents.prompting import render
+from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError
 
 STATEMENT_WORDS = 200
 
@@ -17,16 +16,22 @@ def statement_tokens(max_words: int) -> int:
     return int(max_words * 1.4) + 10
 
 
+TURN = Prompt.of("debate_turn", "item", "side", "own", "other", "transcript", "question", "max_words",
+                 generation=GenerationConfig(), max_tokens=statement_tokens, sized_by="word limit")
+CARD = AgentCard(agent="debaters", name="debater", role="debater", prompts=(TURN,),
+                 text_reply="the statement as written")
+
+
 async def answer(gateway: Gateway, endpoint: str | None, item: MetaItem, side: str, own: Assessment,
                  other: Assessment, turns: list[Turn], question: str, *, round: int,
                  max_words: int = STATEMENT_WORDS) -> str | Unscored:
     """The debater's statement for this round (plain text), or Unscored when the call failed."""
-    messages = render("debate_turn", item=item_block(item), side=side, own=assessment_text(own),
-                      other=assessment_text(other), transcript=transcript_text(turns), question=question,
-                      max_words=max_words)
+    messages = TURN.render(item=item_block(item), side=side, own=assessment_text(own),
+                           other=assessment_text(other), transcript=transcript_text(turns), question=question,
+                           max_words=max_words)
     try:
         result = await gateway.chat(
-            "debater", messages, GenerationConfig(max_tokens=statement_tokens(max_words)),
+            CARD.role, messages, TURN.config(max_words),
             CallContext(stage="debate", round=round, item_id=item.id,
                         hints={"side": side, "decision": own.decision, "max_words": max_words}),
             endpoint=endpoint,

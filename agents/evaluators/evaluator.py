@@ -6,13 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from examiner.llm import Gateway
-from examiner.llm.gateway import ModelCallError
-from examiner.llm.types import CallContext, GenerationConfig, Unparseable
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.prompting.meta_blocks import item_block
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.core.labels import Unscored, call_failed
-from examiner.agents.prompting.meta_blocks import item_block
-from examiner.agents.prompting import render
+from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError, Unparseable
 
 EXPLANATION_WORDS = 120
 
@@ -32,19 +30,35 @@ class ScoreAssessment(BaseModel):
     score: int = Field(ge=1, le=5)
 
 
-_PROMPT = {"pairwise": "evaluator_pairwise", "individual": "evaluator_individual", "verdict": "evaluator_verdict"}
-_SCHEMA: dict[str, type[BaseModel]] = {
+def assessment_tokens(max_words: int) -> int:
+    """max_tokens of an assessment: the explanation (about 2 tokens a word) and the JSON around it."""
+    return int(max_words * 2) + 60
+
+
+def _prompt(file: str) -> Prompt:
+    return Prompt.of(file, "item", "max_words", generation=GenerationConfig(), max_tokens=assessment_tokens,
+                     sized_by="explanation's word limit")
+
+
+PROMPTS = {"pairwise": _prompt("evaluator_pairwise"), "individual": _prompt("evaluator_individual"),
+           "verdict": _prompt("evaluator_verdict")}
+"""The prompt per item kind."""
+SCHEMAS: dict[str, type[PairwiseAssessment | ScoreAssessment | VerdictAssessment]] = {
     "pairwise": PairwiseAssessment, "individual": ScoreAssessment, "verdict": VerdictAssessment,
 }
+"""The reply schema per item kind."""
+CARD = AgentCard(agent="evaluators", name="evaluator", role="evaluator", prompts=tuple(PROMPTS.values()),
+                 reply_schemas=tuple(SCHEMAS.values()))
 
 
 async def assess(gateway: Gateway, endpoint: str, item: MetaItem, *, max_words: int = EXPLANATION_WORDS) -> Assessment:
     """Ask evaluator `endpoint` for its judgment of `item`; unparseable or failed calls are marked, never guessed."""
-    messages = render(_PROMPT[item.kind], item=item_block(item), max_words=max_words)
+    prompt = PROMPTS[item.kind]
+    messages = prompt.render(item=item_block(item), max_words=max_words)
     try:
         result = await gateway.chat(
-            "evaluator", messages, GenerationConfig(max_tokens=int(max_words * 2) + 60),
-            CallContext(stage=f"assess_{item.kind}", item_id=item.id), schema=_SCHEMA[item.kind], endpoint=endpoint,
+            CARD.role, messages, prompt.config(max_words),
+            CallContext(stage=f"assess_{item.kind}", item_id=item.id), schema=SCHEMAS[item.kind], endpoint=endpoint,
         )
     except ModelCallError as exc:
         return Assessment(item_id=item.id, evaluator=endpoint, unscored=call_failed(exc))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.prompting.fence import Markup, lines, tagged
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.llm.structured import parse_structured
-from examiner.agents.prompting import render
-from examiner.agents.prompting.fence import Markup, lines, tagged
 
 EXTRACT_MAX_TOKENS = 1500
 """The examiner's output limit for one extraction reply (max_tokens)."""
@@ -27,6 +27,11 @@ class Statements(BaseModel):
     """Atomic statements, each naming the passage it came from."""
 
     units: list[Statement]
+
+
+EXTRACT = Prompt.of("exam_extract", "passages", generation=GenerationConfig(max_tokens=EXTRACT_MAX_TOKENS))
+CARD = AgentCard(agent="examiner", name="unit extractor", role="examiner", prompts=(EXTRACT,),
+                 reply_schemas=(Statements,))
 
 
 @dataclass(frozen=True)
@@ -49,14 +54,14 @@ async def extract_statements(
 ) -> Extraction:
     """One call over several passages. The reply is parsed here, without the gateway's re-asks: a reply
     cut at `max_tokens` would only be cut again, so the caller splits the batch instead."""
-    messages = render("exam_extract", passages=passage_block(passages))
+    messages = EXTRACT.render(passages=passage_block(passages))
     result = await gateway.chat(
-        "examiner", messages, GenerationConfig(max_tokens=max_tokens), CallContext(stage="extract_units"),
+        CARD.role, messages, replace(EXTRACT.config(), max_tokens=max_tokens), CallContext(stage="extract_units"),
         response_schema=Statements,
     )
     cut = result.finish_reason == "length"
     parsed, error = parse_structured(result.text, Statements, truncated=cut)
-    if parsed is None:
+    if not isinstance(parsed, Statements):
         reason = f"reply cut at the output limit ({max_tokens} tokens)" if cut else f"reply unusable: {error}"
         return Extraction([], reason, cut)
-    return Extraction(list(parsed.units), cut=cut)  # type: ignore[attr-defined]
+    return Extraction(list(parsed.units), cut=cut)

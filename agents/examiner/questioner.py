@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
-from examiner.agents.prompting import render
 from examiner.agents.aliases import UnitAliases
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.choices import list_of, one_of
+from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 
 
 class Question(BaseModel):
@@ -27,6 +27,14 @@ def question_tokens(n_units: int) -> int:
     return 160 + 24 * n_units
 
 
+QUESTION = Prompt.of("exam_question", "units", "max_words", "feedback", generation=GenerationConfig(),
+                     max_tokens=question_tokens, sized_by="number of units")
+PROBE = Prompt.of("exam_probe", "question", "answer", "units", "max_words", generation=GenerationConfig(),
+                  max_tokens=question_tokens, sized_by="number of units")
+CARD = AgentCard(agent="examiner", name="question writer", role="examiner", prompts=(QUESTION, PROBE),
+                 reply_schemas=(Question,))
+
+
 def question_schema(unit_ids: Sequence[str]) -> type[Question]:
     """Question whose `target` may only name these ids: endpoints that enforce schemas (OpenAI structured
     outputs, llama.cpp grammars) then cannot emit an id from outside the cluster. Built once per distinct
@@ -36,10 +44,8 @@ def question_schema(unit_ids: Sequence[str]) -> type[Question]:
 
 @lru_cache(maxsize=256)
 def _question_schema(unit_ids: tuple[str, ...]) -> type[Question]:
-    ids = Literal.__getitem__(tuple(unit_ids))  # type: ignore[attr-defined]
-    return create_model(  # type: ignore[call-overload, no-any-return]
-        "Question", __base__=Question, target=(list[ids], Field(min_length=1, max_length=len(unit_ids)))
-    )
+    return create_model("Question", __base__=Question,
+                        target=(list_of(one_of(unit_ids)), Field(min_length=1, max_length=len(unit_ids))))
 
 
 async def write_question(
@@ -53,8 +59,8 @@ async def write_question(
     """Ask the examiner for one question over a cluster (`units[0]` is the cluster's center)."""
     aliases = UnitAliases.of(units)
     note = f"\nYour previous attempt was rejected: {aliases.shorten(feedback)}\n" if feedback else ""
-    messages = render("exam_question", units=aliases.block(units), max_words=max_words, feedback=note)
-    return await _ask(gateway, messages, aliases, CallContext(stage="question", round=round, unit_ids=aliases.ids,
+    messages = QUESTION.render(units=aliases.block(units), max_words=max_words, feedback=note)
+    return await _ask(gateway, QUESTION, messages, aliases, CallContext(stage="question", round=round, unit_ids=aliases.ids,
                                                               hints=aliases.hint))
 
 
@@ -69,18 +75,16 @@ async def write_probe(
 ) -> CallResult[Question]:
     """Ask for a narrower follow-up on the units an answer left uncovered."""
     aliases = UnitAliases.of(units)
-    messages = render(
-        "exam_probe", question=question, answer=answer, units=aliases.block(units), max_words=max_words
-    )
-    return await _ask(gateway, messages, aliases, CallContext(stage="probe", round=round, unit_ids=aliases.ids,
+    messages = PROBE.render(question=question, answer=answer, units=aliases.block(units), max_words=max_words)
+    return await _ask(gateway, PROBE, messages, aliases, CallContext(stage="probe", round=round, unit_ids=aliases.ids,
                                                               hints=aliases.hint))
 
 
-async def _ask(gateway: Gateway, messages: list[dict[str, str]], aliases: UnitAliases,
+async def _ask(gateway: Gateway, prompt: Prompt, messages: list[dict[str, str]], aliases: UnitAliases,
                context: CallContext) -> CallResult[Question]:
     """One examiner call over units shown by their short names; the reply's targets come back as unit ids."""
     result = await gateway.chat(
-        "examiner", messages, GenerationConfig(max_tokens=question_tokens(len(aliases.ids))), context,
+        CARD.role, messages, prompt.config(len(aliases.ids)), context,
         schema=Question, response_schema=question_schema(aliases.names),
     )
     if not isinstance(result.parsed, Question):

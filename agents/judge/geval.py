@@ -9,14 +9,34 @@ completions at temperature 1 and averages (see agents/judge/geval_math.py).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
+from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.judge.geval_math import GEvalScore, allowed_scores, expected_from_logprobs, mean_of_samples
-from examiner.llm.gateway import Gateway
-from examiner.llm.types import CallContext, GenerationConfig
-from examiner.agents.prompting import render
+from examiner.llm import CallContext, Gateway, GenerationConfig
 
 ROLE = "geval"
 DEFAULT_SAMPLES = 20
+
+FORM_GENERATION = GenerationConfig(max_tokens=4, temperature=0.0, logprobs=True)
+"""Form filling: the score token alone, greedy, with its alternatives' logprobs (top_logprobs follows the
+scale: `score_config`). Without logprobs, n samples at temperature 1 instead (`sample_config`)."""
+STEPS = Prompt.of("geval_steps", "task", "criterion", generation=GenerationConfig(max_tokens=320, temperature=0.0))
+SCORE = Prompt.of("geval_score", "task", "criterion", "steps", "source", "text", "scale", "form_label",
+                  generation=FORM_GENERATION)
+CARD = AgentCard(agent="judge", name="G-Eval", role=ROLE, prompts=(STEPS, SCORE),
+                 text_reply="geval_steps: the evaluation steps as written; geval_score: the score token, read "
+                            "from its logprobs or from n samples (agents/judge/geval_math.py)")
+
+
+def score_config(scale: int) -> GenerationConfig:
+    """The logprob path's settings: enough alternatives to see every score 1..scale (5 to 20)."""
+    return replace(FORM_GENERATION, top_logprobs=min(20, max(5, len(allowed_scores(scale)))))
+
+
+def sample_config(n: int) -> GenerationConfig:
+    """The sampling path's settings: n completions of the score token at temperature 1."""
+    return GenerationConfig(max_tokens=FORM_GENERATION.max_tokens, temperature=1.0, n=n)
 
 _STEPS: dict[tuple[int, str | None, str, str], asyncio.Future[str]] = {}
 
@@ -29,9 +49,8 @@ async def evaluation_steps(gw: Gateway, *, task: str, criterion: str, endpoint: 
         future = asyncio.get_running_loop().create_future()
         _STEPS[key] = future
         try:
-            result = await gw.chat(ROLE, render("geval_steps", task=task, criterion=criterion),
-                                   GenerationConfig(max_tokens=320, temperature=0.0), CallContext(stage="steps"),
-                                   endpoint=endpoint)
+            result = await gw.chat(ROLE, STEPS.render(task=task, criterion=criterion), STEPS.config(),
+                                   CallContext(stage="steps"), endpoint=endpoint)
             future.set_result((result.text or "").strip())
         except BaseException as exc:
             _STEPS.pop(key, None)
@@ -72,14 +91,12 @@ async def form_fill(
                           hints={"scale": scale})
     reason = ""
     if want_logprobs:
-        config = GenerationConfig(max_tokens=4, temperature=0.0, logprobs=True, top_logprobs=min(20, max(5, len(allowed))))
-        result = await gw.chat(ROLE, messages, config, context, endpoint=endpoint)
+        result = await gw.chat(ROLE, messages, score_config(scale), context, endpoint=endpoint)
         scored = expected_from_logprobs(result.logprobs, allowed)
         if scored is not None:
             return scored
         reason = "no logprobs returned" if not result.logprobs else f"no score token in {result.text[:40]!r}"
-    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=4, temperature=1.0, n=n), context,
-                           endpoint=endpoint)
+    result = await gw.chat(ROLE, messages, sample_config(n), context, endpoint=endpoint)
     texts = result.texts or [result.text]
     return mean_of_samples(texts, allowed, fallback_reason=reason)
 
@@ -100,7 +117,7 @@ async def geval_score(
 ) -> GEvalScore:
     """G-Eval score of `text` (given its `source`) on `criterion`, 1..scale."""
     steps = await evaluation_steps(gw, task=task, criterion=criterion, endpoint=endpoint)
-    messages = render("geval_score", task=task, criterion=criterion, steps=steps, source=source or "(none)",
-                      text=text, scale=scale, form_label=form_label)
+    messages = SCORE.render(task=task, criterion=criterion, steps=steps, source=source or "(none)",
+                            text=text, scale=scale, form_label=form_label)
     return await form_fill(gw, messages, scale=scale, stage="score", n=n, use_logprobs=use_logprobs,
                            item_id=item_id, endpoint=endpoint)

@@ -1,16 +1,23 @@
 """G-Eval role as an exam judge: how far an answer agrees with one reference unit, on 1-5.
 
-The evaluation steps are written once per gateway and endpoint (roles/geval.py caches them); each unit
+The evaluation steps are written once per gateway and endpoint (agents/judge/geval.py caches them); each unit
 then gets one form-filling call (expected score from logprobs, else the mean of samples).
 """
 
 from __future__ import annotations
 
-from examiner.llm.gateway import Gateway
-from examiner.agents.prompting import render, unit_block
-from examiner.agents.prompting.geval_exam import AGREEMENT_SCALE, GEVAL_CRITERION, GEVAL_TASK
-from examiner.agents.judge.geval import DEFAULT_SAMPLES, evaluation_steps, form_fill
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.judge.geval import DEFAULT_SAMPLES, FORM_GENERATION, ROLE, evaluation_steps, form_fill
 from examiner.agents.judge.geval_math import GEvalScore
+from examiner.agents.prompting import unit_block
+from examiner.agents.prompting.geval_exam import AGREEMENT_SCALE, GEVAL_CRITERION, GEVAL_TASK
+from examiner.llm import Gateway
+
+AGREEMENT = Prompt.of("geval_unit", "task", "criterion", "steps", "question", "unit", "answer",
+                      generation=FORM_GENERATION)
+CARD = AgentCard(agent="judge", name="G-Eval unit agreement", role=ROLE, prompts=(AGREEMENT,),
+                 text_reply="the 1-5 agreement token, read from its logprobs or from n samples "
+                            "(agents/judge/geval_math.py); its steps come from G-Eval's geval_steps")
 
 
 async def agreement_steps(gw: Gateway, *, endpoint: str | None = None) -> str:
@@ -30,7 +37,7 @@ async def unit_agreement(
     endpoint: str | None = None,
 ) -> GEvalScore:
     """The expected 1-5 agreement of `answer` with the reference `unit` (id, text)."""
-    messages = render("geval_unit", task=GEVAL_TASK, criterion=GEVAL_CRITERION, steps=steps,
-                      question=question, unit=unit_block([unit]), answer=answer)
+    messages = AGREEMENT.render(task=GEVAL_TASK, criterion=GEVAL_CRITERION, steps=steps,
+                                question=question, unit=unit_block([unit]), answer=answer)
     return await form_fill(gw, messages, scale=AGREEMENT_SCALE, stage="exam_unit", n=n, round=round,
                            unit_ids=(unit[0],), endpoint=endpoint)

@@ -6,19 +6,20 @@ nothing else, so judging is several times cheaper (the reason is for humans).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
-from examiner.core.labels import Preferred, Unscored
+from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.parsing import parse_score_line, verdict_from_scores
-from examiner.llm.gateway import Gateway
-from examiner.llm.types import CallContext, GenerationConfig
-from examiner.agents.prompting import render
 from examiner.agents.prompting.fence import Markup, fenced
+from examiner.core.labels import Preferred, Unscored
+from examiner.llm import CallContext, Gateway, GenerationConfig
 
 ROLE = "pairwise"
 GRADE_ONLY_MAX_TOKENS = 12
+STRUCTURED_GRADE_ONLY_MAX_TOKENS = 40
+"""The grades alone as a JSON object: a few tokens of keys and braces more than the grade line."""
 
 
 class PairGrades(BaseModel):
@@ -30,6 +31,18 @@ class PairGrades(BaseModel):
 
 class PairGradesReason(PairGrades):
     reason: str
+
+
+PAIRWISE = Prompt.of("pairwise", "instruction", "answer_1", "answer_2", "reference_note", "reference_block",
+                     "output_rule", generation=GenerationConfig(max_tokens=384))
+RULES = Prompt.of("pairwise_rules", "after_line")
+"""The output rule of the grade line (a fragment of PAIRWISE)."""
+RULES_JSON = Prompt.of("pairwise_rules_json", "after_line")
+"""The output rule of the grades as JSON (a fragment of PAIRWISE)."""
+CARD = AgentCard(agent="judge", name="pairwise judge", role=ROLE, prompts=(PAIRWISE, RULES, RULES_JSON),
+                 reply_schemas=(PairGrades, PairGradesReason),
+                 text_reply="two grades (1-10) on the first line, then the reason "
+                            "(agents/parsing.parse_score_line)")
 
 
 @dataclass
@@ -49,18 +62,17 @@ def pairwise_messages(instruction: str, answer_1: str, answer_2: str, reference:
     """The chat messages of one pairwise judgment."""
     if structured:
         after = "" if grade_only else 'Then "reason": a brief explanation of the grades.'
-        rule = render("pairwise_rules_json", after_line=after)[-1]["content"]
+        rule = RULES_JSON.render(after_line=after)[-1]["content"]
     else:
         after = ("Write nothing after that line." if grade_only
                  else "From line 2 on, explain the grades briefly.")
-        rule = render("pairwise_rules", after_line=after)[-1]["content"]
+        rule = RULES.render(after_line=after)[-1]["content"]
+    note, block = "", Markup("")
     if reference:
         note = "A reference answer is given; use it to check correctness, not as a style template."
         block = Markup(f"\n{fenced('reference', reference)}\n")
-    else:
-        note, block = "", ""
-    return render("pairwise", instruction=instruction, answer_1=answer_1, answer_2=answer_2,
-                  reference_note=note, reference_block=Markup(block), output_rule=Markup(rule))
+    return PAIRWISE.render(instruction=instruction, answer_1=answer_1, answer_2=answer_2,
+                           reference_note=note, reference_block=block, output_rule=Markup(rule))
 
 
 async def judge_pair(
@@ -74,7 +86,7 @@ async def judge_pair(
     tie_threshold: float = 0.0,
     item_id: str = "",
     endpoint: str | None = None,
-    max_tokens: int = 384,
+    max_tokens: int = PAIRWISE.config().max_tokens,
     structured: bool = False,
 ) -> PairJudgment:
     """Judge one ordering of a pair; an unparseable reply gives an Unscored preference with the error.
@@ -83,23 +95,23 @@ async def judge_pair(
     the text line: same judgment, but an endpoint with constrained decoding cannot break the format.
     """
     messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only, structured)
+    context = CallContext(stage="grade" if grade_only else "explain", item_id=item_id)
     if structured:
         schema = PairGrades if grade_only else PairGradesReason
-        result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=40 if grade_only else max_tokens),
-                               CallContext(stage="grade" if grade_only else "explain", item_id=item_id),
+        limit = STRUCTURED_GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens
+        graded = await gw.chat(CARD.role, messages, replace(PAIRWISE.config(), max_tokens=limit), context,
                                schema=schema, endpoint=endpoint)
-        parsed = result.parsed
+        parsed = graded.parsed
         if isinstance(parsed, PairGrades) and not all(1 <= v <= 10 for v in (parsed.score_1, parsed.score_2)):
-            return _unscored(f"grades {parsed.score_1} {parsed.score_2} outside 1-10", result.text)
+            return _unscored(f"grades {parsed.score_1} {parsed.score_2} outside 1-10", graded.text)
         if isinstance(parsed, PairGrades):
             s1, s2 = float(parsed.score_1), float(parsed.score_2)
-            reason = getattr(parsed, "reason", "")
-            return PairJudgment(s1, s2, verdict_from_scores(s1, s2, tie_threshold), reason, result.text)
-        return _unscored(f"unparseable JSON grades: {parsed.error}", result.text)
-    result = await gw.chat(
-        ROLE, messages, GenerationConfig(max_tokens=GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens),
-        CallContext(stage="grade" if grade_only else "explain", item_id=item_id), endpoint=endpoint,
-    )
+            reason = parsed.reason if isinstance(parsed, PairGradesReason) else ""
+            return PairJudgment(s1, s2, verdict_from_scores(s1, s2, tie_threshold), reason, graded.text)
+        return _unscored(f"unparseable JSON grades: {parsed.error}", graded.text)
+    limit = GRADE_ONLY_MAX_TOKENS if grade_only else max_tokens
+    result = await gw.chat(CARD.role, messages, replace(PAIRWISE.config(), max_tokens=limit), context,
+                           endpoint=endpoint)
     line = parse_score_line(result.text)
     reason = "" if grade_only else line.reason
     if line.error is not None:

@@ -5,18 +5,18 @@ Also, for the exam graph's RevisEval mode, a per-unit labeller that reads the re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel
 
-from examiner.core.contract import Mark
-from examiner.core.labels import Unscored, Verdict
+from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.judge.unit_judge import marks_from_verdicts
 from examiner.agents.parsing import parse_single_score
-from examiner.llm.gateway import Gateway
-from examiner.llm.types import CallContext, GenerationConfig
-from examiner.agents.prompting import render, unit_block
+from examiner.agents.prompting import unit_block
+from examiner.core.contract import Mark
+from examiner.core.labels import Unscored, Verdict
+from examiner.llm import CallContext, Gateway, GenerationConfig
 
 ROLE = "judge"
 
@@ -42,11 +42,14 @@ async def score_with_reference(
     max_tokens: int = 256,
 ) -> ReferenceScore:
     """Grade `response` against `reference` on 1..scale."""
-    messages = render("reference_judge", instruction=instruction, response=response, reference=reference, scale=scale)
-    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+    messages = SCORE.render(instruction=instruction, response=response, reference=reference, scale=scale)
+    result = await gw.chat(CARD.role, messages, replace(SCORE.config(), max_tokens=max_tokens),
                            CallContext(stage="reference_score", item_id=item_id), endpoint=endpoint)
     score, reason, error = parse_single_score(result.text, 1, scale)
-    return ReferenceScore(Unscored(error, result.text) if score is None else score, reason, result.text)
+    if score is None:
+        assert error is not None  # parse_single_score says why whenever it finds no score
+        return ReferenceScore(Unscored(error, result.text), reason, result.text)
+    return ReferenceScore(score, reason, result.text)
 
 
 class UnitVerdict(BaseModel):
@@ -57,6 +60,16 @@ class UnitVerdict(BaseModel):
 
 class UnitVerdicts(BaseModel):
     verdicts: list[UnitVerdict]
+
+
+SCORE = Prompt.of("reference_judge", "instruction", "response", "reference", "scale",
+                  generation=GenerationConfig(max_tokens=256))
+UNITS = Prompt.of("reference_judge_units", "question", "answer", "revised", "units",
+                  generation=GenerationConfig(max_tokens=1024))
+CARD = AgentCard(agent="judge", name="reference judge", role=ROLE, prompts=(SCORE, UNITS),
+                 reply_schemas=(UnitVerdicts,),
+                 text_reply="reference_judge: the score (1..scale) on the first line, then the reason "
+                            "(agents/parsing.parse_single_score)")
 
 
 async def label_units_with_revision(
@@ -71,9 +84,8 @@ async def label_units_with_revision(
 ) -> dict[str, Mark[Verdict]]:
     """A mark per unit: the judge's label, or unscored (with why) for a unit it skipped or for every unit
     when its reply did not parse. Verdicts naming other ids are dropped."""
-    messages = render("reference_judge_units", question=question, answer=answer, revised=revised,
-                      units=unit_block(units))
-    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=1024),
+    messages = UNITS.render(question=question, answer=answer, revised=revised, units=unit_block(units))
+    result = await gw.chat(CARD.role, messages, UNITS.config(),
                            CallContext(stage="reviseval_units", round=round, unit_ids=tuple(u for u, _ in units)),
                            schema=UnitVerdicts, endpoint=endpoint)
     if isinstance(result.parsed, UnitVerdicts):

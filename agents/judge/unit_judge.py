@@ -9,11 +9,12 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from examiner.agents.aliases import UnitAliases
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.choices import list_of, one_of
 from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
-from examiner.agents.prompting import render
-from examiner.agents.aliases import UnitAliases
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
@@ -66,11 +67,16 @@ class AnswerVerdict(BaseModel):
 
 
 class LabelledUnit(Protocol):
-    """A per-unit verdict as any judge reply schema spells it."""
+    """A per-unit verdict as any judge reply schema spells it (read-only: a pydantic field satisfies it)."""
 
-    unit_id: str
-    type: str
-    reason: str
+    @property
+    def unit_id(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
 
 
 def marks_from_verdicts(verdicts: Iterable[LabelledUnit]) -> dict[str, Mark[Verdict]]:
@@ -90,16 +96,24 @@ def judgment_schema(names: Sequence[str]) -> type[BaseModel]:
 
 @lru_cache(maxsize=256)
 def _judgment_schema(names: tuple[str, ...]) -> type[BaseModel]:
+    # One field per name, so the fields go in as **kwargs; mypy checks such a dict against every keyword of
+    # create_model (__doc__, __module__, ...), not only against its **field_definitions (pydantic's stub gap).
     labels = create_model("Labels", __config__=ConfigDict(extra="forbid"),  # type: ignore[call-overload]
                           **{name: (Label, ...) for name in names})
-    unit = Literal.__getitem__(tuple(names))  # type: ignore[attr-defined]
-    reason = create_model("UnitReason", __base__=UnitReason, unit=(unit, ...))  # type: ignore[call-overload]
-    return create_model("Judgment", labels=(labels, ...), reasons=(list[reason], ...))  # type: ignore[call-overload, no-any-return]
+    reason = create_model("UnitReason", __base__=UnitReason, unit=(one_of(names), ...))
+    return create_model("Judgment", labels=(labels, ...), reasons=(list_of(reason), ...))
 
 
 def reply_limit(units: int) -> int:
     """max_tokens of a judgment about `units` units (a label map, and reasons for incorrect units)."""
     return 120 + 160 * units
+
+
+JUDGE = Prompt.of("exam_judge", "question", "answer", "units", "incorrect_words", generation=GenerationConfig(),
+                  max_tokens=reply_limit, sized_by="number of units")
+JUDGE_NOREF = Prompt.of("exam_judge_noref", "question", "answer", generation=GenerationConfig(max_tokens=200))
+CARD = AgentCard(agent="judge", name="unit judge", role="judge", prompts=(JUDGE, JUDGE_NOREF),
+                 reply_schemas=(Judgment, AnswerVerdict))
 
 
 async def judge_units(
@@ -115,10 +129,10 @@ async def judge_units(
     """Per-unit verdicts; `references` pairs each unit id with the text it is checked against. The judge
     sees and names the units by short names; the verdicts come back with unit ids."""
     aliases = UnitAliases.of(references)
-    messages = render("exam_judge", question=question, answer=answer, units=aliases.block(references),
-                      incorrect_words=REASON_WORDS["incorrect"])
+    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
+                            incorrect_words=REASON_WORDS["incorrect"])
     result = await gateway.chat(
-        "judge", messages, GenerationConfig(max_tokens=reply_limit(len(references))),
+        CARD.role, messages, JUDGE.config(len(references)),
         CallContext(stage=stage, round=round, unit_ids=aliases.ids,
                     hints={"reason_words": REASON_WORDS, **aliases.hint}),
         schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
@@ -136,8 +150,7 @@ async def judge_without_reference(
     gateway: Gateway, question: str, answer: str, *, round: int, unit_ids: list[str], endpoint: str | None = None
 ) -> CallResult[AnswerVerdict]:
     """One verdict for the answer from the judge's own knowledge (no reference text shown)."""
-    messages = render("exam_judge_noref", question=question, answer=answer)
     return await gateway.chat(
-        "judge", messages, GenerationConfig(max_tokens=200),
+        CARD.role, JUDGE_NOREF.render(question=question, answer=answer), JUDGE_NOREF.config(),
         CallContext(stage="judge_noref", round=round, unit_ids=tuple(unit_ids)), schema=AnswerVerdict, endpoint=endpoint,
     )

@@ -1,1 +1,1 @@
-"""Meta-judges: JDEval, JDEval-i, BSMEval and the referee of a debate."""
+"""Meta-judges: JDEval, JDEval-i and BSMEval (the debate's referee is agents/referee/)."""

@@ -1,4 +1,5 @@
-"""Meta-judge role: judges the evaluators' judgments (JDEval, MDEval referee, JDEval-i, BSMEval).
+"""Meta-judge role: judges the evaluators' judgments (JDEval, JDEval-i, BSMEval). The referee of a
+debate (MDEval) is an agent of its own: agents/referee/.
 
 Each function makes one model call and returns what the meta-judge said, or `Unscored` with the reason
 when the reply could not be read or the call itself failed (`call_failed`); the caller counts it and
@@ -7,16 +8,12 @@ leaves it out, it never becomes a tie.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
-from examiner.llm import Gateway
-from examiner.llm.gateway import ModelCallError
-from examiner.llm.types import CallContext, GenerationConfig, M, Unparseable
-from examiner.core.assessments import Assessment, Decision, MetaItem, Turn, labels_for
-from examiner.core.labels import Preference, Unscored, call_failed
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.meta_reply import REASONING_WORDS, reasoning_tokens, schema_reply
 from examiner.agents.prompting.meta_blocks import (
     JDEVAL_TAGS,
     assessment_text,
@@ -26,32 +23,23 @@ from examiner.agents.prompting.meta_blocks import (
     match_assistant,
     match_label,
     read_tags,
-    transcript_text,
 )
-from examiner.agents.prompting import render
+from examiner.core.assessments import Assessment, Decision, MetaItem, labels_for
+from examiner.core.labels import Preference, Unscored, call_failed
+from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError
 
-REASONING_WORDS = 100
+ROLE = "meta_judge"
 MAX_BRANCHES = 5
-AssistantLabel = Literal["Assistant1", "Assistant2", "equally good"]
 
 
-def _tokens(words: int) -> int:
-    """A max_tokens that holds `words` English words plus JSON/tag overhead (~1.5 tokens a word)."""
-    return int(words * 1.5) + 60
+def _two_reasonings(words: int) -> int:
+    """max_tokens of a reply with two reasonings of `words` words each."""
+    return reasoning_tokens(2 * words)
 
 
-async def _structured(gateway: Gateway, messages: list[dict[str, str]], max_tokens: int, context: CallContext,
-                      schema: type[M], endpoint: str | None) -> M | Unscored:
-    """One schema-bound meta-judge call: the validated reply, `call_failed` when the call failed, or
-    `Unscored` when the reply never validated (even after the gateway's re-asks)."""
-    try:
-        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=max_tokens), context,
-                                    schema=schema, endpoint=endpoint)
-    except ModelCallError as exc:
-        return call_failed(exc)
-    if isinstance(result.parsed, Unparseable):
-        return Unscored(f"unparseable: {result.parsed.error}")
-    return result.parsed
+def branch_tokens(max_branches: int) -> int:
+    """max_tokens of a list of up to `max_branches` short criteria."""
+    return 60 + 40 * max_branches
 
 
 @dataclass(frozen=True)
@@ -64,13 +52,45 @@ class JDEvalReply:
     """Why the reply gives no outcome (None when both choices were read)."""
 
 
+class JDIReply(BaseModel):
+    """JDEval-i: the meta-judge's own judgment of the item, then its grade of the assistant's judgment."""
+
+    own_reasoning: str = Field(description="under 100 words")
+    own_decision: str = Field(description="your own decision (or score 1-5) for the task")
+    assessment_reasoning: str = Field(description="under 100 words")
+    assessment_score: int = Field(ge=1, le=5)
+
+
+class Branches(BaseModel):
+    criteria: list[str] = Field(min_length=1, description="1 to 5 short criteria")
+
+
+class BranchScore(BaseModel):
+    reasoning: str = Field(description="under 100 words")
+    score: int = Field(ge=1, le=5)
+
+
+JDEVAL = Prompt.of("meta_jdeval", "item", "assessments", "choices", "max_words", generation=GenerationConfig(),
+                   max_tokens=_two_reasonings, sized_by="reasonings' word limit")
+JDEVAL_I = Prompt.of("meta_jdeval_i", "item", "assessment", "own_what", "max_words", generation=GenerationConfig(),
+                     max_tokens=_two_reasonings, sized_by="reasonings' word limit")
+BSM_BRANCH = Prompt.of("meta_bsm_branch", "item", "assessment", "max_branches", generation=GenerationConfig(),
+                       max_tokens=branch_tokens, sized_by="number of criteria")
+BSM_SOLVE = Prompt.of("meta_bsm_solve", "item", "assessment", "criterion", "max_words", generation=GenerationConfig(),
+                      max_tokens=reasoning_tokens, sized_by="reasoning's word limit")
+CARD = AgentCard(agent="meta_judge", name="meta-judge", role=ROLE, prompts=(JDEVAL, JDEVAL_I, BSM_BRANCH, BSM_SOLVE),
+                 reply_schemas=(JDIReply, Branches, BranchScore),
+                 text_reply="meta_jdeval: the tagged sections " + ", ".join(JDEVAL_TAGS)
+                            + " (agents/prompting/meta_blocks.read_tags)")
+
+
 async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, *,
                  endpoint: str | None = None, max_words: int = REASONING_WORDS, seed: int | None = None) -> JDEvalReply:
     """Tagged JDEval reply: own decision first, then the better assistant (rules stated in the prompt)."""
-    messages = render("meta_jdeval", item=item_block(item), assessments=assessments_block(a1, a2),
-                      choices=choices_text(item), max_words=max_words)
+    messages = JDEVAL.render(item=item_block(item), assessments=assessments_block(a1, a2),
+                             choices=choices_text(item), max_words=max_words)
     try:
-        result = await gateway.chat("meta_judge", messages, GenerationConfig(max_tokens=_tokens(2 * max_words), seed=seed),
+        result = await gateway.chat(CARD.role, messages, replace(JDEVAL.config(max_words), seed=seed),
                                     CallContext(stage="jdeval", item_id=item.id), endpoint=endpoint)
     except ModelCallError as exc:
         return JDEvalReply(None, None, unscored=call_failed(exc))
@@ -85,83 +105,22 @@ async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessmen
     return JDEvalReply(answer, assistant, tags["answer_reasoning"], tags["assistant_reasoning"], unscored)
 
 
-class RefereeTurn(BaseModel):
-    """A referee turn: end the debate with a verdict, or ask both debaters one question."""
-
-    reasoning: str = Field(description="under 100 words")
-    action: Literal["verdict", "question"]
-    question: str = ""
-    better_answer: str = ""
-    verdict: AssistantLabel | None = None
-
-    @model_validator(mode="after")
-    def _complete(self) -> RefereeTurn:
-        if self.action == "question" and not self.question.strip():
-            raise ValueError("action 'question' needs a non-empty question")
-        if self.action == "verdict" and self.verdict is None:
-            raise ValueError("action 'verdict' needs verdict Assistant1, Assistant2 or equally good")
-        return self
-
-
-class RefereeVerdict(BaseModel):
-    """The forced last turn: a verdict only."""
-
-    reasoning: str = Field(description="under 100 words")
-    better_answer: str = ""
-    verdict: AssistantLabel
-
-
-async def referee(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, turns: list[Turn], *,
-                  round: int, max_rounds: int, endpoint: str | None = None,
-                  max_words: int = REASONING_WORDS) -> RefereeTurn | RefereeVerdict | Unscored:
-    """One referee turn; in the last round only a verdict is accepted. Unscored when unreadable."""
-    forced = round >= max_rounds
-    note = ("This is the last round: give your verdict now (action 'verdict')." if forced
-            else "Give your verdict now, or ask one question to both assistants.")
-    messages = render("meta_referee", item=item_block(item), assessments=assessments_block(a1, a2),
-                      transcript=transcript_text(turns), round=round, max_rounds=max_rounds, round_note=note,
-                      max_words=max_words)
-    schema: type[RefereeTurn | RefereeVerdict] = RefereeVerdict if forced else RefereeTurn
-    return await _structured(gateway, messages, _tokens(2 * max_words),
-                             CallContext(stage="referee", round=round, item_id=item.id, hints={"max_rounds": max_rounds}),
-                             schema, endpoint)
-
-
-class JDIReply(BaseModel):
-    """JDEval-i: the meta-judge's own judgment of the item, then its grade of the assistant's judgment."""
-
-    own_reasoning: str = Field(description="under 100 words")
-    own_decision: str = Field(description="your own decision (or score 1-5) for the task")
-    assessment_reasoning: str = Field(description="under 100 words")
-    assessment_score: int = Field(ge=1, le=5)
-
-
 async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: str | None = None,
                    max_words: int = REASONING_WORDS) -> JDIReply | Unscored:
     own_what = f"decision ({choices_text(item)})" if item.kind != "individual" else "score of the text (1-5)"
-    messages = render("meta_jdeval_i", item=item_block(item), assessment=assessment_text(a), own_what=own_what,
-                      max_words=max_words)
-    return await _structured(gateway, messages, _tokens(2 * max_words), CallContext(stage="jdeval_i", item_id=item.id),
-                             JDIReply, endpoint)
-
-
-class Branches(BaseModel):
-    criteria: list[str] = Field(min_length=1, description="1 to 5 short criteria")
-
-
-class BranchScore(BaseModel):
-    reasoning: str = Field(description="under 100 words")
-    score: int = Field(ge=1, le=5)
+    messages = JDEVAL_I.render(item=item_block(item), assessment=assessment_text(a), own_what=own_what,
+                               max_words=max_words)
+    return await schema_reply(gateway, CARD.role, messages, JDEVAL_I.config(max_words),
+                              CallContext(stage="jdeval_i", item_id=item.id), JDIReply, endpoint)
 
 
 async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: str | None = None,
                        max_branches: int = MAX_BRANCHES) -> list[str] | Unscored:
     """Sub-criteria chosen by the meta-judge (blank and duplicate ones dropped, at most `max_branches`)."""
-    messages = render("meta_bsm_branch", item=item_block(item), assessment=assessment_text(a),
-                      max_branches=max_branches)
-    reply = await _structured(gateway, messages, 60 + 40 * max_branches,
-                              CallContext(stage="bsm_branch", item_id=item.id, hints={"max_branches": max_branches}),
-                              Branches, endpoint)
+    messages = BSM_BRANCH.render(item=item_block(item), assessment=assessment_text(a), max_branches=max_branches)
+    reply = await schema_reply(gateway, CARD.role, messages, BSM_BRANCH.config(max_branches),
+                               CallContext(stage="bsm_branch", item_id=item.id, hints={"max_branches": max_branches}),
+                               Branches, endpoint)
     if isinstance(reply, Unscored):
         return reply
     seen: list[str] = []
@@ -174,8 +133,12 @@ async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpo
 
 async def bsm_solve(gateway: Gateway, item: MetaItem, a: Assessment, criterion: str, *,
                     endpoint: str | None = None, max_words: int = REASONING_WORDS) -> BranchScore | Unscored:
-    messages = render("meta_bsm_solve", item=item_block(item), assessment=assessment_text(a), criterion=criterion,
-                      max_words=max_words)
-    return await _structured(gateway, messages, _tokens(max_words),
-                             CallContext(stage="bsm_solve", item_id=item.id, hints={"criterion": criterion}),
-                             BranchScore, endpoint)
+    messages = BSM_SOLVE.render(item=item_block(item), assessment=assessment_text(a), criterion=criterion,
+                                max_words=max_words)
+    return await schema_reply(gateway, CARD.role, messages, BSM_SOLVE.config(max_words),
+                              CallContext(stage="bsm_solve", item_id=item.id, hints={"criterion": criterion}),
+                              BranchScore, endpoint)
+
+
+__all__ = ["CARD", "MAX_BRANCHES", "REASONING_WORDS", "BranchScore", "Branches", "JDEvalReply", "JDIReply",
+           "bsm_branches", "bsm_solve", "jdeval", "jdeval_i"]

@@ -57,15 +57,19 @@ def render(name: str, **values: object) -> list[dict[str, str]]:
     return messages
 
 
-def placeholder_names() -> frozenset[str]:
-    """Every placeholder name the prompt files use (`$units`, `${question}`, ...): the health check
-    `instruction_like_units` looks for them in unit texts."""
+def placeholder_names(name: str | None = None) -> frozenset[str]:
+    """The placeholder names (`$units`, `${question}`, ...) prompt file `name` uses, or those of every
+    prompt file when no name is given: the health check `instruction_like_units` looks for them in unit
+    texts, and the agents' cards (agents/card.py) are checked against them."""
+    if name is None:
+        files = [e.name[:-3] for e in resources.files("examiner.prompts").iterdir() if e.name.endswith(".md")]
+        return frozenset().union(*(placeholder_names(file) for file in files))
     names: set[str] = set()
-    for entry in resources.files("examiner.prompts").iterdir():
-        if entry.name.endswith(".md"):
-            for section in _sections(entry.name[:-3]).values():
-                names.update(m.group("named") or m.group("braced") for m in section.pattern.finditer(section.template)
-                             if m.group("named") or m.group("braced"))
+    for section in _sections(name).values():
+        for match in section.pattern.finditer(section.template):
+            found = match.group("named") or match.group("braced")
+            if found:
+                names.add(found)
     return frozenset(names)
 
 

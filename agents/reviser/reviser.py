@@ -7,13 +7,21 @@ shown as guidance that may itself be wrong.
 
 from __future__ import annotations
 
-from examiner.core.labels import Unscored
-from examiner.llm.gateway import Gateway
-from examiner.llm.types import CallContext, GenerationConfig
-from examiner.agents.prompting import render, unit_block
+from dataclasses import replace
+
+from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.prompting import unit_block
 from examiner.agents.prompting.fence import Markup, fenced
+from examiner.core.labels import Unscored
+from examiner.llm import CallContext, Gateway, GenerationConfig
 
 ROLE = "reviser"
+GENERATION = GenerationConfig(max_tokens=768)
+REVISE = Prompt.of("reviser", "instruction", "response", "rubric_line", generation=GENERATION)
+REVISE_GUIDED = Prompt.of("reviser_guided", "instruction", "response", "guidance", "rubric_line", generation=GENERATION)
+REVISE_UNITS = Prompt.of("reviser_units", "question", "answer", "units", generation=GENERATION)
+CARD = AgentCard(agent="reviser", name="reviser", role=ROLE, prompts=(REVISE, REVISE_GUIDED, REVISE_UNITS),
+                 text_reply="the revised response as written (an empty reply is a failed revision)")
 
 
 def _revised(reply: str | None) -> str | Unscored:
@@ -35,16 +43,16 @@ async def revise(
     guidance: str | None = None,
     item_id: str = "",
     endpoint: str | None = None,
-    max_tokens: int = 768,
+    max_tokens: int = GENERATION.max_tokens,
 ) -> str | Unscored:
     """The response-adapted reference for `response` (guided by `guidance` when given), or Unscored
     when the reviser returned nothing usable (no judgment can follow)."""
     if guidance is not None:
-        messages = render("reviser_guided", instruction=instruction, response=response, guidance=guidance,
-                          rubric_line=_rubric_line(rubric))
+        messages = REVISE_GUIDED.render(instruction=instruction, response=response, guidance=guidance,
+                                        rubric_line=_rubric_line(rubric))
     else:
-        messages = render("reviser", instruction=instruction, response=response, rubric_line=_rubric_line(rubric))
-    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+        messages = REVISE.render(instruction=instruction, response=response, rubric_line=_rubric_line(rubric))
+    result = await gw.chat(CARD.role, messages, replace(GENERATION, max_tokens=max_tokens),
                            CallContext(stage="revise", item_id=item_id), endpoint=endpoint)
     return _revised(result.text)
 
@@ -57,11 +65,11 @@ async def revise_with_units(
     units: list[tuple[str, str]],
     round: int = 0,
     endpoint: str | None = None,
-    max_tokens: int = 768,
+    max_tokens: int = GENERATION.max_tokens,
 ) -> str | Unscored:
     """Exam mode: the answer corrected against the reference units (the units act as the rubric)."""
-    messages = render("reviser_units", question=question, answer=answer, units=unit_block(units))
-    result = await gw.chat(ROLE, messages, GenerationConfig(max_tokens=max_tokens),
+    messages = REVISE_UNITS.render(question=question, answer=answer, units=unit_block(units))
+    result = await gw.chat(CARD.role, messages, replace(GENERATION, max_tokens=max_tokens),
                            CallContext(stage="exam_revise", round=round, unit_ids=tuple(u for u, _ in units)),
                            endpoint=endpoint)
     return _revised(result.text)

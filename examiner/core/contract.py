@@ -76,7 +76,7 @@ def majority(marks: Mapping[str, Mark[L]]) -> Mark[L]:
         return Mark(Unscored(reason), reason, dict(marks))
     winner, count = ranked[0]
     reason = f"{count} of {len(marks)} panel members"
-    return Mark(winner, reason, dict(marks))  # type: ignore[arg-type]
+    return Mark(winner, reason, dict(marks))
 
 
 @dataclass(frozen=True)

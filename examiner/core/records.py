@@ -120,8 +120,8 @@ class _OnDisk(BaseModel):
         return "unscored" if value in (None, "unparseable") else value
 
     @model_serializer(mode="wrap")
-    def _unscored_column(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
+    def _unscored_column(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
         unscored = self.type == "unscored"
         data["type"], data["unscored"] = (None, self.reason) if unscored else (self.type, None)
         return data
@@ -149,7 +149,7 @@ class VerdictRecord(_OnDisk):
         """The record of a judge's mark (a panel's with each member's own verdict): the one place where
         a mark becomes text on disk."""
         members = {name: MemberVerdict(type=_spelling(m), reason=m.reason) for name, m in mark.members.items()}
-        return cls(type=_spelling(mark), reason=mark.reason, members=members, **fields)  # type: ignore[arg-type]
+        return cls(type=_spelling(mark), reason=mark.reason, members=members, **fields)
 
     def mark(self) -> Mark[Verdict]:
         """The judge's mark again, as the reports read it."""
@@ -184,7 +184,7 @@ class SelfCheckRecord(BaseModel):
         """The record of the judge's second marking, spelled as verdicts are; `missing` stands for a unit
         the judge gave no mark."""
         got = {uid: marks.get(uid, missing) for uid in order}
-        return cls(order=order, labels={uid: _spelling(m) for uid, m in got.items()},  # type: ignore[arg-type]
+        return cls(order=order, labels={uid: _spelling(m) for uid, m in got.items()},
                    reasons={uid: m.reason for uid, m in got.items()}, **fields)
 
 

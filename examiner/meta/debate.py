@@ -27,7 +27,7 @@ from examiner.llm import Gateway
 from examiner.meta.jdeval import judgment_id
 from examiner.agents.prompting.meta_blocks import match_label, words
 from examiner.agents.debaters import debater
-from examiner.agents.meta_judge import meta_judge as mj
+from examiner.agents.referee import referee as rf
 
 MAX_ROUNDS = 5
 
@@ -36,7 +36,7 @@ MAX_ROUNDS = 5
 class DebateConfig:
     max_rounds: int = MAX_ROUNDS
     statement_words: int = debater.STATEMENT_WORDS
-    referee_words: int = mj.REASONING_WORDS
+    referee_words: int = rf.REASONING_WORDS
     referee_endpoint: str | None = None
 
 
@@ -63,7 +63,7 @@ def build_debate_graph(gateway: Gateway, config: DebateConfig = DebateConfig()) 
 
     async def referee(state: DebateState) -> dict[str, Any]:
         rnd = state.get("round", 0) + 1
-        turn = await mj.referee(gateway, state["item"], state["a1"], state["a2"], state.get("turns", []),
+        turn = await rf.referee(gateway, state["item"], state["a1"], state["a2"], state.get("turns", []),
                                 round=rnd, max_rounds=config.max_rounds, endpoint=config.referee_endpoint,
                                 max_words=config.referee_words)
         if isinstance(turn, Unscored):
@@ -72,7 +72,7 @@ def build_debate_graph(gateway: Gateway, config: DebateConfig = DebateConfig()) 
             if rnd >= config.max_rounds:
                 out["unscored"] = turn
             return out
-        if isinstance(turn, mj.RefereeVerdict) or turn.action == "verdict":
+        if isinstance(turn, rf.RefereeVerdict) or turn.action == "verdict":
             text = f"Verdict: {turn.verdict}. {turn.reasoning}".strip()
             return {"round": rnd, "verdict": preference_from_text(turn.verdict), "better_answer": turn.better_answer,
                     "reasoning": turn.reasoning, "forced": rnd >= config.max_rounds,
