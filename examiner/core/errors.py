@@ -48,13 +48,13 @@ def forget_run_dirs() -> None:
 def causes(exc: BaseException) -> list[BaseException]:
     """`exc`, the exceptions it was raised from or during, and those inside exception groups, each once."""
     seen: list[BaseException] = []
-    todo = [exc]
+    todo: list[BaseException | None] = [exc]
     while todo:
         item = todo.pop(0)
         if item is None or any(item is s for s in seen):
             continue
         seen.append(item)
-        todo += [item.__cause__, item.__context__, *getattr(item, "exceptions", ())]  # type: ignore[list-item]
+        todo += [item.__cause__, item.__context__, *getattr(item, "exceptions", ())]
     return seen
 
 

@@ -99,8 +99,12 @@ class AnswerRecord(BaseModel):
     """Cosine similarity of answer and concatenated reference texts (all-MiniLM-L6-v2)."""
 
 
+_SPELLINGS: dict[Verdict, VerdictType] = {Verdict.CORRECT: "correct", Verdict.INCORRECT: "incorrect",
+                                          Verdict.UNRELATED: "unrelated"}
+
+
 def _spelling(mark: Mark[Verdict]) -> VerdictType:
-    return str(mark.label) if mark.scored else "unscored"  # type: ignore[return-value]
+    return "unscored" if isinstance(mark.label, Unscored) else _SPELLINGS[mark.label]
 
 
 def _mark(type: VerdictType, reason: str, members: dict[str, Mark[Verdict]] | None = None) -> Mark[Verdict]:
