@@ -14,6 +14,7 @@ append-only and read back keyed by id, which is what makes a run resumable.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
@@ -27,7 +28,7 @@ Decision = Union[Preference, Verdict]
 """What an evaluator (or the meta-judge) decides about an item: a preference or a unit verdict."""
 
 
-def decision_from_text(value: Any) -> Decision:
+def decision_from_text(value: object) -> Decision:
     """A decision from any input spelling (`correct`, `Answer1`, `tie`, 1 ...); ValueError otherwise."""
     if isinstance(value, (Preference, Verdict)):
         return value
@@ -37,7 +38,8 @@ def decision_from_text(value: Any) -> Decision:
         return preference_from_text(value)
 
 
-def _optional(convert: Any) -> BeforeValidator:
+def _optional(convert: Callable[[object], object]) -> BeforeValidator:
+    """A validator that leaves None alone and converts anything else."""
     return BeforeValidator(lambda value: None if value is None else convert(value))
 
 

@@ -12,7 +12,7 @@ with `Settings.merged({...})`, so no part of a run sees settings change under it
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -432,7 +432,7 @@ _KINDS = {
 """Pydantic error types, said in words a user of the config file knows."""
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A bad value as the error line shows it: short, one line, without credentials."""
     from examiner.core.redact import redact_text
 
@@ -452,11 +452,11 @@ def _describe(error: ValidationError) -> str:
     return f"{where}: {message}" if where != "config" else message
 
 
-def _shape_problem(value: Any, limit: int) -> str:
+def _shape_problem(value: object, limit: int) -> str:
     """Why `value` is no settings mapping a person wrote: mappings and lists nested deeper than `limit`
     levels, or more than MAX_VALUES values (a YAML alias bomb expands to billions through shared
     references); empty when neither. Iterative, and it stops counting at the first problem."""
-    todo = [(value, 1)]
+    todo: list[tuple[object, int]] = [(value, 1)]
     seen = 0
     while todo:
         item, level = todo.pop()
@@ -464,7 +464,7 @@ def _shape_problem(value: Any, limit: int) -> str:
         if seen > MAX_VALUES:
             return f"holds more than {MAX_VALUES:,} values (YAML aliases that expand?)"
         if isinstance(item, Mapping):
-            children: Any = item.values()
+            children: Iterable[object] = item.values()
         elif isinstance(item, (list, tuple)):
             children = item
         else:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 MASK = "***"
@@ -83,7 +82,7 @@ def url_userinfo(url: str) -> str:
     return netloc.rpartition("@")[0]
 
 
-def redact_data(value: Any) -> Any:
+def redact_data(value: object) -> object:
     """A copy of a JSON-like value (mappings, lists, strings) with `redact_text` applied to every string."""
     if isinstance(value, str):
         return redact_text(value)

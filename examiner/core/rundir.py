@@ -309,13 +309,13 @@ class RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.file(RUN_INFO), redact_text(info.model_dump_json(indent=1)))
 
-    def write_config(self, data: dict[str, Any]) -> None:
+    def write_config(self, data: Mapping[str, object]) -> None:
         """Replace config.yaml atomically (a resume that raises the budget rewrites it while another
         process may be reading it to learn that the run is in use)."""
         self.path.mkdir(parents=True, exist_ok=True)
         _write_atomic(self.file(CONFIG), yaml.safe_dump(redact_data(data), sort_keys=False))
 
-    def write_request(self, request: dict[str, Any], config: dict[str, Any]) -> None:
+    def write_request(self, request: Mapping[str, object], config: Mapping[str, object]) -> None:
         """request.json (what was asked) and config.yaml (the settings used): what a resume starts from."""
         self.path.mkdir(parents=True, exist_ok=True)
         self.file(REQUEST).write_text(json.dumps(redact_data(request), indent=1), encoding="utf-8")
