@@ -7,7 +7,7 @@ Three parts, each on the simulated backend:
 
 1. Node boundaries: `examiner run` is killed with SIGKILL right after the first append of records it did
    not hold yet (a node's records on disk, its checkpoint not), then `examiner resume` likewise, until a
-   resume finishes (tests/killing.py's harness, as tests/test_records_once.py uses it). Duplicate record
+   resume finishes (tests/helpers/killing.py's harness, as tests/test_records_once.py uses it). Duplicate record
    lines: lines beyond an uninterrupted run's in every record file, plus ids repeated within a file.
 2. Calls in flight: `examiner run` against a standalone simulated server with latency (a separate
    process that counts what it billed, /sim/stats) is killed with SIGKILL whenever its ledger has grown by
@@ -53,8 +53,8 @@ import yaml
 
 from finish import RESULTS, print_result, save_json
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from killing import kill_examiner_when, run_examiner_killed_at_new_records  # noqa: E402  (the tests' harness)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.helpers.killing import kill_examiner_when, run_examiner_killed_at_new_records  # noqa: E402  (the tests' harness)
 
 from examiner.core.config import EndpointSpec, Settings  # noqa: E402
 from examiner.core.jsonl import iter_jsonl  # noqa: E402

@@ -1,10 +1,15 @@
-"""Fixtures shared by several test modules."""
+"""Fixtures shared by several test modules (pytest finds them here; no module imports them by name)."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
+
+from tests.helpers.simulated_exam import every_role_settings
 
 
 @pytest.fixture(scope="module")
@@ -14,6 +19,34 @@ def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for source in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]:
         (folder / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
     return folder
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the first document of the examiner handbook: the smallest corpus a command runs on."""
+    folder = tmp_path_factory.mktemp("corpus")
+    source = sorted(Path("corpora/examiner-handbook").glob("0*.md"))[0]
+    shutil.copy(source, folder / source.name)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`every_role_settings()` written as a YAML file, for `--config`."""
+    path = tmp_path_factory.mktemp("config") / "sim.yaml"
+    path.write_text(yaml.safe_dump(every_role_settings().model_dump(mode="json")), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def finished_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small completed simulated exam of `corpus`; each test damages its own copy."""
+    from examiner.exam.runner import ExamRequest, start_exam  # here: seconds to import, which most tests never need
+
+    run_dir = tmp_path_factory.mktemp("finished") / "run"
+    asyncio.run(start_exam(every_role_settings(), ExamRequest([str(corpus)], run_id="bad-input"), run_dir, quiet=True,
+                           report=False))
+    return run_dir
 
 
 REPORTS_VALIDATED: dict[str, int] = {"files": 0}

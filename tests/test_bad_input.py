@@ -10,7 +10,6 @@ command line as a real process to hold the same for the process's own stderr.
 
 from __future__ import annotations
 
-import asyncio
 import http.server
 import json
 import logging
@@ -25,46 +24,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from examiner.cli.main import main, os_error_line
+from examiner.cli.main import os_error_line
 from examiner.cli.flags import output_dir
-from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
 from examiner.core.errors import UserError
-from examiner.exam.runner import ExamRequest, start_exam
-from examiner.exam.run_writer import RunStore
+from tests.helpers.cli_runs import as_killed, assert_one_error, run_cli
 
 RECORDS = (rundir.LEDGER, rundir.QUESTIONS, rundir.ANSWERS, rundir.VERDICTS, rundir.OUTCOMES, rundir.UNITS)
-
-
-def sim_settings(**extra: object) -> Settings:
-    endpoints = {name: EndpointSpec(provider="simulated", model=name, price_input_per_1m=2.5, price_output_per_1m=10.0)
-                 for name in ("sim", "sim2", "referee")}
-    roles = {"examiner": "sim", "candidate": "sim", "judge": "sim", "pairwise": "sim", "meta_judge": "referee"}
-    return Settings.model_validate({"endpoints": endpoints, "roles": roles, "exam": {"max_rounds": 1}, **extra})
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("corpus")
-    source = sorted(Path("corpora/examiner-handbook").glob("0*.md"))[0]
-    shutil.copy(source, folder / source.name)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("config") / "sim.yaml"
-    path.write_text(yaml.safe_dump(sim_settings().model_dump(mode="json")), encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
-def finished_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small completed simulated exam; each test damages its own copy."""
-    run_dir = tmp_path_factory.mktemp("finished") / "run"
-    asyncio.run(start_exam(sim_settings(), ExamRequest([str(corpus)], run_id="bad-input"), run_dir, quiet=True,
-                           report=False))
-    return run_dir
 
 
 @pytest.fixture
@@ -74,36 +40,8 @@ def run_copy(finished_run: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def as_killed(run_dir: Path) -> None:
-    """What a kill leaves in run.json: the status of a run still going."""
-    store = RunStore(run_dir)
-    info = store.read_info()
-    info.status, info.stop_reason = "running", ""
-    store.write_info(info)
-
-
 def records(run_dir: Path) -> dict[str, bytes]:
     return {name: (run_dir / name).read_bytes() for name in RECORDS if (run_dir / name).exists()}
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
-            ) -> tuple[int, list[str], str]:
-    """(exit code, stderr lines (log warnings included), stdout) of `examiner ARGS`."""
-    caplog.clear()
-    capsys.readouterr()
-    with caplog.at_level(logging.WARNING):
-        code = main(args)
-    out, err = capsys.readouterr()
-    logged = [f"{r.levelname} {r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.WARNING]
-    return code, err.splitlines() + logged, out
-
-
-def assert_one_error(code: int, lines: list[str], *words: str) -> None:
-    assert code == 2, lines
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("examiner: error: ") and "Traceback" not in lines[0]
-    for word in words:
-        assert word in lines[0], (word, lines[0])
 
 
 # --- damaged or missing run files ------------------------------------------------------------------------

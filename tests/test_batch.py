@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import yaml
 
-from killing import kill_examiner_when
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core.records import UnitOutcome
@@ -24,6 +23,7 @@ from examiner.exam.run_writer import RunStore
 from examiner.llm import GenerationConfig, Gateway
 from examiner.llm.ledger import answered, in_flight
 from examiner.llm.fanout import run_bounded
+from tests.helpers.killing import kill_examiner_when
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
 FAST_BATCH = {"batch_poll_seconds": 0.05, "batch_poll_max_seconds": 0.2, "batch_quiet_seconds": 0.1}

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_budget_resume import CORPUS
-from test_exam import outcomes_of
-from test_shared_cache import write_config
 
 from examiner.cli.main import main
 from examiner.core.config import Settings
 from examiner.core import rundir
 from examiner.corpus.vectors import Embedder, EmbeddingCache
+from tests.helpers.paid_runs import CORPUS
+from tests.helpers.simulated_exam import outcomes_of, write_config
 
 
 @pytest.fixture

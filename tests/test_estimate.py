@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from test_exam import sim_settings
 
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec
@@ -19,6 +18,7 @@ from examiner.core.rundir import RunDir
 from examiner.exam.estimate import dollars, estimate_exam, simulate_rounds
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm.ledger import answered, spent_usd
+from tests.helpers.simulated_exam import sim_settings
 
 HANDBOOK = "corpora/examiner-handbook"
 

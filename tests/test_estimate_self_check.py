@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_exam import sim_settings
 
 from examiner.core.records import SELF_CHECK_STAGE
 from examiner.core.rundir import RunDir
@@ -20,6 +19,7 @@ from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm.gateway import MAX_REPAIRS
 from examiner.llm.ledger import answered
 from examiner.agents.judge.unit_judge import reply_limit
+from tests.helpers.simulated_exam import sim_settings
 
 HANDBOOK = "corpora/examiner-handbook"
 

@@ -9,29 +9,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from killing import kill_examiner_when
-from examiner.core.config import EndpointSpec, Settings
+from examiner.core.config import Settings
 from examiner.core.errors import UserError
-from examiner.core.records import QuestionRecord, UnitOutcome, VerdictRecord
+from examiner.core.records import QuestionRecord, VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import answered, outcomes as outcome_records
 from examiner.simulator import unit_category
-
-PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
-ROLES = ("examiner", "candidate", "judge")
-
-
-def sim_settings(*, latency: float = 0.0, max_rounds: int = 5, models: tuple[str, ...] = ("sim",), **exam: object) -> Settings:
-    endpoints = {
-        name: EndpointSpec(
-            provider="simulated", model=name, price_input_per_1m=2.5, price_output_per_1m=10.0,
-            max_concurrency=16, options={"knowledge": PROFILE, "latency_s": latency},
-        )
-        for name in models
-    }
-    return Settings(endpoints=endpoints, roles={r: models[0] for r in ROLES}, exam={"max_rounds": max_rounds, **exam})
+from tests.helpers.killing import kill_examiner_when
+from tests.helpers.simulated_exam import PROFILE, outcomes_of, sim_settings
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +30,6 @@ def medical_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for item in load_pubmedqa()[:28]:
         (folder / f"{item.pubid}.txt").write_text("\n\n".join(item.contexts), encoding="utf-8")
     return folder
-
-
-def outcomes_of(run_dir: Path) -> dict[str, UnitOutcome]:
-    return RunStore(run_dir).all(UnitOutcome)
 
 
 async def test_simulated_candidate_validity(medical_corpus: Path, tmp_path: Path) -> None:

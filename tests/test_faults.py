@@ -15,12 +15,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_exam import PROFILE
 
 from examiner.core.config import EndpointSpec, Settings
 from examiner.llm import Gateway, GenerationConfig, ModelCallError
 from examiner.simulator import SimulatedServer, mixed_faults
 from examiner.simulator.faults import original_request
+from tests.helpers.simulated_exam import PROFILE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 from fault_tolerance import exam_at  # noqa: E402  (the experiment's harness: test and figures agree)

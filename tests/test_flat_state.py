@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_exam import sim_settings
 
 from examiner.core import rundir
 from examiner.core.records import UnitRecord
@@ -18,6 +17,7 @@ from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam import statestore
 from examiner.exam.statestore import StateStore
 from examiner.exam.run_writer import RunStore
+from tests.helpers.simulated_exam import sim_settings
 
 
 def largest_checkpoint(run_dir: Path) -> int:

@@ -17,7 +17,7 @@ from examiner.exam.health import COPIED_UNITS, REPEATED_QUESTIONS, SELF_AGREEMEN
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.reporting.health_section import UNTRUSTWORTHY
 from examiner.simulator.degenerate import PLACEHOLDER_REASON, TEMPLATE_QUESTION
-from test_exam import PROFILE, ROLES, sim_settings
+from tests.helpers.simulated_exam import PROFILE, ROLES, sim_settings
 
 
 def degenerate_settings(max_rounds: int = 3) -> Settings:

@@ -23,7 +23,6 @@ from pathlib import Path
 import networkx as nx
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from test_bad_input import assert_one_error, config_file, corpus, run_cli  # noqa: F401 - fixtures
 
 from examiner.core.config import SEED_MODULUS, load_settings
 from examiner.core import rundir
@@ -32,6 +31,7 @@ from examiner.core.errors import EXIT_INTERNAL_ERROR, ConfigError
 from examiner.reporting.provenance import build_provenance
 from tests.helpers.sample_run import write_sample_run
 from examiner.reporting.view_server import ReviewServer
+from tests.helpers.cli_runs import assert_one_error, run_cli
 
 
 def _config(tmp_path: Path, text: str) -> Path:

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from test_bad_input import assert_one_error, config_file, corpus, run_cli  # noqa: F401 - fixtures
 from examiner.core.config import Settings
 from examiner.corpus.reading import check_corpus_size, corpus_bytes, corpus_from_texts, load_corpus
 from examiner.corpus.benchmarks import PACKAGE_DATA
@@ -23,6 +22,7 @@ from examiner.exam import bookends
 from examiner.exam.progress import ExamProgress
 from examiner.corpus.units import Source, make_unit, merge_near_duplicates, sentence_units
 from examiner.llm.gateway import Totals
+from tests.helpers.cli_runs import assert_one_error, run_cli
 
 WIKITEXT = PACKAGE_DATA / "wikitext2" / "valid.txt"
 

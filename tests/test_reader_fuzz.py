@@ -25,8 +25,8 @@ import pytest
 
 from examiner.corpus.reading import read_input
 from examiner.corpus.documents import ReadLimits
+from tests.helpers.hostile_files import BILLION_LAUGHS, FIXTURES, TEXT, bomb_docx, bomb_pdf, text_pdf, with_members
 
-from test_hostile_corpus import BILLION_LAUGHS, FIXTURES, TEXT, bomb_docx, bomb_pdf, text_pdf, with_members
 
 SEED = 25
 INPUTS_PER_KIND = 60

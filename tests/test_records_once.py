@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from killing import run_examiner_killed_at_new_records
-from test_exam import sim_settings
 
 from examiner.core import rundir
 from examiner.core.jsonl import iter_jsonl
@@ -16,6 +14,8 @@ from examiner.core.records import SourceRef, UnitRecord, record_key
 from examiner.core.rundir import RECORD_FILES, RunDir
 from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import in_flight
+from tests.helpers.killing import run_examiner_killed_at_new_records
+from tests.helpers.simulated_exam import sim_settings
 
 CORPUS = "corpora/examiner-handbook/01-exam.md"
 """12 knowledge units; one round with its probes, the self-check and the outcomes: 8 appends."""

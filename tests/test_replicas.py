@@ -9,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_exam import PROFILE, ROLES, outcomes_of
 
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core.rundir import RunDir
@@ -18,6 +17,7 @@ from examiner.llm import Gateway, GenerationConfig
 from examiner.llm.ledger import STARTED
 from examiner.llm.replicas import DOWN_AFTER, Replica, choose
 from examiner.simulator import SimulatedProcess
+from tests.helpers.simulated_exam import PROFILE, ROLES, outcomes_of
 
 OPTIONS = {"knowledge": PROFILE, "latency_s": 0.02}
 KILL_AFTER = 8

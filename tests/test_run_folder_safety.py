@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_bad_input import as_killed, assert_one_error, config_file, corpus, finished_run, run_cli  # noqa: F401
 
 from examiner.cli.commands.exam import _clear_earlier_demo
 from examiner.core import rundir
@@ -17,6 +16,7 @@ from examiner.core.records import UnitOutcome
 from examiner.core.rundir import RunDir
 from examiner.core.errors import UserError
 from examiner.llm.ledger import answered
+from tests.helpers.cli_runs import as_killed, assert_one_error, run_cli
 
 
 # --- examiner demo --out ----------------------------------------------------------------------------------

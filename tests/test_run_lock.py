@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_budget_resume import CORPUS, paid_bodies, start_killed_run
-from test_exam import outcomes_of, sim_settings
 
 from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.runlock import RunDirInUse, hold_run_dir
+from tests.helpers.paid_runs import CORPUS, paid_bodies, start_killed_run
+from tests.helpers.simulated_exam import outcomes_of, sim_settings
 
 HOLD = "import sys, time; from examiner.core.runlock import hold_run_dir\nwith hold_run_dir(sys.argv[1]):\n" \
        "    print('held', flush=True); time.sleep(600)"

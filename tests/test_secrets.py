@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_bad_input import as_killed, run_cli
 
 from examiner.core import rundir
 from examiner.core.redact import RedactingFilter, has_credentials, redact_data, redact_text, redact_url
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import load_run, restore_credentials
 from examiner.simulator import SimulatedProcess
+from tests.helpers.cli_runs import as_killed, run_cli
 
 SECRET = "s3cr3t-pass"
 TOKEN = "t0ken-value"

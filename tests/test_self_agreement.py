@@ -16,7 +16,6 @@ from pathlib import Path
 
 import yaml
 
-from killing import kill_examiner_when
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core.records import SelfCheckRecord, VerdictRecord
 from examiner.core.rundir import RunDir
@@ -25,7 +24,8 @@ from examiner.core.records import SELF_CHECK_STAGE
 from examiner.exam.nodes.self_check import choose_sample, other_order, sample_size
 from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.llm.ledger import aggregate, answered
-from test_exam import PROFILE, ROLES, sim_settings
+from tests.helpers.killing import kill_examiner_when
+from tests.helpers.simulated_exam import PROFILE, ROLES, sim_settings
 
 
 def noisy_settings(noise: float, *, share: float = 1.0, latency: float = 0.0, max_rounds: int = 3) -> Settings:

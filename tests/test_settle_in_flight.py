@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_exam import sim_settings
 
 from examiner.cli.main import main
 from examiner.core import rundir
@@ -19,6 +18,7 @@ from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm import Gateway
 from examiner.llm.ledger import (STARTED, cancelled, cancelled_usd, in_flight, in_flight_usd, known_usd,
                                  possibly_billed, possibly_billed_usd, spent_usd)
+from tests.helpers.simulated_exam import sim_settings
 
 CORPUS = ["corpora/examiner-handbook/01-exam.md"]
 

@@ -6,20 +6,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_budget_resume import CORPUS, paid_bodies
-from test_exam import outcomes_of, sim_settings
 
 from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
 from examiner.llm.ledger import answered, spent_usd
-
-
-def write_config(tmp_path: Path) -> Path:
-    config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump(sim_settings(max_rounds=2).model_dump(mode="json")), encoding="utf-8")
-    return config
+from tests.helpers.paid_runs import CORPUS, paid_bodies
+from tests.helpers.simulated_exam import outcomes_of, sim_settings, write_config
 
 
 def test_second_run_with_the_same_cache_pays_nothing(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_exam import PROFILE, ROLES
 
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
@@ -27,6 +26,7 @@ from examiner.core.rundir import RunDir
 from examiner.core.stopping import Interrupted, run_stoppable
 from examiner.llm.ledger import CANCELLED, STARTED, in_flight
 from examiner.simulator.process import SimulatedProcess
+from tests.helpers.simulated_exam import PROFILE, ROLES
 
 CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]]
 

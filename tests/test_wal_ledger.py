@@ -13,8 +13,6 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from killing import kill_examiner_when
-from test_exam import PROFILE, ROLES, sim_settings
 
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
@@ -25,6 +23,8 @@ from examiner.llm import Gateway
 from examiner.llm.ledger import (STARTED, answered, in_flight, in_flight_usd, known_usd, outcomes, possibly_billed,
                                  possibly_billed_usd, spent_usd, torn_lines)
 from examiner.simulator.process import SimulatedProcess
+from tests.helpers.killing import kill_examiner_when
+from tests.helpers.simulated_exam import PROFILE, ROLES, sim_settings
 
 CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))[:2]]
 """About 20 knowledge units, 42 paid requests for an uninterrupted simulated exam."""
