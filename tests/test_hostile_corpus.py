@@ -125,14 +125,15 @@ def test_the_run_lists_the_link_and_sends_nothing_of_it(tmp_path: Path, caplog: 
 def test_reading_flags_configure_the_reader_and_are_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                               ) -> None:
     from examiner.cli.main import build_parser
-    from examiner.cli.commands.exam import _request
+    from examiner.api.exam import prepare_exam
+    from examiner.cli.commands.exam import exam_options
     from examiner.corpus.documents import DEFAULT_LIMITS, configure_reading, reading_limits
 
     folder = _folder(tmp_path, "good.md", TEXT)
     args = build_parser().parse_args(["run", str(folder), "--simulate", "--follow-links", "--max-document-mb", "5",
                                       "--max-document-pages", "7", "--max-nesting-depth", "20"])
     try:
-        _, settings = _request(args)
+        _, settings = prepare_exam(exam_options(args), args.config)
         assert reading_limits() == ReadLimits(follow_links=True, max_document_mb=5, max_document_pages=7,
                                               max_nesting_depth=20)
         assert settings.exam.follow_links and settings.exam.max_document_pages == 7  # kept for resume

@@ -1,7 +1,9 @@
 """The import rule, held by walking every module's imports.
 
-Layers, top to bottom (README, "How it works"): command line and API -> methods (exam, judging, meta) ->
-reporting -> agents -> services (llm, corpus, stats, prompts) -> simulator -> core. A module may import
+Layers, top to bottom (README, "How it works"): command line -> Python API -> methods (exam, judging,
+meta) -> reporting -> agents -> services (llm, corpus, stats, prompts) -> simulator -> core. The command
+line parses flags into the API's options and prints its results; the API never imports the command
+line, and nothing but the command line imports argparse. A module may import
 its own layer and the layers below it, never one above. The top-level folders agents/ and prompts/ are
 the packages examiner.agents and examiner.prompts (setup.py). Two further rules: only the gateway's provider pool (which starts simulated
 endpoints), the command line and the simulator itself import the simulator; and nothing in the gateway
@@ -20,7 +22,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("cli", ("examiner.cli", "examiner.api", "examiner.__main__", "examiner")),
+    ("cli", ("examiner.cli", "examiner.__main__")),
+    ("api", ("examiner.api", "examiner")),
     ("methods", ("examiner.exam", "examiner.judging", "examiner.meta")),
     ("reporting", ("examiner.reporting",)),
     ("agents", ("examiner.agents",)),
@@ -99,14 +102,44 @@ def test_every_module_has_a_layer() -> None:
         layer_of(module)
 
 
+def upward_imports(module: str, path: Path) -> list[str]:
+    """The imports in `path` (module `module`) of a layer above the module's own."""
+    own = layer_of(module)
+    return [f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line} {module} imports {imported}"
+            for line, imported in imports_of(path) if layer_of(imported) > own]
+
+
 def test_no_module_imports_a_layer_above_it() -> None:
-    upward = []
-    for module, path in project_modules():
-        own = layer_of(module)
-        for line, imported in imports_of(path):
-            if layer_of(imported) > own:
-                upward.append(f"{path.relative_to(ROOT)}:{line} {module} imports {imported}")
+    upward = [found for module, path in project_modules() for found in upward_imports(module, path)]
     assert not upward, "imports that run up the layers:\n" + "\n".join(upward)
+
+
+def test_the_api_sits_below_the_command_line(tmp_path: Path) -> None:
+    """The API is a layer of its own under the CLI: an API module importing the command line is caught,
+    the CLI importing the API is not."""
+    assert layer_of("examiner.cli.commands.exam") > layer_of("examiner.api.exam") > layer_of("examiner.exam.runner")
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f():\n    from examiner.cli.flags import output_dir\n", encoding="utf-8")
+    assert upward_imports("examiner.api.sample", sample) == [
+        f"{sample}:2 examiner.api.sample imports examiner.cli.flags"]
+    sample.write_text("from examiner.api.exam import run_exam\n", encoding="utf-8")
+    assert upward_imports("examiner.cli.commands.sample", sample) == []
+    assert upward_imports("examiner.exam.sample", sample) == [f"{sample}:1 examiner.exam.sample imports examiner.api.exam"]
+
+
+def test_only_the_command_line_parses_flags() -> None:
+    """No library module imports argparse: flags are the command line's business (the simulator's own
+    `python -m examiner.simulator` entry excepted, a separate program)."""
+    users = []
+    for module, path in project_modules():
+        if module.startswith("examiner.cli") or module == "examiner.simulator.__main__":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            users += [f"{path.relative_to(ROOT)}:{node.lineno}" for name in names if name.split(".")[0] == "argparse"]
+    assert not users, f"argparse outside the command line: {users}"
 
 
 def test_only_the_provider_pool_and_the_cli_start_the_simulator() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from examiner.cli.commands.exam import _clear_earlier_demo
+from examiner.exam.demo import clear_earlier_demo
 from examiner.core import rundir
 from examiner.core.records import UnitOutcome
 from examiner.core.rundir import RunDir
@@ -47,7 +47,7 @@ def test_demo_replaces_only_the_files_of_its_own_earlier_run(finished_run: Path,
     shutil.copytree(finished_run, out)
     request = json.loads((out / rundir.REQUEST).read_text(encoding="utf-8"))
     (out / rundir.REQUEST).write_text(json.dumps({**request, "demo": True}), encoding="utf-8")
-    _clear_earlier_demo(out)
+    clear_earlier_demo(out)
     assert [p.name for p in out.iterdir()] in ([], [rundir.LOCK])
     # the same demo folder with a file of the user's in it: refused, nothing removed
     shutil.rmtree(out)
@@ -55,7 +55,7 @@ def test_demo_replaces_only_the_files_of_its_own_earlier_run(finished_run: Path,
     (out / rundir.REQUEST).write_text(json.dumps({**request, "demo": True}), encoding="utf-8")
     (out / "keep.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(UserError, match="keep.txt"):
-        _clear_earlier_demo(out)
+        clear_earlier_demo(out)
     assert (out / "keep.txt").is_file() and (out / rundir.UNITS).is_file()
 
 

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from examiner.cli.main import main
-from examiner.cli.commands.exam import panel_table, summarise
-from examiner.cli.commands.meta import agreement_line
+from examiner.cli.output.exam import panel_table, summarise
+from examiner.cli.output.meta import agreement_line
 from examiner.core.rundir import RunDir
 from tests.helpers.sample_run import write_sample_run
 
@@ -138,7 +138,7 @@ def test_judge_and_judge_stats_summaries_fit(tmp_path: Path, capsys: pytest.Capt
 
 def test_single_score_summary_fits_with_undefined_figures(capsys: pytest.CaptureFixture[str]) -> None:
     """An all-unparseable single-score report: every undefined figure shows as n/a, never nan."""
-    from examiner.cli.commands.judging import _print_summary
+    from examiner.cli.output.judging import print_summary
 
     report = {"method": "geval", "dataset": "scores.jsonl", "judge": "a-long-judge-endpoint-name", "status": "ok",
               "rows_judged": 3, "rows_skipped": 0, "calls": 9, "cache_hits": 0, "cost_usd": 0.0, "wall_s": 1.5,
@@ -146,7 +146,7 @@ def test_single_score_summary_fits_with_undefined_figures(capsys: pytest.Capture
                          "mean_score": None, "correlation_with_human": {"judge": {
                              level: {"n": 3, "pearson": float("nan"), "spearman": None, "kendall": float("nan")}
                              for level in ("sample", "summary", "system")}}}}
-    _print_summary(report, {"report_md": Path("o/report.md")})
+    print_summary(report, {"report_md": Path("o/report.md")})
     printed = capsys.readouterr().out
     assert_fits(printed)
     assert "n/a" in printed

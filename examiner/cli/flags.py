@@ -1,4 +1,6 @@
-"""Flags shared by many commands: configuration file, role overrides, budget, simulation, output folders.
+"""Flags shared by many commands: configuration file, role overrides, budget, simulation; and the
+terminal tables every command prints with. The output folder check (`output_dir`) is the API's
+(examiner.api.checks), imported here for the commands that write files of their own.
 
 Command modules stay light at import time (`examiner --help` builds every parser): what a command needs
 beyond argparse is imported inside its run function.
@@ -7,18 +9,19 @@ beyond argparse is imported inside its run function.
 from __future__ import annotations
 
 import argparse
-import math
-import os
-from pathlib import Path
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from examiner.core.errors import ConfigError, UserError
+from examiner.api.checks import output_dir
+from examiner.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from examiner.core.config import Settings
+
+__all__ = ["add_cache_flag", "add_command", "add_config_flags", "fitted_table",
+           "job_flags", "output_dir", "parse_roles", "print_table", "settings_from_args"]
 
 
 def add_command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
@@ -57,15 +60,6 @@ def add_cache_flag(parser: argparse.ArgumentParser) -> None:
                              "(default: a cache inside the run's own folder)")
 
 
-def cache_dir_from_args(args: argparse.Namespace) -> str | None:
-    """--cache DIR as an absolute path (so `resume` finds it from any directory), checked as an output
-    folder before any work starts; None without the flag."""
-    folder = getattr(args, "cache", None)
-    if folder is None:
-        return None
-    return str(output_dir(Path(folder).expanduser(), "--cache").resolve())
-
-
 def parse_roles(pairs: list[str]) -> dict[str, str]:
     roles = {}
     for pair in pairs:
@@ -76,43 +70,18 @@ def parse_roles(pairs: list[str]) -> dict[str, str]:
     return roles
 
 
-def check_budget_flag(budget: float | None) -> float | None:
-    """--budget-usd as given, refused in one line unless a finite number of dollars, zero or more."""
-    if budget is not None and (not math.isfinite(budget) or budget < 0):
-        raise ConfigError(f"--budget-usd must be a finite number of dollars, zero or more, got {budget}")
-    return budget
+def job_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """--budget-usd, --role, --cache and --simulate as the options every model-calling job of the API
+    takes (examiner.api.settings.JobOptions, which checks them); --config is the job's settings source."""
+    return {"budget_usd": getattr(args, "budget_usd", None), "roles": parse_roles(getattr(args, "role", [])),
+            "cache_dir": getattr(args, "cache", None), "simulate": bool(getattr(args, "simulate", False))}
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Validated settings from --config, the environment and the flags."""
-    from examiner.core.config import load_settings
+    from examiner.api.settings import JobOptions, resolve_settings
 
-    budget = check_budget_flag(getattr(args, "budget_usd", None))
-    settings = load_settings(
-        getattr(args, "config", None), role_overrides=parse_roles(getattr(args, "role", [])), budget_usd=budget
-    )
-    cache_dir = cache_dir_from_args(args)
-    if cache_dir is not None:
-        settings = settings.merged({"cache_dir": cache_dir})
-    if getattr(args, "simulate", False):
-        settings = settings.simulated()
-    return settings
-
-
-def output_dir(path: str | Path, flag: str = "--out") -> Path:
-    """`path` as an output folder, checked before any work (and any spending) starts; nothing is created.
-
-    The nearest existing folder on the way must be a folder we may write into: a path below a regular
-    file, or in a read-only place, is one line naming the flag and the part of the path at fault."""
-    folder = Path(path)
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UserError(f"{flag} {folder}: cannot make a folder there, {existing} is a file")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {folder}: cannot write into {existing} (permission denied or read-only)")
-    return folder
+    return resolve_settings(getattr(args, "config", None), JobOptions(**job_flags(args)))
 
 
 def fitted_table(title: str, columns: Sequence[str], numeric: Collection[str] = ()) -> Table:

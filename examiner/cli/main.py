@@ -1,4 +1,6 @@
-"""The `examiner` command line. Each sub-command lives in examiner/cli/commands/<name>.py.
+"""The `examiner` command line. Each sub-command lives in examiner/cli/commands/<name>.py: it parses its
+flags into the options of the Python API (examiner.api), calls it, and prints the result
+(examiner/cli/output/); the work itself lives below, in the API and the methods.
 
 Errors the user can act on (bad config, missing file, unknown role, a file or folder the system
 refuses, a full disk...) print one line and exit 2; a budget stop exits 3 after saving what was computed
@@ -9,7 +11,7 @@ traceback reaches the terminal, and no credential either: every line printed or 
 examiner.core.redact.
 
 Building the parser must stay light (`examiner --help`): command modules import what they run with
-inside their run functions (tests/test_cli_help.py lists the libraries that must not load).
+inside their run functions (tests/cli/test_cli_help.py lists the libraries that must not load).
 """
 
 from __future__ import annotations

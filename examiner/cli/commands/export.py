@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from examiner.cli.flags import add_command, output_dir
+from examiner.cli.flags import add_command
 
 FORMATS = ("jsonl", "parquet", "hf")
 """What --to accepts (examiner/reporting/exports.py writes each; a test keeps the two equal)."""
@@ -31,9 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from examiner.reporting.exports import export_run
+    from examiner.api.export import ExportOptions, export_run
 
-    output_dir(args.out, "DIR")
-    written = export_run(args.run_dir, args.format, args.out)
-    print(f"exported {written['rows']} rows to {written['folder']}: {', '.join(written['files'])}")
+    written = export_run(ExportOptions(run_dir=args.run_dir, format=args.format, out=args.out))
+    print(f"exported {written.rows} rows to {written.folder}: {', '.join(written.files)}")
     return 0

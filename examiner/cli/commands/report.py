@@ -61,7 +61,8 @@ def run_report(args: argparse.Namespace) -> int:
     figures = [p for k, p in paths.items() if k.startswith("figure:")]
     if figures:
         print(f"figures: {len(figures)} in {figures[0].parent}")
-    from examiner.cli.commands.exam import print_health, strict_exit
+    from examiner.cli.commands.exam import strict_exit
+    from examiner.cli.output.exam import print_health
 
     print_health(report.get("health"))
     return strict_exit(0, Path(args.run_dir), args.strict)
@@ -84,17 +85,11 @@ def override_lines(report: dict[str, Any]) -> list[str]:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from examiner.reporting import compare
+    from examiner.api.compare import CompareOptions, compare_runs
 
-    markdown, html = compare(args.run_dirs)
-    if not args.out:
-        print(markdown, end="")
+    result = compare_runs(CompareOptions(run_dirs=tuple(args.run_dirs), out=args.out))
+    if result.markdown_path is None:
+        print(result.markdown, end="")
         return 0
-    out = Path(args.out)
-    if out.parent and not out.parent.exists():
-        raise UserError(f"output folder does not exist: {out.parent}")
-    out.write_text(markdown, encoding="utf-8")
-    html_path = out.with_suffix(".html")
-    html_path.write_text(html, encoding="utf-8")
-    print(f"md: {out}\nhtml: {html_path}")
+    print(f"md: {result.markdown_path}\nhtml: {result.html_path}")
     return 0

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 ROLE_NAMES = ("examiner", "candidate", "judge", "reviser", "geval", "pairwise", "evaluator", "debater", "meta_judge")
 """`--as-role` choices: examiner.core.config.ROLES, spelled out so that building the parser does not load the
-configuration's validation library (tests/test_cli_help.py holds them equal)."""
+configuration's validation library (tests/cli/test_cli_help.py holds them equal)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from examiner.cli.main import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("langgraph", "numpy", "faiss", "torch", "sentence_transformers", "openai", "rich", "scipy", "sklearn",
          "pydantic", "yaml", "examiner.exam.runner", "examiner.llm.gateway", "examiner.core.config")
 

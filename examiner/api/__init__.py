@@ -1,0 +1,62 @@
+"""The Python API: each job of the `examiner` command as a function taking typed options and settings,
+returning a typed result with row-level access (docs/API.md).
+
+    from examiner.api import ExamOptions, run_exam
+    exam = run_exam(ExamOptions(corpus="corpora/pubmedqa-mini", out="runs/sim", simulate=True))
+    print(exam.status, exam.targets[exam.target].accuracy)
+    frame = exam.verdicts().to_pandas()
+
+The command line (examiner.cli) parses flags into these options and prints the results; nothing here
+parses flags or prints a result. Names load on first use, so importing this package (which the command
+line's flag helpers do) stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from examiner.api.compare import CompareOptions, ComparedTarget, CompareResult, compare_runs
+    from examiner.api.exam import (DemoOptions, EstimateOptions, EstimateResult, ExamOptions, ExamResult, Figure,
+                                   ResumeOptions, RoleEstimate, TargetResult, estimate_exam, read_exam, resume_exam,
+                                   run_demo, run_exam)
+    from examiner.api.export import ExportOptions, ExportResult, export_run
+    from examiner.api.judging import (JudgeOptions, JudgeResult, JudgeStatsOptions, JudgeStatsResult, judge,
+                                    judge_stats)
+    from examiner.api.meta import MetaOptions, MetaResult, RankedEvaluator, meta_evaluate
+    from examiner.api.rows import CallCost, JudgmentRow, OutcomeRow, Rows, UnitRow, VerdictRow
+    from examiner.api.settings import JobOptions, SettingsSource, resolve_settings
+
+MODULES = {
+    "exam": ("ExamOptions", "ResumeOptions", "EstimateOptions", "DemoOptions", "ExamResult", "TargetResult",
+             "Figure", "EstimateResult", "RoleEstimate", "run_exam", "resume_exam", "estimate_exam", "run_demo",
+             "read_exam"),
+    "judging": ("JudgeOptions", "JudgeResult", "judge", "JudgeStatsOptions", "JudgeStatsResult", "judge_stats"),
+    "meta": ("MetaOptions", "MetaResult", "RankedEvaluator", "meta_evaluate"),
+    "compare": ("CompareOptions", "CompareResult", "ComparedTarget", "compare_runs"),
+    "export": ("ExportOptions", "ExportResult", "export_run"),
+    "rows": ("Rows", "UnitRow", "VerdictRow", "OutcomeRow", "CallCost", "JudgmentRow"),
+    "settings": ("JobOptions", "SettingsSource", "resolve_settings"),
+}
+"""The module of examiner.api that defines each public name."""
+
+_HOME = {name: module for module, names in MODULES.items() for name in names}
+
+__all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DemoOptions", "EstimateOptions",
+           "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "JobOptions",
+           "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgmentRow", "MetaOptions",
+           "MetaResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions", "RoleEstimate", "Rows", "SettingsSource",
+           "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "estimate_exam", "export_run", "judge",
+           "judge_stats", "meta_evaluate", "read_exam", "resolve_settings", "resume_exam", "run_demo", "run_exam"]
+"""The public names (each defined in the module MODULES gives; tests/api/test_face.py holds the two equal)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(f"examiner.api.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'examiner.api' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

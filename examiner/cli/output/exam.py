@@ -1,0 +1,201 @@
+"""What `examiner run`, `resume`, `estimate` and `demo` print: the run's headline figures and health,
+its judge panel and languages, a budget stop, and the estimate's tables (each fits 80 columns)."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from examiner.cli.flags import fitted_table, print_table
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from examiner.exam.estimate import Estimate, Figure
+
+
+class RunOutcome(Protocol):
+    """How a run ended, as run.json (RunInfo) and the API's ExamResult both say it."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def stop_reason(self) -> str | None: ...
+    @property
+    def mode(self) -> str: ...
+
+
+def summarise(info: RunOutcome, run_dir: Path) -> None:
+    """Print the headline figures of a finished (or stopped) run: which judge gave the verdicts, accuracy
+    and coverage with their intervals, the unit counts, the panel's agreement, and where the reports are."""
+    import json
+
+    from examiner.core import rundir
+    from examiner.reporting.health_section import UNTRUSTWORTHY, failed as health_failed
+    from examiner.reporting.languages import shows_languages
+    from examiner.reporting.markdown import judge_line
+
+    report_path = run_dir / rundir.REPORT_JSON
+    print(f"exam {info.run_id}: {info.status} ({info.stop_reason})")
+    if report_path.exists():
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        print_health(report.get("health"))
+        run = report.get("run") or {}
+        print(f"mode {run.get('mode', info.mode)}, judge {judge_line(run)}")
+        if health_failed(report.get("health")):
+            print(UNTRUSTWORTHY)
+        for table in score_tables(report.get("targets") or {}):
+            print_table(table)
+        total = (report.get("cost") or {}).get("total")
+        if total:
+            share = total.get("cached_input_share") or 0.0
+            print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls ({total.get('batch_calls', 0)} batch), "
+                  f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
+                  f"(examiner cost {run_dir} splits it)")
+        if report.get("run") and shows_languages(report):
+            print_table(language_table_view(report))
+        if report.get("judge_panel"):
+            print_table(panel_table(report["judge_panel"]))
+    for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
+        if (run_dir / name).exists():
+            print(f"{name}: {run_dir / name}")
+
+
+def interval(figure: Mapping[str, Any]) -> str:
+    """A value with its 95% interval below it (two short lines fit an 80-column table); '-' for none."""
+    if figure.get("value") is None:
+        return "-"
+    if figure.get("low") is None or figure.get("high") is None:
+        return f"{figure['value']:.3f}"
+    return f"{figure['value']:.3f}\n[{figure['low']:.3f}, {figure['high']:.3f}]"
+
+
+def score_tables(targets: Mapping[str, Mapping[str, Any]]) -> list[Table]:
+    """report.json's per-target figures as two narrow tables: the scores, then the unit counts."""
+    scores = fitted_table("accuracy and coverage [95% interval]", ("target", "accuracy", "coverage"),
+                          numeric=("accuracy", "coverage"))
+    kinds = ("correct", "incorrect", "unanswered", "uncovered")
+    counts = fitted_table("knowledge units", ("target", *kinds), numeric=kinds)
+    for target, figures in targets.items():
+        scores.add_row(target, interval(figures.get("accuracy") or {}), interval(figures.get("coverage") or {}))
+        n = figures.get("counts") or {}
+        counts.add_row(target, *(str(n.get(kind, "-")) for kind in kinds))
+    return [scores, counts]
+
+
+def print_health(health: Mapping[str, Any] | None) -> None:
+    """The run's health first: its status, the checks that did not pass with their examples, and the
+    judge self-agreement."""
+    from examiner.reporting.health_section import headline, health_rows, self_agreement_text
+
+    if not health:
+        return
+    print(headline(health))
+    for row in health_rows(health):
+        if row[1] in ("warn", "fail"):
+            print(f"  {row[0]}: {row[1]}, {row[4]} (threshold {row[3]})" + (f"; e.g. {row[5]}" if row[5] else ""))
+    print(f"  {self_agreement_text(health)}")
+
+
+def language_table_view(report: Mapping[str, Any]) -> Table:
+    """Accuracy per target and language (report.json's `per_language`), under the exam's language."""
+    from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows
+
+    table = fitted_table(f"language: {language_line(report['run'])}", LANGUAGE_HEADER,
+                         numeric=LANGUAGE_HEADER[2:])
+    for row in language_rows(report):
+        table.add_row(*(("-" if v is None else f"{v:.3f}") if i == len(row) - 1 else str(v)
+                        for i, v in enumerate(row)))
+    return table
+
+
+def panel_table(panel: Mapping[str, Any]) -> Table:
+    """Per-member agreement with the judge panel (report.json's `judge_panel`)."""
+    numbers = ("agreement", "agreed / compared", "unscored")
+    table = fitted_table(f"judge panel: {panel['verdicts']} verdicts, {panel['tied_or_unscored']} tied or unscored",
+                         ("target", "member", *numbers), numeric=numbers)
+    for row in panel["agreement"]:
+        rate = "-" if row["agreement"] is None else f"{row['agreement']:.3f}"
+        table.add_row(row["target"], row["member"], rate, f"{row['agreed']} / {row['compared']}", str(row["unscored"]))
+    return table
+
+
+def budget_stop_message(run_dir: Path) -> str:
+    """What a budget stop spent of the cap, what it left undone, and the command that continues it."""
+    from examiner.exam.runner import budget_stop
+
+    stop = budget_stop(run_dir)
+    cap = "no" if stop.cap_usd is None else f"the ${stop.cap_usd:.4f}"
+    left = ", ".join(f"{n} of {stop.units} units not yet covered for {target}" for target, n in stop.uncovered.items())
+    # A suggestion, not a prediction: twice the cap, at least a cent above what was spent.
+    suggested = math.ceil(max(2 * (stop.cap_usd or 0.0), stop.spent_usd + 0.01) * 100) / 100
+    return "\n".join([
+        f"examiner: stopped: {stop.stage or 'budget exhausted'} in round {stop.round}: "
+        f"spent ${stop.spent_usd:.4f} of {cap} cap",
+        f"examiner: left undone: {left or 'every unit (no knowledge units were made yet)'}; "
+        "the records so far are kept",
+        f"examiner: to continue with a larger cap: examiner resume {shlex.quote(str(run_dir))} "
+        f"--budget-usd {suggested:.2f}",
+    ])
+
+
+def _figure(f: Figure, money: bool = False) -> str:
+    """A figure with its range below it (one line when the range is a point)."""
+    def text(x: float) -> str:
+        return f"${x:.4f}" if money else f"{x:,.0f}"
+
+    return text(f.value) if f.low == f.high else f"{text(f.value)}\n[{text(f.low)}-{text(f.high)}]"
+
+
+def print_estimate(estimate: Estimate) -> None:
+    """The estimate as tables: measured figures, the extrapolated run with ranges, the pilot's cost."""
+    from examiner.exam.estimate import INTERVAL, PRICINGS
+
+    print(f"measured (the whole corpus was read): {estimate.documents} documents, {estimate.passages} passages, "
+          f"{estimate.units} knowledge units")
+    print(f"pilot (real calls, ledger in {estimate.pilot_dir}): {estimate.pilot_units} units in "
+          f"{estimate.pilot_clusters} clusters, {estimate.pilot_rounds} rounds")
+    numbers = ("calls", "prompt tok", "compl. tok", "dollars")
+    spent = fitted_table("what the pilot cost (measured)", ("role", "endpoint", *numbers), numeric=numbers)
+    for row in estimate.pilot_spent:
+        spent.add_row(row["role"], row["endpoint"], str(row["calls"]), f"{row['prompt_tokens']:,}",
+                      f"{row['completion_tokens']:,}", f"${row['cost_usd']:.4f}")
+    print_table(spent)
+    table = fitted_table(f"the full run (extrapolated; ranges: {round(INTERVAL * 100)}% bootstrap interval)",
+                         ("role", *numbers), numeric=numbers)
+    for usage in [*estimate.by_role, estimate.total]:
+        name = usage.role if not usage.endpoint else f"{usage.role}\n({usage.endpoint})"
+        table.add_row(name, _figure(usage.calls), _figure(usage.prompt_tokens), _figure(usage.completion_tokens),
+                      _figure(usage.dollars, money=True))
+    print_table(table)
+    pricing = fitted_table("the full run's dollars priced three ways (same tokens; ranges as above)",
+                           ("role", "standard", "batch", "cached prefix"), numeric=("standard", "batch", "cached prefix"))
+    for usage in [*estimate.by_role, estimate.total]:
+        pricing.add_row(usage.role, *(_figure(usage.dollars_by_pricing[p], money=True) for p in PRICINGS))
+    print_table(pricing)
+    print(textwrap.fill("batch: every call through the provider's batch API (batch_price_factor); cached "
+                        "prefix: the share of prompt tokens the pilot's endpoints served from their prompt cache, "
+                        "at the cached input price", 80))
+    print(f"rounds {_figure(estimate.rounds).replace(chr(10), ' ')}, clusters "
+          f"{_figure(estimate.clusters).replace(chr(10), ' ')} (extrapolated)")
+    for note in estimate.notes:
+        print(f"note: {note}")
+
+
+def print_replay(figures: Mapping[str, Any]) -> None:
+    """The simulated replay, labelled as what it is."""
+    numbers = ("calls", "prompt tokens", "completion tokens", "dollars")
+    table = fitted_table("SIMULATED REPLAY (the simulator's replies at the configured prices; not a prediction "
+                         "for a real model)", ("role", *numbers), numeric=numbers)
+    for row in figures["by_role"] + [dict(figures["total"], role="total")]:
+        table.add_row(row["role"], str(row["calls"]), f"{row['prompt_tokens']:,}", f"{row['completion_tokens']:,}",
+                      f"{row['cost_usd']:.4f}")
+    print(f"{figures['documents']} documents, {figures['units']} knowledge units, "
+          f"{figures['clusters']} clusters over {figures['rounds']} rounds ({figures['stop_reason']})")
+    print_table(table)
