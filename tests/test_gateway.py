@@ -31,7 +31,7 @@ QUESTION_PROMPT = [{"role": "user", "content": f"Write one question about:\n{UNI
 
 def settings_for(base_url: str, **spec: object) -> Settings:
     endpoint = dict(
-        provider="openai", base_url=base_url, model="sim", price_input_per_1m=PRICE_IN,
+        provider="simulated", base_url=base_url, model="sim", price_input_per_1m=PRICE_IN,
         price_output_per_1m=PRICE_OUT, backoff_base_s=0.01, max_attempts=4, max_concurrency=8,
     )
     endpoint.update(spec)

@@ -62,7 +62,7 @@ def test_named_judge_endpoint_and_cache_reuse(tmp_path: Path) -> None:
     flags = [f for f in _flags(tmp_path) if f != "--simulate"]
     with SimulatedServer(seed=1) as url:
         config = tmp_path / "c.yaml"
-        config.write_text(f"endpoints:\n  mysim:\n    provider: openai\n    base_url: {url}\n    model: sim-judge\n")
+        config.write_text(f"endpoints:\n  mysim:\n    provider: simulated\n    base_url: {url}\n    model: sim-judge\n")
         for _ in range(2):
             assert main(["judge", str(data), "--method", "pairwise", "--swap", "--judge", "mysim", "--config",
                          str(config), "--out", str(out), *flags]) == 0

@@ -43,7 +43,7 @@ def test_samples_exclude_unparseable_never_zero() -> None:
 
 
 def _settings(url: str, logprobs: bool) -> Settings:
-    spec = EndpointSpec(provider="openai", base_url=url, model="sim-judge", supports_logprobs=logprobs, max_attempts=2)
+    spec = EndpointSpec(provider="simulated", base_url=url, model="sim-judge", supports_logprobs=logprobs, max_attempts=2)
     return Settings(endpoints={"sim": spec}, roles={"geval": "sim"})
 
 

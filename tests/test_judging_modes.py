@@ -23,7 +23,7 @@ TASK = ExamTask("What are quokkas?", ANSWER, UNITS, 1)
 
 
 def _settings(url: str, logprobs: bool = True, **roles: str) -> Settings:
-    spec = EndpointSpec(provider="openai", base_url=url, model="sim-judge", supports_logprobs=logprobs,
+    spec = EndpointSpec(provider="simulated", base_url=url, model="sim-judge", supports_logprobs=logprobs,
                         max_concurrency=32, max_attempts=2)
     return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("judge", "reviser", "geval", "pairwise")})
 

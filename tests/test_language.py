@@ -130,16 +130,16 @@ def test_language_line_only_for_other_languages() -> None:
 async def test_gateway_sends_the_language_line(monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[list[dict[str, str]]] = []
 
-    async def endpoint(self: Gateway, name: str, spec: object) -> SimpleNamespace:
+    async def endpoint(name: str, spec: object) -> SimpleNamespace:
         return SimpleNamespace(structured_mode="json_schema")
 
     async def request(self: Gateway, ep: object, conversation: list[dict[str, str]], *args: object) -> None:
         sent.append(conversation)
         raise LookupError("captured")
 
-    monkeypatch.setattr(Gateway, "_endpoint", endpoint)
-    monkeypatch.setattr(Gateway, "_request", request)
     gateway = Gateway(Settings())
+    monkeypatch.setattr(gateway.transport, "endpoint", endpoint)
+    monkeypatch.setattr(Gateway, "_request", request)
     messages = render("exam_answer", question="长城有多长？", max_words=50)
     for language in ("", "zh"):
         gateway.language = language

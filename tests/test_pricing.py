@@ -19,6 +19,8 @@ from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core.rundir import LEDGER, RunDir
 from examiner.llm import CallContext, Gateway, GenerationConfig
+from examiner.llm.call import CallMeta
+from examiner.llm.reply import ChatReply
 from examiner.llm.ledger import Ledger, aggregate, answered, cached_input_share, known_usd, per_unit
 from examiner.reporting import build_report
 from tests.helpers.sample_run import write_sample_run
@@ -145,12 +147,11 @@ async def test_ledger_total_equals_the_providers_bill(canned_server: str, tmp_pa
                                    CallContext(stage="answer", unit_ids=("u1",)))
             assert result.cost_usd == pytest.approx(provider_bill(prices, CANNED[case]), rel=1e-12), case
         # A batch result goes through the same record path with batch=True (the batch runner's way in).
-        ep = gw._endpoints["p"]
-        payload = {"texts": ["ok"], "logprobs": None, "finish_reason": "stop", "usage_source": "api",
-                   "request_id": "batch-1", "attempts": [], "prompt_tokens": 2000, "completion_tokens": 300,
-                   "cached_tokens": 1536}
-        batch_result = gw._result(ep, payload, False, 0.0)
-        gw._record(ep, batch_result, {"role": "candidate", "stage": "answer", "unit_ids": ["u2"]}, batch=True)
+        reply = ChatReply(texts=["ok"], finish_reason="stop", request_id="batch-1", prompt_tokens=2000,
+                          completion_tokens=300, cached_tokens=1536)
+        batch_result = reply.result(endpoint="p", model="m", hit=False, latency_s=0.0)
+        meta = CallMeta.for_call("candidate", CallContext(stage="answer", unit_ids=("u2",)))
+        gw.accounting.record(settings.endpoints["p"], batch_result, meta, batch=True)
         assert batch_result.batch and batch_result.cost_usd == pytest.approx(
             provider_bill(prices, CANNED["cached"], batch=True), rel=1e-12)
         totals = gw.totals

@@ -83,7 +83,8 @@ async def test_concurrent_calls_fill_the_least_busy_replica(tmp_path: Path) -> N
         async with Gateway(settings, tmp_path) as gw:
             await asyncio.gather(*(gw.chat("candidate", [{"role": "user", "content": f"q {i}"}],
                                            GenerationConfig(max_tokens=8)) for i in range(6)))
-            assert [r.outstanding for r in gw._endpoints["sim"].replicas] == [0, 0]
+            endpoint = gw.transport.known("sim")
+            assert endpoint is not None and [r.outstanding for r in endpoint.replicas] == [0, 0]
     answered_by = Counter(r["replica"] for r in RunDir(tmp_path).read_ledger() if r["outcome"] == "ok")
     assert answered_by == {u1: 3, u2: 3}
 

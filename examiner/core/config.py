@@ -60,7 +60,8 @@ class EndpointSpec(BaseModel):
     provider: Literal["openai", "local", "simulated"] = "openai"
     """Which kind of endpoint this is; `local` and `simulated` are started by examiner itself."""
     base_url: str | None = None
-    """Root URL of the OpenAI-compatible API (e.g. http://localhost:8000/v1). Required for `openai`."""
+    """Root URL of the OpenAI-compatible API (e.g. http://localhost:8000/v1). Required for `openai`; a
+    `simulated` endpoint with one uses the simulated server running there instead of starting its own."""
     replicas: list[str] = Field(default_factory=list)
     """Root URLs of further servers of the same model (`openai` endpoints only): calls are spread over
     base_url and these by least outstanding requests, each server with its own max_concurrency and

@@ -29,20 +29,29 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from functools import partial
+from pathlib import Path
+from typing import Any, Final, TypeVar
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
 
 from examiner.core.config import EndpointSpec
 from examiner.core.rundir import RunDir, SubmittedBatch
+from examiner.llm.call import CallMeta
+from examiner.llm.ledger import in_flight
+from examiner.llm.reply import ChatReply
 from examiner.llm.slots import parked
+from examiner.llm.transport import ChatRequest, Endpoint
+from examiner.llm.types import Attempt
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-CHAT_URL = "/v1/chat/completions"
+CHAT_URL: Final = "/v1/chat/completions"
 ENDED = ("completed", "expired", "failed", "cancelled")
 """Batch statuses after which nothing more will be answered."""
 POLL_GROWTH = 1.5
@@ -252,7 +261,7 @@ class BatchCollector:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
                 try:
-                    content = await self._retried(lambda file_id=file_id: self.client.files.content(file_id))
+                    content = await self._retried(partial(self.client.files.content, file_id))
                 except openai.OpenAIError as exc:  # its requests stay unanswered: sent one by one
                     log.warning("endpoint %s: file %s of batch %s cannot be read (%s)", self.name, file_id,
                                 batch_id, _short(exc))
@@ -275,6 +284,67 @@ class BatchCollector:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+class BatchLane:
+    """A gateway's batch mode: which requests go to a provider batch, their replies, and the adoption of
+    the batch calls a killed process left in flight. `records` reads the run's ledger (once, on first
+    use); `notes` shows the batches' progress."""
+
+    def __init__(self, run_dir: Path | None, records: Callable[[], list[dict[str, Any]]],
+                 notes: Callable[[str], None]) -> None:
+        self.notes = notes
+        self._run_dir = run_dir
+        self._records = records
+        self._book: BatchBook | None = None
+        self._collectors: dict[str, BatchCollector] = {}
+        self._orphans: dict[str, dict[str, Any]] = {}
+        """Cache key -> the `started` record a killed process wrote for a batch call (see `adopt`)."""
+
+    @staticmethod
+    def takes(spec: EndpointSpec, request: ChatRequest, meta: CallMeta) -> bool:
+        """Whether a request goes to a provider batch. Re-asks after an unusable reply do not: they are
+        few, and a second batch round trip (up to the completion window) for them would hold up the
+        whole step; nor do n > 1 requests to an endpoint that returns one choice per request."""
+        return spec.batch and not meta.repair and (request.n == 1 or spec.supports_n)
+
+    def adopt(self, key: str) -> str | None:
+        """The call id of the `started` record a killed process wrote for the same request (which waits in
+        the same saved batch), if any: a resumed batch call takes that identity, so the ledger shows one
+        request with one outcome."""
+        self._batches()
+        orphan = self._orphans.pop(key, None)
+        return None if orphan is None else str(orphan["call_id"])
+
+    async def reply(self, ep: Endpoint, key: str, request: ChatRequest, headers: dict[str, str]) -> ChatReply:
+        """The request's reply from a provider batch, marked `batch`; BatchMiss when no batch answers it
+        (the caller then sends it as an ordinary request). `headers` (only a simulated endpoint has any)
+        ride along in the batch line."""
+        if ep.name not in self._collectors:
+            self._collectors[ep.name] = BatchCollector(ep.name, ep.spec, ep.client, self._batches(), self.notes)
+        began = time.perf_counter()
+        body = dict(request.body, model=ep.spec.model, messages=request.messages)
+        answer = await self._collectors[ep.name].answer(key, body, headers or None)
+        try:
+            completion = ChatCompletion.model_validate(answer)
+        except ValidationError as exc:
+            raise BatchMiss(str(exc)) from None
+        attempt = Attempt("ok", time.perf_counter() - began, detail="batch")
+        return ChatReply.from_completion(completion, request.messages, [attempt]).model_copy(update={"batch": True})
+
+    async def aclose(self) -> None:
+        """Stop waiting for batches (they go on at the provider; a resumed run collects them)."""
+        for collector in self._collectors.values():
+            await collector.aclose()
+        self._collectors.clear()
+
+    def _batches(self) -> BatchBook:
+        """The run's submitted batches, and the batch calls a killed process left in flight, read once."""
+        if self._book is None:
+            self._book = BatchBook(RunDir(self._run_dir) if self._run_dir else None)
+            self._orphans = {str(r["cache_key"]): r for r in in_flight(self._records())
+                             if r.get("batch") and r.get("cache_key")}
+        return self._book
+
+
 def _settle(queued: dict[str, tuple[dict[str, Any], asyncio.Future[str]]], *, batch_id: str = "",
             error: BaseException | None = None) -> None:
     """Tell each queued call its batch id, or the error that stops it."""
@@ -293,4 +363,4 @@ def _short(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
-__all__ = ["BatchBook", "BatchCollector", "BatchMiss", "BatchResults", "parse_result_lines"]
+__all__ = ["BatchBook", "BatchCollector", "BatchLane", "BatchMiss", "BatchResults", "parse_result_lines"]

@@ -29,11 +29,12 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from examiner.core.config import Settings
 from examiner.core import rundir
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
+from examiner.llm.reply import ChatReply
 
 
 BUSY_TIMEOUT_S = 30.0
@@ -50,14 +51,15 @@ def response_cache_path(settings: Settings, run_dir: Path | None) -> Path | None
     return run_dir / rundir.CACHE if run_dir is not None else None
 
 
-def cache_key(**parts: Any) -> str:
+def cache_key(**parts: object) -> str:
     """Stable sha256 over the request parts (endpoint, model, messages, parameters, schema)."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 class ResponseCache:
-    """Key -> JSON payload store with in-flight de-duplication for asyncio callers."""
+    """Key -> JSON payload store (a reply's payload: examiner.llm.reply) with in-flight de-duplication
+    for asyncio callers."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -73,43 +75,51 @@ class ResponseCache:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL)"
         )
-        self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._inflight: dict[str, asyncio.Future[ChatReply]] = {}
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> dict[str, object] | None:
+        """The stored JSON payload for `key`, if any."""
         with self._lock:
             row = self._db.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        if not row:
+            return None
+        payload: dict[str, object] = json.loads(row[0])
+        return payload
 
-    def put(self, key: str, payload: dict[str, Any]) -> None:
+    def put(self, key: str, payload: Mapping[str, object]) -> None:
+        """Store a JSON payload under `key` (replacing what was there)."""
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, payload, created) VALUES (?, ?, ?)",
-                (key, json.dumps(payload), time.time()),
+                (key, json.dumps(dict(payload)), time.time()),
             )
 
-    async def get_or_fetch(
-        self, key: str, fetch: Callable[[], Awaitable[dict[str, Any]]]
-    ) -> tuple[dict[str, Any], bool]:
-        """(payload, hit). Identical concurrent requests wait for the first one instead of calling again."""
-        stored = self.get(key)
+    def reply(self, key: str) -> ChatReply | None:
+        """The stored reply for `key`, if any."""
+        payload = self.get(key)
+        return ChatReply.from_payload(payload) if payload is not None else None
+
+    async def get_or_fetch(self, key: str, fetch: Callable[[], Awaitable[ChatReply]]) -> tuple[ChatReply, bool]:
+        """(reply, hit). Identical concurrent requests wait for the first one instead of calling again."""
+        stored = self.reply(key)
         if stored is not None:
             return stored, True
         pending = self._inflight.get(key)
         if pending is not None:
             return await asyncio.shield(pending), True
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[ChatReply] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            payload = await fetch()
+            reply = await fetch()
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # mark retrieved: waiters re-raise it themselves
             raise
         finally:
             self._inflight.pop(key, None)
-        self.put(key, payload)
-        future.set_result(payload)
-        return payload, False
+        self.put(key, reply.to_payload())
+        future.set_result(reply)
+        return reply, False
 
     def __len__(self) -> int:
         with self._lock:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from examiner.core.errors import BudgetExhausted
-from examiner.llm.gateway import ModelCallError
+from examiner.llm.transport import ModelCallError
 from examiner.llm.slots import Slot
 
 log = logging.getLogger(__name__)

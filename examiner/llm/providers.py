@@ -1,4 +1,14 @@
-"""Where an endpoint lives: a configured URL, or a server examiner starts itself (local model, simulator).
+"""Where an endpoint lives and what its requests carry besides the body: one provider plugin per kind.
+
+Every provider speaks the OpenAI chat-completions protocol, so the transport treats them alike; a plugin
+says (a) the root URL of the endpoint's server: a configured URL, or a server examiner starts itself
+(local model, simulator), and (b) the request metadata its server reads. Only the simulated provider
+sends any: the call's role, stage and hints as `X-Examiner-*` headers (examiner.simulator.headers),
+which the simulated server chooses its behaviour from. A real endpoint gets the request body and nothing
+else of examiner's. This module is the one place in the gateway that reaches the simulator.
+
+A simulated endpoint is started by examiner (one server per distinct options), unless it names the
+`base_url` of a simulated server already running (e.g. one in a child process), which is then used as is.
 
 Managed servers are started on first use and stopped when the gateway closes, so a run never leaves a
 process behind. Several endpoints may share one managed local server (it is the same model).
@@ -7,14 +17,51 @@ process behind. Several endpoints may share one managed local server (it is the 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+import httpx
+
 from examiner.core.config import EndpointSpec
+from examiner.llm.call import CallMeta
+from examiner.simulator.headers import request_headers
 
 
 class ManagedServer(Protocol):
+    """A server examiner starts for an endpoint: `start` returns its root URL."""
+
     def start(self) -> str: ...
     def stop(self) -> None: ...
+
+
+class Provider(Protocol):
+    """What the transport needs from an endpoint's kind."""
+
+    def base_url(self, spec: EndpointSpec) -> str:
+        """The root URL of the endpoint's (first) server; may block while a managed server starts."""
+        ...
+
+    def request_headers(self, meta: CallMeta) -> dict[str, str]:
+        """The extra HTTP headers of a request (also put in its provider batch line)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop the servers this provider started."""
+        ...
+
+
+class OpenAICompatible:
+    """A configured OpenAI-compatible server (`openai`): its URL, and no extra headers."""
+
+    def base_url(self, spec: EndpointSpec) -> str:
+        assert spec.base_url is not None  # EndpointSpec requires it for `openai`
+        return spec.base_url
+
+    def request_headers(self, meta: CallMeta) -> dict[str, str]:
+        return {}
+
+    def stop(self) -> None:
+        """Nothing was started."""
 
 
 class _SharedLocal:
@@ -24,14 +71,13 @@ class _SharedLocal:
     def start(self) -> str:
         from examiner.llm.local import shared_server
 
-        server = shared_server()
-        return server.base_url
+        return shared_server().base_url
 
     def stop(self) -> None:
         """Left running for the next gateway of this process; local.py stops it at exit."""
 
 
-class ServerPool:
+class ManagedServers:
     """Starts managed servers lazily, one per distinct (provider, options), and stops them all."""
 
     def __init__(self) -> None:
@@ -39,26 +85,15 @@ class ServerPool:
         self._urls: dict[str, str] = {}
         self._lock = threading.Lock()  # first calls of several endpoints start servers from worker threads
 
-    def base_url(self, spec: EndpointSpec) -> str:
-        if spec.provider == "openai":
-            assert spec.base_url is not None
-            return spec.base_url
+    def url(self, spec: EndpointSpec, factory: Callable[[EndpointSpec], ManagedServer]) -> str:
+        """The root URL of the server for `spec`, started with `factory(spec)` on first use."""
         key = f"{spec.provider}:{sorted(spec.options.items())!r}"
         with self._lock:
             if key not in self._urls:
-                server = self._make(spec)
+                server = factory(spec)
                 self._urls[key] = server.start()
                 self._servers[key] = server
             return self._urls[key]
-
-    @staticmethod
-    def _make(spec: EndpointSpec) -> ManagedServer:
-        if spec.provider == "local":
-            return _SharedLocal()
-        from examiner.simulator import SimulatedServer
-
-        options: dict[str, Any] = dict(spec.options)
-        return SimulatedServer(options=options, seed=int(options.get("seed", spec.seed or 0)))
 
     def stop_all(self) -> None:
         for server in self._servers.values():
@@ -68,3 +103,71 @@ class ServerPool:
                 pass
         self._servers.clear()
         self._urls.clear()
+
+
+class LocalModel:
+    """The embedded local model (`local`): started by examiner, no extra headers."""
+
+    def __init__(self) -> None:
+        self._servers = ManagedServers()
+
+    def base_url(self, spec: EndpointSpec) -> str:
+        return self._servers.url(spec, lambda _spec: _SharedLocal())
+
+    def request_headers(self, meta: CallMeta) -> dict[str, str]:
+        return {}
+
+    def stop(self) -> None:
+        self._servers.stop_all()
+
+
+def _start_simulator(spec: EndpointSpec) -> ManagedServer:
+    from examiner.simulator import SimulatedServer
+
+    options: dict[str, Any] = dict(spec.options)
+    return SimulatedServer(options=options, seed=int(options.get("seed", spec.seed or 0)))
+
+
+class Simulated:
+    """The simulated test backend (`simulated`): started by examiner unless base_url names a running one;
+    the only provider whose requests carry the call's role, stage and hints."""
+
+    def __init__(self) -> None:
+        self._servers = ManagedServers()
+
+    def base_url(self, spec: EndpointSpec) -> str:
+        return spec.base_url or self._servers.url(spec, _start_simulator)
+
+    def request_headers(self, meta: CallMeta) -> dict[str, str]:
+        return request_headers(meta.role, meta.context.stage, meta.hints())
+
+    def stop(self) -> None:
+        self._servers.stop_all()
+
+
+async def register_oracle(base_url: str, gold: Mapping[str, Any]) -> None:
+    """Hand gold labels to a simulated server (its POST /sim/oracle route), so simulated judges have an
+    accuracy to aim for."""
+    async with httpx.AsyncClient(timeout=30) as client:
+        reply = await client.post(base_url.removesuffix("/v1") + "/sim/oracle", json={"items": dict(gold)})
+        reply.raise_for_status()
+
+
+class Providers:
+    """One plugin per provider kind for a gateway; `stop_all` stops what they started."""
+
+    def __init__(self) -> None:
+        self._plugins: dict[str, Provider] = {"openai": OpenAICompatible(), "local": LocalModel(),
+                                              "simulated": Simulated()}
+
+    def of(self, spec: EndpointSpec) -> Provider:
+        """The plugin of the endpoint's provider."""
+        return self._plugins[spec.provider]
+
+    def stop_all(self) -> None:
+        for plugin in self._plugins.values():
+            plugin.stop()
+
+
+__all__ = ["ManagedServer", "ManagedServers", "OpenAICompatible", "Provider", "Providers", "Simulated",
+           "register_oracle"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from types import TracebackType
 
 _CURRENT: ContextVar["Slot | None"] = ContextVar("examiner_fan_out_slot", default=None)
@@ -26,7 +26,7 @@ class Slot:
         self._gate = gate
         self._held = False
         self._parked = 0
-        self._token: object | None = None
+        self._token: Token[Slot | None] | None = None
 
     async def __aenter__(self) -> "Slot":
         await self._gate.acquire()
@@ -36,7 +36,9 @@ class Slot:
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
-        _CURRENT.reset(self._token)  # type: ignore[arg-type]
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
         if self._held:
             self._held = False
             self._gate.release()

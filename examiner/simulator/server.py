@@ -24,6 +24,7 @@ from aiohttp import web
 from examiner.simulator.behaviours import SimRequest, content_text, find_behaviour, score_scale
 from examiner.simulator.faults import JSON_FAULTS, FaultPlan, malform_json, original_request, truncate_json
 from examiner.simulator.batches import BATCH_OPTION_NAMES, SimBatches, add_batch_routes
+from examiner.simulator.headers import HINTS, ROLE, STAGE
 from examiner.simulator.logprobs import token_logprobs
 from examiner.simulator.prompt_cache import CLOSING, PromptCache, frame
 from examiner.simulator.prose import rng_for, stable_int, stable_uniform
@@ -153,12 +154,12 @@ def _response_format(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, bo
 
 def _hints(headers: Mapping[str, str]) -> dict[str, Any]:
     """The `X-Examiner-Hints` header: a JSON object (absent: no hints). Raises ValueError otherwise."""
-    raw = headers.get("X-Examiner-Hints")
+    raw = headers.get(HINTS)
     if not raw:
         return {}
     hints = orjson.loads(raw)
     if not isinstance(hints, dict):
-        raise ValueError("X-Examiner-Hints must be a JSON object")
+        raise ValueError(f"{HINTS} must be a JSON object")
     return hints
 
 
@@ -229,8 +230,8 @@ async def answer_chat(state: SimState, raw: bytes, headers: Mapping[str, str],
     fault = state.faults.decide(body_key.hex(), seen)
     if fault in JSON_FAULTS and not json_mode:
         fault = None
-    role = headers.get("X-Examiner-Role", "generic").strip().lower() or "generic"
-    stage = headers.get("X-Examiner-Stage", "").strip().lower()
+    role = headers.get(ROLE, "generic").strip().lower() or "generic"
+    stage = headers.get(STAGE, "").strip().lower()
     stage = "" if stage == "-" else stage
     state.by_role[role] += 1
 

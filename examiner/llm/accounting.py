@@ -1,0 +1,210 @@
+"""Accounting: what calls cost and what they may cost. Prices, the write-ahead ledger, the budget and the
+settling of calls a killed process left in flight.
+
+For each request sent: a budget reservation (`reserve`: its prompt plus the completion bound learned for
+its role and stage, at the endpoint's dearest prices; its worst case with max_tokens), a `started` record
+(`announce`) before it is sent, then one outcome: `answered` (the reservation gives way to the real cost,
+priced by EndpointSpec.cost_usd from the reply's usage), `failed` or `cancelled`. Every result, cache hits
+included, gets its `ok` record from `record`. A resumed run first calls `resume`, which settles the calls in
+flight at a kill (examiner.llm.ledger says how) and counts the run's spending against the budget.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from examiner.core.config import EndpointSpec
+from examiner.core.jsonl import read_jsonl
+from examiner.core.tokens import count_message_tokens
+from examiner.llm.budget import Budget, CompletionBounds
+from examiner.llm.call import CallMeta
+from examiner.llm.ledger import (CANCELLED, STARTED, UNKNOWN, Ledger, Usage, answered, in_flight,
+                                 spent_usd as ledger_spent_usd, tokens_of)
+from examiner.llm.reply import ChatReply
+from examiner.llm.transport import ChatRequest
+from examiner.llm.types import Attempt, CallResult
+
+LedgerRecord = dict[str, Any]
+"""One JSON line of the ledger (examiner.llm.ledger describes its fields)."""
+
+
+@dataclass
+class Totals(Usage):
+    """Running figures for live progress displays."""
+
+    unparseable: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """What the budget holds for one request: its ticket (None without a limit), the reservation and the
+    worst case, and the completion tokens per choice it asks for at most."""
+
+    ticket: int | None
+    reserved_usd: float
+    worst_case_usd: float
+    choices: int
+
+
+def price(spec: EndpointSpec, counts: Mapping[str, int], batch: bool = False) -> float:
+    """Dollars of token counts (examiner.llm.ledger.TOKEN_FIELDS; absent ones 0) at the endpoint's prices
+    (`batch`: at its batch rate). A reply cached before examiner read the usage details has none: its
+    tokens get the plain prices."""
+    tokens = tokens_of(dict(counts))
+    return spec.cost_usd(tokens.pop("prompt_tokens"), tokens.pop("completion_tokens"), **tokens, batch=batch)
+
+
+def _bound_key(record: Mapping[str, Any]) -> tuple[str, str]:
+    """What a completion bound is learned for, from a ledger record: its role and stage."""
+    return str(record.get("role") or ""), str(record.get("stage") or "")
+
+
+class Accounting:
+    """A gateway's ledger, budget, completion bounds and running totals."""
+
+    def __init__(self, ledger: Ledger, budget: Budget, run_id: str = "") -> None:
+        self.ledger = ledger
+        self.budget = budget
+        self.bounds = CompletionBounds()
+        """Completion tokens a call reserves, learned per (role, stage) from the run's finished calls."""
+        self.totals = Totals()
+        self.run_id = run_id
+        self._counted_in_flight: dict[str, float] = {}
+        """Call id -> worst case that `resume` counted for a call in flight at a kill."""
+
+    def records(self) -> list[LedgerRecord]:
+        """The run's ledger records so far (none without a run directory)."""
+        return read_jsonl(self.ledger.path).rows if self.ledger.path is not None else []
+
+    def count_failure(self) -> None:
+        """A request that failed for good (for the running totals)."""
+        self.totals.failed += 1
+
+    def count_unparseable(self) -> None:
+        """A structured call whose reply never validated (for the running totals)."""
+        self.totals.unparseable += 1
+
+    # ------------------------------------------------------------------ one request
+    async def reserve(self, spec: EndpointSpec, meta: CallMeta, request: ChatRequest) -> Reservation:
+        """Hold the request's expected cost, waiting while calls in flight may settle below what they hold;
+        raises BudgetExhausted when it cannot fit. Batch calls are held at the standard price: a request a
+        batch does not answer is sent as usual."""
+        n = request.n
+        prompt_estimate = count_message_tokens(request.messages)
+        worst_case = spec.worst_case_usd(prompt_estimate, request.max_tokens * n)
+        reserved = spec.worst_case_usd(prompt_estimate, self.bounds.bound(meta.bound_key, request.max_tokens) * n)
+        ticket = await self.budget.reserve(reserved, worst_case) if self.budget.limit_usd is not None else None
+        return Reservation(ticket, reserved, worst_case, n)
+
+    def announce(self, held: Reservation, endpoint: str, model: str, meta: CallMeta, key: str | None,
+                 batch: bool) -> None:
+        """The write-ahead `started` record of a request about to be sent."""
+        self.ledger.append(dict(meta.ledger_fields(), ts=time.time(), run_id=self.run_id, endpoint=endpoint,
+                                model=model, outcome=STARTED, worst_case_usd=held.worst_case_usd,
+                                reserved_usd=held.reserved_usd, cache_key=key, **({"batch": True} if batch else {})))
+
+    def adopt(self, call_id: str) -> None:
+        """A resumed batch call took over the request `call_id` a killed process started: the worst case
+        `resume` counted for it gives way to its real cost when it is answered."""
+        self.budget.spent_usd -= self._counted_in_flight.pop(call_id, 0.0)
+
+    def answered(self, held: Reservation, spec: EndpointSpec, meta: CallMeta, reply: ChatReply) -> None:
+        """Learn the completion bound from the reply and book its real cost in place of the reservation."""
+        self.bounds.observe(meta.bound_key, -(-reply.completion_tokens // held.choices))
+        self._release(held, price(spec, reply.token_counts(), reply.batch))
+
+    def failed(self, held: Reservation, endpoint: str, model: str, meta: CallMeta, attempts: Sequence[Attempt]) -> None:
+        """The `failed` outcome of a request whose every attempt failed (nothing billed)."""
+        self.ledger.append(dict(meta.ledger_fields(), endpoint=endpoint, model=model, outcome="failed",
+                                attempts=[asdict(a) for a in attempts], cost_usd=0.0))
+        self._release(held, 0.0)
+
+    def cancelled(self, held: Reservation, endpoint: str, model: str, meta: CallMeta) -> None:
+        """The `cancelled` outcome of a request examiner stopped before a reply came, with its worst case:
+        it may have reached the server, but nothing of it is known or counted."""
+        self.ledger.append(dict(meta.ledger_fields(), ts=time.time(), endpoint=endpoint, model=model,
+                                outcome=CANCELLED, worst_case_usd=held.worst_case_usd, cost_usd=0.0))
+        self._release(held, 0.0)
+
+    def abandoned(self, held: Reservation) -> None:
+        """Give back the reservation of a request that ended without an outcome of its own."""
+        self._release(held, 0.0)
+
+    def _release(self, held: Reservation, actual_usd: float) -> None:
+        if held.ticket is not None:
+            self.budget.settle(held.ticket, actual_usd)
+
+    # ------------------------------------------------------------------ results
+    def record(self, spec: EndpointSpec, result: CallResult[Any], meta: CallMeta, *, batch: bool = False) -> None:
+        """Price a result (a cache hit costs nothing; `batch`: answered through the provider's batch API, at
+        the endpoint's batch rate), count it in the running totals and append its `ok` outcome record."""
+        result.batch = batch
+        result.cost_usd = 0.0 if result.cache_hit else price(spec, tokens_of(result.extra()), batch)
+        record = dict(
+            meta.ledger_fields(),
+            ts=time.time(),
+            run_id=self.run_id,
+            endpoint=result.endpoint,
+            **({"replica": result.replica} if result.replica else {}),
+            model=spec.model,
+            request_id=result.request_id,
+            **result.extra(),
+            latency_s=round(result.latency_s, 6),
+            attempts=[asdict(a) for a in result.attempts],
+            finish_reason=result.finish_reason,
+            outcome="ok",
+        )
+        self.totals.add_record(record)
+        self.ledger.append(record)
+
+    # ------------------------------------------------------------------ resume
+    def resume(self, endpoints: Mapping[str, EndpointSpec], cached: Callable[[str], ChatReply | None]) -> int:
+        """Before a resumed run's first call: settle the ledger's calls in flight at a kill, then count the
+        run's spending against the budget and learn its completion bounds from its finished calls. Returns
+        how many calls were reconciled. `cached(key)` is the response cache's reply for a key, if any.
+
+        A `started` call whose reply is in the cache was answered (and billed) before the kill: it gets a
+        `reconciled` outcome with its real tokens and cost. The others get an `unknown` outcome that keeps
+        their worst case (a reply the server sent but the killed process never received cannot be known
+        from here; a cached reply already named by an outcome record belongs to the same request paid by
+        a later process, not to this one): they are possibly billed, shown apart, and no longer held
+        against the budget, since the run has moved past them. A batch call still waiting at the provider
+        is left in flight, held at its worst case: the resumed run collects its reply."""
+        records = self.records()
+        known_ids = {r.get("request_id") for r in records if r.get("request_id")}
+        reconciled = 0
+        for started in in_flight(records):
+            if started.get("batch") and started.get("cache_key"):
+                continue
+            reply = cached(str(started["cache_key"])) if started.get("cache_key") else None
+            if reply is None or reply.request_id in known_ids:
+                unknown = {k: v for k, v in started.items() if k not in ("outcome", "cache_key", "ts")}
+                unknown.update(ts=time.time(), cost_usd=0.0, outcome=UNKNOWN)
+                self.ledger.append(unknown)
+                records.append(unknown)
+                continue
+            spec = endpoints.get(str(started.get("endpoint")))
+            # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.
+            dollars = price(spec, reply.token_counts(), reply.batch) if spec else float(started.get("worst_case_usd", 0.0))
+            outcome = {k: v for k, v in started.items() if k not in ("outcome", "worst_case_usd", "cache_key")}
+            outcome.update(ts=time.time(), request_id=reply.request_id, **reply.token_counts(),
+                           usage_source=reply.usage_source, attempts=[asdict(a) for a in reply.attempts],
+                           cache_hit=False, batch=reply.batch, cost_usd=dollars, finish_reason=reply.finish_reason,
+                           outcome="reconciled")
+            self.ledger.append(outcome)
+            records.append(outcome)
+            known_ids.add(reply.request_id)
+            reconciled += 1
+        self.budget.spent_usd = ledger_spent_usd(records)
+        for record in answered(records):
+            if not record.get("cache_hit"):
+                self.bounds.observe(_bound_key(record), int(record.get("completion_tokens") or 0))
+        self._counted_in_flight = {str(r.get("call_id")): float(r.get("worst_case_usd", 0.0)) for r in in_flight(records)}
+        return reconciled
+
+
+__all__ = ["Accounting", "LedgerRecord", "Reservation", "Totals", "price"]
