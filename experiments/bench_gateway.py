@@ -50,7 +50,7 @@ async def raw_client(url: str, calls: int, concurrency: int, salt: str) -> float
 
 
 async def through_gateway(url: str, calls: int, concurrency: int, salt: str, run_dir: Path) -> float:
-    spec = EndpointSpec(provider="openai", base_url=url, model="sim", max_concurrency=concurrency,
+    spec = EndpointSpec(provider="simulated", base_url=url, model="sim", max_concurrency=concurrency,
                         price_input_per_1m=1.0, price_output_per_1m=2.0)
     settings = Settings(endpoints={"sim": spec}, roles={"candidate": "sim"}, cache=False)
     async with Gateway(settings, run_dir, cache=False) as gateway:

@@ -48,8 +48,8 @@ MAX_CONCURRENCY = 64
 
 
 def settings(url: str) -> Settings:
-    eps = {n: EndpointSpec(base_url=url, model=m, max_concurrency=MAX_CONCURRENCY) for n, m in EVALUATORS.items()}
-    eps["meta"] = EndpointSpec(base_url=url, model="sim-rel0.9", max_concurrency=MAX_CONCURRENCY)
+    eps = {n: EndpointSpec(provider="simulated", base_url=url, model=m, max_concurrency=MAX_CONCURRENCY) for n, m in EVALUATORS.items()}
+    eps["meta"] = EndpointSpec(provider="simulated", base_url=url, model="sim-rel0.9", max_concurrency=MAX_CONCURRENCY)
     return Settings(endpoints=eps, roles={"meta_judge": "meta"}, cache=False)
 
 

@@ -56,7 +56,7 @@ async def bench(url: str, data: list[Row], opts: PairwiseOptions, concurrency: i
                 ) -> dict[str, Any]:
     from examiner.llm import CallContext, Gateway, GenerationConfig
 
-    spec = EndpointSpec(provider="openai", base_url=url, model="sim-judge", max_concurrency=concurrency)
+    spec = EndpointSpec(provider="simulated", base_url=url, model="sim-judge", max_concurrency=concurrency)
     settings = Settings(endpoints={"bench": spec}, roles={"pairwise": "bench"})
     async with Gateway(settings, run_dir=run_dir) as gw:
         await gw.chat("pairwise", [{"role": "user", "content": "warm-up"}], GenerationConfig(max_tokens=4),

@@ -260,7 +260,7 @@ def run_info(run_dir: Path) -> dict[str, Any]:
 
 def write_config(folder: Path, base_url: str, embedding_cache: Path) -> Path:
     """The run's settings: every role on the simulated server at `base_url`, the shared embedding cache."""
-    endpoint = {"provider": "openai", "base_url": base_url, "model": "sim", "max_concurrency": 16}
+    endpoint = {"provider": "simulated", "base_url": base_url, "model": "sim", "max_concurrency": 16}
     config = {"endpoints": {"sim": endpoint}, "roles": {role: "sim" for role in ROLES},
               "embedding_cache": str(embedding_cache), "exam": {"seed": 0, "max_corpus_mb": 1000}}
     path = folder / "config.yaml"

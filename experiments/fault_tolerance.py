@@ -40,7 +40,7 @@ SERVER_STALL_S = 2.0
 
 
 def settings_for(url: str) -> Settings:
-    spec = EndpointSpec(provider="openai", base_url=url, model="sim", price_input_per_1m=2.5,
+    spec = EndpointSpec(provider="simulated", base_url=url, model="sim", price_input_per_1m=2.5,
                         price_output_per_1m=10.0, max_concurrency=16, timeout_s=CLIENT_TIMEOUT_S,
                         max_attempts=10, backoff_base_s=0.02)
     return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ROLES}, exam={"max_rounds": 5})

@@ -69,7 +69,7 @@ def run_sim(data: list[Row], opts: PairwiseOptions) -> dict[str, Any]:
     with SimulatedServer(SIM_OPTIONS, seed=0) as url:
         server_oracle = pairwise_oracle((r.instruction, r.output_1, r.output_2, number(r.label) or 0) for r in data)
         post_oracle(url, server_oracle)
-        spec = EndpointSpec(provider="openai", base_url=url, model="sim-judge", max_concurrency=16)
+        spec = EndpointSpec(provider="simulated", base_url=url, model="sim-judge", max_concurrency=16)
         settings = Settings(endpoints={"sim": spec}, roles={"pairwise": "sim"})
         _, out = asyncio.run(judge(settings, data, opts))
     out["sim_options"] = SIM_OPTIONS

@@ -107,7 +107,7 @@ def differences(run_dir: Path, reference: Path) -> int:
 
 
 def openai_settings(url: str, work: Path, attempts: int = 6) -> Settings:
-    spec = EndpointSpec(provider="openai", base_url=url, model="sim", price_input_per_1m=PRICE_IN,
+    spec = EndpointSpec(provider="simulated", base_url=url, model="sim", price_input_per_1m=PRICE_IN,
                         price_output_per_1m=PRICE_OUT, max_concurrency=16, max_attempts=attempts)
     return Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ROLES}, exam={"max_rounds": 5},
                     embedding_cache=str(work / "embeddings.sqlite"))
