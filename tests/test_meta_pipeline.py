@@ -18,7 +18,7 @@ from examiner.meta.items import load_items
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.core.labels import Preference
 from examiner.meta.pipeline import MetaConfig, run_meta
-from examiner.meta.sections import to_html, to_markdown
+from examiner.meta.sections import meta_report, to_html, to_markdown
 
 ENDPOINTS = {
     "e80": {"provider": "simulated", "model": "sim-acc0.8", "max_concurrency": 16},
@@ -93,8 +93,9 @@ def test_bsmeval_records_at_most_five_branches(tmp_path: Path):
     assert all(len(j.branch_scores) == len(j.branches) for j in run.individual)
     assert all(j.score == pytest.approx(sum(j.branch_scores) / len(j.branch_scores)) for j in run.individual)
     assert "top_branches" in run.counts
-    assert "<img alt='win-rate heatmap' src='data:image/png;base64," in to_html(run)
-    assert "| e80 |" in to_markdown(run)
+    report = meta_report(run)
+    assert "<img alt='win-rate heatmap' src='data:image/png;base64," in to_html(report)
+    assert "| e80 |" in to_markdown(report)
 
 
 def test_field_mapping(tmp_path: Path):

@@ -21,7 +21,7 @@ from examiner.core.assessments import Assessment, MetaItem
 from examiner.judging.sections import build_report as judging_report, write_outputs
 from examiner.meta import ranking
 from examiner.meta.pipeline import MetaConfig, MetaRun, run_meta
-from examiner.meta.sections import to_markdown, write_reports
+from examiner.meta.sections import meta_report, to_markdown, write_reports
 from examiner.reporting.model import SCHEMA_VERSION, JudgeReport
 from examiner.reporting.writer import NULL_REASON, UNDEFINED, cell, dumps, strict, write_report
 
@@ -90,9 +90,12 @@ def test_undefined_numbers_render_the_same_everywhere() -> None:
 def _tied_run() -> MetaRun:
     agreement = ranking.ranking_agreement({"a": 1.0, "b": 2.0}, {"a": 0.5, "b": 0.5})
     assert math.isnan(agreement.kendall_tau)  # the situation under test: a tied baseline
+    detail = {"assessed": 2, "usable": 2, "unparseable": 0, "failed": 0, "with_gold": 2, "correct": 1, "value": 0.5}
     return MetaRun(config=MetaConfig(evaluators=["a", "b"]), items=[], assessments=[],
-                   baseline={"metric": "accuracy", "scores": {"a": 0.5, "b": 0.5}},
-                   rankings={"agreement": {"elo": agreement.to_dict()}})
+                   baseline={"metric": "accuracy", "scores": {"a": 0.5, "b": 0.5}, "detail": {"a": detail, "b": detail}},
+                   rankings={"matches": 0, "players": ["a", "b"], "agreement": {"elo": agreement.to_dict()}},
+                   counts={"planned": 0, "judgments": 0, "usable": 0, "unparseable": 0, "failed": 0,
+                           "rule_violations": 0, "outcomes": {}})
 
 
 def test_meta_report_with_tied_baseline_is_strict_json(tmp_path: Path) -> None:
@@ -101,7 +104,7 @@ def test_meta_report_with_tied_baseline_is_strict_json(tmp_path: Path) -> None:
     elo = report["rankings"]["agreement"]["elo"]
     assert elo["kendall_tau"] is None and elo["kendall_tau" + NULL_REASON]
     assert elo["spearman_rho"] is None and elo["spearman_rho" + NULL_REASON]
-    assert f"| elo | {UNDEFINED} | {UNDEFINED} |" in to_markdown(_tied_run())
+    assert f"| elo | {UNDEFINED} | {UNDEFINED} |" in to_markdown(meta_report(_tied_run()))
 
 
 def test_meta_run_end_to_end_with_tied_baseline(tmp_path: Path) -> None:

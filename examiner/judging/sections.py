@@ -1,9 +1,13 @@
-"""The metrics report of a judging run (JSON and Markdown) and the judgments JSONL.
+"""The metrics report of a judging run and the judgments JSONL.
 
 Pairwise records -> agreement with labels (and per classic metric / majority vote for RevisEval),
 swap consistency and bias. Single-score records -> correlations with human scores at sample, summary
 (per `group`) and system (per `system`) level via examiner.stats.correlation. Skipped rows and failed or
 unparseable judgments are always counted.
+
+The section builders compute the figures; `judge_report` puts them into the report model once (a
+JudgeReport), and report.md (`markdown`), report.json and the terminal summary
+(examiner.reporting.terminal.judge_summary) are rendered from that model.
 """
 
 from __future__ import annotations
@@ -18,7 +22,11 @@ from examiner.core.contract import Mark, agreement_with_panel
 from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
 from examiner.core.rundir import JUDGMENTS
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
-from examiner.reporting.writer import cell, write_jsonl, write_report
+from examiner.reporting import judge_parts
+from examiner.reporting.judge_parts import LEVELS_NOTE, agreement_rows, correlation_n, correlation_rows
+from examiner.reporting.model import JudgeReport
+from examiner.reporting.model.judge import PairwiseSection, SingleSection
+from examiner.reporting.writer import as_report, cell, report_data, write_jsonl, write_report
 
 
 def _preference(value: Any) -> Preferred:
@@ -137,107 +145,120 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Sequence[Mapping[str, Any]],
+def judge_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Sequence[Mapping[str, Any]],
                  meta: Mapping[str, Any], labels: Mapping[Any, int] | None = None,
                  teacher: Mapping[Any, int] | None = None, unparseable: str = "drop",
-                 lowest_score: float = 1.0) -> dict[str, Any]:
-    """The full report: meta, counts of rows and skips, and the method's section (`unparseable`: how
-    judgments without a verdict or score count, `drop` or `wrong`; see the sections)."""
+                 lowest_score: float = 1.0) -> JudgeReport:
+    """The full report as its model: meta (the run's judge, usage and dataset), counts of rows and skips,
+    and the method's section (`unparseable`: how judgments without a verdict or score count, `drop` or
+    `wrong`; see the sections)."""
     pairwise = any("order" in r for r in records)
-    report: dict[str, Any] = {
+    section = (pairwise_section(records, labels, teacher, unparseable) if pairwise
+               else single_section(records, unparseable, lowest_score))
+    return JudgeReport.model_validate({
         "method": method,
         **dict(meta),
         "rows_judged": len({r["id"] for r in records}),
         "rows_skipped": len(skipped),
         "skipped": list(skipped),
-    }
-    report["pairwise" if pairwise else "single"] = (
-        pairwise_section(records, labels, teacher, unparseable) if pairwise
-        else single_section(records, unparseable, lowest_score))
-    return report
+        "pairwise" if pairwise else "single": section,
+    })
 
 
-LEVELS_NOTE = ("Levels: sample = one correlation over all rows; summary = a correlation per input (group), "
-               "averaged over the inputs where both sides vary (n = inputs used); system = each system's mean "
-               "scores, correlated across systems (n = systems). Kendall is tau-b.")
-"""How the correlation levels are defined (examiner.stats.correlation; the SummEval / G-Eval conventions)."""
+def build_report(method: str, records: Sequence[Mapping[str, Any]], skipped: Sequence[Mapping[str, Any]],
+                 meta: Mapping[str, Any], labels: Mapping[Any, int] | None = None,
+                 teacher: Mapping[Any, int] | None = None, unparseable: str = "drop",
+                 lowest_score: float = 1.0) -> dict[str, Any]:
+    """`judge_report` as the data report.json holds (a dict), for callers that read the report as a
+    mapping (examiner.api.judging and judgment_files until they keep the model)."""
+    return report_data(judge_report(method, records, skipped, meta, labels, teacher, unparseable, lowest_score))
 
 
-def convention_text(section: Mapping[str, Any]) -> str:
-    """Which convention for unparseable judgments the section's figures used (--unparseable)."""
-    if section.get("unparseable_convention") == "wrong":
-        lowest = section.get("lowest_score")
-        what = f"the lowest score ({cell(lowest)})" if lowest is not None else "a wrong label"
-        return f"unparseable judgments: counted as {what} (--unparseable wrong)"
-    return "unparseable judgments: left out of the figures (--unparseable drop)"
+def convention_text(section: PairwiseSection | SingleSection | Mapping[str, Any]) -> str:
+    """Which convention for unparseable judgments the section's figures used (--unparseable). A mapping
+    (report.json's section, as examiner/cli/output/judging.py passes it) is read through its model."""
+    if isinstance(section, Mapping):
+        model = SingleSection if "n_scored" in section else PairwiseSection
+        return judge_parts.convention_text(model.model_validate(section))
+    return judge_parts.convention_text(section)
 
 
-def _convention_line(section: Mapping[str, Any]) -> str:
-    return f"- {convention_text(section)}"
+FACTS = ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "batch_calls", "cache_hits",
+         "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "wall_s")
+"""The run's figures report.md lists first, in this order (those the report has)."""
 
 
-def markdown(report: Mapping[str, Any]) -> str:
-    """A human-readable rendering of `build_report`'s output."""
-    lines = [f"# Judging report: {report.get('method')}", ""]
-    for key in ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "batch_calls",
-                "cache_hits", "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "cost_usd",
-                "wall_s"):
-        if key in report:
-            lines.append(f"- {key.replace('_', ' ')}: {cell(report[key])}")
-    section = report.get("pairwise")
-    if section:
-        lines += ["", "## Pairwise", "", f"- judgments: {section['n_judgments']}, unparseable: "
-                  f"{section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
-                  f"- verdicts: {section['verdicts']}", _convention_line(section)]
-        table = [("judge vs labels", section.get("agreement")), ("judge vs teacher", section.get("teacher_agreement"))]
-        table += [(f"metric {k} vs labels", v) for k, v in (section.get("classic_metric_agreement") or {}).items()]
-        table = [(name, m) for name, m in table if m]
-        if table:
-            lines += ["", "| comparison | n | accuracy | macro P | macro R | macro F1 |", "|---|---|---|---|---|---|"]
-            for name, m in table:
-                lines.append(f"| {name} | {m['n']} | {cell(m['accuracy'])} | {cell(m['macro_precision'])} | "
-                             f"{cell(m['macro_recall'])} | {cell(m['macro_f1'])} |")
-        members = section.get("panel_agreement")
-        if members:
-            lines += ["", "| panel member | agrees with panel | compared | unscored |", "|---|---|---|---|"]
-            lines += [f"| {m['member']} | {cell(m['rate'])} | {m['compared']} | "
-                      f"{m['unscored']} |" for m in members]
-        swap = section.get("swap")
-        if swap:
-            lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "
-                      "bias 1st (all pairs) | bias 2nd (all pairs) | delta (all pairs) |",
-                      "|---|---|---|---|---|---|---|---|",
-                      f"| {swap['n_pairs_both_orders']} | {cell(swap['consistency'])} | {cell(swap['bias_first'])} | "
-                      f"{cell(swap['bias_second'])} | {cell(swap['delta_bias'])} | "
-                      f"{cell(swap['bias_first_all_pairs'])} | {cell(swap['bias_second_all_pairs'])} | "
-                      f"{cell(swap['delta_bias_all_pairs'])} |"]
-    section = report.get("single")
-    if section:
-        lines += ["", "## Scores", "", f"- judgments: {section['n_judgments']}, scored: {section['n_scored']}, "
-                  f"unparseable: {section['n_unparseable']}, failed calls: {section['n_failed_calls']}",
-                  f"- mean score: {cell(section['mean_score'])}", _convention_line(section)]
-        if section.get("geval_paths"):
-            lines.append(f"- G-Eval paths: {section['geval_paths']}, unparseable samples excluded: "
-                         f"{section['geval_unparseable_samples']}")
-        corr = section.get("correlation_with_human")
-        if corr:
-            lines += ["", "| scorer | level | n | Pearson | Spearman | Kendall tau-b |", "|---|---|---|---|---|---|"]
-            for name, levels in corr.items():
-                for level, c in levels.items():
-                    n = c.get("n", c.get("n_groups_used"))
-                    lines.append(f"| {name} | {level} | {n} | {cell(c['pearson'])} | {cell(c['spearman'])} | "
-                                 f"{cell(c['kendall'])} |")
-            lines += ["", LEVELS_NOTE]
-    if report.get("skipped"):
-        lines += ["", "## Skipped rows", ""] + [f"- {s['message']}" for s in report["skipped"]]
+def _pairwise_markdown(section: PairwiseSection) -> list[str]:
+    lines = ["", "## Pairwise", "", f"- judgments: {section.n_judgments}, unparseable: "
+             f"{section.n_unparseable}, failed calls: {section.n_failed_calls}",
+             f"- verdicts: {section.verdicts}", f"- {judge_parts.convention_text(section)}"]
+    table = agreement_rows(section)
+    if table:
+        lines += ["", "| comparison | n | accuracy | macro P | macro R | macro F1 |", "|---|---|---|---|---|---|"]
+        lines += [f"| {name} | {m.n} | {cell(m.accuracy)} | {cell(m.macro_precision)} | {cell(m.macro_recall)} | "
+                  f"{cell(m.macro_f1)} |" for name, m in table]
+    if section.panel_agreement:
+        lines += ["", "| panel member | agrees with panel | compared | unscored |", "|---|---|---|---|"]
+        lines += [f"| {m.member} | {cell(m.rate)} | {m.compared} | {m.unscored} |" for m in section.panel_agreement]
+    swap = section.swap
+    if swap:
+        lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "
+                  "bias 1st (all pairs) | bias 2nd (all pairs) | delta (all pairs) |",
+                  "|---|---|---|---|---|---|---|---|",
+                  f"| {swap.n_pairs_both_orders} | {cell(swap.consistency)} | {cell(swap.bias_first)} | "
+                  f"{cell(swap.bias_second)} | {cell(swap.delta_bias)} | {cell(swap.bias_first_all_pairs)} | "
+                  f"{cell(swap.bias_second_all_pairs)} | {cell(swap.delta_bias_all_pairs)} |"]
+    return lines
+
+
+def _single_markdown(section: SingleSection) -> list[str]:
+    lines = ["", "## Scores", "", f"- judgments: {section.n_judgments}, scored: {section.n_scored}, "
+             f"unparseable: {section.n_unparseable}, failed calls: {section.n_failed_calls}",
+             f"- mean score: {cell(section.mean_score)}", f"- {judge_parts.convention_text(section)}"]
+    if section.geval_paths:
+        lines.append(f"- G-Eval paths: {section.geval_paths}, unparseable samples excluded: "
+                     f"{section.geval_unparseable_samples}")
+    rows = correlation_rows(section)
+    if rows:
+        lines += ["", "| scorer | level | n | Pearson | Spearman | Kendall tau-b |", "|---|---|---|---|---|---|"]
+        lines += [f"| {name} | {level} | {correlation_n(c)} | {cell(c.pearson)} | {cell(c.spearman)} | "
+                  f"{cell(c.kendall)} |" for name, level, c in rows]
+        lines += ["", LEVELS_NOTE]
+    return lines
+
+
+def markdown(report: JudgeReport) -> str:
+    """report.md of a judging run, from its model."""
+    lines = [f"# Judging report: {report.method}", ""]
+    lines += [f"- {key.replace('_', ' ')}: {cell(getattr(report, key))}" for key in FACTS
+              if key in report.model_fields_set]
+    if report.pairwise:
+        lines += _pairwise_markdown(report.pairwise)
+    if report.single:
+        lines += _single_markdown(report.single)
+    if report.skipped:
+        lines += ["", "## Skipped rows", ""] + [f"- {s.message}" for s in report.skipped]
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(out_dir: Path, records: Sequence[Mapping[str, Any]], report: Mapping[str, Any],
+def _as_judge_report(report: JudgeReport | Mapping[str, Any]) -> JudgeReport:
+    """The model of a judging report (a mapping: `build_report`'s data, validated once here)."""
+    model = as_report(report if isinstance(report, JudgeReport) else {**report, "kind": "judge"})
+    if not isinstance(model, JudgeReport):
+        raise TypeError(f"not a judging report: kind {getattr(model, 'kind', '?')}")
+    return model
+
+
+def write_outputs(out_dir: Path, records: Sequence[Mapping[str, Any]], report: JudgeReport | Mapping[str, Any],
                   stem: str = "") -> dict[str, Path]:
     """judgments.jsonl (when records given), report.json, report.md in out_dir, through the one writer."""
-    written = write_report(out_dir, report, markdown=markdown(report), stem=stem)
+    model = _as_judge_report(report)
+    written = write_report(out_dir, model, markdown=markdown(model), stem=stem)
     paths = {"report_json": written["json"], "report_md": written["md"]}
     if records:
         paths["judgments"] = write_jsonl(out_dir / f"{stem}{JUDGMENTS}", records)
     return paths
+
+
+__all__ = ["LEVELS_NOTE", "build_report", "convention_text", "judge_report", "judgments", "markdown",
+           "pairwise_section", "panel_agreement", "single_section", "write_outputs"]

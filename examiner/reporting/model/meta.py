@@ -1,16 +1,17 @@
 """The meta-evaluation report (`examiner meta`): how judges (evaluators) rank against each other.
-
-`config`, `skipped`, `usage` and `debates` are closed sections. `baseline`, `rankings` and `counts` are
-open objects in schema version 1: their keys depend on the method (JDEval, MDEval, JDEval-i, BSMEval) and
-on whether the items carry gold labels; docs/REPORT-SCHEMA.md lists the keys each method writes.
-Built by examiner/meta/sections.py from a MetaRun.
+Every section is closed. `baseline` holds the gold-label baseline (accuracy for pairwise and verdict items,
+Pearson for scored ones); `rankings` the win rates, Elo, Bradley-Terry and their agreement with the
+baseline (`mean_scores` for scored items); `counts` the meta-judgments, with the fields of the method's
+family: PairwiseCounts (JDEval, MDEval) or IndividualCounts (JDEval-i, BSMEval).
+Built by examiner/meta/sections.py from a MetaRun; docs/REPORT-SCHEMA.md describes each section and
+docs/METHODS.md the ranking methods.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
+from examiner.reporting.model.base import SCHEMA_VERSION, Figure, FigureMap, Section
 from examiner.reporting.model.common import SkippedRow
 
 
@@ -31,6 +32,173 @@ class MetaConfigSection(Section):
     bootstrap: int
     concurrency: int
     debater: str | None
+
+
+class EvaluatorBaseline(Section):
+    """One evaluator's step-1 assessments and its baseline figure against the gold labels."""
+
+    assessed: int
+    usable: int
+    unparseable: int
+    failed: int
+    with_gold: int
+    """Usable assessments of items with a gold label (a gold score for scored items)."""
+    correct: int | None = None
+    """Pairwise and verdict items: assessments that match the gold label."""
+    cohen_kappa: Figure = None
+    """Verdict items: Cohen's kappa against the gold labels (people's overrides of an exam)."""
+    confusion: dict[str, dict[str, int]] | None = None
+    """Verdict items: rows the evaluator's label, columns the gold label."""
+    value: Figure = None
+    """The baseline figure (accuracy, or Pearson's r for scored items); absent when undefined."""
+
+
+class Baseline(Section):
+    """The gold-label baseline ranking of the evaluators."""
+
+    metric: Literal["accuracy", "pearson"] | None
+    """None when no evaluator has a baseline figure (no gold labels)."""
+    scores: dict[str, float]
+    """Evaluator -> its baseline figure (only evaluators that have one)."""
+    detail: dict[str, EvaluatorBaseline]
+
+
+class WinRates(Section):
+    """Wins and ties per ordered pair of evaluators, and the rates they give (null: the pair never met)."""
+
+    players: list[str]
+    win_rate: dict[str, FigureMap]
+    """Row over column: wins / matches (ties count in the matches, not the wins)."""
+    tie_rate: dict[str, FigureMap]
+    overall_win_rate: FigureMap
+    wins: list[list[int]]
+    """wins[i][j]: matches players[i] won against players[j]."""
+    ties: list[list[int]]
+
+
+class EloRating(Section):
+    """Mean Elo over the shuffled match orders, with its spread (std with ddof=0, min, max)."""
+
+    player: str
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+class Elo(Section):
+    """Elo over shuffles, best first, and the settings that produced it."""
+
+    ratings: list[EloRating]
+    n_matches: int
+    n_shuffles: int
+    k: float
+    start: float
+    seed: int
+
+
+class BradleyTerryRating(Section):
+    """Strength (summing to 1 over players) and Elo-like rating, each with its bootstrap interval."""
+
+    player: str
+    strength: Figure
+    strength_low: Figure
+    strength_high: Figure
+    rating: Figure
+    rating_low: Figure
+    rating_high: Figure
+
+
+class BradleyTerry(Section):
+    """The Bradley-Terry fit, best first, and its settings (rating 400*log10(strength), mean `anchor`)."""
+
+    ratings: list[BradleyTerryRating]
+    n_matches: int
+    n_bootstrap: int
+    alpha: float
+    prior: float
+    anchor: float
+    seed: int
+    iterations: int
+
+
+class RankingAgreement(Section):
+    """How well a ranking reproduces the baseline ranking over the players both name (undefined, null,
+    when either ranking ties everyone)."""
+
+    kendall_tau: Figure
+    spearman_rho: Figure
+    top1_match: bool
+    n: int
+    players: list[str]
+
+
+class Agreements(Section):
+    """Each ranking's agreement with the baseline (only with at least two baseline scores)."""
+
+    elo: RankingAgreement | None = None
+    win_rate: RankingAgreement | None = None
+    bradley_terry: RankingAgreement | None = None
+    mean_score: RankingAgreement | None = None
+    """Scored items: the mean meta-scores' ranking."""
+
+
+class Rankings(Section):
+    """The rankings of the evaluators from the meta-judgments (none but `matches` and `players` when no
+    meta-judgment was usable)."""
+
+    matches: int
+    players: list[str]
+    win_rates: WinRates | None = None
+    elo: Elo | None = None
+    bradley_terry: BradleyTerry | None = None
+    bradley_terry_error: str | None = None
+    """Why Bradley-Terry could not be fitted (e.g. the comparison graph is not connected)."""
+    mean_scores: dict[str, float] | None = None
+    """Scored items (JDEval-i, BSMEval): evaluator -> mean meta-score."""
+    agreement: Agreements | None = None
+
+
+class OrderConsistency(Section):
+    """`--both-orders`: how often the meta-judge picks the same evaluator when a pair is shown both ways."""
+
+    pairs_both_orders: int
+    agreeing: int
+    consistency: Figure
+
+
+class MetaCounts(Section):
+    """Meta-judgments planned, made, usable and unreadable (every method)."""
+
+    planned: int
+    judgments: int
+    usable: int
+    unparseable: int
+    failed: int
+
+
+class PairwiseCounts(MetaCounts):
+    """JDEval and MDEval: the counts of every method, then the pairwise ones."""
+
+    rule_violations: int
+    """JDEval: stated better assistant contradicting the rules."""
+    outcomes: dict[str, int]
+    """Match outcome (first, second, tie) -> meta-judgments."""
+    meta_judge_answer_accuracy: float | None = None
+    """The meta-judge's own better answer against the gold labels (items with one)."""
+    order_consistency: OrderConsistency | None = None
+    debate_rounds: dict[str, int] | None = None
+    """MDEval: rounds -> debates."""
+    forced_verdicts: int | None = None
+    no_verdict: int | None = None
+
+
+class IndividualCounts(MetaCounts):
+    """JDEval-i and BSMEval: the counts of every method, then BSMEval's branches."""
+
+    branches_per_judgment: float | None = None
+    top_branches: dict[str, int] | None = None
+    """BSMEval: the 15 most common branch names -> times used."""
 
 
 class MetaUsage(Section):
@@ -86,13 +254,10 @@ class MetaReport(Section):
     items_skipped: int
     skipped: list[SkippedRow]
     item_kind: str | None
-    baseline: dict[str, Any]
-    """`metric` (the gold-label baseline's name or null), `scores` per evaluator, `detail` per evaluator."""
-    rankings: dict[str, Any]
-    """`matches`, `players`, `win_rates`, `elo`, `bradley_terry`, `agreement` (with the baseline) and, for
-    scored items, `mean_scores`; the ranking methods are in docs/METHODS.md."""
-    counts: dict[str, Any]
-    """Planned, made, usable and failed meta-judgments, and the method's own counts."""
+    baseline: Baseline
+    rankings: Rankings
+    counts: PairwiseCounts | IndividualCounts
+    """The method's family decides which (config.method)."""
     problems: list[str]
     usage: MetaUsage | dict[str, Any]
     debates: list[DebateRecord]
