@@ -1,13 +1,16 @@
-"""The exam report (an ExamReport) on a terminal: the summary `examiner run`, `resume` and `report` print.
+"""Reports on a terminal, read from their models: the exam's summary (`examiner run`, `resume`, `report`),
+a judging report's (`examiner judge`, `judge-stats`) and a meta-evaluation's (`examiner meta`).
 
-Why rich tables fitted to 80 columns: numbers keep their width, text wraps, nothing is cut short. The
-lines and tables are the ones examiner/cli/commands/exam.py prints today from report.json's data; this
-renderer reads the model instead (the CLI can switch to `exam_summary`).
+Why rich tables fitted to 80 columns: numbers keep their width, text wraps, nothing is cut short. Each
+`*_summary` returns the lines (str) and tables in order, and `print_summary` prints them; the lines and
+tables are the ones examiner/cli/output prints today from report.json's data or the MetaRun.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import math
+import textwrap
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +18,21 @@ from rich.console import Console
 from rich.table import Table
 
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, headline, health_rows, self_agreement_text
+from examiner.reporting.judge_parts import (
+    LEVELS_NOTE,
+    agreement_rows,
+    convention_text,
+    correlation_n,
+    correlation_rows,
+)
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.markdown import judge_line
-from examiner.reporting.model import ExamReport
+from examiner.reporting.meta_parts import gold_agreement_rows, ranking_rows
+from examiner.reporting.model import ExamReport, JudgeReport, MetaReport
 from examiner.reporting.model.exam import Estimate, HealthSection, JudgePanel
+from examiner.reporting.model.judge import PairwiseSection, SingleSection
+from examiner.reporting.model.meta import RankingAgreement
+from examiner.reporting.writer import cell
 
 UNIT_KINDS = ("correct", "incorrect", "unanswered", "uncovered")
 
@@ -105,8 +119,126 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
     return out
 
 
+JUDGE_FACTS = ("judge", "status", "rows_judged", "rows_skipped", "calls", "cache_hits", "cost_usd", "wall_s")
+"""The run's figures the judging summary's second line gives (those the report has)."""
+
+
+def _pairwise_parts(section: PairwiseSection) -> list[Any]:
+    parts: list[Any] = [f"judgments {section.n_judgments}, unparseable {section.n_unparseable}, failed calls "
+                        f"{section.n_failed_calls}; verdicts {section.verdicts}", convention_text(section)]
+    numbers: tuple[str, ...] = ("n", "accuracy", "macro P", "macro R", "macro F1")
+    table = fitted_table("agreement", ("comparison", *numbers), numeric=numbers)
+    for name, m in agreement_rows(section):
+        table.add_row(name, str(m.n), *(cell(v) for v in (m.accuracy, m.macro_precision, m.macro_recall, m.macro_f1)))
+    if table.rows:
+        parts.append(table)
+    if section.panel_agreement:
+        numbers = ("agrees with panel", "compared", "unscored")
+        table = fitted_table("judge panel", ("member", *numbers), numeric=numbers)
+        for member in section.panel_agreement:
+            table.add_row(member.member, cell(member.rate), str(member.compared), str(member.unscored))
+        parts.append(table)
+    swap = section.swap
+    if swap:
+        numbers = ("pairs in both orders", "all pairs")
+        table = fitted_table(f"position swap: {swap.n_pairs_both_orders} pairs judged in both orders, "
+                             f"consistency {cell(swap.consistency)}", ("bias", *numbers), numeric=numbers)
+        table.add_row("first position", cell(swap.bias_first), cell(swap.bias_first_all_pairs))
+        table.add_row("second position", cell(swap.bias_second), cell(swap.bias_second_all_pairs))
+        table.add_row("delta", cell(swap.delta_bias), cell(swap.delta_bias_all_pairs))
+        parts.append(table)
+    return parts
+
+
+def _single_parts(section: SingleSection) -> list[Any]:
+    parts: list[Any] = [f"judgments {section.n_judgments}, scored {section.n_scored}, unparseable "
+                        f"{section.n_unparseable}, failed calls {section.n_failed_calls}; mean score "
+                        f"{cell(section.mean_score)}"]
+    if section.geval_paths:
+        parts.append(f"G-Eval paths {section.geval_paths}, unparseable samples excluded "
+                     f"{section.geval_unparseable_samples}")
+    parts.append(convention_text(section))
+    rows = correlation_rows(section)
+    if rows:
+        numbers = ("n", "Pearson", "Spearman", "Kendall")
+        table = fitted_table("correlation with human scores", ("scorer", "level", *numbers), numeric=numbers)
+        for name, level, c in rows:
+            table.add_row(name, level, str(correlation_n(c)), *(cell(v) for v in (c.pearson, c.spearman, c.kendall)))
+        parts += [table, textwrap.fill(LEVELS_NOTE, 80)]
+    return parts
+
+
+def judge_summary(report: JudgeReport) -> list[Any]:
+    """What the terminal shows of a judging report (`examiner judge`, `judge-stats`), in order: lines and
+    tables, undefined figures as n/a; report.md has them all. The caller prints the report files' paths."""
+    given = report.model_fields_set
+    facts = [f"{key.replace('_', ' ')} {cell(getattr(report, key))}" for key in JUDGE_FACTS if key in given]
+    dataset = report.dataset if "dataset" in given else "-"
+    parts: list[Any] = [f"judging report: {report.method} on {dataset}", textwrap.fill(", ".join(facts), 80)]
+    if report.pairwise:
+        parts += _pairwise_parts(report.pairwise)
+    if report.single:
+        parts += _single_parts(report.single)
+    return parts
+
+
+def _figure(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def ranking_summary_table(report: MetaReport) -> Table:
+    """The evaluators best first: baseline, win rate, Elo with its spread, Bradley-Terry with its interval."""
+    f = _figure
+    numbers = ("baseline", "win rate", "Elo ± std", "BT [95%]")
+    table = fitted_table(f"meta-evaluation ({report.config.method}), {report.rankings.matches} matches",
+                         ("evaluator", *numbers), numeric=numbers)
+    for row in ranking_rows(report):
+        table.add_row(row["evaluator"], f(row["baseline"]), f(row["win_rate"]),
+                      f"{f(row['elo'], 1)} ± {f(row['elo_std'], 1)}",
+                      f"{f(row['bt'], 1)} [{f(row['bt_low'], 1)}, {f(row['bt_high'], 1)}]")
+    return table
+
+
+def gold_agreement_summary_table(report: MetaReport) -> Table | None:
+    """Verdict items with gold labels (--human-labels): each evaluator's agreement and Cohen's kappa."""
+    rows = gold_agreement_rows(report)
+    if not rows:
+        return None
+    header = ("evaluator", "items with gold", "agreement", "Cohen's kappa")
+    table = fitted_table("agreement with the gold labels (people's overrides)", header, numeric=header[1:])
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def agreement_line(agree: RankingAgreement, baseline: Mapping[str, float]) -> str:
+    """Elo ranking vs the baseline ranking, or why the comparison is undefined: a rank correlation (and
+    a top-1 match) means nothing when every evaluator has the same baseline score (or the same Elo)."""
+    tau, rho = agree.kendall_tau, agree.spearman_rho
+    if tau is not None and rho is not None and math.isfinite(tau) and math.isfinite(rho):
+        return (f"Elo vs baseline: Kendall tau {tau:.3f}, Spearman rho {rho:.3f}, "
+                f"top-1 match {'yes' if agree.top1_match else 'no'}")
+    compared = [baseline[p] for p in agree.players if p in baseline]
+    why = "baselines tie" if len(set(compared)) <= 1 else "Elo ratings tie"
+    return f"Elo vs baseline: rank correlation and top-1 match undefined: {why}"
+
+
+def meta_summary(report: MetaReport) -> list[Any]:
+    """What the terminal shows of a meta-evaluation (`examiner meta`), in order: the ranking table, the
+    agreement with gold labels where the items have some, and how the Elo ranking agrees with the
+    baseline's. The caller prints the problems and the report files' paths."""
+    parts: list[Any] = [ranking_summary_table(report)]
+    gold = gold_agreement_summary_table(report)
+    if gold is not None:
+        parts.append(gold)
+    agree = report.rankings.agreement.elo if report.rankings.agreement else None
+    if agree:
+        parts.append(agreement_line(agree, report.baseline.scores))
+    return parts
+
+
 def print_summary(parts: Sequence[Any], console: Console | None = None) -> None:
-    """Print what `exam_summary` gave: lines as they are, tables through rich."""
+    """Print what a `*_summary` gave: lines as they are, tables through rich."""
     console = console or Console()
     for part in parts:
         if isinstance(part, str):
@@ -115,4 +247,5 @@ def print_summary(parts: Sequence[Any], console: Console | None = None) -> None:
             console.print(part)
 
 
-__all__ = ["exam_summary", "fitted_table", "health_lines", "print_summary", "score_tables"]
+__all__ = ["agreement_line", "exam_summary", "fitted_table", "health_lines", "judge_summary", "meta_summary",
+           "print_summary", "score_tables"]
