@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from examiner.api.judging import (JudgeOptions, JudgeResult, JudgeStatsOptions, JudgeStatsResult, judge,
                                     judge_stats)
     from examiner.api.meta import MetaOptions, MetaResult, RankedEvaluator, meta_evaluate
+    from examiner.api.metrics import MetricStatsOptions, MetricStatsResult, metric_stats
     from examiner.api.rows import CallCost, JudgmentRow, OutcomeRow, Rows, UnitRow, VerdictRow
     from examiner.api.settings import JobOptions, SettingsSource, resolve_settings
 
@@ -32,6 +33,7 @@ MODULES = {
     "exam": ("ExamOptions", "ResumeOptions", "EstimateOptions", "DemoOptions", "ExamResult", "TargetResult",
              "Figure", "EstimateResult", "RoleEstimate", "run_exam", "resume_exam", "estimate_exam", "run_demo",
              "read_exam"),
+    "metrics": ("MetricStatsOptions", "MetricStatsResult", "metric_stats"),
     "judging": ("JudgeOptions", "JudgeResult", "judge", "JudgeStatsOptions", "JudgeStatsResult", "judge_stats"),
     "meta": ("MetaOptions", "MetaResult", "RankedEvaluator", "meta_evaluate"),
     "compare": ("CompareOptions", "CompareResult", "ComparedTarget", "compare_runs"),
@@ -46,10 +48,11 @@ _HOME = {name: module for module, names in MODULES.items() for name in names}
 __all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DemoOptions", "EstimateOptions",
            "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "JobOptions",
            "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgmentRow", "MetaOptions",
-           "MetaResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions", "RoleEstimate", "Rows", "SettingsSource",
-           "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "estimate_exam", "export_run", "judge",
-           "judge_stats", "meta_evaluate", "read_exam", "resolve_settings", "resume_exam", "run_demo", "run_exam"]
-"""The public names (each defined in the module MODULES gives; tests/api/test_face.py holds the two equal)."""
+           "MetaResult", "MetricStatsOptions", "MetricStatsResult", "OutcomeRow", "RankedEvaluator",
+           "ResumeOptions", "RoleEstimate", "Rows", "SettingsSource", "TargetResult", "UnitRow", "VerdictRow",
+           "compare_runs", "estimate_exam", "export_run", "judge", "judge_stats", "meta_evaluate", "metric_stats",
+           "read_exam", "resolve_settings", "resume_exam", "run_demo", "run_exam"]
+"""The public names (each defined in the module MODULES gives; tests/api/test_docs.py holds the two equal)."""
 
 
 def __getattr__(name: str) -> Any:
