@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from examiner.stats import correlation as stats
 from examiner.core.contract import Mark, agreement_with_panel
 from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
 from examiner.core.rundir import JUDGMENTS
@@ -27,6 +26,7 @@ from examiner.reporting.judge_parts import LEVELS_NOTE, agreement_rows, correlat
 from examiner.reporting.model import JudgeReport
 from examiner.reporting.model.judge import PairwiseSection, SingleSection
 from examiner.reporting.writer import as_report, cell, report_data, write_jsonl, write_report
+from examiner.stats import correlation as stats
 
 
 def _preference(value: Any) -> Preferred:
