@@ -1,0 +1,416 @@
+"""Paired comparison of two targets examined on the same units: is B better than A, and by how much?
+
+Why paired: both targets answer the same units, so most of the unit-to-unit variation cancels in the
+difference; two separate intervals side by side waste that and can overlap where the paired difference is
+clear. Why clustered: units of one source document share its topic and difficulty, and a target that
+knows a document well gets many of its units right, so the difference itself is clustered; a test that
+treats units as independent (McNemar's) then reports far more certainty than there is
+(experiments/stats_calibration.py measures how much).
+
+What `compare_paired` reports, with accuracy = correct / covered for each target (None = not covered):
+- the difference B - A in accuracy and in coverage, with a 95 % percentile cluster-bootstrap interval
+  that resamples documents (optionally exam clusters within them too), or the small-sample interval of
+  examiner.stats.intervals below SMALL_SAMPLE_GROUPS documents;
+- McNemar's exact test on units both targets covered (statsmodels), which assumes independent units;
+- the cluster-adjusted McNemar test of Obuchowski (1998, "On the comparison of correlated proportions for
+  clustered data", Stat Med 17:1495): the difference over its cluster-robust standard error (per-document
+  linearised residuals, G/(G-1) factor), here referred to t on documents - 1 degrees of freedom rather
+  than chi-square(1), which matters only for few documents. The variance is floored at the
+  independent-units one: clustering is never taken to make a difference more precise than independent
+  units would;
+- the design effect (clustered over independent variance) and the intraclass correlation of the paired
+  difference within documents;
+- the minimum detectable effect at 80 % power and the power the test had for the observed difference
+  (post hoc power restates the p-value; the detectable effect is the figure to plan with).
+`paired_subgroups` repeats the comparison per subgroup with Benjamini-Hochberg adjusted p-values, and
+`non_inferiority` is the decision `examiner gate` makes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+from statsmodels.stats.contingency_tables import mcnemar as _mcnemar
+from statsmodels.stats.multitest import multipletests
+
+from examiner.stats.clusters import Grouping, bootstrap_totals, grouping, icc_anova, ratio_residuals, robust_variance, totals_by
+from examiner.stats.correlation import Figures, percentile_interval
+from examiner.stats.intervals import Estimate, agresti_min_variance, is_small_sample, t_interval
+from examiner.stats.planning import minimum_detectable_effect, power_at
+
+__all__ = [
+    "McNemar",
+    "ClusteredTest",
+    "Power",
+    "PairedComparison",
+    "Subgroup",
+    "NonInferiority",
+    "mcnemar_exact",
+    "compare_paired",
+    "paired_subgroups",
+    "non_inferiority",
+]
+
+Outcome = int | bool | None
+
+_A_CORRECT, _A_COVERED, _B_CORRECT, _B_COVERED, _UNITS = range(5)
+
+
+@dataclass(frozen=True)
+class McNemar(Figures):
+    """McNemar's exact (binomial) test on the units both targets covered: a_only = units A got right and
+    B wrong, b_only the reverse. Valid when units are independent."""
+
+    a_only: int
+    b_only: int
+    both_covered: int
+    p_value: float
+
+
+@dataclass(frozen=True)
+class ClusteredTest(Figures):
+    """Cluster-adjusted McNemar test (Obuchowski 1998) of no difference in accuracy: statistic =
+    difference / standard error, two-sided p from t on df = documents - 1."""
+
+    statistic: float
+    df: int
+    p_value: float
+    standard_error: float
+    method: str
+
+
+@dataclass(frozen=True)
+class Power(Figures):
+    """Minimum detectable effect at `target_power` and the power the test had for the observed difference,
+    both for the two-sided cluster test at `alpha`."""
+
+    alpha: float
+    target_power: float
+    minimum_detectable_effect: float
+    achieved: float
+
+
+@dataclass(frozen=True)
+class PairedComparison(Figures):
+    """Everything a report or a decision needs about B - A on shared units (see the module docstring)."""
+
+    n_units: int
+    n_documents: int
+    n_clusters: int
+    top_stage: str
+    accuracy_a: float
+    accuracy_b: float
+    coverage_a: float
+    coverage_b: float
+    accuracy_difference: Estimate
+    coverage_difference: Estimate
+    mcnemar: McNemar
+    clustered_test: ClusteredTest
+    design_effect: float
+    icc_difference: float
+    power: Power
+    small_sample: bool
+    n_resamples: int
+    seed: int
+
+
+def _as_arrays(a: Sequence[Outcome], b: Sequence[Outcome]) -> np.ndarray:
+    if len(a) != len(b):
+        raise ValueError(f"A has {len(a)} outcomes and B {len(b)}: a paired comparison needs the same units")
+    cols = np.zeros((len(a), 5))
+    for j, (x, y) in enumerate(zip(a, b)):
+        for value, correct, covered in ((x, _A_CORRECT, _A_COVERED), (y, _B_CORRECT, _B_COVERED)):
+            if value is None:
+                continue
+            if value not in (0, 1):
+                raise ValueError(f"unit {j}: outcome {value!r} is not 0, 1 or None")
+            cols[j, covered] = 1.0
+            cols[j, correct] = float(value)
+    cols[:, _UNITS] = 1.0
+    return cols
+
+
+def mcnemar_exact(a: Sequence[Outcome], b: Sequence[Outcome]) -> McNemar:
+    """McNemar's exact test on the units both targets covered (statsmodels, binomial on discordant units)."""
+    cols = _as_arrays(a, b)
+    both = (cols[:, _A_COVERED] == 1) & (cols[:, _B_COVERED] == 1)
+    ya, yb = cols[both, _A_CORRECT], cols[both, _B_CORRECT]
+    a_only = int(np.sum((ya == 1) & (yb == 0)))
+    b_only = int(np.sum((ya == 0) & (yb == 1)))
+    table = [[int(np.sum((ya == 1) & (yb == 1))), a_only], [b_only, int(np.sum((ya == 0) & (yb == 0)))]]
+    p = float(_mcnemar(table, exact=True).pvalue) if a_only + b_only else 1.0
+    return McNemar(a_only, b_only, int(both.sum()), p)
+
+
+def _differences(totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy and coverage differences B - A from totals (..., 5)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = totals[..., _B_CORRECT] / totals[..., _B_COVERED] - totals[..., _A_CORRECT] / totals[..., _A_COVERED]
+        cov = (totals[..., _B_COVERED] - totals[..., _A_COVERED]) / totals[..., _UNITS]
+    return acc, cov
+
+
+def _accuracy_residuals(by_group: np.ndarray) -> np.ndarray:
+    b = ratio_residuals(by_group[:, _B_CORRECT], by_group[:, _B_COVERED])
+    a = ratio_residuals(by_group[:, _A_CORRECT], by_group[:, _A_COVERED])
+    return np.asarray(b - a)
+
+
+def _coverage_residuals(by_group: np.ndarray) -> np.ndarray:
+    return ratio_residuals(by_group[:, _B_COVERED] - by_group[:, _A_COVERED], by_group[:, _UNITS])
+
+
+def _estimate(
+    value: float,
+    cluster_var: float,
+    unit_var: float,
+    floor_var: float,
+    draws: np.ndarray | None,
+    g: Grouping,
+    n_units: int,
+    level: float,
+    two_stage: bool,
+) -> Estimate:
+    small = draws is None
+    se = math.sqrt(max(cluster_var, unit_var))
+    if draws is None:
+        low, high = t_interval(value, math.sqrt(max(cluster_var, floor_var)), g.n_documents - 1, level)
+        method = "t on groups - 1 df, cluster-robust or Agresti-Min standard error (the larger)"
+    else:
+        finite = draws[np.isfinite(draws)]
+        low, high = (float(v) for v in percentile_interval(finite, 1 - level)) if finite.size else (math.nan, math.nan)
+        method = "cluster bootstrap (percentile, " + ("two-stage)" if two_stage else f"{g.top_stage})")
+    return Estimate(value, float(low), float(high), level, se, method, small, n_units, g.n_documents)
+
+
+def compare_paired(
+    a: Sequence[Outcome],
+    b: Sequence[Outcome],
+    documents: Sequence[Hashable],
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    target_power: float = 0.8,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    two_stage: bool = False,
+) -> PairedComparison:
+    """Compare target B with target A on the same units: outcomes per unit 1 (correct), 0 (incorrect) or
+    None (not covered), each unit's source document and, optionally, its exam cluster within the document.
+    Differences are B - A. Seeded: the same input gives the same figures."""
+    cols = _as_arrays(a, b)
+    if len(documents) != cols.shape[0]:
+        raise ValueError("one document id per unit")
+    g = grouping(documents, clusters)
+    totals = cols.sum(axis=0)
+    acc_diff, cov_diff = (float(v) for v in _differences(totals))
+    by_doc = totals_by(g.document, g.n_documents, cols)
+    acc_var = robust_variance(_accuracy_residuals(by_doc))
+    cov_var = robust_variance(_coverage_residuals(by_doc))
+    acc_unit_var = robust_variance(_accuracy_residuals(cols))
+    cov_unit_var = robust_variance(_coverage_residuals(cols))
+    test = mcnemar_exact(a, b)
+    small = is_small_sample(g.n_documents)
+    acc_draws = cov_draws = None
+    if not small:
+        acc_draws, cov_draws = _differences(bootstrap_totals(g, cols, n_resamples, seed, two_stage=two_stage))
+    n = int(cols.shape[0])
+    coverage_floor = agresti_min_variance(
+        int(np.sum((cols[:, _A_COVERED] == 1) & (cols[:, _B_COVERED] == 0))),
+        int(np.sum((cols[:, _A_COVERED] == 0) & (cols[:, _B_COVERED] == 1))),
+        n,
+    )
+    accuracy = _estimate(
+        acc_diff, acc_var, acc_unit_var, agresti_min_variance(test.a_only, test.b_only, test.both_covered),
+        acc_draws, g, n, level, two_stage,
+    )
+    coverage = _estimate(cov_diff, cov_var, cov_unit_var, coverage_floor, cov_draws, g, n, level, two_stage)
+    se = accuracy.standard_error
+    df = max(g.n_documents - 1, 1)
+    statistic = acc_diff / se if se > 0 else (0.0 if acc_diff == 0 or math.isnan(acc_diff) else math.copysign(math.inf, acc_diff))
+    p_value = float(2 * sps.t.sf(abs(statistic), df)) if math.isfinite(acc_diff) else math.nan
+    clustered = ClusteredTest(
+        statistic=float(statistic),
+        df=df,
+        p_value=p_value,
+        standard_error=se,
+        method=f"Obuchowski (1998) cluster-adjusted McNemar over {g.top_stage}, t reference",
+    )
+    both = (cols[:, _A_COVERED] == 1) & (cols[:, _B_COVERED] == 1)
+    difference = cols[both, _B_CORRECT] - cols[both, _A_CORRECT]
+    return PairedComparison(
+        n_units=n,
+        n_documents=g.n_documents,
+        n_clusters=g.n_clusters,
+        top_stage=g.top_stage,
+        accuracy_a=float(totals[_A_CORRECT] / totals[_A_COVERED]) if totals[_A_COVERED] else math.nan,
+        accuracy_b=float(totals[_B_CORRECT] / totals[_B_COVERED]) if totals[_B_COVERED] else math.nan,
+        coverage_a=float(totals[_A_COVERED] / n),
+        coverage_b=float(totals[_B_COVERED] / n),
+        accuracy_difference=accuracy,
+        coverage_difference=coverage,
+        mcnemar=test,
+        clustered_test=clustered,
+        design_effect=float(acc_var / acc_unit_var) if acc_unit_var > 0 else math.nan,
+        icc_difference=icc_anova(difference, g.document[both]) if both.any() else math.nan,
+        power=Power(
+            alpha=alpha,
+            target_power=target_power,
+            minimum_detectable_effect=minimum_detectable_effect(se, alpha, target_power, df),
+            achieved=power_at(acc_diff, se, alpha, df) if math.isfinite(acc_diff) else math.nan,
+        ),
+        small_sample=small,
+        n_resamples=0 if small else n_resamples,
+        seed=seed,
+    )
+
+
+@dataclass(frozen=True)
+class Subgroup(Figures):
+    """B - A within one subgroup; p_value from the cluster test when the subgroup spans two or more
+    documents, else McNemar's exact test (`test` says which); p_adjusted by Benjamini-Hochberg over all
+    subgroups, `significant` at the false discovery rate asked for."""
+
+    key: str
+    n_units: int
+    n_documents: int
+    accuracy_a: float
+    accuracy_b: float
+    difference: float
+    low: float
+    high: float
+    test: str
+    p_value: float
+    p_adjusted: float
+    significant: bool
+
+
+def paired_subgroups(
+    a: Sequence[Outcome],
+    b: Sequence[Outcome],
+    documents: Sequence[Hashable],
+    groups: Sequence[Hashable],
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    false_discovery_rate: float = 0.05,
+    level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[Subgroup, ...]:
+    """The paired comparison within each subgroup (topic, document, question type, language: any key per
+    unit), largest subgroup first, with Benjamini-Hochberg adjusted p-values (statsmodels multipletests,
+    'fdr_bh') so that looking at many subgroups does not manufacture findings."""
+    n = len(a)
+    if not (len(b) == len(documents) == len(groups) == n):
+        raise ValueError("a, b, documents and groups must have one entry per unit")
+    members: dict[Hashable, list[int]] = {}
+    for j, key in enumerate(groups):
+        members.setdefault(key, []).append(j)
+    rows: list[tuple[str, PairedComparison, str, float]] = []
+    for key, idx in sorted(members.items(), key=lambda kv: (-len(kv[1]), str(kv[0]))):
+        sub_clusters = None if clusters is None else [clusters[j] for j in idx]
+        result = compare_paired(
+            [a[j] for j in idx], [b[j] for j in idx], [documents[j] for j in idx], sub_clusters,
+            level=level, n_resamples=n_resamples, seed=seed,
+        )
+        if result.n_documents >= 2:
+            test, p = "cluster", result.clustered_test.p_value
+        else:
+            test, p = "mcnemar exact", result.mcnemar.p_value
+        rows.append((str(key), result, test, p))
+    p_values = np.array([r[3] for r in rows])
+    finite = np.isfinite(p_values)
+    adjusted = np.full(p_values.shape, math.nan)
+    reject = np.zeros(p_values.shape, dtype=bool)
+    if finite.any():
+        reject[finite], adjusted[finite], _, _ = multipletests(p_values[finite], alpha=false_discovery_rate, method="fdr_bh")
+    return tuple(
+        Subgroup(
+            key=key,
+            n_units=r.n_units,
+            n_documents=r.n_documents,
+            accuracy_a=r.accuracy_a,
+            accuracy_b=r.accuracy_b,
+            difference=r.accuracy_difference.estimate,
+            low=r.accuracy_difference.low,
+            high=r.accuracy_difference.high,
+            test=test,
+            p_value=float(p),
+            p_adjusted=float(adj),
+            significant=bool(rej),
+        )
+        for (key, r, test, p), adj, rej in zip(rows, adjusted, reject)
+    )
+
+
+@dataclass(frozen=True)
+class NonInferiority(Figures):
+    """`examiner gate`'s decision: NEW passes when the one-sided (1 - alpha) lower bound of NEW - BASE
+    lies above -margin. `power` is the chance of passing if NEW were truly as good as BASE."""
+
+    passed: bool
+    difference: float
+    lower_bound: float
+    margin: float
+    alpha: float
+    p_value: float
+    power: float
+    standard_error: float
+    method: str
+    small_sample: bool
+    n_units: int
+    n_documents: int
+
+    def line(self) -> str:
+        """One line for a CI log."""
+        verdict = "PASS" if self.passed else "FAIL"
+        return (
+            f"{verdict}: new - base = {self.difference:+.3f}, one-sided {1 - self.alpha:.0%} lower bound "
+            f"{self.lower_bound:+.3f} vs margin -{self.margin:.3f}; power {self.power:.2f} "
+            f"({self.n_units} units, {self.n_documents} documents{', small sample' if self.small_sample else ''})"
+        )
+
+
+def non_inferiority(
+    base: Sequence[Outcome],
+    new: Sequence[Outcome],
+    documents: Sequence[Hashable],
+    margin: float,
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    alpha: float = 0.05,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> NonInferiority:
+    """Is NEW not worse than BASE by more than `margin` (accuracy, absolute) at level `alpha`? H0: NEW -
+    BASE <= -margin. The lower bound is the alpha quantile of the cluster bootstrap (or the small-sample t
+    bound below SMALL_SAMPLE_GROUPS documents); p-value and power from the cluster-robust standard error
+    on documents - 1 df."""
+    if margin < 0:
+        raise ValueError("the margin is a non-negative accuracy difference")
+    if not 0 < alpha < 0.5:
+        raise ValueError("alpha must be in (0, 0.5)")
+    result = compare_paired(base, new, documents, clusters, level=1 - 2 * alpha, alpha=alpha, n_resamples=n_resamples, seed=seed)
+    d = result.accuracy_difference
+    df = result.clustered_test.df
+    se = d.standard_error
+    p_value = float(sps.t.sf((d.estimate + margin) / se, df)) if se > 0 else float(d.estimate + margin <= 0)
+    return NonInferiority(
+        passed=bool(d.low > -margin),
+        difference=d.estimate,
+        lower_bound=d.low,
+        margin=margin,
+        alpha=alpha,
+        p_value=p_value,
+        power=power_at(margin, se, alpha, df, sides=1) if margin > 0 else alpha,
+        standard_error=se,
+        method=d.method,
+        small_sample=d.small_sample,
+        n_units=result.n_units,
+        n_documents=result.n_documents,
+    )
