@@ -143,7 +143,8 @@ def test_single_score_summary_fits_with_undefined_figures(capsys: pytest.Capture
     report = {"method": "geval", "dataset": "scores.jsonl", "judge": "a-long-judge-endpoint-name", "status": "ok",
               "rows_judged": 3, "rows_skipped": 0, "calls": 9, "cache_hits": 0, "cost_usd": 0.0, "wall_s": 1.5,
               "single": {"n_judgments": 3, "n_scored": 0, "n_unparseable": 3, "n_failed_calls": 0,
-                         "mean_score": None, "correlation_with_human": {"judge": {
+                         "mean_score": None, "unparseable_convention": "drop", "lowest_score": None,
+                         "correlation_with_human": {"judge": {
                              level: {"n": 3, "pearson": float("nan"), "spearman": None, "kendall": float("nan")}
                              for level in ("sample", "summary", "system")}}}}
     print_summary(report, {"report_md": Path("o/report.md")})
