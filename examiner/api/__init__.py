@@ -26,6 +26,7 @@ if TYPE_CHECKING:
                                     judge_stats)
     from examiner.api.meta import MetaOptions, MetaResult, RankedEvaluator, meta_evaluate
     from examiner.api.metrics import MetricStatsOptions, MetricStatsResult, metric_stats
+    from examiner.api.people import JudgeVsPeopleOptions, JudgeVsPeopleResult, judge_vs_people
     from examiner.api.rows import CallCost, JudgmentRow, OutcomeRow, Rows, UnitRow, VerdictRow
     from examiner.api.settings import JobOptions, SettingsSource, resolve_settings
 
@@ -35,6 +36,7 @@ MODULES = {
              "read_exam"),
     "metrics": ("MetricStatsOptions", "MetricStatsResult", "metric_stats"),
     "judging": ("JudgeOptions", "JudgeResult", "judge", "JudgeStatsOptions", "JudgeStatsResult", "judge_stats"),
+    "people": ("JudgeVsPeopleOptions", "JudgeVsPeopleResult", "judge_vs_people"),
     "meta": ("MetaOptions", "MetaResult", "RankedEvaluator", "meta_evaluate"),
     "compare": ("CompareOptions", "CompareResult", "ComparedTarget", "compare_runs"),
     "export": ("ExportOptions", "ExportResult", "export_run"),
@@ -47,11 +49,12 @@ _HOME = {name: module for module, names in MODULES.items() for name in names}
 
 __all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DemoOptions", "EstimateOptions",
            "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "JobOptions",
-           "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgmentRow", "MetaOptions",
-           "MetaResult", "MetricStatsOptions", "MetricStatsResult", "OutcomeRow", "RankedEvaluator",
-           "ResumeOptions", "RoleEstimate", "Rows", "SettingsSource", "TargetResult", "UnitRow", "VerdictRow",
-           "compare_runs", "estimate_exam", "export_run", "judge", "judge_stats", "meta_evaluate", "metric_stats",
-           "read_exam", "resolve_settings", "resume_exam", "run_demo", "run_exam"]
+           "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgeVsPeopleOptions",
+           "JudgeVsPeopleResult", "JudgmentRow", "MetaOptions", "MetaResult", "MetricStatsOptions",
+           "MetricStatsResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions", "RoleEstimate", "Rows",
+           "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "estimate_exam", "export_run",
+           "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "read_exam",
+           "resolve_settings", "resume_exam", "run_demo", "run_exam"]
 """The public names (each defined in the module MODULES gives; tests/api/test_docs.py holds the two equal)."""
 
 

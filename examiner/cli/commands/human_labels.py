@@ -1,75 +1,22 @@
-"""`examiner judge-stats --human-from-run RUN_DIR`: the exam's own judge against people's overrides.
-
-The overrides a reviewer made in `examiner view` (overrides.jsonl) are human labels for the verdicts
-they touch: this compares the judge's original verdict (and, with a panel, each member's) with them —
-agreement, Cohen's kappa and the confusion table — overall and per target.
-"""
+"""`examiner judge-stats --human-from-run RUN_DIR`: the exam's own judge against people's overrides
+(examiner.api.people), printed as Markdown; --out also writes report.json and report.md."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
-from typing import Any
 
 from examiner.core.errors import UserError
-
-CONFUSION_NOTE = "Rows: the judge's verdict; columns: the person's label."
-
-
-def judge_vs_people_report(run_dir: str) -> dict[str, Any]:
-    """The figures, as report.json holds them: overall, per target, per panel member."""
-    from examiner.core.rundir import OVERRIDES
-    from examiner.reporting.with_overrides import judge_vs_people
-    from examiner.reporting.run_reader import load_run
-
-    run = load_run(run_dir)
-    if not run.overrides:
-        raise UserError(f"{run_dir}: no {OVERRIDES} (review the run with `examiner view` first)")
-    target_of = {(v.question_id, v.unit_id): v.target for v in run.verdicts.values()}
-    per_target = {}
-    for target in run.targets:
-        mine = {key: row for key, row in run.overrides.items() if target_of.get(key) == target}
-        if mine:
-            per_target[target] = judge_vs_people(replace(run, overrides=mine))
-    return {"kind": "judge-vs-people", "run": str(run.path), "run_id": run.info.run_id,
-            "judge_mode": run.info.judge_mode, "judges": run.info.judges, "overall": judge_vs_people(run),
-            "per_target": per_target}
-
-
-def render_markdown(report: dict[str, Any]) -> str:
-    """The figures as Markdown: one agreement table, then the overall confusion table."""
-    from examiner.reporting.markdown import table
-    from examiner.reporting.writer import cell
-
-    def row(name: str, a: dict[str, Any]) -> list[str]:
-        return [name, str(a["compared"]), str(a["judge_unscored"]), cell(a["agreement"]), cell(a["cohen_kappa"])]
-
-    overall = report["overall"]
-    rows = [row("all (judge's verdict)", overall)]
-    rows += [row(f"{target}", a) for target, a in report["per_target"].items()]
-    rows += [row(f"member {name}", a) for name, a in overall["members"].items()]
-    labels = list(overall["confusion"])
-    confusion = [[j, *(str(overall["confusion"][j][h]) for h in labels)] for j in labels]
-    return "\n".join([
-        f"# The exam's judge against people's overrides: {report['run_id']}", "",
-        f"Judge: {report['judge_mode']}" + (f" (panel {', '.join(report['judges'])})" if report["judges"] else "")
-        + f"; {overall['items']} overridden verdicts ({report['run']}/overrides.jsonl).", "",
-        table(["verdicts", "compared", "judge unscored", "agreement", "Cohen's kappa"], rows), "",
-        "## Confusion (all targets)", "", CONFUSION_NOTE, "", table(["judge \\ person", *labels], confusion), ""])
 
 
 def run_judge_vs_people(args: argparse.Namespace) -> int:
     """The judge-stats entry for --human-from-run: print the figures; with --out also write report files."""
-    from examiner.cli.flags import output_dir
-    from examiner.reporting.writer import write_report
+    from examiner.api.people import JudgeVsPeopleOptions, judge_vs_people
 
     if args.judgments:
         raise UserError("give a judgments file or --human-from-run RUN_DIR, not both")
-    report = judge_vs_people_report(args.human_from_run)
-    markdown = render_markdown(report)
-    print(markdown)
+    result = judge_vs_people(JudgeVsPeopleOptions(run_dir=args.human_from_run))
+    print(result.markdown)
     if args.out:
-        paths = write_report(output_dir(args.out), report, markdown=markdown)
-        for name, path in paths.items():
+        for name, path in result.write(args.out).items():
             print(f"{name}: {path}")
     return 0
