@@ -37,9 +37,9 @@ __all__ = [
 ]
 
 SMALL_SAMPLE_GROUPS = 30
-"""Below this many independent groups (documents) the percentile cluster bootstrap under-covers (at 10
-groups its 95 % interval covers about 0.90 of the time; experiments/stats_calibration.py measures it), so
-intervals switch to the small-sample methods above."""
+"""Below this many independent groups (documents) the percentile cluster bootstrap under-covers: its 95 %
+interval of a paired difference covered 0.88 at 10 documents, 0.92 at 15 and 0.93 at 20, against 0.95 for
+the small-sample interval at 10 (experiments/stats_calibration.py, ICC 0.7), so intervals switch there."""
 
 Outcome = int | bool | None
 

@@ -14,7 +14,7 @@ For a mean (their Example 1), with n labelled pairs (Y_i, f_i) and N unlabelled 
   lambda (power-tuned) = Cov(Y, f) / ((1 + n / N) Var(f)), clipped to [0, 1]
 (lambda = 0 is the human-only mean, lambda = 1 the original PPI); interval theta +- z sqrt(var). For 0/1
 labels `calibrated_accuracy` adds half a unit to each cell of the labelled (human, judge) table first
-(Agresti & Min 2005), which the Monte Carlo showed the Wald-type interval needs at n = 200.
+(Agresti & Min 2005): at n = 200 the plain Wald-type interval covered 0.945 and this one 0.949.
 
 The human sample must be random (drawn by the tool, its draw recorded): overrides made while browsing
 are chosen, not drawn, and would bias every figure here.
@@ -119,7 +119,7 @@ def ppi_mean(
     half_cells (0/1 labels only): the labelled part, mean(Y - lambda f), is a paired difference of two
     binary labels, and like one its Wald interval runs a little short in samples of a few hundred; adding
     half a unit to each cell of the (human, judge) 2 x 2 table, as Agresti & Min (2005) do for paired
-    proportions, brings the coverage to nominal (experiments/stats_calibration.py)."""
+    proportions, brings the coverage to nominal."""
     y = np.asarray(human, dtype=float)
     f = np.asarray(judge_labelled, dtype=float)
     g = np.asarray(judge_unlabelled, dtype=float)
