@@ -62,10 +62,10 @@ def test_every_relative_markdown_link_resolves_inside_the_repository() -> None:
 
 def test_builtin_datasets_resolve_inside_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     """With EXAMINER_DATA unset, the data root is the package's own folder, and every shipped set loads."""
-    from examiner.corpus import benchmarks as datasets
+    from examiner.corpus import benchmarks, datasets
 
     monkeypatch.delenv("EXAMINER_DATA", raising=False)
-    root = datasets.data_root()
+    root = benchmarks.data_root()
     assert root == ROOT / "examiner" / "data" and (root / "README.md").is_file()
     assert len(datasets.read_records("llmbar:Natural")) == 100
     assert len(datasets.read_records("summeval")) == 1600
