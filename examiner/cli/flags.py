@@ -85,19 +85,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def fitted_table(title: str, columns: Sequence[str], numeric: Collection[str] = ()) -> Table:
-    """A rich table that fits an 80-column terminal without hiding anything: text columns wrap (a word
-    too long for its column folds onto the next line), number columns keep their width, and no cell or
-    header is ever cut short with an ellipsis. Keep tables narrow enough (split a wide one) that the
-    numbers fit."""
-    from rich.table import Table
+    """A rich table that fits an 80-column terminal without hiding anything (the reports' own,
+    examiner.reporting.terminal.fitted_table, loaded on first use so `examiner --help` stays light)."""
+    from examiner.reporting.terminal import fitted_table as reports_table
 
-    table = Table(title=title, title_justify="left")
-    for name in columns:
-        if name in numeric:
-            table.add_column(name, justify="right", no_wrap=True, overflow="fold")
-        else:
-            table.add_column(name, overflow="fold")
-    return table
+    return reports_table(title, columns, numeric)
 
 
 def print_table(table: Table, *, stderr: bool = False) -> None:

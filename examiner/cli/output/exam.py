@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from examiner.cli.flags import fitted_table, print_table
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from examiner.exam.estimate import Estimate, Figure
 
 
@@ -33,97 +31,33 @@ class RunOutcome(Protocol):
 
 def summarise(info: RunOutcome, run_dir: Path) -> None:
     """Print the headline figures of a finished (or stopped) run: which judge gave the verdicts, accuracy
-    and coverage with their intervals, the unit counts, the panel's agreement, and where the reports are."""
-    import json
-
+    and coverage with their intervals, the unit counts, the panel's agreement, and where the reports are.
+    The figures come from report.json read through the report model (examiner.reporting.terminal)."""
     from examiner.core import rundir
-    from examiner.reporting.health_section import UNTRUSTWORTHY, failed as health_failed
-    from examiner.reporting.languages import shows_languages
-    from examiner.reporting.markdown import judge_line
 
-    report_path = run_dir / rundir.REPORT_JSON
     print(f"exam {info.run_id}: {info.status} ({info.stop_reason})")
+    report_path = run_dir / rundir.REPORT_JSON
     if report_path.exists():
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-        print_health(report.get("health"))
-        run = report.get("run") or {}
-        print(f"mode {run.get('mode', info.mode)}, judge {judge_line(run)}")
-        if health_failed(report.get("health")):
-            print(UNTRUSTWORTHY)
-        for table in score_tables(report.get("targets") or {}):
-            print_table(table)
-        total = (report.get("cost") or {}).get("total")
-        if total:
-            share = total.get("cached_input_share") or 0.0
-            print(f"cost ${total['cost_usd']:.4f}: {total['calls']} calls ({total.get('batch_calls', 0)} batch), "
-                  f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
-                  f"(examiner cost {run_dir} splits it)")
-        if report.get("run") and shows_languages(report):
-            print_table(language_table_view(report))
-        if report.get("judge_panel"):
-            print_table(panel_table(report["judge_panel"]))
+        from examiner.reporting.model import ExamReport
+        from examiner.reporting.reading import load_report
+        from examiner.reporting.terminal import exam_summary, print_summary
+
+        report = load_report(report_path).report
+        if isinstance(report, ExamReport):
+            print_summary(exam_summary(report, run_dir))
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
         if (run_dir / name).exists():
             print(f"{name}: {run_dir / name}")
 
 
-def interval(figure: Mapping[str, Any]) -> str:
-    """A value with its 95% interval below it (two short lines fit an 80-column table); '-' for none."""
-    if figure.get("value") is None:
-        return "-"
-    if figure.get("low") is None or figure.get("high") is None:
-        return f"{figure['value']:.3f}"
-    return f"{figure['value']:.3f}\n[{figure['low']:.3f}, {figure['high']:.3f}]"
-
-
-def score_tables(targets: Mapping[str, Mapping[str, Any]]) -> list[Table]:
-    """report.json's per-target figures as two narrow tables: the scores, then the unit counts."""
-    scores = fitted_table("accuracy and coverage [95% interval]", ("target", "accuracy", "coverage"),
-                          numeric=("accuracy", "coverage"))
-    kinds = ("correct", "incorrect", "unanswered", "uncovered")
-    counts = fitted_table("knowledge units", ("target", *kinds), numeric=kinds)
-    for target, figures in targets.items():
-        scores.add_row(target, interval(figures.get("accuracy") or {}), interval(figures.get("coverage") or {}))
-        n = figures.get("counts") or {}
-        counts.add_row(target, *(str(n.get(kind, "-")) for kind in kinds))
-    return [scores, counts]
-
-
 def print_health(health: Mapping[str, Any] | None) -> None:
     """The run's health first: its status, the checks that did not pass with their examples, and the
-    judge self-agreement."""
-    from examiner.reporting.health_section import headline, health_rows, self_agreement_text
+    judge self-agreement (`examiner report` prints it after writing the reports)."""
+    from examiner.reporting.model.exam import HealthSection
+    from examiner.reporting.terminal import health_lines
 
-    if not health:
-        return
-    print(headline(health))
-    for row in health_rows(health):
-        if row[1] in ("warn", "fail"):
-            print(f"  {row[0]}: {row[1]}, {row[4]} (threshold {row[3]})" + (f"; e.g. {row[5]}" if row[5] else ""))
-    print(f"  {self_agreement_text(health)}")
-
-
-def language_table_view(report: Mapping[str, Any]) -> Table:
-    """Accuracy per target and language (report.json's `per_language`), under the exam's language."""
-    from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows
-
-    table = fitted_table(f"language: {language_line(report['run'])}", LANGUAGE_HEADER,
-                         numeric=LANGUAGE_HEADER[2:])
-    for row in language_rows(report):
-        table.add_row(*(("-" if v is None else f"{v:.3f}") if i == len(row) - 1 else str(v)
-                        for i, v in enumerate(row)))
-    return table
-
-
-def panel_table(panel: Mapping[str, Any]) -> Table:
-    """Per-member agreement with the judge panel (report.json's `judge_panel`)."""
-    numbers = ("agreement", "agreed / compared", "unscored")
-    table = fitted_table(f"judge panel: {panel['verdicts']} verdicts, {panel['tied_or_unscored']} tied or unscored",
-                         ("target", "member", *numbers), numeric=numbers)
-    for row in panel["agreement"]:
-        rate = "-" if row["agreement"] is None else f"{row['agreement']:.3f}"
-        table.add_row(row["target"], row["member"], rate, f"{row['agreed']} / {row['compared']}", str(row["unscored"]))
-    return table
+    for line in health_lines(HealthSection.model_validate(health) if health else None):
+        print(line)
 
 
 def budget_stop_message(run_dir: Path) -> str:
