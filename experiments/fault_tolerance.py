@@ -8,7 +8,7 @@ Prints, per fault rate, the outcome agreement with the clean run (units whose fi
 run's), accuracy and coverage with their 95 % cluster-bootstrap intervals, requests served, faults
 injected, retried attempts, re-asks after unusable replies and failed calls; then a RESULT line. All
 calls are at temperature 0 with a seed, so faults should cost requests and time, never outcomes.
-tests/test_faults.py runs `exam_at` at 0 and 20 % and asserts exactly that.
+tests/llm/test_faults.py runs `exam_at` at 0 and 20 % and asserts exactly that.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Three parts, each on the simulated backend:
 
 1. Node boundaries: `examiner run` is killed with SIGKILL right after the first append of records it did
    not hold yet (a node's records on disk, its checkpoint not), then `examiner resume` likewise, until a
-   resume finishes (tests/helpers/killing.py's harness, as tests/test_records_once.py uses it). Duplicate record
+   resume finishes (tests/helpers/killing.py's harness, as tests/exam/test_records_once.py uses it). Duplicate record
    lines: lines beyond an uninterrupted run's in every record file, plus ids repeated within a file.
 2. Calls in flight: `examiner run` against a standalone simulated server with latency (a separate
    process that counts what it billed, /sim/stats) is killed with SIGKILL whenever its ledger has grown by

@@ -15,7 +15,7 @@ The driver then joins the rows exactly as the local path builds its list: units 
 different batches become one unit whose sources are in corpus order, its text that of its first occurrence,
 and units in order of first occurrence (split parts in place of the unit they were cut from). The unit ids
 are therefore those of the local path exactly; the vectors are equal up to float rounding (batches of other
-lengths pad differently, which moves the last bits; tests/test_ray_prepare.py bounds the difference).
+lengths pad differently, which moves the last bits; tests/exam/test_ray_prepare.py bounds the difference).
 
 Near-duplicate merging, clustering and everything after stay on the driver. `ray` is imported only inside
 these functions, so neither `--help` nor the default (local) path loads it.

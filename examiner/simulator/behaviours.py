@@ -6,7 +6,7 @@ Dispatch is on the `X-Examiner-Role` / `X-Examiner-Stage` headers the gateway se
 states in prose (debate round and last round, word limit, score scale, ...) comes in the
 `X-Examiner-Hints` JSON header (`SimRequest.hints`). Behaviours never read prompt wording: only the
 data blocks that code builds and substitutes into prompts (below), so rewording a prompt file changes
-no simulated result (tests/test_prompt_rewording.py rewrites every prompt to check it).
+no simulated result (tests/agents/test_prompt_rewording.py rewrites every prompt to check it).
 
 Other modules add behaviours without editing this one:
 
@@ -237,7 +237,7 @@ def ref_ids(text: str) -> list[str]:
 def unescape(text: str) -> str:
     """A value as it was before a prompt escaped it: the inverse of examiner.agents.prompting.fence.escape (`&lt;`,
     `&gt;`, `&amp;` back to `<`, `>`, `&`; other entities stay). The simulator sits below the prompting
-    layer, so it keeps its own copy; tests/test_prompt_fencing.py holds the two to each other."""
+    layer, so it keeps its own copy; tests/agents/test_prompt_fencing.py holds the two to each other."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 

@@ -11,8 +11,11 @@ import pytest
 import yaml
 
 from examiner.cli.main import main
-from examiner.cli.output.exam import panel_table, summarise
-from examiner.cli.output.meta import agreement_line
+from examiner.cli.output.exam import summarise
+from examiner.reporting.model.exam import JudgePanel
+from examiner.reporting.model.meta import RankingAgreement
+from examiner.reporting.terminal import agreement_line as model_agreement_line
+from examiner.reporting.terminal import panel_table
 from examiner.core.rundir import RunDir
 from tests.helpers.sample_run import write_sample_run
 
@@ -62,10 +65,11 @@ def test_exam_summary_fits(sample_run: Path, capsys: pytest.CaptureFixture[str])
 def test_judge_panel_table_fits(capsys: pytest.CaptureFixture[str]) -> None:
     from examiner.cli.flags import print_table
 
-    panel = {"verdicts": 120, "tied_or_unscored": 7, "agreement": [
+    panel = {"members": [f"judge-endpoint-number-{i}" for i in range(3)], "verdicts": 120, "tied_or_unscored": 7,
+             "agreement": [
         {"target": "a-target-model-with-a-long-endpoint-name", "member": f"judge-endpoint-number-{i}",
          "agreement": 0.8125, "agreed": 975, "compared": 1200, "unscored": 12} for i in range(3)]}
-    print_table(panel_table(panel))
+    print_table(panel_table(JudgePanel.model_validate(panel)))
     out = capsys.readouterr().out
     assert_fits(out)
     assert "975 / 1200" in out.replace("\n", " ") or "975 /" in out
@@ -114,6 +118,11 @@ def test_meta_summary_fits_and_says_why_agreement_is_undefined(tmp_path: Path,
         assert "Kendall tau" in out
 
 
+def agreement_line(agree: dict[str, object], baseline: dict[str, float]) -> str:
+    """The terminal's Elo-vs-baseline line for an agreement as report.json holds it."""
+    return model_agreement_line(RankingAgreement.model_validate({"n": 2, **agree}), baseline)
+
+
 def test_agreement_line_undefined_when_baselines_or_ratings_tie() -> None:
     tied = {"kendall_tau": float("nan"), "spearman_rho": float("nan"), "top1_match": True, "players": ["a", "b"]}
     assert agreement_line(tied, {"a": 0.5, "b": 0.5}).endswith("undefined: baselines tie")
@@ -140,7 +149,7 @@ def test_single_score_summary_fits_with_undefined_figures(capsys: pytest.Capture
     """An all-unparseable single-score report: every undefined figure shows as n/a, never nan."""
     from examiner.cli.output.judging import print_summary
 
-    report = {"method": "geval", "dataset": "scores.jsonl", "judge": "a-long-judge-endpoint-name", "status": "ok",
+    report = {"method": "geval", "dataset": "scores.jsonl", "skipped": [], "judge": "a-long-judge-endpoint-name", "status": "ok",
               "rows_judged": 3, "rows_skipped": 0, "calls": 9, "cache_hits": 0, "cost_usd": 0.0, "wall_s": 1.5,
               "single": {"n_judgments": 3, "n_scored": 0, "n_unparseable": 3, "n_failed_calls": 0,
                          "mean_score": None, "unparseable_convention": "drop", "lowest_score": None,

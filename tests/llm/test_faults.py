@@ -22,7 +22,7 @@ from examiner.simulator import SimulatedServer, mixed_faults
 from examiner.simulator.faults import original_request
 from tests.helpers.simulated_exam import PROFILE
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
 from fault_tolerance import exam_at  # noqa: E402  (the experiment's harness: test and figures agree)
 
 SERVER_STALL_S = 2.0

@@ -21,7 +21,7 @@ from examiner.llm.gateway import Gateway
 from examiner.agents.prompting import render
 from examiner.llm.reply_language import language_instruction, with_language
 
-SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "lunyu-xueer"
+SAMPLE = Path(__file__).resolve().parents[2] / "corpora" / "lunyu-xueer"
 
 JAPANESE = ("東京は日本の首都である。東京都の人口は約千四百万人で、日本で最も多い。江戸幕府は一六〇三年に開かれた。"
             "明治維新の後、江戸は東京と改められた！現在の皇居はかつての江戸城の跡にある。")

@@ -11,7 +11,7 @@ import pytest
 from examiner.corpus.reading import corpus_from_texts, html_to_text, load_corpus, split_passages
 from examiner.core.errors import UserError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _write(path: Path, content: str | bytes) -> Path:

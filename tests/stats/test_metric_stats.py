@@ -20,7 +20,7 @@ from examiner.corpus import benchmarks as ds
 from examiner.stats import correlation as stats, reference_metrics as metrics
 from examiner.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SUMMEVAL_FLAGS = ["--candidate-field", "system_output", "--reference-field", "references",
                   "--group-field", "doc_id", "--system-field", "system_id"]
 HUMAN = ",".join(f"scores.{a}" for a in ds.SUMMEVAL_ASPECTS)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("examiner.cli", "examiner.__main__")),
@@ -58,7 +58,7 @@ def layer_of(module: str) -> int:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
                 best, rank = prefix, len(LAYERS) - index
     if rank < 0:
-        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/architecture/test_layers.py")
     return rank
 
 

@@ -87,7 +87,7 @@ def test_resume_with_damaged_request_json(run_copy: Path, capsys, caplog) -> Non
 @pytest.mark.parametrize("damage", ["not a database", "cut"])
 def test_resume_with_damaged_checkpoints(run_copy: Path, damage: str, capsys, caplog) -> None:
     """A damaged checkpoints.sqlite: one line saying how to start over (a missing one starts over by itself:
-    tests/test_run_folder_safety.py)."""
+    tests/cli/test_run_folder_safety.py)."""
     as_killed(run_copy)
     before = records(run_copy)
     checkpoints = run_copy / rundir.CHECKPOINTS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 OUTSIDE = re.compile(r"\.\./shared|/work/shared|parents\[1\]\.parent|ROOT\.parent\b|PROJECT_ROOT\.parent")
 """Spellings of a path beside the repository (the old validation-data folder among them)."""

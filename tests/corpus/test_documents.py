@@ -17,7 +17,7 @@ from examiner.corpus.documents import INSTALL_HINT
 from examiner.core.errors import UserError
 from examiner.corpus.units import sentence_units
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "documents"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
 NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4}
 PAGE_NAME = re.compile(r"page (one|two|three|four)")
 

@@ -130,3 +130,22 @@ def test_the_check_finds_a_sibling_imported_from_a_subfolder(layout: Path) -> No
 ])
 def test_the_check_lets_helpers_and_libraries_through(layout: Path, source: str) -> None:
     assert imports_of_test_modules(layout / "tests" / "test_anything.py", layout, source) == []
+
+
+TEST_FOLDERS = {"architecture"}
+"""Test folders that mirror no package: checks of the repository as a whole (layers, standing alone, this)."""
+
+
+def package_folders() -> set[str]:
+    """The folders tests may live in: one per package of examiner (core, llm, ..., cli, api) and agents."""
+    packages = {p.parent.name for p in (ROOT / "examiner").glob("*/__init__.py")}
+    return packages | {"agents"} | TEST_FOLDERS
+
+
+def test_tests_mirror_the_packages() -> None:
+    """Every test module sits in tests/<package>/ for the package it tests, never loose in tests/ or in a
+    folder that names no package (sample data and helpers live in tests/fixtures and tests/helpers)."""
+    allowed = package_folders()
+    misplaced = [path.relative_to(ROOT).as_posix() for path in TESTS.rglob("test_*.py")
+                 if path.parent == TESTS or path.relative_to(TESTS).parts[0] not in allowed]
+    assert not misplaced, f"test modules outside tests/<package>/: {misplaced}"

@@ -13,7 +13,7 @@ import pytest
 from examiner.core.config import Settings, load_settings
 from examiner.core.errors import ConfigError
 
-EXAMPLE = (Path(__file__).resolve().parents[1] / "examples" / "config.yaml").read_bytes()
+EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "config.yaml").read_bytes()
 INPUTS = 300
 
 ODD_VALUES = [b'"lots"', b"-1", b"1e309", b"nan", b".inf", b"[]", b"{}", b"~", b"9" * 5000, b"!!binary aGVsbG8=",

@@ -140,7 +140,7 @@ def test_sample_corpus_unit_count() -> None:
 
     from examiner.corpus.reading import load_corpus
 
-    root = Path(__file__).resolve().parents[1] / "corpora"
+    root = Path(__file__).resolve().parents[2] / "corpora"
     n_pubmed = len(sentence_units(load_corpus([root / "pubmedqa-mini"])))
     n_handbook = len(sentence_units(load_corpus([root / "examiner-handbook"])))
     assert 60 <= n_pubmed <= 100 and 40 <= n_handbook <= 60
