@@ -33,8 +33,10 @@ demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/examiner doctor
 	HF_HUB_OFFLINE=1 $(VENV)/bin/examiner demo --out $(RUN) --corpus $(CORPUS)
 
-# pytest exits 5 when it collects no test; that is not a failure of the suite.
+# ruff lints first ([tool.ruff] in pyproject.toml); mypy --strict on the typed layers runs inside the suite
+# (tests/core/test_static_types.py). pytest exits 5 when it collects no test; that is not a failure.
 test: install-dev
+	$(VENV)/bin/ruff check .
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -ra; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
 clean:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import math
 import os
 import platform
 import sys
@@ -88,10 +87,10 @@ def bench_kmeans(rec: Recorder, sizes: list[int], k: int, sklearn_max_n: int, se
         x = random_unit_vectors(n, DIM, seed)
         runs: list[tuple[str, Callable[[], tuple[float, float, np.ndarray]]]] = []
         if gpus:
-            runs.append(("faiss_gpu", lambda: faiss_kmeans(x, k, niter=NITER, gpu=True, seed=seed)))
-        runs.append(("faiss_cpu", lambda: faiss_kmeans(x, k, niter=NITER, gpu=False, seed=seed)))
+            runs.append(("faiss_gpu", lambda x=x: faiss_kmeans(x, k, niter=NITER, gpu=True, seed=seed)))
+        runs.append(("faiss_cpu", lambda x=x: faiss_kmeans(x, k, niter=NITER, gpu=False, seed=seed)))
         if n <= sklearn_max_n:
-            runs.append(("sklearn", lambda: sklearn_kmeans(x, k, niter=NITER, seed=seed)))
+            runs.append(("sklearn", lambda x=x: sklearn_kmeans(x, k, niter=NITER, seed=seed)))
         for engine, run in runs:
             seconds, _, centroids = run()
             rec.add("kmeans", {"n": n, "k": k, "engine": engine, "seconds": seconds,

@@ -7,7 +7,7 @@ which is what lets a resumed run reproduce an uninterrupted one.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
@@ -267,4 +267,4 @@ def record_key(record: BaseModel) -> str:
     """The id a record is deduplicated by (outcomes: target + unit)."""
     if isinstance(record, UnitOutcome):
         return f"{record.target}/{record.unit_id}"
-    return str(getattr(record, "id"))
+    return str(getattr(record, "id"))  # noqa: B009 - BaseModel declares no id; every record model has one

@@ -11,16 +11,14 @@ import csv
 import gzip
 import json
 import logging
-import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from examiner.core.labels import Preference, preference_from_text
-from examiner.corpus.reading import Corpus, corpus_from_texts, decode_text
+from examiner.corpus.reading import Corpus, corpus_from_texts
 from examiner.core.errors import UserError
 
 log = logging.getLogger(__name__)

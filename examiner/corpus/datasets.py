@@ -4,20 +4,16 @@ that `examiner judge`, `examiner meta` and `examiner metric-stats` share.
 
 from __future__ import annotations
 
-import csv
 import gzip
-import json
 import logging
 import math
-import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from examiner.core.labels import Preference, preference_from_text
-from examiner.corpus.reading import Corpus, corpus_from_texts, decode_text
+from examiner.corpus.reading import decode_text
 from examiner.core.errors import UserError
 
 from examiner.corpus.benchmarks import SUMMEVAL_FILE, data_file, llmbar_records

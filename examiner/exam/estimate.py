@@ -384,7 +384,7 @@ def _self_check_pilot(records: list[dict[str, Any]], rejudged: int, judged: int)
         pool, counted, answers = measured, measured, rejudged
     per_answer, whole, cut, seen = {}, {}, {}, {}
     for key in sorted({(r["role"], r["endpoint"]) for r in counted}):
-        def of_key(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        def of_key(rows: list[dict[str, Any]], key: tuple[str, str] = key) -> list[list[dict[str, Any]]]:
             return _requests([r for r in rows if (r["role"], r["endpoint"]) == key])
         requests = of_key(pool) or of_key(counted)
         per_answer[key] = len(of_key(counted)) / max(answers, 1)

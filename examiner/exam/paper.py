@@ -117,14 +117,14 @@ async def sit(ctx: ExamContext, paper: Paper) -> dict[str, Any]:
                                  "pool_left": {t: 0 for t in ctx.targets}}
         answered = {a.question_id for a in ctx.store.all(AnswerRecord).values()}
         todo = [q for q in questions if q.round == rnd and q.id not in answered]
-        summary = await fan_out(ctx, state, "paper answers", todo, lambda q: answer_one(ctx, q, rnd))  # type: ignore[arg-type]
+        summary = await fan_out(ctx, state, "paper answers", todo, lambda q, rnd=rnd: answer_one(ctx, q, rnd))  # type: ignore[arg-type]
         ctx.store.append(await asyncio.to_thread(score_classic, ctx, summary.values))
         if stop := stop_update(summary, "answering"):
             return stop
         judged = {v.answer_id for v in ctx.store.all(VerdictRecord).values()}
         round_ids = {q.id for q in questions if q.round == rnd}
         answers = [a for a in ctx.store.all(AnswerRecord).values() if a.question_id in round_ids and a.id not in judged]
-        marked = await fan_out(ctx, state, "paper judge", answers, lambda a: judge_answer(ctx, a, rnd))  # type: ignore[arg-type]
+        marked = await fan_out(ctx, state, "paper judge", answers, lambda a, rnd=rnd: judge_answer(ctx, a, rnd))  # type: ignore[arg-type]
         ctx.store.append([v for j in marked.values for v in j.verdicts])
         if stop := stop_update(marked, "judging"):
             return stop

@@ -328,7 +328,7 @@ def _fit_mm(w: np.ndarray, max_iter: int, tol: float) -> tuple[np.ndarray, int]:
     it = 0
     with np.errstate(divide="ignore", invalid="ignore"):
         log_w = np.log(total_wins)
-        for it in range(1, max_iter + 1):
+        for it in range(1, max_iter + 1):  # noqa: B007 - the count of iterations is returned
             p = np.exp(log_p)
             pair_sum = p[:, :, None] + p[:, None, :]
             ratio = np.divide(n_games, pair_sum, out=np.zeros_like(n_games), where=n_games > 0)

@@ -33,7 +33,6 @@ from examiner.reporting.markdown import (
     cost_note,
     cost_rows,
     group_rows,
-    ignored_rows,
     incorrect_note,
     language_table,
     override_note,

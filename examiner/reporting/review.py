@@ -8,7 +8,6 @@ be tested without a browser, and the server only renders and writes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from examiner.core.overrides import OverrideRecord
 from examiner.reporting.model.exam import SourceSpan

@@ -68,7 +68,6 @@ def trace_record(run_dir: str | Path, record_id: str) -> dict[str, Any]:
     store.read_info()  # a one-line error when RUN_DIR is not a run directory
     units = _matching(store.iter_records(UnitRecord), lambda u: u.id == record_id)
     if units:
-        unit = units[record_id]
         questions = _matching(store.iter_records(QuestionRecord), lambda q: record_id in q.targets)
         verdicts = _matching(store.iter_records(VerdictRecord), lambda v: v.unit_id == record_id)
         unit_ids = {record_id}

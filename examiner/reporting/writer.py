@@ -113,7 +113,8 @@ def legacy_kind(data: Mapping[str, Any]) -> str:
 def report_data(report: Section) -> dict[str, Any]:
     """What report.json holds: `schema_version` and `kind` first, then every field the method set."""
     dumped = report.model_dump(mode="python", exclude_unset=True)
-    return {"schema_version": getattr(report, "schema_version"), "kind": getattr(report, "kind"), **dumped}
+    return {"schema_version": getattr(report, "schema_version"), "kind": getattr(report, "kind"),  # noqa: B009
+            **dumped}  # (a Section declares neither; every report model does)
 
 
 def write_report(folder: Path, report: Section | Mapping[str, Any], *, markdown: str | None = None,

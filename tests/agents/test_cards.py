@@ -121,6 +121,6 @@ def test_calls_send_the_cards_role_prompt_and_generation() -> None:
     asyncio.run(reviser.revise(gateway, instruction="i", response="r"))
     expected = [(answerer.CARD, answerer.ANSWER.config(50)), (pairwise_judge.CARD, pairwise_judge.PAIRWISE.config()),
                 (reference_judge.CARD, reference_judge.SCORE.config()), (reviser.CARD, reviser.REVISE.config())]
-    for (role, messages, config), (card, generation) in zip(gateway.calls, expected, strict=True):
+    for (role, _messages, config), (card, generation) in zip(gateway.calls, expected, strict=True):
         assert role == card.role and config == generation
     assert answerer.ANSWER.config(50) == GenerationConfig(max_tokens=96)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import examiner
 from examiner.api import ExamResult, JudgeResult, MetaResult, VerdictRow
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from examiner.core.labels import Preference, Unscored, Verdict
 from examiner.judging.panel import Panel
 from examiner.llm.gateway import ModelCallError
 
-C, I, U = Verdict.CORRECT, Verdict.INCORRECT, Verdict.UNRELATED
+C, I, U = Verdict.CORRECT, Verdict.INCORRECT, Verdict.UNRELATED  # noqa: E741 - I for INCORRECT, as C and U
 
 
 class Fixed:

@@ -129,7 +129,6 @@ def provider_bill(prices: dict[str, float], usage: dict[str, Any], batch: bool =
     prompt, completion = usage["prompt_tokens"], usage["completion_tokens"]
     cached = usage.get("prompt_tokens_details", {}).get("cached_tokens", 0)
     written = usage.get("prompt_tokens_details", {}).get("cache_write_tokens", 0)
-    reasoning = usage.get("completion_tokens_details", {}).get("reasoning_tokens", 0)
     dollars = ((prompt - cached - written) * prices["price_input_per_1m"]
                + cached * prices.get("price_cached_input_per_1m", prices["price_input_per_1m"])
                + written * prices.get("price_cache_write_per_1m", prices["price_input_per_1m"])
