@@ -22,6 +22,7 @@ if TYPE_CHECKING:
                                    ResumeOptions, RoleEstimate, TargetResult, estimate_exam, read_exam, resume_exam,
                                    run_demo, run_exam)
     from examiner.api.export import ExportOptions, ExportResult, export_run
+    from examiner.api.gating import GateOptions, GateResult, gate
     from examiner.api.judging import (JudgeOptions, JudgeResult, JudgeStatsOptions, JudgeStatsResult, judge,
                                     judge_stats)
     from examiner.api.meta import MetaOptions, MetaResult, RankedEvaluator, meta_evaluate
@@ -40,6 +41,7 @@ MODULES = {
     "meta": ("MetaOptions", "MetaResult", "RankedEvaluator", "meta_evaluate"),
     "compare": ("CompareOptions", "CompareResult", "ComparedTarget", "compare_runs"),
     "export": ("ExportOptions", "ExportResult", "export_run"),
+    "gating": ("GateOptions", "GateResult", "gate"),
     "rows": ("Rows", "UnitRow", "VerdictRow", "OutcomeRow", "CallCost", "JudgmentRow"),
     "settings": ("JobOptions", "SettingsSource", "resolve_settings"),
 }
@@ -48,12 +50,13 @@ MODULES = {
 _HOME = {name: module for module, names in MODULES.items() for name in names}
 
 __all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DemoOptions", "EstimateOptions",
-           "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "JobOptions",
+           "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "GateOptions",
+           "GateResult", "JobOptions",
            "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgeVsPeopleOptions",
            "JudgeVsPeopleResult", "JudgmentRow", "MetaOptions", "MetaResult", "MetricStatsOptions",
            "MetricStatsResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions", "RoleEstimate", "Rows",
            "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "estimate_exam", "export_run",
-           "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "read_exam",
+           "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "read_exam",
            "resolve_settings", "resume_exam", "run_demo", "run_exam"]
 """The public names (each defined in the module MODULES gives; tests/api/test_docs.py holds the two equal)."""
 

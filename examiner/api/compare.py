@@ -1,4 +1,5 @@
-"""Comparing runs as a library call: every target of one or more exam runs side by side."""
+"""Comparing runs as a library call: every target of one or more exam runs side by side, and each pair of
+targets that share units compared on those units (paired difference, both tests, power, subgroups)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from examiner.api.exam import Figure, read_exam
 from examiner.api.rows import Rows
 from examiner.api.settings import path_text, path_texts
 from examiner.core.errors import UserError
+from examiner.reporting.model.compare import CompareReport, PairedSection
 
 
 class CompareOptions(BaseModel):
@@ -21,7 +23,7 @@ class CompareOptions(BaseModel):
     run_dirs: tuple[str, ...] = Field(min_length=1)
     """Exam run folders."""
     out: str | None = None
-    """Write the Markdown here and the HTML beside it (FILE.html); None: write nothing."""
+    """Write the Markdown here and the HTML and JSON beside it (FILE.html, FILE.json); None: write nothing."""
 
     _paths = field_validator("run_dirs", mode="before")(path_texts)
     _file = field_validator("out", mode="before")(path_text)
@@ -50,13 +52,25 @@ class ComparedTarget:
 
 @dataclass(frozen=True)
 class CompareResult:
-    """The comparison: one row per target, its Markdown and HTML, and the files written (if any)."""
+    """The comparison: one row per target, the paired comparison of each pair of targets that share units,
+    the whole report (its model), its Markdown and HTML, and the files written (if any)."""
 
     targets: Rows[ComparedTarget]
+    paired: tuple[PairedSection, ...]
+    """Target B against target A (A listed first) on the units both were examined on: differences B - A in
+    accuracy and coverage with their intervals, McNemar's exact and the cluster test, power, subgroups."""
+    report: CompareReport
     markdown: str
     html: str
     markdown_path: Path | None
     html_path: Path | None
+    json_path: Path | None = None
+
+    def headlines(self) -> list[str]:
+        """One line per pair: difference, interval, McNemar p, cluster p and power (what the CLI prints)."""
+        from examiner.reporting.paired import headline
+
+        return [headline(section) for section in self.paired]
 
 
 def _cells(figure: Figure) -> tuple[float | None, float | None, float | None]:
@@ -66,15 +80,17 @@ def _cells(figure: Figure) -> tuple[float | None, float | None, float | None]:
 def compare_runs(options: CompareOptions) -> CompareResult:
     """Put every target of the runs side by side, as `examiner compare` does; with `out`, the Markdown
     and HTML are written there."""
-    from examiner.reporting import compare
+    from examiner.reporting.compare import compare_html, compare_markdown, compare_report
+    from examiner.reporting.writer import dumps, report_data
 
-    markdown, html = compare(list(options.run_dirs))
+    report = compare_report(list(options.run_dirs))
+    markdown, html = compare_markdown(report), compare_html(report)
     rows = []
     for run_dir in options.run_dirs:
         exam = read_exam(run_dir)
         rows += [ComparedTarget(run_dir, t.target, exam.status, *_cells(t.accuracy), *_cells(t.coverage), t.correct,
                                 t.incorrect, t.unanswered, t.uncovered, exam.cost_usd) for t in exam.targets.values()]
-    md_path = html_path = None
+    md_path = html_path = json_path = None
     if options.out:
         md_path = Path(options.out)
         if md_path.parent and not md_path.parent.exists():
@@ -82,4 +98,7 @@ def compare_runs(options: CompareOptions) -> CompareResult:
         md_path.write_text(markdown, encoding="utf-8")
         html_path = md_path.with_suffix(".html")
         html_path.write_text(html, encoding="utf-8")
-    return CompareResult(Rows(ComparedTarget, rows), markdown, html, md_path, html_path)
+        json_path = md_path.with_suffix(".json")
+        json_path.write_text(dumps(report_data(report)) + "\n", encoding="utf-8")
+    return CompareResult(Rows(ComparedTarget, rows), tuple(report.paired), report, markdown, html, md_path,
+                         html_path, json_path)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from examiner.core.config import Settings
     from examiner.core.records import RunInfo
     from examiner.exam.estimate import Estimate
+    from examiner.exam.plans import PilotPlans
     from examiner.exam.runner import ExamRequest
 
 
@@ -111,6 +112,10 @@ class EstimateOptions(CorpusOptions):
     """Round-1 clusters the pilot examines (examiner.exam.estimate.PILOT_CLUSTERS)."""
     replay_simulated: bool = False
     """No pilot: replay the whole exam on the simulated backend at the configured prices."""
+    detect: float | None = None
+    """Also plan, from the pilot, the units (and dollars) that detect this accuracy difference with 80% power."""
+    half_width: float | None = None
+    """Also plan, from the pilot, the units (and dollars) that give a 95% interval of this half-width."""
 
     _folder = field_validator("out", mode="before")(path_text)
 
@@ -392,10 +397,21 @@ class EstimateResult:
     replay: Mapping[str, Any] | None
     by_role: Rows[RoleEstimate]
     """One row per role, then `total`."""
+    plans: PilotPlans | None = None
+    """With `detect` or `half_width`: the pilot's design (variance, ICC within documents and clusters) and a
+    sample-size plan per goal (examiner.exam.plans)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """What `examiner estimate --json` prints."""
-        return self.estimate.as_dict() if self.estimate is not None else dict(self.replay or {})
+        """What `examiner estimate --json` prints (with a plan asked for: under `plan`)."""
+        if self.estimate is None:
+            return dict(self.replay or {})
+        data = self.estimate.as_dict()
+        if self.plans is not None:
+            from examiner.reporting.writer import strict
+
+            data["plan"] = strict({"targets": list(self.plans.targets), "design": self.plans.design.to_dict(),
+                                   "plans": [p.to_dict() for p in self.plans.plans]})
+        return data
 
 
 def _pilot_rows(estimate: Estimate) -> Rows[RoleEstimate]:
@@ -424,6 +440,11 @@ def estimate_exam(options: EstimateOptions, settings: SettingsSource = None) -> 
 
     if options.pilot_clusters < 1:
         raise ConfigError(f"--pilot-clusters must be 1 or more, got {options.pilot_clusters}")
+    for flag, goal in (("--detect", options.detect), ("--half-width", options.half_width)):
+        if goal is not None and not 0 < goal < 1:
+            raise ConfigError(f"{flag} is an accuracy difference between 0 and 1 (e.g. 0.03), got {goal}")
+        if goal is not None and options.replay_simulated:
+            raise ConfigError(f"{flag} plans from the pilot, and --replay-simulated runs none")
     request, resolved = prepare_exam(options, settings)
     if options.replay_simulated:
         replay = asyncio.run(replay_simulated(resolved, request))
@@ -431,5 +452,12 @@ def estimate_exam(options: EstimateOptions, settings: SettingsSource = None) -> 
     pilot_dir = output_dir(options.out) if options.out else Path("runs") / time.strftime("estimate-%Y%m%d-%H%M%S")
     figures = asyncio.run(estimate(resolved, request, pilot_dir, clusters=options.pilot_clusters,
                                    quiet=options.quiet))
-    return EstimateResult(estimate=figures, replay=None, by_role=_pilot_rows(figures))
+    plans = None
+    if options.detect is not None or options.half_width is not None:
+        from examiner.exam.plans import pilot_plans
+
+        plans = pilot_plans(pilot_dir, detect=options.detect, half_width=options.half_width,
+                            corpus_units=figures.units, corpus_documents=figures.documents,
+                            dollars_per_unit=figures.total.dollars.value / figures.units if figures.units else None)
+    return EstimateResult(estimate=figures, replay=None, by_role=_pilot_rows(figures), plans=plans)
 

@@ -5,7 +5,8 @@ flags into the options of the Python API (examiner.api), calls it, and prints th
 Errors the user can act on (bad config, missing file, unknown role, a file or folder the system
 refuses, a full disk...) print one line and exit 2; a budget stop exits 3 after saving what was computed
 and saying so on stderr; `examiner judge` exits 4 when it could judge nothing (its files still written)
-and `examiner doctor` 1 when a check failed. Anything else is a bug: one line naming the error and where
+and `examiner doctor` 1 when a check failed; `examiner gate` exits 1 when the new run may be worse than
+the base by more than the margin. Anything else is a bug: one line naming the error and where
 its full traceback was written (the run folder's examiner.log, else a temporary file), exit 70. No
 traceback reaches the terminal, and no credential either: every line printed or logged goes through
 examiner.core.redact.
@@ -36,8 +37,8 @@ from examiner.core.version import VERSION  # noqa: E402
 from examiner.core.errors import (EXIT_INTERNAL_ERROR, EXIT_USER_ERROR, BudgetExhausted, UserError,  # noqa: E402
                              current_run_dir, disk_full, forget_run_dirs)
 
-COMMAND_MODULES = ("setup", "cost", "exam", "report", "view", "judging", "meta", "metric_stats", "export",
-                   "trace")
+COMMAND_MODULES = ("setup", "cost", "exam", "report", "gate", "view", "judging", "meta", "metric_stats",
+                   "export", "trace")
 """Modules under examiner.cli.commands; each has `register(subparsers)` and sets `func` on its parsers."""
 
 

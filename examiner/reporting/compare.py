@@ -1,4 +1,5 @@
-"""Several targets side by side: accuracy, coverage, cost per unit, and the units they disagree on.
+"""Several targets side by side: accuracy, coverage, cost per unit, the paired difference of each pair of
+targets on the units they share (examiner/reporting/paired.py), and the units they disagree on.
 
 Targets may come from one run (several `--target`s sitting the same paper) or from several runs over the
 same corpus; unit ids are content hashes, so the same unit has the same id in every run.
@@ -16,13 +17,17 @@ from examiner.reporting import figures as fg
 from examiner.reporting import html as h
 from examiner.reporting import markdown as md
 from examiner.reporting.model import CompareReport
-from examiner.reporting.model.compare import ComparedTarget, Disagreement, DisagreementUnit
+from examiner.reporting.model.compare import ComparedTarget, Disagreement, DisagreementUnit, PairedSection
+from examiner.reporting.paired import (PAIRED_HEADER, PAIRED_NOTE, SUBGROUP_HEADER, headline, paired_rows,
+                                       paired_section, paired_units, subgroup_rows)
 from examiner.reporting.run_reader import RunData, load_run
 from examiner.reporting.summary import summarize
 from examiner.reporting.writer import cell
 
 LISTED_DISAGREEMENTS = 25
 """Units listed per pair of targets in Markdown and HTML (all are counted, and listed in the model)."""
+LISTED_SUBGROUPS = 15
+"""Subgroup rows shown per pair of targets in Markdown and HTML, the significant first (all in the model)."""
 
 HEADER = ["target", "run", "status", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect",
           "evaluation cents / unit", "evaluation calls / unit", "candidate calls / unit"]
@@ -43,7 +48,7 @@ def _entries(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
             entries.append({"target": target, "run": run.info.run_id, "path": str(run.path),
                             "status": run.info.status, "scores": data, "paper": paper, "share": n_targets,
                             "statuses": {u: o.status for u, o in run.outcomes.get(target, {}).items()},
-                            "units": run.units})
+                            "units": run.units, "run_data": run})
     labels = [e["target"] for e in entries]
     for e in entries:  # the same target name in two runs: tell them apart by run
         e["label"] = e["target"] if labels.count(e["target"]) == 1 else f"{e['target']} ({e['run']})"
@@ -76,13 +81,25 @@ def disagreements(entries: list[dict[str, Any]]) -> list[Disagreement]:
     return pairs
 
 
+def paired(entries: list[dict[str, Any]], seed: int = 0) -> list[PairedSection]:
+    """For each pair of targets (A listed before B) with a unit both covered: B - A on their shared units."""
+    sections = []
+    for i, a in enumerate(entries):
+        for b in entries[i + 1:]:
+            units = paired_units(a["run_data"], a["target"], b["run_data"], b["target"])
+            if units.covered_by_both:
+                sections.append(paired_section(a["label"], b["label"], units, seed=seed))
+    return sections
+
+
 def compare_report(run_dirs: Sequence[str | Path]) -> CompareReport:
     """The comparison of every target of the given runs, built once (render it with compare_markdown,
     compare_html or examiner.reporting.terminal)."""
     if not run_dirs:
         raise UserError("compare needs at least one run directory")
     entries = _entries(run_dirs)
-    return CompareReport(targets=[_compared(e) for e in entries], disagreements=disagreements(entries))
+    return CompareReport(targets=[_compared(e) for e in entries], disagreements=disagreements(entries),
+                         paired=paired(entries))
 
 
 def rows(report: CompareReport) -> list[list[Any]]:
@@ -98,8 +115,19 @@ def pair_rows(report: CompareReport) -> list[list[Any]]:
 
 def compare_markdown(report: CompareReport) -> str:
     """The comparison as Markdown."""
-    out = ["# Comparison", "", NOTE, "", md.table(HEADER, rows(report)), "",
-           "## Correct for one, incorrect for another", ""]
+    out = ["# Comparison", "", NOTE, "", md.table(HEADER, rows(report)), ""]
+    if report.paired:
+        out += ["## Paired differences (the same units)", "", PAIRED_NOTE, ""]
+        out += [f"- {headline(s)}" for s in report.paired]
+        out += ["", md.table(PAIRED_HEADER, paired_rows(report.paired)), ""]
+        for s in report.paired:
+            if s.subgroups:
+                out += [f"### Subgroups: {s.b} - {s.a}", "",
+                        md.table(SUBGROUP_HEADER, subgroup_rows(s, LISTED_SUBGROUPS))]
+                if len(s.subgroups) > LISTED_SUBGROUPS:
+                    out.append(f"\n{len(s.subgroups) - LISTED_SUBGROUPS} more subgroups in the JSON report.")
+                out.append("")
+    out += ["## Correct for one, incorrect for another", ""]
     out.append(md.table(["correct for", "incorrect for", "units"], pair_rows(report)))
     for p in report.disagreements:
         if p.units:
@@ -117,8 +145,18 @@ def compare_html(report: CompareReport) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         chart = fg.scores_figure(scores, Path(tmp) / "scores.png")
         img = h.image(chart, "accuracy and coverage per target")
-    body = [f"<h1>Comparison</h1><p class=\"note\">{escape(NOTE)}</p>", h.table(HEADER, rows(report)), img,
-            "<h2>Correct for one, incorrect for another</h2>",
+    body = [f"<h1>Comparison</h1><p class=\"note\">{escape(NOTE)}</p>", h.table(HEADER, rows(report)), img]
+    if report.paired:
+        body += ["<h2>Paired differences (the same units)</h2>", f"<p class=\"note\">{escape(PAIRED_NOTE)}</p><ul>",
+                 *(f"<li>{escape(headline(s))}</li>" for s in report.paired), "</ul>",
+                 h.table(PAIRED_HEADER, paired_rows(report.paired))]
+        for s in report.paired:
+            if s.subgroups:
+                body += [f"<h3>Subgroups: {escape(s.b)} - {escape(s.a)}</h3>",
+                         h.table(SUBGROUP_HEADER, subgroup_rows(s, LISTED_SUBGROUPS))]
+                if len(s.subgroups) > LISTED_SUBGROUPS:
+                    body.append(f"<p>{len(s.subgroups) - LISTED_SUBGROUPS} more subgroups in the JSON report.</p>")
+    body += ["<h2>Correct for one, incorrect for another</h2>",
             h.table(["correct for", "incorrect for", "units"], pair_rows(report))]
     for p in report.disagreements:
         if p.units:
@@ -137,4 +175,4 @@ def compare(run_dirs: Sequence[str | Path]) -> tuple[str, str]:
     return compare_markdown(report), compare_html(report)
 
 
-__all__ = ["compare", "compare_html", "compare_markdown", "compare_report", "disagreements", "RunData"]
+__all__ = ["compare", "compare_html", "compare_markdown", "compare_report", "disagreements", "paired", "RunData"]

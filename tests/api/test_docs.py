@@ -22,7 +22,8 @@ TABLES: list[tuple[type[BaseModel], set[str]]] = [
     (api.JobOptions, set()), (CorpusOptions, JOB), (api.ExamOptions, CORPUS), (api.EstimateOptions, CORPUS),
     (api.ResumeOptions, set()), (api.DemoOptions, set()), (api.JudgeOptions, JOB), (api.JudgeStatsOptions, set()),
     (api.JudgeVsPeopleOptions, set()),
-    (api.MetaOptions, JOB), (api.MetricStatsOptions, set()), (api.CompareOptions, set()), (api.ExportOptions, set())]
+    (api.MetaOptions, JOB), (api.MetricStatsOptions, set()), (api.CompareOptions, set()), (api.GateOptions, set()),
+    (api.ExportOptions, set())]
 """Each options model with the fields its table leaves to the table of its base."""
 
 

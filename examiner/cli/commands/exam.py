@@ -117,9 +117,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and cut into units (measured); a small seeded pilot (a few round-1 clusters) then sits the exam on\n"
         "the configured endpoints (real calls, with their own ledger), and rounds, calls, tokens and dollars\n"
         "per role are extrapolated with a 90% range. --simulate runs the pilot on the simulator;\n"
-        "--replay-simulated replays the whole exam on the simulator instead (exact only for simulated runs).",
+        "--replay-simulated replays the whole exam on the simulator instead (exact only for simulated runs).\n"
+        "--detect D / --half-width W add a sample-size plan from the pilot's verdicts (their intraclass\n"
+        "correlation within documents and clusters): the units, documents and dollars needed.",
         "examiner estimate corpora/pubmedqa-mini --config examples/config.yaml\n"
-        "examiner estimate corpora/pubmedqa-mini --simulate --json")
+        "examiner estimate corpora/pubmedqa-mini --simulate --json\n"
+        "examiner estimate corpora/pubmedqa-mini --target gpt-a --target gpt-b --detect 0.03")
     _exam_flags(estimate)
     estimate.add_argument("--out", metavar="PILOT_DIR",
                           help="folder for the pilot's records, its ledger and estimate.json "
@@ -130,6 +133,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     estimate.add_argument("--replay-simulated", action="store_true",
                           help="no pilot: replay the whole exam on the simulated backend at the configured "
                                "prices (exact for a simulated run, not a prediction for a real model)")
+    estimate.add_argument("--detect", type=float, metavar="D",
+                          help="also plan from the pilot the units (and dollars) that detect an accuracy difference D "
+                               "(e.g. 0.03) with 80%% power: between two targets with two --target, else a change "
+                               "of the one target's accuracy")
+    estimate.add_argument("--half-width", type=float, metavar="W",
+                          help="also plan the units (and dollars) that give a 95%% interval of half-width W")
     estimate.add_argument("--json", action="store_true", help="print the estimate as JSON")
     estimate.add_argument("--quiet", action="store_true", help="no progress display")
     estimate.set_defaults(func=run_estimate)
@@ -197,7 +206,8 @@ def estimate_options(args: argparse.Namespace) -> EstimateOptions:
     from examiner.api.exam import EstimateOptions
 
     return EstimateOptions(**dict(_corpus_options(args), quiet=args.quiet or args.json), out=args.out,
-                           pilot_clusters=args.pilot_clusters, replay_simulated=args.replay_simulated)
+                           pilot_clusters=args.pilot_clusters, replay_simulated=args.replay_simulated,
+                           detect=args.detect, half_width=args.half_width)
 
 
 # ------------------------------------------------------------------ the commands
@@ -228,6 +238,10 @@ def run_estimate(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_dict(), indent=1))
     elif result.estimate is not None:
         print_estimate(result.estimate)
+        if result.plans is not None:
+            from examiner.cli.output.plans import plan_lines
+
+            print("\n".join(plan_lines(result.plans)))
     else:
         print_replay(result.as_dict())
     return 0

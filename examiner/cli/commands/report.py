@@ -28,11 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = add_command(
         sub, "compare", "compare the targets of one or more runs side by side",
         "Put the targets of one or more exam runs side by side: accuracy and coverage with their intervals,\n"
-        "unit counts, rounds and cost. Prints Markdown, or writes Markdown and HTML with --out.",
+        "unit counts, rounds and cost. Each pair of targets examined on the same units (one run with several\n"
+        "targets, or runs over one corpus) is compared on those units: the difference B - A in accuracy and\n"
+        "coverage with a cluster-bootstrap interval, McNemar's exact test and the cluster test, power, and\n"
+        "subgroups (docs/STATISTICS.md). Prints Markdown, or writes Markdown, HTML and JSON with --out and\n"
+        "prints one line per pair.",
         "examiner compare runs/two\nexaminer compare runs/a runs/b --out compare.md")
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="exam run directories")
     parser.add_argument("--out", metavar="FILE.md",
-                        help="write Markdown here and HTML beside it (FILE.html); default: print Markdown")
+                        help="write Markdown here, HTML and JSON beside it (FILE.html, FILE.json); default: "
+                             "print Markdown")
     parser.set_defaults(func=run_compare)
 
 
@@ -91,5 +96,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if result.markdown_path is None:
         print(result.markdown, end="")
         return 0
-    print(f"md: {result.markdown_path}\nhtml: {result.html_path}")
+    print(f"md: {result.markdown_path}\nhtml: {result.html_path}\njson: {result.json_path}")
+    for line in result.headlines():
+        print(line)
     return 0

@@ -1,7 +1,9 @@
 """The comparison report (`examiner compare`): several targets side by side and where they disagree.
 
 Built by examiner/reporting/compare.py from one or more exam runs (targets of one run, or of several
-runs over the same corpus).
+runs over the same corpus). The paired section holds, for each pair of targets examined on the same units,
+what examiner.stats.paired computes (docs/STATISTICS.md section 1); its field names are those of the
+library's figures, so a section is `PairedSection(a=..., b=..., **comparison.to_dict(), ...)`.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 from typing import Literal
 
 from examiner.core.records import RunStatus
-from examiner.reporting.model.base import SCHEMA_VERSION, Section
+from pydantic import Field
+
+from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.exam import Estimate, UnitCounts
 
 
@@ -45,6 +49,103 @@ class Disagreement(Section):
     units: list[DisagreementUnit]
 
 
+class PairedDifference(Section):
+    """A difference B - A (accuracy or coverage) with its interval: the percentile cluster bootstrap over
+    documents, or below 30 documents the small-sample t interval (`small_sample`)."""
+
+    estimate: Figure
+    low: Figure
+    high: Figure
+    level: float
+    standard_error: Figure
+    method: str
+    small_sample: bool
+    n_units: int
+    n_groups: int
+
+
+class McNemarTest(Section):
+    """McNemar's exact test on the units both targets covered (assumes independent units)."""
+
+    a_only: int
+    """Units A got right and B wrong."""
+    b_only: int
+    """Units B got right and A wrong."""
+    both_covered: int
+    p_value: Figure
+
+
+class ClusteredTest(Section):
+    """The cluster-adjusted McNemar test (Obuchowski 1998): difference / cluster-robust standard error,
+    two-sided p from t on documents - 1 df."""
+
+    statistic: Figure
+    df: int
+    p_value: Figure
+    standard_error: Figure
+    method: str
+
+
+class PairedPower(Section):
+    """The smallest difference the cluster test detects with `target_power`, and the power it had for the
+    observed difference (post hoc power restates the p-value; the detectable effect is the one to plan with)."""
+
+    alpha: float
+    target_power: float
+    minimum_detectable_effect: Figure
+    achieved: Figure
+
+
+class PairedSubgroup(Section):
+    """B - A within one subgroup; p adjusted by Benjamini-Hochberg over the subgroups of the same `by`."""
+
+    by: Literal["topic", "document", "question type", "language"]
+    """What the subgroups are: the unit's round-1 exam cluster (topic), source document, the type of the
+    question that first targeted it, or its language."""
+    key: str
+    n_units: int
+    n_documents: int
+    accuracy_a: Figure
+    accuracy_b: Figure
+    difference: Figure
+    low: Figure
+    high: Figure
+    test: str
+    """`cluster` when the subgroup spans two or more documents, else `mcnemar exact`."""
+    p_value: Figure
+    p_adjusted: Figure
+    significant: bool
+
+
+class PairedSection(Section):
+    """Target B against target A on the units both were examined on (differences are B - A)."""
+
+    a: str
+    b: str
+    n_units: int
+    n_documents: int
+    n_clusters: int
+    top_stage: str
+    """What the independent groups are: `documents`, or `clusters` when every unit comes from one document."""
+    accuracy_a: Figure
+    accuracy_b: Figure
+    coverage_a: Figure
+    coverage_b: Figure
+    accuracy_difference: PairedDifference
+    coverage_difference: PairedDifference
+    mcnemar: McNemarTest
+    clustered_test: ClusteredTest
+    design_effect: Figure
+    icc_difference: Figure
+    """Intraclass correlation of the per-unit difference B - A within documents."""
+    power: PairedPower
+    small_sample: bool
+    n_resamples: int
+    seed: int
+    false_discovery_rate: float
+    subgroups: list[PairedSubgroup]
+
+
 class CompareReport(Section):
     """The comparison of the targets of one or more exam runs."""
 
@@ -52,3 +153,5 @@ class CompareReport(Section):
     kind: Literal["compare"] = "compare"
     targets: list[ComparedTarget]
     disagreements: list[Disagreement]
+    paired: list[PairedSection] = Field(default_factory=list)
+    """Each pair of targets that share units, in the order listed (absent in reports written before it)."""

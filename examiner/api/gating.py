@@ -1,0 +1,111 @@
+"""The regression gate as a library call: is a NEW run not worse than a BASE run by more than a margin?
+
+Why a decision of its own: a CI pipeline needs one yes or no with a known error rate, not two intervals
+to eyeball. The gate pairs the two targets on the units both runs hold (the same corpus gives the same
+unit ids) and asks examiner.stats.paired.non_inferiority whether the one-sided lower bound of the accuracy
+difference NEW - BASE lies above -margin (docs/STATISTICS.md section 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from examiner.api.settings import path_text
+from examiner.core.errors import UserError
+from examiner.stats.paired import NonInferiority
+
+
+class GateOptions(BaseModel):
+    """`examiner gate`: pass when NEW's accuracy is not below BASE's by more than `margin`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    base: str
+    """The run folder NEW is held against."""
+    new: str
+    """The run folder under test (may be BASE itself, with another target)."""
+    margin: float
+    """The largest drop in accuracy (absolute: 0.02 is two points) that still passes."""
+    level: float = 0.95
+    """Confidence of the one-sided decision: a NEW truly worse by more than the margin passes with
+    probability at most 1 - level."""
+    target: str | None = None
+    """The target read in both runs (None: each run's only target)."""
+    base_target: str | None = None
+    """The target read in BASE (None: `target`)."""
+    new_target: str | None = None
+    """The target read in NEW (None: `target`)."""
+    n_resamples: int = 2000
+    """Cluster-bootstrap resamples behind the lower bound (30 documents or more; fewer use a t bound)."""
+    seed: int = 0
+    """Seed of the bootstrap: the same runs give the same decision."""
+
+    _paths = field_validator("base", "new", mode="before")(path_text)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The decision, and what it was made on."""
+
+    decision: NonInferiority
+    """passed, difference NEW - BASE, one-sided lower bound, margin, alpha, p-value, power, method."""
+    base_run: str
+    base_target: str
+    new_run: str
+    new_target: str
+    shared_units: int
+
+    @property
+    def passed(self) -> bool:
+        return self.decision.passed
+
+    def line(self) -> str:
+        """One line for a CI log: PASS or FAIL, difference, lower bound against the margin, power."""
+        return self.decision.line()
+
+    def as_dict(self) -> dict[str, Any]:
+        """What `examiner gate --json` prints: the decision's figures and the two sides."""
+        return {**self.decision.to_dict(), "base": {"run": self.base_run, "target": self.base_target},
+                "new": {"run": self.new_run, "target": self.new_target}, "shared_units": self.shared_units}
+
+
+def _target(run: Any, asked: str | None, side: str) -> str:
+    names = run.targets
+    if asked is not None:
+        if asked not in names:
+            raise UserError(f"{side} run {run.path} has no target {asked!r} (it has: {', '.join(names) or 'none'})")
+        return asked
+    if len(names) != 1:
+        raise UserError(f"{side} run {run.path} has targets {', '.join(names) or 'none'}: name one with --target "
+                        f"(or --{side}-target)")
+    return str(names[0])
+
+
+def gate(options: GateOptions) -> GateResult:
+    """Decide whether NEW is not worse than BASE by more than the margin, as `examiner gate` does."""
+    from examiner.reporting.paired import paired_units
+    from examiner.reporting.run_reader import load_run
+    from examiner.stats.paired import non_inferiority
+
+    if not options.margin >= 0:
+        raise UserError(f"--margin must be 0 or more (an accuracy difference such as 0.02), got {options.margin}")
+    if not 0.5 < options.level < 1:
+        raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
+    if options.n_resamples < 1:
+        raise UserError(f"the bootstrap needs at least one resample, got {options.n_resamples}")
+    base = load_run(options.base)
+    new = base if options.new == options.base else load_run(options.new)
+    base_target = _target(base, options.base_target or options.target, "base")
+    new_target = _target(new, options.new_target or options.target, "new")
+    units = paired_units(base, base_target, new, new_target)
+    if not units.unit_ids:
+        raise UserError(f"{options.base} and {options.new} share no unit: gate two runs over the same corpus")
+    if not units.covered_by_both:
+        raise UserError(f"no unit is covered by both {base_target} ({options.base}) and {new_target} "
+                        f"({options.new}): there is no accuracy difference to test")
+    decision = non_inferiority(units.a, units.b, units.documents, options.margin, units.clusters,
+                               alpha=round(1 - options.level, 12), n_resamples=options.n_resamples, seed=options.seed)
+    return GateResult(decision, str(base.path), base_target, str(new.path), new_target, len(units.unit_ids))

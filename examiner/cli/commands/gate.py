@@ -1,0 +1,51 @@
+"""`examiner gate BASE NEW --margin M`: a regression decision for CI pipelines.
+
+Exit 0 when NEW's accuracy is not below BASE's by more than M at the chosen level, 1 when it may be; one
+line gives the difference, the one-sided lower bound and the power (`--json`: the figures as JSON). Bad
+input is one `examiner: error:` line and exit 2, as for every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from examiner.cli.flags import add_command
+
+EXIT_PASSED, EXIT_FAILED = 0, 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_command(
+        sub, "gate", "fail a CI pipeline when a new run is worse than a base run by more than a margin",
+        "Non-inferiority decision on the units both runs hold (runs over the same corpus): the accuracy\n"
+        "difference NEW - BASE, paired unit by unit, with a one-sided lower bound that resamples source\n"
+        "documents (below 30 documents, a t bound). Exit 0 when the bound lies above -MARGIN (NEW is not\n"
+        "worse by more than MARGIN), 1 when it does not; one line gives the difference, the bound and the\n"
+        "power to pass were NEW as good as BASE. Makes no model call (docs/STATISTICS.md).",
+        "examiner gate runs/main runs/candidate --margin 0.02\n"
+        "examiner gate runs/two runs/two --base-target gpt-a --new-target gpt-b --margin 0.05 --json")
+    p.add_argument("base", metavar="BASE", help="the run folder NEW is held against")
+    p.add_argument("new", metavar="NEW", help="the run folder under test (may be BASE, with another target)")
+    p.add_argument("--margin", type=float, required=True, metavar="M",
+                   help="largest accuracy drop that still passes (absolute: 0.02 is two points)")
+    p.add_argument("--level", type=float, default=0.95, metavar="L",
+                   help="confidence of the one-sided decision (default %(default)s)")
+    p.add_argument("--target", metavar="NAME", help="the target read in both runs (default: each run's only one)")
+    p.add_argument("--base-target", metavar="NAME", help="the target read in BASE (default: --target)")
+    p.add_argument("--new-target", metavar="NAME", help="the target read in NEW (default: --target)")
+    p.add_argument("--json", action="store_true", help="print the decision's figures as JSON")
+    p.set_defaults(func=run_gate)
+
+
+def run_gate(args: argparse.Namespace) -> int:
+    from examiner.api.gating import GateOptions, gate
+    from examiner.reporting.writer import strict
+
+    result = gate(GateOptions(base=args.base, new=args.new, margin=args.margin, level=args.level,
+                              target=args.target, base_target=args.base_target, new_target=args.new_target))
+    if args.json:
+        print(json.dumps(strict(result.as_dict()), indent=1, allow_nan=False))
+    else:
+        print(result.line())
+    return EXIT_PASSED if result.passed else EXIT_FAILED

@@ -1,0 +1,164 @@
+"""Two targets on the units they share, read from run folders, for `examiner compare` and `examiner gate`.
+
+Why one module: the comparison report and the CI gate ask the same question of the same records (is B
+better than A, or not worse?), so both take each shared unit's outcome for the two targets, its source
+document, its exam topic and the subgroup keys the run records from here and hand them to
+examiner.stats.paired (docs/STATISTICS.md section 1 says what is computed and why).
+
+A unit's outcome is 1 (correct), 0 (incorrect) or None (not covered: unanswered or uncovered). Its
+document is the document of its first source; its topic is the round-1 exam cluster it was put in for
+target A (round 1 clusters the whole pool, and targets of one run sit the same round-1 paper), which also
+serves as the exam cluster within its document. Units are shared when both runs hold the same unit id;
+unit ids are content hashes, so two runs over the same corpus share their units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from examiner.reporting.languages import unit_language
+from examiner.reporting.model.compare import PairedSection, PairedSubgroup
+from examiner.reporting.run_reader import RunData
+from examiner.reporting.writer import cell
+from examiner.stats.paired import compare_paired, paired_subgroups
+
+OUTCOME: dict[str, int] = {"correct": 1, "incorrect": 0}
+"""A covered unit's outcome; every other status (unanswered, uncovered) is None."""
+FALSE_DISCOVERY_RATE = 0.05
+"""Benjamini-Hochberg rate of the subgroup tests, within each kind of subgroup."""
+SUBGROUPS = ("topic", "document", "question type", "language")
+
+
+@dataclass(frozen=True)
+class PairedUnits:
+    """The units two targets share, in unit-id order: outcomes of A and B, each unit's document and exam
+    cluster, and its key in each kind of subgroup that has two or more keys."""
+
+    unit_ids: tuple[str, ...]
+    a: tuple[int | None, ...]
+    b: tuple[int | None, ...]
+    documents: tuple[str, ...]
+    clusters: tuple[str, ...]
+    groups: Mapping[str, tuple[str, ...]]
+
+    @property
+    def covered_by_both(self) -> int:
+        return sum(x is not None and y is not None for x, y in zip(self.a, self.b))
+
+
+def _round_one_topics(run: RunData, target: str) -> dict[str, str]:
+    rounds = sorted(run.clusters.get(target, []), key=lambda r: r.round)
+    if not rounds:
+        return {}
+    return {member: cluster.id for cluster in rounds[0].clusters for member in cluster.members}
+
+
+def _question_types(run: RunData, target: str) -> dict[str, str]:
+    """Unit id -> type of the first question put to `target` about it."""
+    types: dict[str, str] = {}
+    asked = sorted((q for q in run.questions.values() if q.target == target and q.kind == "question"),
+                   key=lambda q: (q.round, q.id))
+    for question in asked:
+        for unit_id in question.targets:
+            types.setdefault(unit_id, question.qtype)
+    return types
+
+
+def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str) -> PairedUnits:
+    """The units both targets' runs hold, with what the paired statistics need (module docstring)."""
+    outcomes_a, outcomes_b = run_a.outcomes.get(target_a, {}), run_b.outcomes.get(target_b, {})
+    shared = sorted(set(outcomes_a) & set(outcomes_b))
+    records = {**run_b.units, **run_a.units}
+    topics = _round_one_topics(run_a, target_a)
+    qtypes = _question_types(run_a, target_a)
+    documents, clusters = [], []
+    keys: dict[str, list[str]] = {name: [] for name in SUBGROUPS}
+    for unit_id in shared:
+        record = records.get(unit_id)
+        document = record.sources[0].document if record is not None and record.sources else f"unit:{unit_id}"
+        topic = topics.get(unit_id) or outcomes_a[unit_id].cluster_id or f"unit:{unit_id}"
+        documents.append(document)
+        clusters.append(topic)
+        keys["topic"].append(topic)
+        keys["document"].append(document)
+        keys["question type"].append(qtypes.get(unit_id, "not asked"))
+        keys["language"].append(unit_language(run_a, unit_id))
+    return PairedUnits(
+        unit_ids=tuple(shared),
+        a=tuple(OUTCOME.get(outcomes_a[u].status) for u in shared),
+        b=tuple(OUTCOME.get(outcomes_b[u].status) for u in shared),
+        documents=tuple(documents),
+        clusters=tuple(clusters),
+        groups={name: tuple(values) for name, values in keys.items() if len(set(values)) > 1},
+    )
+
+
+def paired_section(a: str, b: str, units: PairedUnits, *, n_resamples: int = 2000, seed: int = 0) -> PairedSection:
+    """B (`b`) against A (`a`) on their shared units: the paired comparison and its subgroups."""
+    result = compare_paired(units.a, units.b, units.documents, units.clusters, n_resamples=n_resamples, seed=seed)
+    subgroups = [
+        PairedSubgroup(by=by, **row.to_dict())
+        for by, keys in units.groups.items()
+        for row in paired_subgroups(units.a, units.b, units.documents, keys, units.clusters,
+                                    false_discovery_rate=FALSE_DISCOVERY_RATE, seed=seed)
+    ]
+    return PairedSection(a=a, b=b, **result.to_dict(), false_discovery_rate=FALSE_DISCOVERY_RATE,
+                         subgroups=subgroups)
+
+
+def _signed(value: float | None) -> str:
+    return cell(value, 3) if value is None or value != value else f"{value:+.3f}"
+
+
+def _p(value: float | None) -> str:
+    return cell(value) if value is None or value != value else f"{value:.3g}"
+
+
+def difference_cell(section: PairedSection, which: str = "accuracy") -> str:
+    """`+0.120 [+0.040, +0.200]`: a difference B - A with its interval."""
+    d = section.accuracy_difference if which == "accuracy" else section.coverage_difference
+    return f"{_signed(d.estimate)} [{_signed(d.low)}, {_signed(d.high)}]"
+
+
+def headline(section: PairedSection) -> str:
+    """One line: the accuracy difference B - A, its interval, both tests' p-values and the power."""
+    small = ", small sample" if section.small_sample else ""
+    return (f"{section.b} - {section.a}: accuracy {difference_cell(section)} "
+            f"({round(section.accuracy_difference.level * 100)}% CI), McNemar p {_p(section.mcnemar.p_value)}, "
+            f"cluster p {_p(section.clustered_test.p_value)}, power {cell(section.power.achieved, 2)} "
+            f"(detectable at {round(section.power.target_power * 100)}%: "
+            f"{cell(section.power.minimum_detectable_effect)}; "
+            f"{section.n_units} units, {section.n_documents} {section.top_stage}{small})")
+
+
+PAIRED_HEADER = ["A", "B", "units", "documents", "accuracy B - A [95% CI]", "coverage B - A [95% CI]",
+                 "McNemar p", "cluster p", "design effect", "power", "detectable (80%)"]
+SUBGROUP_HEADER = ["by", "subgroup", "units", "documents", "accuracy A", "accuracy B", "B - A [95% CI]", "test",
+                   "p", "p (BH)", "significant"]
+PAIRED_NOTE = ("Differences are B - A on the units both targets were examined on (accuracy = correct / covered). "
+               "Intervals resample source documents (below 30 documents: t on documents - 1 df with the "
+               "larger of the cluster-robust and Agresti-Min standard errors). McNemar's exact test assumes "
+               "independent units; the cluster test (Obuchowski 1998) allows for units of one document "
+               "being alike. Power is the cluster test's for the observed difference; detectable is the "
+               "smallest difference it finds with 80% power. Subgroup p-values are adjusted by "
+               "Benjamini-Hochberg within each kind of subgroup (docs/STATISTICS.md).")
+
+
+def paired_rows(sections: list[PairedSection]) -> list[list[str | int]]:
+    """The paired table's cells (PAIRED_HEADER), one row per pair."""
+    return [[s.a, s.b, s.n_units, s.n_documents, difference_cell(s), difference_cell(s, "coverage"),
+             _p(s.mcnemar.p_value), _p(s.clustered_test.p_value), cell(s.design_effect, 2),
+             cell(s.power.achieved, 2), cell(s.power.minimum_detectable_effect)] for s in sections]
+
+
+def subgroup_rows(section: PairedSection, limit: int) -> list[list[str | int]]:
+    """The first `limit` subgroup rows of a pair (SUBGROUP_HEADER): the significant ones first."""
+    ordered = sorted(section.subgroups, key=lambda g: not g.significant)[:limit]
+    return [[g.by, g.key, g.n_units, g.n_documents, cell(g.accuracy_a), cell(g.accuracy_b),
+             f"{_signed(g.difference)} [{_signed(g.low)}, {_signed(g.high)}]", g.test, _p(g.p_value),
+             _p(g.p_adjusted), "yes" if g.significant else "no"] for g in ordered]
+
+
+__all__ = ["FALSE_DISCOVERY_RATE", "OUTCOME", "PAIRED_HEADER", "PAIRED_NOTE", "PairedUnits", "SUBGROUP_HEADER",
+           "difference_cell", "headline", "paired_rows", "paired_section", "paired_units", "subgroup_rows"]
