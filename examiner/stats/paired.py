@@ -176,7 +176,9 @@ def _estimate(
     two_stage: bool,
 ) -> Estimate:
     small = draws is None
-    se = math.sqrt(max(cluster_var, unit_var))
+    # Identical outcomes give a zero sample variance; the Agresti-Min floor (what the small-sample interval
+    # uses) keeps the test's standard error, and so its p-value and power, defined there.
+    se = math.sqrt(max(cluster_var, unit_var)) or math.sqrt(floor_var)
     if draws is None:
         low, high = t_interval(value, math.sqrt(max(cluster_var, floor_var)), g.n_documents - 1, level)
         method = "t on groups - 1 df, cluster-robust or Agresti-Min standard error (the larger)"

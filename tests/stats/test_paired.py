@@ -165,3 +165,16 @@ def test_non_inferiority_bound_is_the_one_sided_end_of_the_comparison() -> None:
     two_sided_90 = compare_paired(base, new, docs, level=0.90, seed=2).accuracy_difference
     assert decision.lower_bound == pytest.approx(two_sided_90.low)
     assert decision.passed == (two_sided_90.low > -0.05)
+
+
+def test_identical_targets_keep_a_defined_test_power_and_gate() -> None:
+    """Two targets with the same outcome on every unit have a zero sample variance; the standard error
+    falls back to the Agresti-Min floor, so the gate's p-value and power are numbers (a run gated
+    against itself printed `power nan`)."""
+    outcomes = [1, 0, 1, 1, 0, 1, 1, 1] * 5
+    documents = [i // 4 for i in range(len(outcomes))]
+    result = compare_paired(outcomes, outcomes, documents)
+    assert result.accuracy_difference.estimate == 0 and result.accuracy_difference.standard_error > 0
+    assert math.isfinite(result.power.achieved) and math.isfinite(result.clustered_test.p_value)
+    decision = non_inferiority(outcomes, outcomes, documents, margin=0.5)
+    assert decision.passed and 0 < decision.power <= 1 and "nan" not in decision.line()
