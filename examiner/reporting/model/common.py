@@ -1,4 +1,5 @@
-"""Sections several report kinds share: skipped input rows, correlation levels, classification figures."""
+"""Sections several report kinds share: skipped input rows, correlation levels, classification figures,
+billed totals."""
 
 from __future__ import annotations
 
@@ -41,3 +42,22 @@ class Classification(Section):
     macro_recall: Figure
     macro_f1: Figure
     classes: list[int]
+
+
+class BilledTotals(Section):
+    """What a group of ledger records billed: calls, tokens by kind and dollars (the exam's cost rows and
+    the meta-evaluation's usage share these fields; examiner.llm.accounting computes them)."""
+
+    calls: int
+    batch_calls: int
+    cache_hits: int
+    prompt_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int
+    cost_usd: float
+    batch_usd: float
+    uncached_input_tokens: int
+    output_tokens: int
+    cached_input_share: Figure

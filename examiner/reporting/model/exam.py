@@ -13,6 +13,7 @@ from pydantic import Field
 
 from examiner.core.records import RunStatus
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
+from examiner.reporting.model.common import BilledTotals
 
 HealthStatus = Literal["pass", "warn", "fail", "info"]
 
@@ -182,50 +183,20 @@ class TargetSection(Section):
     rounds: int
 
 
-class CostFigures(Section):
+class CostFigures(BilledTotals):
     """Billed totals of a group of ledger records and the same per unit of the corpus."""
 
-    calls: int
-    batch_calls: int
-    cache_hits: int
-    prompt_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    completion_tokens: int
-    reasoning_tokens: int
-    cost_usd: float
-    batch_usd: float
-    uncached_input_tokens: int
-    output_tokens: int
-    cached_input_share: Figure
     calls_per_unit: float
     input_tokens_per_unit: float
     output_tokens_per_unit: float
     cents_per_unit: float
 
 
-class PaperRow(Section):
+class PaperRow(CostFigures):
     """A row of the cost table in the paper's layout (a stage, with the questions it handled)."""
 
     stage: str
     questions: int
-    calls: int
-    batch_calls: int
-    cache_hits: int
-    prompt_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    completion_tokens: int
-    reasoning_tokens: int
-    cost_usd: float
-    batch_usd: float
-    uncached_input_tokens: int
-    output_tokens: int
-    cached_input_share: Figure
-    calls_per_unit: float
-    input_tokens_per_unit: float
-    output_tokens_per_unit: float
-    cents_per_unit: float
 
 
 class RoleCost(CostFigures):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, FigureMap, Section
-from examiner.reporting.model.common import SkippedRow
+from examiner.reporting.model.common import BilledTotals, SkippedRow
 
 
 class MetaConfigSection(Section):
@@ -201,22 +201,9 @@ class IndividualCounts(MetaCounts):
     """BSMEval: the 15 most common branch names -> times used."""
 
 
-class MetaUsage(Section):
+class MetaUsage(BilledTotals):
     """The gateway's totals over the whole meta-evaluation."""
 
-    calls: int
-    batch_calls: int
-    cache_hits: int
-    prompt_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    completion_tokens: int
-    reasoning_tokens: int
-    cost_usd: float
-    batch_usd: float
-    uncached_input_tokens: int
-    output_tokens: int
-    cached_input_share: Figure
     unparseable_replies: int
     failed_calls: int
 
