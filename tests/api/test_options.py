@@ -71,3 +71,17 @@ def test_the_jobs_options_go_on_top_of_the_settings(tmp_path: Path) -> None:
         resolve_settings(base, JobOptions(budget_usd=float("nan")))
     with pytest.raises(ConfigError):
         resolve_settings({"no_such_setting": 1}, JobOptions())
+
+
+def test_judge_stats_options_default_to_the_judgment_fields_the_library_reads() -> None:
+    """JudgeStatsOptions repeats JudgmentFields' keys with their documentation (the API module stays light,
+    so it does not import the judging package at load); the two lists of names and defaults must agree,
+    or the API and the library would read a judgments file differently."""
+    import dataclasses
+
+    from examiner.api.judging import JudgeStatsOptions
+    from examiner.judging.judgment_files import JudgmentFields
+
+    library = {f.name: f.default for f in dataclasses.fields(JudgmentFields)}
+    options = JudgeStatsOptions(judgments="j.jsonl")
+    assert {name: getattr(options, name) for name in library} == library
