@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 from scipy.special import expit
+from threadpoolctl import threadpool_limits
 
 from examiner.core.labels import Preference
 from examiner.stats.correlation import Figures
@@ -181,7 +182,10 @@ def bradley_terry_bootstrap_samples(
     n_players = len(b.players)
     point = bradley_terry_fit(ka, kb, ks, counts, n_players, base, tol) * scale + init
     draws = np.random.default_rng(seed).multinomial(b.n, counts / counts.sum(), size=n_rounds) / b.n
-    rounds = np.array([bradley_terry_fit(ka, kb, ks, w, n_players, base, tol) for w in draws]) * scale + init
+    # One BLAS thread: each fit is tiny, and L-BFGS-B's threaded BLAS calls cost ~10x the fit itself
+    # (1000 rounds of 4 players: 17 s against 0.5 s on two cores); the figures are the same.
+    with threadpool_limits(limits=1):
+        rounds = np.array([bradley_terry_fit(ka, kb, ks, w, n_players, base, tol) for w in draws]) * scale + init
     return b.players, point, rounds
 
 
