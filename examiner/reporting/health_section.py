@@ -22,7 +22,7 @@ HEALTH_HEADER = ["check", "status", "figure", "threshold", "measured", "examples
 UNTRUSTWORTHY = ("UNTRUSTWORTHY: the exam's health check failed (see Health above), so these figures "
                  "describe a degenerate examiner or judge rather than the target's knowledge.")
 NOTE = ("Each check reads the run's own records (questions, answers, verdicts, the judge self-check) and "
-        "compares one figure with its thresholds; any fail makes the health fail. Thresholds: README, "
+        "compares one figure with its thresholds; any fail makes the health fail. Thresholds: docs/GUIDE.md, "
         "\"Exam health\".")
 
 

@@ -1,6 +1,6 @@
 """The import rule, held by walking every module's imports.
 
-Layers, top to bottom (README, "How it works"): command line -> Python API -> methods (exam, judging,
+Layers, top to bottom (docs/ARCHITECTURE.md): command line -> Python API -> methods (exam, judging,
 meta) -> reporting -> agents -> services (llm, corpus, stats, prompts) -> simulator -> core. The command
 line parses flags into the API's options and prints its results; the API never imports the command
 line, and nothing but the command line imports argparse. A module may import

@@ -1,6 +1,6 @@
 """The command line a new user meets: every command's --help says what it does with an example, building
-the parser loads no heavy library (so `examiner --help` is quick), and README's claims about the common
-flags match the parsers."""
+the parser loads no heavy library (so `examiner --help` is quick), and the claims README and docs/ make about
+the flags match the parsers."""
 
 from __future__ import annotations
 
@@ -64,11 +64,16 @@ def test_the_hard_coded_choices_match_the_registries() -> None:
     assert ROLE_NAMES == tuple(ROLES)
 
 
+def _user_docs() -> list[Path]:
+    """The pages a user reads: README (the front page) and the manual in docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
 def _readme_common_flags() -> tuple[list[str], list[str]]:
-    """README's sentence 'The commands that call models (`run`, ...) take `--config FILE`, ...'."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """docs/COMMANDS.md's sentence 'The commands that call models (`run`, ...) take `--config FILE`, ...'."""
+    text = (ROOT / "docs" / "COMMANDS.md").read_text(encoding="utf-8")
     match = re.search(r"The commands that call models\s+\(([^)]*)\)\s+take\s+(.*?)\.", text, re.S)
-    assert match, "README no longer states which commands take the common flags"
+    assert match, "docs/COMMANDS.md no longer states which commands take the common flags"
     commands = re.findall(r"`(\w[\w-]*)`", match.group(1))
     flags = re.findall(r"`(--[\w-]+)", match.group(2))
     return commands, flags
@@ -81,12 +86,12 @@ def test_readme_common_flag_claim_holds_for_each_command() -> None:
     for name in commands:
         options = {o for action in parsers[name]._actions for o in action.option_strings}
         missing = [flag for flag in flags if flag not in options]
-        assert not missing, f"README says `examiner {name}` takes {missing}, its parser does not"
+        assert not missing, f"docs/COMMANDS.md says `examiner {name}` takes {missing}, its parser does not"
 
 
-def test_every_flag_readme_shows_for_a_command_exists() -> None:
-    """Each `examiner CMD ... --flag` in README's code and tables names a flag CMD's parser has."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_every_flag_the_docs_show_for_a_command_exists() -> None:
+    """Each `examiner CMD ... --flag` in README's and the manual's code and tables names a flag CMD's parser has."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in _user_docs())
     parsers = subcommands()
     wrong = []
     for line in text.splitlines():
@@ -96,4 +101,4 @@ def test_every_flag_readme_shows_for_a_command_exists() -> None:
                 continue
             options = {o for action in parsers[name]._actions for o in action.option_strings}
             wrong += [f"{name} {flag}" for flag in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest) if flag not in options]
-    assert not wrong, f"README shows flags the commands do not take: {wrong}"
+    assert not wrong, f"README or docs/ show flags the commands do not take: {wrong}"

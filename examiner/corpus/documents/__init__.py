@@ -140,4 +140,4 @@ READERS: dict[str, Callable[[Path, ReadLimits], list[Page]]] = {".pdf": _read_pd
 """Reader per file suffix (lower case)."""
 
 PAGE_MEANING = {".pdf": "page", ".docx": "page", ".pptx": "slide"}
-"""What a passage's `page` counts for each document type (README, "Supported formats")."""
+"""What a passage's `page` counts for each document type (docs/CORPORA.md, "Corpora: formats and languages")."""
