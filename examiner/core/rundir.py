@@ -85,6 +85,9 @@ INDIVIDUAL = "individual.jsonl"
 OVERRIDES = "overrides.jsonl"
 """Exam runs: people's corrections of verdicts (core/overrides.py), appended by `examiner view`; the
 latest row per (question, unit) wins and verdicts.jsonl never changes."""
+HUMAN_SAMPLE = "human_sample.jsonl"
+"""Exam runs: a random sample of verdicts drawn for people to label, then their labels (core/human_sample.py);
+kept apart from overrides.jsonl, which holds corrections chosen while browsing."""
 BATCHES = "batches.json"
 """Provider batches submitted for the run (id, endpoint, the request keys in it), saved before the first
 status check (rewritten atomically), so a killed run waits on the same batches instead of paying again."""
@@ -94,7 +97,7 @@ LOG = "examiner.log"
 EXAM_OUTPUTS = frozenset({
     RUN_INFO, REQUEST, CONFIG, UNITS, PASSAGES, QUESTIONS, ANSWERS, VERDICTS, OUTCOMES, SELF_CHECK, CLUSTERS,
     LEDGER, CACHE, CHECKPOINTS, STATE, EMBEDDINGS, LOCK, REPORT_JSON, REPORT_MD, REPORT_HTML, FIGURES, PROVENANCE,
-    PILOT, ESTIMATE, OVERRIDES, BATCHES, LOG,
+    PILOT, ESTIMATE, OVERRIDES, HUMAN_SAMPLE, BATCHES, LOG,
 })
 """Every name an exam run writes into its folder: what a restart or `demo` may remove, and nothing else."""
 _OUTPUT_SUFFIXES = ("", ".tmp", "-wal", "-shm", "-journal", ".damaged", ".damaged-wal", ".damaged-shm")
@@ -430,6 +433,6 @@ def _write_atomic(path: Path, text: str) -> None:
 
 __all__ = [
     "ANSWERS", "ASSESSMENTS", "BATCHES", "CACHE", "CHECKPOINTS", "CLUSTERS", "CONFIG", "DEBATES", "EMBEDDINGS", "FIGURES", "INDIVIDUAL",
-    "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PassageRow", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
+    "HUMAN_SAMPLE", "JUDGMENTS", "LOCK", "LEDGER", "OUTCOMES", "OVERRIDES", "PASSAGES", "PassageRow", "PROVENANCE", "QUESTIONS", "RECORD_FILES", "REPORT_HTML",
     "REPORT_JSON", "REPORT_MD", "REQUEST", "EXAM_OUTPUTS", "LOG", "exam_output", "foreign_entries", "remove_exam_outputs", "RUN_INFO", "RunDir", "RunRecords", "SELF_CHECK", "SubmittedBatch", "UNITS", "VERDICTS", "report_paths", "safe_name",
 ]

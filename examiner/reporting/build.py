@@ -14,6 +14,7 @@ from examiner.reporting.html import render_html
 from examiner.reporting.markdown import render_markdown
 from examiner.reporting.model import ExamReport
 from examiner.reporting.with_overrides import overrides_summary
+from examiner.reporting.calibration_section import exam_calibration
 from examiner.reporting.run_reader import load_run
 from examiner.reporting.summary import summarize
 from examiner.reporting.writer import write_report
@@ -30,6 +31,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     run = load_run(run_dir)
     summary = summarize(run, seed=seed)
     summary["overrides"] = overrides_summary(run, seed=seed)
+    summary["calibration"] = exam_calibration(run)
     summary["health"] = dict(health) if health is not None else None
     summary["provenance"] = provenance_plan(run)
     out_dir = run.path

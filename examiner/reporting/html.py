@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from examiner.reporting.calibration_section import calibration_html
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, health_html
 from examiner.reporting.markdown import (
     BASELINE_HEADER,
@@ -145,6 +146,7 @@ def render_html(report: ExamReport, figures: dict[str, Path]) -> str:
     if report.overrides:
         p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(report.overrides))}</p>",
               table(OVERRIDE_HEADER, override_rows(report.overrides))]
+    p += calibration_html(report.calibration, table)
     fig("scores", "accuracy and coverage per target")
     header, rows = qtype_table(report)
     p += ["<h2>Accuracy per question type</h2>", table(header, rows)]

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, settlement_lines, shown_parts
+from examiner.reporting.calibration_section import calibration_markdown
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, health_markdown
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.model import ExamReport
@@ -324,6 +325,7 @@ def render_markdown(report: ExamReport) -> str:
     if report.overrides:
         out += ["### With people's overrides", "", override_note(report.overrides), "",
                 table(OVERRIDE_HEADER, override_rows(report.overrides)), ""]
+    out += calibration_markdown(report.calibration, table)
     if "scores" in figures:
         out += [f"![accuracy and coverage]({figures['scores']})", ""]
     header, rows = qtype_table(report)

@@ -1,0 +1,265 @@
+"""The "Calibrated by people" section: the judge's accuracy beside the one a random sample of human labels
+gives (PPI++ with its interval, the human sample alone, the judge's agreement with the people).
+
+Why a module of its own: the exam report (per target, from human_sample.jsonl), the judging report
+(`examiner judge-stats` on a dataset with a few gold labels) and the three renderers (Markdown, HTML,
+terminal) share the figures and their wording. The figures are examiner.stats.ppi's, unchanged:
+`calibrated_accuracy` for the estimates, `agreement` for kappa and per-label sensitivity / specificity.
+Only the random sample is used; overrides made while browsing (overrides.jsonl) never are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from statsmodels.stats.proportion import proportion_confint
+
+from examiner.core.human_sample import read_sample
+from examiner.core.rundir import HUMAN_SAMPLE
+from examiner.reporting.human_sample import population
+from examiner.reporting.model.calibration import ExamCalibration, JudgeCalibration
+from examiner.reporting.run_reader import RunData
+from examiner.stats.ppi import agreement, calibrated_accuracy
+
+MIN_LABELS = 20
+"""Fewest people-labelled units an estimand needs for its PPI++ figure (docs/STATISTICS.md section 3 has
+the simulation behind it); below it the report gives the human sample's own figure and says so."""
+LEVEL = 0.95
+HUMAN_LABEL_RULE = ("a person's `correct` counts 1; `incorrect` and `unrelated` count 0 (the answer did not "
+                    "state the unit correctly); agreement compares the labels themselves")
+NOTE = ("A random sample of the judged units, drawn by examiner (human_sample.jsonl records how), labelled by "
+        "people without seeing the judge's verdict. PPI++ adds to the people's figure the judge's figure on the "
+        "units nobody labelled, less the judge's bias measured on the sample, so it is unbiased whatever the "
+        "judge; its interval is narrower than the people's alone when the judge tracks them. Overrides made "
+        "while browsing are not a random sample and are not used here.")
+
+
+def _wilson(values: Sequence[float], n: int, n_unlabelled: int, method: str) -> dict[str, Any]:
+    """A 0/1 mean with its Wilson interval, shaped as MeanFigure (as ppi.py gives its own)."""
+    mean = sum(values) / len(values)
+    low, high = proportion_confint(int(sum(values)), len(values), alpha=1 - LEVEL, method="wilson")
+    return {"estimate": mean, "low": float(low), "high": float(high), "level": LEVEL,
+            "standard_error": math.sqrt(mean * (1 - mean) / len(values)), "n": n, "n_unlabelled": n_unlabelled,
+            "method": method}
+
+
+def calibrated_figure(judge: Sequence[int], human: Sequence[int | None], judge_labels: Sequence[Hashable],
+                      human_labels: Sequence[Hashable | None], *, minimum: int | None = None) -> dict[str, Any]:
+    """One estimand three ways (CalibratedFigure): `judge` 0/1 on every unit, `human` 0/1 on the sampled
+    units (None elsewhere); agreement from the labels themselves (`judge_labels`, `human_labels`).
+    `minimum`: fewest labels for the PPI++ figure (None: MIN_LABELS)."""
+    minimum = MIN_LABELS if minimum is None else minimum
+    labelled = [i for i, h in enumerate(human) if h is not None]
+    n, big_n = len(labelled), len(judge)
+    out: dict[str, Any] = {"population": big_n, "labelled": n, "human_only": None, "ppi": None, "lam": None,
+                           "judge_bias": None, "agreement": None, "note": None}
+    pairs_h = [human_labels[i] for i in labelled]
+    pairs_j = [judge_labels[i] for i in labelled]
+    if n >= 2:
+        out["agreement"] = agreement(pairs_h, pairs_j, level=LEVEL).to_dict()
+    if n >= 2 and n < big_n:
+        figures = calibrated_accuracy(list(judge), list(human), level=LEVEL)
+        out.update(judge_raw=figures.judge_raw.to_dict(), human_only=figures.human_only.to_dict())
+        if n >= minimum:
+            out.update(ppi=figures.ppi.to_dict(), lam=figures.lam, judge_bias=figures.judge_bias)
+    else:
+        out["judge_raw"] = _wilson([float(j) for j in judge], 0, big_n,
+                                   "judge alone (Wilson; its bias is not in the interval)")
+        if n >= 1:
+            out["human_only"] = _wilson([float(human[i] or 0) for i in labelled], n, 0, "human sample alone (Wilson)")
+    if n == big_n and n > 0:
+        out["note"] = "Every judged unit is labelled: the people's figure is the figure itself, no estimate needed."
+    elif n < minimum:
+        out["note"] = (f"{n} of {big_n} judged units labelled: too few for the calibrated (PPI++) figure, which "
+                       f"needs at least {minimum} (docs/STATISTICS.md, section 3); label more of the sample.")
+    return out
+
+
+def exam_calibration(run: RunData) -> dict[str, Any] | None:
+    """report.json's `calibration` (ExamCalibration as data) from the run's human_sample.jsonl; None
+    when no sample was drawn. A label whose unit is now decided by another verdict (a resumed run) is
+    stale and left out."""
+    sample = read_sample(run.path)
+    if sample is None:
+        return None
+    labels = sample.labels()
+    units = population(run)
+    current = {(u.target, u.unit_id): u.verdict_id for u in units}
+    stale = sum(1 for key, row in labels.items() if current.get(key) != row.verdict_id)
+    targets = {}
+    for target in run.targets:
+        mine = [u for u in units if u.target == target]
+        if not mine:
+            continue
+        status = [run.outcomes[target][u.unit_id].status for u in mine]
+        given = [labels.get((target, u.unit_id)) for u in mine]
+        people = [row.verdict if row is not None and row.verdict_id == u.verdict_id else None
+                  for row, u in zip(given, mine)]
+        targets[target] = calibrated_figure(
+            [int(s == "correct") for s in status], [None if p is None else int(p == "correct") for p in people],
+            status, people)
+    draw = sample.draw
+    facts = {**draw.model_dump(include={"draw_id", "method", "seed", "size", "population", "population_rule", "blind",
+                                        "who", "at"}),
+             "drawn": len(draw.units), "labelled": len(labels), "stale": stale}
+    return ExamCalibration.model_validate({"file": HUMAN_SAMPLE, "minimum": MIN_LABELS,
+                                           "human_label_rule": HUMAN_LABEL_RULE, "draw": facts,
+                                           "targets": targets}).model_dump()
+
+
+def judge_calibration(judged: Mapping[str, Hashable], gold: Mapping[str, Hashable]) -> dict[str, Any] | None:
+    """The judging report's `calibration` (JudgeCalibration as data): rows the judge labelled (id -> its
+    label) of which some carry a gold label (id -> label); per label, the share of rows whose gold label it
+    is, three ways. None when no judged row has a gold label, or every one has (nothing to calibrate)."""
+    ids = sorted(judged)
+    labelled = [i for i in ids if i in gold]
+    if not labelled or len(labelled) == len(ids):
+        return None
+    names = sorted({*(judged[i] for i in ids), *(gold[i] for i in labelled)}, key=str)
+    per_label = {}
+    for name in names:
+        per_label[str(name)] = calibrated_figure(
+            [int(judged[i] == name) for i in ids], [int(gold[i] == name) if i in gold else None for i in ids],
+            [judged[i] for i in ids], [gold.get(i) for i in ids])
+    agree = agreement([gold[i] for i in labelled], [judged[i] for i in labelled], level=LEVEL).to_dict() \
+        if len(labelled) >= 2 else None
+    return JudgeCalibration.model_validate({
+        "estimand": "the share of rows whose gold label is each label, over every judged row", "minimum": MIN_LABELS,
+        "rows": len(ids), "labelled": len(labelled), "agreement": agree,
+        "labels": {k: {**v, "agreement": None} for k, v in per_label.items()}}).model_dump()
+
+
+# --- rendering ------------------------------------------------------------------------------------------------
+
+CALIBRATION_HEADER = ["target", "labelled / judged", "judge alone", "people alone", "PPI++ (calibrated)",
+                      "judge bias", "Cohen's kappa"]
+LABEL_HEADER = ["target", "label", "people gave it", "sensitivity", "specificity"]
+
+
+def _interval(figure: Mapping[str, Any] | None) -> str:
+    if not figure or figure.get("estimate") is None:
+        return "-"
+    low, high = figure.get("low"), figure.get("high")
+    span = "" if low is None or high is None else f" [{100 * low:.1f}, {100 * high:.1f}]"
+    return f"{100 * figure['estimate']:.1f}%{span}"
+
+
+def _ratio(value: float | None, low: float | None = None, high: float | None = None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    span = "" if low is None or high is None or math.isnan(low) or math.isnan(high) else f" [{low:.2f}, {high:.2f}]"
+    return f"{value:.2f}{span}"
+
+
+def _plain(section: Any) -> dict[str, Any]:
+    return section.model_dump() if hasattr(section, "model_dump") else dict(section)
+
+
+def calibration_rows(section: Any) -> list[list[str]]:
+    """One row per target (CALIBRATION_HEADER) of an ExamCalibration (model or data)."""
+    data = _plain(section)
+    rows = []
+    for name, t in data["targets"].items():
+        a = t.get("agreement")
+        bias = t.get("judge_bias")
+        rows.append([name, f"{t['labelled']} / {t['population']}", _interval(t["judge_raw"]), _interval(t["human_only"]),
+                     _interval(t["ppi"]), "-" if bias is None else f"{100 * bias:+.1f} points",
+                     _ratio(a["kappa"], a["kappa_low"], a["kappa_high"]) if a else "-"])
+    return rows
+
+
+def label_rows(section: Any) -> list[list[str]]:
+    """Per target and label: how often people gave it, the judge's sensitivity and specificity (LABEL_HEADER)."""
+    data = _plain(section)
+    rows = []
+    for name, t in data["targets"].items():
+        for row in (t.get("agreement") or {}).get("per_label", []):
+            rows.append([name, row["label"], str(row["n_human"]),
+                         _ratio(row["sensitivity"], row["sensitivity_low"], row["sensitivity_high"]),
+                         _ratio(row["specificity"], row["specificity_low"], row["specificity_high"])])
+    return rows
+
+
+def draw_text(section: Any) -> str:
+    data = _plain(section)
+    d = data["draw"]
+    stale = f"; {d['stale']} stale labels left out (their unit is now decided by another verdict)" if d["stale"] else ""
+    return (f"Sample {d['draw_id']}: {d['drawn']} of {d['population']} judged units drawn {d['method']} "
+            f"(seed {d['seed']}, size {d['size']}) by {d['who']} at {d['at']}; {d['labelled']} labelled{stale}. "
+            f"Labels: {data['human_label_rule']}.")
+
+
+def notes(section: Any) -> list[str]:
+    return [f"{name}: {t['note']}" for name, t in _plain(section)["targets"].items() if t.get("note")]
+
+
+def calibration_markdown(section: Any, table: Callable[[list[str], list[list[Any]]], str]) -> list[str]:
+    """The Markdown lines of the section (nothing without a sample; `table` is the Markdown table renderer)."""
+    if not section:
+        return []
+    out = ["### Calibrated by people", "", NOTE, "", draw_text(section), "",
+           table(CALIBRATION_HEADER, calibration_rows(section)), ""]
+    out += [f"- {line}" for line in notes(section)] + ([""] if notes(section) else [])
+    rows = label_rows(section)
+    if rows:
+        out += ["Per label: sensitivity = P(judge gives it | people did), specificity = P(judge does not | people "
+                "did not), 95% Wilson intervals.", "", table(LABEL_HEADER, rows), ""]
+    return out
+
+
+def calibration_html(section: Any, table: Callable[[list[str], list[list[Any]]], str]) -> list[str]:
+    """The HTML parts of the section (nothing without a sample; `table` is the HTML table renderer)."""
+    if not section:
+        return []
+    out = ["<h3>Calibrated by people</h3>", f"<p class=\"note\">{escape(NOTE)}</p>",
+           f"<p class=\"note\">{escape(draw_text(section))}</p>", table(CALIBRATION_HEADER, calibration_rows(section))]
+    out += [f"<p class=\"note\">{escape(line)}</p>" for line in notes(section)]
+    rows = label_rows(section)
+    if rows:
+        out.append(table(LABEL_HEADER, rows))
+    return out
+
+
+def calibration_lines(section: Any) -> list[str]:
+    """Terminal lines: per target the judge's accuracy, the people's and the calibrated one (none: [])."""
+    if not section:
+        return []
+    lines = []
+    for name, t in _plain(section)["targets"].items():
+        lines.append(f"{name}: accuracy {_interval(t['judge_raw'])} (judge) | {_interval(t['human_only'])} (people, "
+                     f"{t['labelled']} of {t['population']} labelled) | {_interval(t['ppi'])} calibrated (PPI++)")
+        if t.get("note"):
+            lines.append(f"  {t['note']}")
+    return lines
+
+
+def judge_calibration_markdown(section: Any, table: Callable[[list[str], list[list[Any]]], str]) -> list[str]:
+    """The judging report's Markdown lines for its `calibration` (nothing when absent)."""
+    if not section:
+        return []
+    data = _plain(section)
+    rows = [[label, f"{f['labelled']} / {f['population']}", _interval(f["judge_raw"]), _interval(f["human_only"]),
+             _interval(f["ppi"]), "-" if f.get("judge_bias") is None else f"{100 * f['judge_bias']:+.1f} points"]
+            for label, f in data["labels"].items()]
+    out = ["", "## Calibrated by the gold labels", "",
+           f"{data['labelled']} of {data['rows']} judged rows carry a gold label. Estimated: {data['estimand']}; "
+           "PPI++ (docs/STATISTICS.md, section 3) is valid when the labelled rows are a random sample of the rows.", "",
+           table(["label", "labelled / judged", "judge alone", "gold alone", "PPI++ (calibrated)", "judge bias"], rows)]
+    small = [f"- label {label}: {f['note']}" for label, f in data["labels"].items() if f.get("note")]
+    out += ["", *small] if small else []
+    a = data.get("agreement")
+    if a:
+        out += ["", f"Agreement with the gold labels on {a['n']} rows: observed {_ratio(a['observed'])}, Cohen's "
+                f"kappa {_ratio(a['kappa'], a['kappa_low'], a['kappa_high'])}.", "",
+                table(["label", "gold gave it", "sensitivity", "specificity"],
+                      [[r["label"], str(r["n_human"]), _ratio(r["sensitivity"], r["sensitivity_low"], r["sensitivity_high"]),
+                        _ratio(r["specificity"], r["specificity_low"], r["specificity_high"])] for r in a["per_label"]])]
+    return out
+
+
+__all__ = ["CALIBRATION_HEADER", "HUMAN_LABEL_RULE", "LABEL_HEADER", "MIN_LABELS", "calibrated_figure",
+           "calibration_html", "calibration_lines", "calibration_markdown", "calibration_rows", "exam_calibration",
+           "judge_calibration", "judge_calibration_markdown", "label_rows"]

@@ -1,0 +1,111 @@
+"""The "Calibrated by people" sections: a judge's figure beside the one a random sample of human labels
+gives (PPI++, examiner/stats/ppi.py), in the exam report (per target, from human_sample.jsonl) and the
+judging report (`examiner judge-stats` on a dataset with a few gold labels)."""
+
+from __future__ import annotations
+
+from examiner.reporting.model.base import Figure, Section
+
+
+class MeanFigure(Section):
+    """A mean with its interval (examiner.stats.ppi.MeanEstimate): `n` human-labelled units behind it and
+    `n_unlabelled` judge-only ones."""
+
+    estimate: Figure
+    low: Figure
+    high: Figure
+    level: float
+    standard_error: Figure
+    n: int
+    n_unlabelled: int
+    method: str
+
+
+class LabelAgreementRow(Section):
+    """Per label: sensitivity P(judge gives it | people did) and specificity, each with a Wilson interval."""
+
+    label: str
+    n_human: int
+    sensitivity: Figure
+    sensitivity_low: Figure
+    sensitivity_high: Figure
+    specificity: Figure
+    specificity_low: Figure
+    specificity_high: Figure
+
+
+class AgreementFigures(Section):
+    """The judge against people on the units both labelled: observed agreement, Cohen's kappa with its
+    interval, and per-label sensitivity and specificity."""
+
+    n: int
+    observed: Figure
+    kappa: Figure
+    kappa_low: Figure
+    kappa_high: Figure
+    per_label: list[LabelAgreementRow]
+
+
+class CalibratedFigure(Section):
+    """One estimand (an exam target's accuracy, or a dataset's share of one label) three ways: the judge
+    alone, the human sample alone, and both (PPI++); None where the sample is too small for it."""
+
+    population: int
+    """Units the judge labelled (the estimand's units)."""
+    labelled: int
+    """Of those, units a person labelled in the random sample."""
+    judge_raw: MeanFigure
+    human_only: MeanFigure | None
+    ppi: MeanFigure | None
+    lam: Figure
+    """PPI++'s power-tuned weight of the judge (0: the human sample alone; 1: plain PPI)."""
+    judge_bias: Figure
+    """The judge's raw figure minus the PPI++ one."""
+    agreement: AgreementFigures | None
+    note: str | None
+    """A plain sentence when a figure is missing (too few labels, every unit labelled)."""
+
+
+class SampleDrawFacts(Section):
+    """How the exam's sample was drawn (the draw record of human_sample.jsonl)."""
+
+    draw_id: str
+    method: str
+    seed: int
+    size: int
+    population: int
+    population_rule: str
+    blind: bool
+    who: str
+    at: str
+    drawn: int
+    labelled: int
+    stale: int
+    """Labels of units whose deciding verdict changed since the draw (a resumed run): left out."""
+
+
+class ExamCalibration(Section):
+    """report.json's `calibration`: per target, accuracy calibrated by people's labels of a random sample."""
+
+    file: str
+    minimum: int
+    """Fewest labelled units per target for the PPI++ figure (docs/STATISTICS.md)."""
+    human_label_rule: str
+    draw: SampleDrawFacts
+    targets: dict[str, CalibratedFigure]
+
+
+class JudgeCalibration(Section):
+    """The judging report's `calibration`: per label, the share of rows with that gold label, calibrated
+    (PPI++) from the rows that have one; the judge's agreement with them."""
+
+    estimand: str
+    minimum: int
+    rows: int
+    labelled: int
+    agreement: AgreementFigures | None
+    labels: dict[str, CalibratedFigure]
+
+
+__all__ = ["AgreementFigures", "CalibratedFigure", "ExamCalibration", "JudgeCalibration", "LabelAgreementRow",
+           "MeanFigure", "SampleDrawFacts"]
