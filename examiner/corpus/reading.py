@@ -151,9 +151,18 @@ def passage_id(document_id: str, start: int, text: str) -> str:
     return "p-" + digest[:16]
 
 
-def split_passages(document_id: str, text: str, page_starts: Sequence[int] = ()) -> tuple[Passage, ...]:
-    """Cut a document's text into paragraphs at blank lines; long paragraphs stay whole here (knowledge
-    units are bounded later). `page_starts[i]` is where page i + 1 starts in `text` (none: no pages)."""
+MAX_PAGED_PASSAGE_CHARS = 1200
+"""Longest passage of a paged document (.pdf .docx .pptx), in characters: a longer paragraph is cut at
+sentence ends into near-equal parts, so a page whose paragraphs could not be told apart (a PDF without
+gaps between paragraphs) still gives reviewable passages. Text, Markdown, JSONL and HTML paragraphs are
+kept whole (their paragraphs are the author's)."""
+
+
+def split_passages(document_id: str, text: str, page_starts: Sequence[int] = (),
+                   max_chars: int | None = None) -> tuple[Passage, ...]:
+    """Cut a document's text into paragraphs at blank lines. `page_starts[i]` is where page i + 1 starts
+    in `text` (none: no pages). With `max_chars`, a longer paragraph is cut at sentence ends into parts of
+    about equal length (a single sentence longer than that stays whole; knowledge units are bounded later)."""
     passages: list[Passage] = []
     pos = 0
     for brk in itertools.chain(_PARAGRAPH_BREAK.finditer(text), [None]):  # lazily: no list of every break
@@ -162,13 +171,30 @@ def split_passages(document_id: str, text: str, page_starts: Sequence[int] = ())
         stripped = chunk.strip()
         if stripped:
             start = pos + (len(chunk) - len(chunk.lstrip()))
-            end = start + len(stripped)
-            page = bisect.bisect_right(page_starts, start) if page_starts else None
-            passages.append(Passage(passage_id(document_id, start, stripped), document_id, start, end, stripped,
-                                    page))
+            for a, b in _bounded(text, start, start + len(stripped), max_chars):
+                page = bisect.bisect_right(page_starts, a) if page_starts else None
+                passages.append(Passage(passage_id(document_id, a, text[a:b]), document_id, a, b, text[a:b], page))
         if brk:
             pos = brk.end()
     return tuple(passages)
+
+
+def _bounded(text: str, start: int, end: int, max_chars: int | None) -> list[tuple[int, int]]:
+    """The paragraph text[start:end] as one span, or cut at sentence ends into about equal parts of at
+    most `max_chars` characters where its sentences allow."""
+    if max_chars is None or end - start <= max_chars:
+        return [(start, end)]
+    from examiner.corpus.units import sentence_spans  # units builds on this module's passages
+
+    sentences = [(start + a, start + b) for a, b in sentence_spans(text[start:end])]
+    target = (end - start) / -(-(end - start) // max_chars)  # the length of ceil(len / max) equal parts
+    spans: list[tuple[int, int]] = []
+    for a, b in sentences:
+        if spans and b - spans[-1][0] <= max_chars and b - spans[-1][0] - target < target - (a - spans[-1][0]):
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    return spans
 
 
 def clean_text(text: str) -> str:
@@ -182,17 +208,20 @@ def clean_text(text: str) -> str:
     return text
 
 
-def make_document(document_id: str, text: str, path: str = "", page_starts: Sequence[int] = ()) -> Document:
+def make_document(document_id: str, text: str, path: str = "", page_starts: Sequence[int] = (),
+                  max_chars: int | None = None) -> Document:
     """A document from text already in memory (datasets, tests, benchmarks), its language detected; the
-    text is cleaned first (`clean_text`: page starts must refer to cleaned text)."""
+    text is cleaned first (`clean_text`: page starts must refer to cleaned text). `max_chars`: see
+    `split_passages`."""
     text = clean_text(text)
-    return Document(document_id, path or document_id, text, split_passages(document_id, text, page_starts),
-                    detect_language(text))
+    return Document(document_id, path or document_id, text,
+                    split_passages(document_id, text, page_starts, max_chars), detect_language(text))
 
 
 def paged_document(document_id: str, pages: Sequence[Page], path: str = "") -> Document:
     """A document from numbered pages: their texts joined by blank lines, so no passage spans two pages
-    and each passage records the number of the page it is on."""
+    and each passage records the number of the page it is on; no passage is longer than
+    MAX_PAGED_PASSAGE_CHARS where sentence ends allow."""
     parts: list[str] = []
     starts: list[int] = []
     pos = 0
@@ -206,7 +235,7 @@ def paged_document(document_id: str, pages: Sequence[Page], path: str = "") -> D
             starts.append(pos)
             parts.append(page.text)
             pos += len(page.text)
-    return make_document(document_id, "".join(parts), path, starts)
+    return make_document(document_id, "".join(parts), path, starts, MAX_PAGED_PASSAGE_CHARS)
 
 
 def passage_rows(corpus: Corpus) -> Iterable[dict[str, object]]:

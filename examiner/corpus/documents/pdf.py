@@ -1,4 +1,6 @@
-"""PDF pages through pypdf: the text layer of each page, in reading order as pypdf extracts it.
+"""PDF pages through pypdf: the text layer of each page, in reading order as pypdf extracts it, its printed
+lines joined back into paragraphs (examiner.corpus.documents.pdf_paragraphs) so a page is several
+passages, not one.
 
 Within the reading limits: pypdf's own caps on what one stream may inflate to are set to
 `--max-document-mb` for the read (pypdf raises LimitReachedError past them), the page count is checked
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.corpus.documents import DEFAULT_LIMITS, LimitReached, Page, ReadLimits, Unreadable, failure, missing_extra
+from examiner.corpus.documents.pdf_paragraphs import page_lines, paragraphs
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,7 @@ def _read_pages(reader: Any, limits: ReadLimits) -> list[Page]:
     pages, chars = [], 0
     for number, page in enumerate(reader.pages, start=1):
         deadline.check()
-        pages.append(Page(number, _page_text(page.extract_text() or "")))
+        pages.append(Page(number, _page_text(page)))
         chars += len(pages[-1].text)
         if error := limits.text_too_long(chars):
             raise error
@@ -96,7 +99,6 @@ def _stream_limits(max_bytes: int) -> Iterator[None]:
             setattr(filters, name, value)
 
 
-def _page_text(text: str) -> str:
-    """pypdf's text with trailing spaces and runs of blank lines tidied; lines stay as laid out."""
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    return "\n".join(lines).strip()
+def _page_text(page: Any) -> str:
+    """The page's paragraphs separated by blank lines, each paragraph's printed lines joined into one."""
+    return "\n\n".join(paragraphs(page_lines(page)))
