@@ -102,12 +102,22 @@ class RankedEvaluator:
     """Accuracy on the gold labels, where the items have them."""
     win_rate: float | None
     elo: float | None
+    """Median Elo over FastChat's bootstrap rounds over matches."""
     elo_std: float | None
-    """Spread of the Elo rating over the shuffles of the match list."""
+    """Match-order spread: std of the Elo rating over shuffles of the same matches (not an interval)."""
     bradley_terry: float | None
     bradley_terry_low: float | None
     bradley_terry_high: float | None
-    """Bradley-Terry's 95% bootstrap interval."""
+    """Bradley-Terry's 95% bootstrap interval over matches (FastChat's procedure)."""
+    elo_low: float | None = None
+    elo_high: float | None = None
+    """Elo's 95% bootstrap interval over matches."""
+    elo_rank: int | None = None
+    bradley_terry_rank: int | None = None
+    """1 + the evaluators whose interval lies wholly above this one's (equal ranks: a rank group)."""
+    win_rate_low: float | None = None
+    win_rate_high: float | None = None
+    """The overall win rate's 95% interval over matches grouped by item."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +218,9 @@ def meta_evaluate(options: MetaOptions, settings: SettingsSource = None, *, note
     paths = write_reports(run, out)
     ranking = Rows(RankedEvaluator, (RankedEvaluator(
         r["evaluator"], _finite(r["baseline"]), _finite(r["win_rate"]), _finite(r["elo"]), _finite(r.get("elo_std")),
-        _finite(r["bt"]), _finite(r.get("bt_low")), _finite(r.get("bt_high"))) for r in ranking_rows(run)))
+        _finite(r["bt"]), _finite(r.get("bt_low")), _finite(r.get("bt_high")), _finite(r["elo_low"]),
+        _finite(r["elo_high"]), r["elo_rank"], r["bt_rank"], _finite(r["win_rate_low"]), _finite(r["win_rate_high"]))
+        for r in ranking_rows(run)))
     report = json.loads(Path(paths["json"]).read_text(encoding="utf-8"))
     return MetaResult(run_dir=out, method=run.config.method, ranking=ranking, problems=tuple(run.problems),
                       report=report, paths=paths, run=run)

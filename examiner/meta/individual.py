@@ -87,5 +87,5 @@ def matches_from_scores(judgments: Sequence[IndividualJudgment]) -> list[Match]:
         for a, b in combinations(sorted(scores), 2):
             outcome = (Preference.FIRST if scores[a] > scores[b] else Preference.SECOND if scores[b] > scores[a]
                        else Preference.TIE)
-            out.append(Match(a, b, outcome))
+            out.append(Match(a, b, outcome, item_id))
     return out

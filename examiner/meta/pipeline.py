@@ -183,15 +183,18 @@ def coverage_problems(items: Sequence[MetaItem], assessments: Sequence[Assessmen
 
 def rank(matches: Sequence[ranking.Match], players: Sequence[str], base: dict[str, float], *, shuffles: int,
          bootstrap: int, seed: int, scores: dict[str, float] | None = None) -> dict[str, Any]:
-    """Win rates, Elo over shuffles, Bradley-Terry with intervals, and agreement with the baseline."""
+    """Win rates with intervals, Elo over shuffles (match-order spread), Elo and Bradley-Terry with bootstrap
+    intervals over matches and rank groups, Bradley-Terry (MM fit), and agreement with the baseline."""
     out: dict[str, Any] = {"matches": len(matches), "players": list(players)}
     seen = sorted({m.a for m in matches} | {m.b for m in matches})
     if not matches:
         return out
     wr = ranking.win_rates(matches, players=seen)
     out["win_rates"] = wr.to_dict()
+    out["win_rates"]["overall_win_rate_interval"] = ranking.win_rate_intervals(matches, seed=seed)
     elo = ranking.elo(matches, n_shuffles=shuffles, seed=seed, players=seen)
     out["elo"] = elo.to_dict()
+    out["intervals"] = ranking.rating_intervals(matches, n_rounds=bootstrap, seed=seed)
     try:
         bt = ranking.bradley_terry(matches, n_bootstrap=bootstrap, seed=seed, players=seen)
         out["bradley_terry"] = bt.to_dict()
@@ -332,7 +335,7 @@ async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Ass
     bad = statuses.get("unparseable", 0) + statuses.get("failed", 0)
     if bad and config.method == "jdeval":
         run.problems.append(f"{bad} of {len(judgments)} meta-judgments could not be read and are left out (never counted as ties)")
-    matches = [ranking.Match(j.assistant_1, j.assistant_2, j.outcome) for j in judgments if j.outcome is not None]
+    matches = [ranking.Match(j.assistant_1, j.assistant_2, j.outcome, j.item_id) for j in judgments if j.outcome is not None]
     run.rankings = rank(matches, evaluators, run.baseline["scores"], shuffles=config.shuffles,
                         bootstrap=config.bootstrap, seed=config.seed)
 

@@ -8,7 +8,11 @@ with the baseline ranking (accuracy against gold).
 - Win rate keeps ties explicit: winrate(i/j) = wins_i / matches_ij, so
   winrate(i/j) + winrate(j/i) = 1 - ties_ij / matches_ij exactly (kept as Fractions).
 - Elo is order dependent, so it is run over many seeded shuffles of the match list at once
-  (vectorised: shuffle s processes match perm[s, t] at step t) and reported as mean and spread.
+  (vectorised: shuffle s processes match perm[s, t] at step t) and reported as mean and match-order
+  spread: how much the order alone moves a rating, not an interval (the matches are not resampled).
+- Intervals over matches (`rating_intervals`): Elo and Bradley-Terry with FastChat's bootstrap and the
+  rank groups they give (examiner.stats.rankings), and each evaluator's overall win rate with the
+  accuracy interval of examiner.stats.intervals, its matches grouped by item.
 - Bradley-Terry is the order-free model Elo approximates; fitted by minorise-maximise with ties as half
   a win to each side, with a bootstrap over matches for intervals.
 """
@@ -23,7 +27,9 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from examiner.core.labels import Preference
+from examiner.stats import rankings
 from examiner.stats.correlation import Figures, kendall, percentile_interval, spearman
+from examiner.stats.intervals import accuracy_interval
 
 __all__ = [
     "Match",
@@ -39,6 +45,8 @@ __all__ = [
     "elo_in_order",
     "bradley_terry",
     "ranking_agreement",
+    "rating_intervals",
+    "win_rate_intervals",
 ]
 
 Outcome = Preference
@@ -48,11 +56,13 @@ _SCORE_OF_A = {Preference.FIRST: 1.0, Preference.SECOND: 0.0, Preference.TIE: 0.
 
 @dataclass(frozen=True)
 class Match:
-    """One meta-verdict: which of two evaluators did better on one item (or a tie)."""
+    """One meta-verdict: which of two evaluators did better on one item (or a tie); `item` names the item
+    where known (the win-rate intervals group matches by it)."""
 
     a: str
     b: str
     outcome: Outcome
+    item: str | None = None
 
 
 MatchLike = Match | tuple[str, str, Preference]
@@ -460,3 +470,46 @@ def ranking_agreement(
     top_x = {p for p, v in zip(common, xv) if v == xv.max()}
     top_y = {p for p, v in zip(common, yv) if v == yv.max()}
     return RankingAgreement(tau, rho, bool(top_x & top_y), len(common), common)
+
+
+# ----------------------------------------------------------------------------------------------
+# Intervals over matches
+# ----------------------------------------------------------------------------------------------
+
+
+def rating_intervals(matches: Sequence[MatchLike], n_rounds: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Elo and Bradley-Terry with FastChat's bootstrap over matches, each with LMSYS rank groups
+    (examiner.stats.rankings); Bradley-Terry only when the comparison graph is connected (across parts
+    strengths are not comparable), else `bradley_terry_error` says why."""
+    rows = [(m.a, m.b, m.outcome) if isinstance(m, Match) else tuple(m) for m in matches]
+    out: dict[str, Any] = {"elo": rankings.elo_bootstrap(rows, n_rounds=n_rounds, seed=seed).to_dict()}
+    names, a, b, _ = _encode(rows, None)
+    if _connected(len(names), a, b):
+        out["bradley_terry"] = rankings.bradley_terry_bootstrap(rows, n_rounds=n_rounds, seed=seed).to_dict()
+    else:
+        out["bradley_terry_error"] = "the comparison graph is not connected: strengths are not comparable across parts"
+    return out
+
+
+def win_rate_intervals(
+    matches: Sequence[MatchLike], items: Sequence[str] | None = None, seed: int = 0
+) -> dict[str, dict[str, Any]]:
+    """Each player's overall win rate (wins / matches, ties count as matches) with its 95 % interval:
+    examiner.stats.intervals.accuracy_interval over the player's matches grouped by item (one item's
+    matches share its difficulty), so below SMALL_SAMPLE_GROUPS items it is the small-sample interval.
+    Items come from `items` or each Match's `item`; a match with neither is its own group."""
+    matches = list(matches)
+    names, a, b, s = _encode(matches, None)
+    if items is None:
+        items = [m.item if isinstance(m, Match) and m.item is not None else f"match:{t}" for t, m in enumerate(matches)]
+    groups = list(items)
+    if len(groups) != len(a):
+        raise ValueError(f"{len(a)} matches but {len(groups)} item ids")
+    out: dict[str, dict[str, Any]] = {}
+    for i, player in enumerate(names):
+        mine = np.flatnonzero((a == i) | (b == i))
+        won = [int((a[t] == i and s[t] == 1.0) or (b[t] == i and s[t] == 0.0)) for t in mine]
+        est = accuracy_interval(won, [groups[t] for t in mine], seed=seed)
+        out[player] = {"value": est.estimate, "low": est.low, "high": est.high, "method": est.method,
+                       "small_sample": est.small_sample, "matches": est.n_units, "groups": est.n_groups}
+    return out

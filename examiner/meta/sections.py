@@ -20,11 +20,13 @@ from examiner.meta.pipeline import MetaRun
 from examiner.reporting.html import table as html_table
 from examiner.reporting.markdown import table as md_table
 from examiner.reporting.meta_parts import (
+    RANKING_NOTE,
     RankingRow,
     agreement_table,
     baseline_order,
     elo_order,
     gold_agreement_rows,
+    rank_groups,
     ranking_rows as model_ranking_rows,
     ranking_table,
 )
@@ -77,11 +79,13 @@ def to_markdown(report: MetaReport) -> str:
     metric = report.baseline.metric or "none (no gold labels)"
     lines = [f"# Meta-evaluation ({c.method})", "",
              f"Items: {report.items} ({report.item_kind or '-'}); evaluators: {', '.join(c.evaluators)}; "
-             f"meta-judge: {c.meta_judge or 'meta_judge role default'}; seed {c.seed}; Elo shuffles {c.shuffles}.", ""]
+             f"meta-judge: {c.meta_judge or 'meta_judge role default'}; seed {c.seed}; Elo shuffles {c.shuffles}; "
+             f"bootstrap rounds {c.bootstrap}.", ""]
     if report.problems:
         lines += ["## Problems", ""] + [f"- {p}" for p in report.problems] + [""]
     lines += ["## Ranking", "", f"Baseline metric: {metric}. Matches used: {r.matches}.", "",
-              md_table(*ranking_table(report)), ""]
+              md_table(*ranking_table(report)), "", RANKING_NOTE, ""]
+    lines += [f"- {g}" for g in rank_groups(report)] + ([""] if rank_groups(report) else [])
     if baseline_order(report):
         lines.append(f"Baseline order: {' > '.join(baseline_order(report))}")
     if r.elo:
@@ -161,7 +165,8 @@ def to_html(report: MetaReport) -> str:
         parts.append("<h2>Problems</h2><ul>" + "".join(f"<li class='problem'>{esc(p)}</li>" for p in report.problems)
                      + "</ul>")
     parts.append(f"<h2>Ranking</h2><p>Baseline: {esc(str(report.baseline.metric or 'none (no gold labels)'))}</p>"
-                 + html_table(*ranking_table(report)))
+                 + html_table(*ranking_table(report)) + f"<p>{esc(RANKING_NOTE)}</p>"
+                 + "".join(f"<p>{esc(g)}</p>" for g in rank_groups(report)))
     if baseline_order(report):
         parts.append(f"<p>Baseline order: {esc(' > '.join(baseline_order(report)))}<br>")
         if r.elo:

@@ -6,29 +6,48 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from examiner.reporting.model.meta import BradleyTerryRating, EloRating, MetaReport
+from examiner.reporting.model.meta import EloRating, MetaReport, RatedPlayer, RatingIntervals
 from examiner.reporting.writer import cell
 
 
 class RankingRow(TypedDict):
-    """One evaluator's place: baseline, overall win rate, mean meta-score, Elo and Bradley-Terry."""
+    """One evaluator's place: baseline, overall win rate with its interval, mean meta-score, Elo and
+    Bradley-Terry with their bootstrap intervals over matches and ranks, and Elo's match-order spread.
+
+    elo / bt and their low / high come from the bootstrap over matches (FastChat's procedure); a report
+    made before it existed falls back to the shuffle mean (elo, no interval) and the MM Bradley-Terry fit.
+    elo_std, elo_min and elo_max are the spread over match orders only, never an interval."""
 
     evaluator: str
     baseline: float | None
     win_rate: float | None
+    win_rate_low: float | None
+    win_rate_high: float | None
     mean_score: float | None
     elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+    elo_rank: int | None
     elo_std: float | None
     elo_min: float | None
     elo_max: float | None
     bt: float | None
     bt_low: float | None
     bt_high: float | None
+    bt_rank: int | None
+
+
+def _rated(found: RatingIntervals | None) -> dict[str, RatedPlayer]:
+    return {x.player: x for x in found.players} if found else {}
 
 
 def elo_order(report: MetaReport) -> list[str]:
-    """The evaluators by Elo, best first (empty without matches)."""
-    return [x.player for x in report.rankings.elo.ratings] if report.rankings.elo else []
+    """The evaluators by Elo, best first (the bootstrap median where the report has it; empty without
+    matches)."""
+    r = report.rankings
+    if r.intervals:
+        return [x.player for x in r.intervals.elo.players]
+    return [x.player for x in r.elo.ratings] if r.elo else []
 
 
 def baseline_order(report: MetaReport) -> list[str]:
@@ -37,39 +56,78 @@ def baseline_order(report: MetaReport) -> list[str]:
     return sorted(scores, key=lambda e: -scores[e])
 
 
+def rank_groups(report: MetaReport) -> list[str]:
+    """One line per rating system with bootstrap intervals: its rank groups, best first (evaluators in
+    one group share a rank: their intervals cannot order them)."""
+    found = report.rankings.intervals
+    if not found:
+        return []
+    lines = []
+    for name, system in (("Elo", found.elo), ("Bradley-Terry", found.bradley_terry)):
+        if system:
+            groups = " > ".join("{" + ", ".join(g) + "}" if len(g) > 1 else g[0] for g in system.groups)
+            lines.append(f"{name} rank groups ({100 * system.level:g}% bootstrap over {system.n_matches} matches, "
+                         f"{system.n_rounds} rounds, seed {system.seed}): {groups}")
+    return lines
+
+
 def ranking_rows(report: MetaReport) -> list[RankingRow]:
     """One row per evaluator, in Elo order (then the evaluators Elo did not rank, in the given order)."""
     r = report.rankings
     evaluators = report.config.evaluators
-    elo: dict[str, EloRating] = {x.player: x for x in r.elo.ratings} if r.elo else {}
-    bt: dict[str, BradleyTerryRating] = {x.player: x for x in r.bradley_terry.ratings} if r.bradley_terry else {}
+    shuffled: dict[str, EloRating] = {x.player: x for x in r.elo.ratings} if r.elo else {}
+    boot_elo = _rated(r.intervals.elo if r.intervals else None)
+    boot_bt = _rated(r.intervals.bradley_terry if r.intervals else None)
+    mm_bt = {x.player: x for x in r.bradley_terry.ratings} if r.bradley_terry and not r.intervals else {}
     overall = r.win_rates.overall_win_rate if r.win_rates else {}
+    win_ci = (r.win_rates.overall_win_rate_interval or {}) if r.win_rates else {}
     means = r.mean_scores or {}
     order = elo_order(report) or list(evaluators)
     order += [e for e in evaluators if e not in order]
     rows: list[RankingRow] = []
     for e in order:
-        el, b = elo.get(e), bt.get(e)
+        sh, be, bb, mm, wc = shuffled.get(e), boot_elo.get(e), boot_bt.get(e), mm_bt.get(e), win_ci.get(e)
         rows.append(RankingRow(
-            evaluator=e, baseline=report.baseline.scores.get(e), win_rate=overall.get(e), mean_score=means.get(e),
-            elo=el.mean if el else None, elo_std=el.std if el else None, elo_min=el.min if el else None,
-            elo_max=el.max if el else None, bt=b.rating if b else None, bt_low=b.rating_low if b else None,
-            bt_high=b.rating_high if b else None))
+            evaluator=e, baseline=report.baseline.scores.get(e), win_rate=overall.get(e),
+            win_rate_low=wc.low if wc else None, win_rate_high=wc.high if wc else None, mean_score=means.get(e),
+            elo=be.rating if be else (sh.mean if sh else None), elo_low=be.low if be else None,
+            elo_high=be.high if be else None, elo_rank=be.rank if be else None,
+            elo_std=sh.std if sh else None, elo_min=sh.min if sh else None, elo_max=sh.max if sh else None,
+            bt=bb.rating if bb else (mm.rating if mm else None), bt_low=bb.low if bb else (mm.rating_low if mm else None),
+            bt_high=bb.high if bb else (mm.rating_high if mm else None), bt_rank=bb.rank if bb else None))
     return rows
+
+
+def interval_cell(value: float | None, low: float | None, high: float | None, digits: int = 1) -> str:
+    """value [low, high], or the value alone where there is no interval."""
+    if low is None or high is None:
+        return cell(value, digits)
+    return f"{cell(value, digits)} [{cell(low, digits)}, {cell(high, digits)}]"
+
+
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
+
+
+RANKING_NOTE = ("Elo and BT: 95% percentile bootstrap over matches (FastChat's procedure; Elo K=4, median over "
+                "rounds; BT fitted on the observed matches). Rank: 1 + evaluators whose interval lies wholly above "
+                "(equal ranks: the data cannot order them). Match-order spread: std of Elo over shuffles of the same "
+                "matches, not an interval. Win rate: interval over matches grouped by item.")
 
 
 def ranking_table(report: MetaReport) -> tuple[list[str], list[list[str]]]:
     """The ranking table as report.md and report.html show it: header and formatted cells."""
     has_mean = bool(report.rankings.mean_scores)
-    header = ["evaluator", "baseline", "win rate"] + (["mean score"] if has_mean else []) + [
-        "Elo (mean ± std)", "Elo min-max", "BT rating [95% CI]"]
+    header = ["evaluator", "baseline", "win rate [95% CI]"] + (["mean score"] if has_mean else []) + [
+        "Elo [95% CI]", "Elo rank", "BT [95% CI]", "BT rank", "Elo match-order spread (std)"]
     rows = []
     for row in ranking_rows(report):
-        rows.append([row["evaluator"], cell(row["baseline"]), cell(row["win_rate"])]
+        rows.append([row["evaluator"], cell(row["baseline"]),
+                     interval_cell(row["win_rate"], row["win_rate_low"], row["win_rate_high"], 3)]
                     + ([cell(row["mean_score"], 2)] if has_mean else [])
-                    + [f"{cell(row['elo'], 1)} ± {cell(row['elo_std'], 1)}",
-                       f"{cell(row['elo_min'], 1)}-{cell(row['elo_max'], 1)}",
-                       f"{cell(row['bt'], 1)} [{cell(row['bt_low'], 1)}, {cell(row['bt_high'], 1)}]"])
+                    + [interval_cell(row["elo"], row["elo_low"], row["elo_high"]), _rank(row["elo_rank"]),
+                       interval_cell(row["bt"], row["bt_low"], row["bt_high"]), _rank(row["bt_rank"]),
+                       f"± {cell(row['elo_std'], 1)}"])
     return header, rows
 
 
@@ -88,5 +146,5 @@ def gold_agreement_rows(report: MetaReport) -> list[list[str]]:
             for e, d in report.baseline.detail.items() if "cohen_kappa" in d.model_fields_set]
 
 
-__all__ = ["RankingRow", "agreement_table", "baseline_order", "elo_order", "gold_agreement_rows", "ranking_rows",
-           "ranking_table"]
+__all__ = ["RANKING_NOTE", "RankingRow", "agreement_table", "baseline_order", "elo_order", "gold_agreement_rows",
+           "interval_cell", "rank_groups", "ranking_rows", "ranking_table"]

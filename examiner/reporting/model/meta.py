@@ -1,8 +1,9 @@
 """The meta-evaluation report (`examiner meta`): how judges (evaluators) rank against each other.
 Every section is closed. `baseline` holds the gold-label baseline (accuracy for pairwise and verdict items,
-Pearson for scored ones); `rankings` the win rates, Elo, Bradley-Terry and their agreement with the
-baseline (`mean_scores` for scored items); `counts` the meta-judgments, with the fields of the method's
-family: PairwiseCounts (JDEval, MDEval) or IndividualCounts (JDEval-i, BSMEval).
+Pearson for scored ones); `rankings` the win rates, Elo, Bradley-Terry, their bootstrap intervals over
+matches and rank groups, and their agreement with the baseline (`mean_scores` for scored items); `counts`
+the meta-judgments, with the fields of the method's family: PairwiseCounts (JDEval, MDEval) or
+IndividualCounts (JDEval-i, BSMEval).
 Built by examiner/meta/sections.py from a MetaRun; docs/REPORT-SCHEMA.md describes each section and
 docs/METHODS.md the ranking methods.
 """
@@ -63,6 +64,20 @@ class Baseline(Section):
     detail: dict[str, EvaluatorBaseline]
 
 
+class WinRateInterval(Section):
+    """An evaluator's overall win rate with its 95 % interval over its matches grouped by item
+    (examiner.stats.intervals.accuracy_interval: below 30 items the small-sample method)."""
+
+    value: Figure
+    low: Figure
+    high: Figure
+    method: str
+    small_sample: bool
+    matches: int
+    groups: int
+    """Items the matches came from (the independent groups of the interval)."""
+
+
 class WinRates(Section):
     """Wins and ties per ordered pair of evaluators, and the rates they give (null: the pair never met)."""
 
@@ -74,10 +89,14 @@ class WinRates(Section):
     wins: list[list[int]]
     """wins[i][j]: matches players[i] won against players[j]."""
     ties: list[list[int]]
+    overall_win_rate_interval: dict[str, WinRateInterval] | None = None
+    """Evaluator -> its overall win rate with an interval (absent in reports made before it existed)."""
 
 
 class EloRating(Section):
-    """Mean Elo over the shuffled match orders, with its spread (std with ddof=0, min, max)."""
+    """Mean Elo over the shuffled match orders, with its match-order spread (std with ddof=0, min, max):
+    how far the order alone moves the rating, not an interval (the matches are the same in every order;
+    `Rankings.intervals` holds the intervals over matches)."""
 
     player: str
     mean: float
@@ -122,6 +141,40 @@ class BradleyTerry(Section):
     iterations: int
 
 
+class RatedPlayer(Section):
+    """An evaluator's rating with its bootstrap interval over matches and its rank: 1 + the evaluators
+    whose interval lies wholly above its own (LMSYS "rank (UB)")."""
+
+    player: str
+    rating: Figure
+    low: Figure
+    high: Figure
+    rank: int
+
+
+class RatingIntervals(Section):
+    """One rating system with FastChat's bootstrap over matches (examiner.stats.rankings), best first."""
+
+    system: str
+    players: list[RatedPlayer]
+    groups: list[list[str]]
+    """Rank groups, best first: evaluators of one group share a rank (the intervals cannot order them)."""
+    n_matches: int
+    n_rounds: int
+    level: float
+    seed: int
+
+
+class RankingIntervals(Section):
+    """Elo (median over rounds) and Bradley-Terry (fit on the observed matches) with percentile intervals
+    from FastChat's bootstrap over matches, and their rank groups."""
+
+    elo: RatingIntervals
+    bradley_terry: RatingIntervals | None = None
+    bradley_terry_error: str | None = None
+    """Why Bradley-Terry has no interval (the comparison graph is not connected)."""
+
+
 class RankingAgreement(Section):
     """How well a ranking reproduces the baseline ranking over the players both name (undefined, null,
     when either ranking ties everyone)."""
@@ -151,6 +204,9 @@ class Rankings(Section):
     players: list[str]
     win_rates: WinRates | None = None
     elo: Elo | None = None
+    """Elo over shuffled match orders: mean and match-order spread (not an interval)."""
+    intervals: RankingIntervals | None = None
+    """Bootstrap intervals over matches and rank groups (absent in reports made before they existed)."""
     bradley_terry: BradleyTerry | None = None
     bradley_terry_error: str | None = None
     """Why Bradley-Terry could not be fitted (e.g. the comparison graph is not connected)."""
