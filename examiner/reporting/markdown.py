@@ -5,12 +5,24 @@ The row builders here are shared with the HTML renderer (html.py), so both show 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, settlement_lines, shown_parts
-from examiner.reporting.calibration_section import calibration_markdown
-from examiner.reporting.health_section import UNTRUSTWORTHY, failed, health_markdown
+from examiner.reporting.health_section import UNTRUSTWORTHY, health_markdown
+from examiner.reporting.layout import (
+    HEADLINE_HEADER,
+    cluster_name,
+    clusters_in_order,
+    cost_line,
+    examined_lines,
+    figure_mark,
+    headline_rows,
+    health_line,
+    report_title,
+    untrustworthy,
+    went_wrong,
+)
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.model import ExamReport
 from examiner.reporting.model.exam import (
@@ -221,7 +233,9 @@ def language_table(report: ExamReport) -> list[list[Any]]:
 
 SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
               "Intervals: 95% percentile bootstrap resampling clusters.")
-CLUSTER_HEADER = ["round", "cluster", "correct", "incorrect", "accuracy"]
+CLUSTER_HEADER = ["round", "cluster", "topic", "correct", "incorrect", "accuracy"]
+CLUSTER_NOTE = ("Topic: the top TF-IDF terms of the cluster's units (else the examiner's question to it), "
+                "computed from the records without a model call. Clusters in round order, then by number.")
 OVERRIDE_HEADER = ["target", "overrides", "accuracy (judge)", "accuracy (with overrides)", "coverage (judge)",
                    "coverage (with overrides)"]
 
@@ -251,10 +265,11 @@ def cost_note(units: int) -> str:
 
 def cluster_rows(target: TargetSection) -> list[list[Any]]:
     """The clusters of one target (CLUSTER_HEADER): all in round order, or the PER_CLUSTER_ROWS worst."""
-    rows: list[ClusterRow] = target.per_cluster
+    rows: list[ClusterRow] = clusters_in_order(target)
     if len(rows) > PER_CLUSTER_ROWS:
         rows = worst_clusters(rows, PER_CLUSTER_ROWS)  # type: ignore[arg-type]  # rows as models or dicts
-    return [[r.round, r.cluster, r.correct, r.incorrect, pct(r.accuracy)] for r in rows]
+    return [[r.round, r.cluster, cluster_name(r) if r.topic or r.question else "–", r.correct, r.incorrect,
+             pct(r.accuracy)] for r in rows]
 
 
 def cluster_note(target: TargetSection) -> str | None:
@@ -311,64 +326,74 @@ def source_line(src: Any) -> str:
             f"> {' '.join(src.passage_text.split())}")
 
 
-def render_markdown(report: ExamReport) -> str:
-    """The whole report as Markdown; figures are linked by their paths in `report.figures`."""
-    run, figures = report.run, report.figures
-    out = [f"# Exam report: {run.run_id}", ""]
-    out += health_markdown(report.health, table)
-    graph = provenance_line(report)
-    out += [f"- **{k}**: {v}" for k, v in [*run_lines(run), *([graph] if graph else [])]]
-    out += ["", "## Accuracy and coverage", ""]
+MdSection = Callable[[ExamReport], list[str]]
+"""One section of report.md: the report -> its Markdown lines (none when the section does not apply)."""
+
+
+def md_front(report: ExamReport) -> list[str]:
+    """Title, what was examined and by whom, the headline block and what went wrong (layout.py)."""
+    out = [f"# {report_title(report)}", "", *(f"{line}  " for line in examined_lines(report)), "",
+           "## Headline", ""]
     out += [f"**{notice}**", ""] if (notice := stop_notice(report)) else []
-    out += [f"**{UNTRUSTWORTHY}**", ""] if failed(report.health) else []
-    out += [SCORE_NOTE, "", table(SCORE_HEADER, score_rows(report)), ""]
+    out += [f"**{UNTRUSTWORTHY}**", ""] if untrustworthy(report) else []
+    out += [table(HEADLINE_HEADER, headline_rows(report)), "", f"{cost_line(report)}  ",
+            f"**{health_line(report)}**", "", "## What went wrong", ""]
+    return out + [f"- {item}" for item in went_wrong(report)] + [""]
+
+
+def md_scores(report: ExamReport) -> list[str]:
+    out = [f"## Accuracy and coverage{figure_mark(report)}", "", SCORE_NOTE, "",
+           table(SCORE_HEADER, score_rows(report)), ""]
     if report.overrides:
         out += ["### With people's overrides", "", override_note(report.overrides), "",
                 table(OVERRIDE_HEADER, override_rows(report.overrides)), ""]
-    out += calibration_markdown(report.calibration, table)
-    if "scores" in figures:
-        out += [f"![accuracy and coverage]({figures['scores']})", ""]
+    if "scores" in report.figures:
+        out += [f"![accuracy and coverage]({report.figures['scores']})", ""]
+    return out
+
+
+def md_qtypes(report: ExamReport) -> list[str]:
     header, rows = qtype_table(report)
-    out += ["## Accuracy per question type", "", table(header, rows), ""]
-    if "qtypes" in figures:
-        out += [f"![accuracy per question type]({figures['qtypes']})", ""]
-    if shows_languages(run):
-        out += ["## Accuracy per language", "", LANGUAGE_NOTE, "", table(LANGUAGE_HEADER, language_table(report)), ""]
-    out += ["## Accuracy per cluster", ""]
+    out = [f"## Accuracy per question type{figure_mark(report)}", "", table(header, rows), ""]
+    return out + ([f"![accuracy per question type]({report.figures['qtypes']})", ""] if "qtypes" in report.figures
+                  else [])
+
+
+def md_languages(report: ExamReport) -> list[str]:
+    if not shows_languages(report.run):
+        return []
+    return [f"## Accuracy per language{figure_mark(report)}", "", LANGUAGE_NOTE, "",
+            table(LANGUAGE_HEADER, language_table(report)), ""]
+
+
+def md_clusters(report: ExamReport) -> list[str]:
+    out = [f"## Accuracy per cluster{figure_mark(report)}", "", CLUSTER_NOTE, ""]
     for name, t in report.targets.items():
         out += [f"### {name}", "", table(CLUSTER_HEADER, cluster_rows(t)), ""]
         note = cluster_note(t)
         out += [note, ""] if note else []
-    out += ["## Convergence: uncovered units left after each round", ""]
+    return out
+
+
+def md_convergence(report: ExamReport) -> list[str]:
     names = list(report.targets)
-    out += [table(["round", *names], convergence_rows(report)), ""]
-    if "convergence" in figures:
-        out += [f"![convergence]({figures['convergence']})", ""]
-    out += ["## Units targeted without coverage", ""]
-    out += [table(["times targeted uncovered", *names], ignored_rows(report)), ""]
-    if "ignored" in figures:
-        out += [f"![targeted without coverage]({figures['ignored']})", ""]
-    maps = [(k, v) for k, v in figures.items() if k.startswith("map:")]
+    out = ["## Convergence: uncovered units left after each round", "",
+           table(["round", *names], convergence_rows(report)), ""]
+    if "convergence" in report.figures:
+        out += [f"![convergence]({report.figures['convergence']})", ""]
+    out += ["## Units targeted without coverage", "",
+            table(["times targeted uncovered", *names], ignored_rows(report)), ""]
+    if "ignored" in report.figures:
+        out += [f"![targeted without coverage]({report.figures['ignored']})", ""]
+    maps = [(k, v) for k, v in report.figures.items() if k.startswith("map:")]
     if maps:
         out += ["## Maps of the uncovered units", ""]
         out += [f"![map {k[4:]}]({v})" for k, v in maps] + [""]
-    cost = report.cost
-    out += ["## Cost per unit (paper layout)", "", cost_note(cost.units), "",
-            table(COST_HEADER, cost_rows(cost)), "", "### Per role", "",
-            table(["role", *GROUP_TAIL], group_rows(cost.by_role, ("role",))), "", "### Per stage", "",
-            table(["role", "stage", *GROUP_TAIL], group_rows(cost.by_stage, ("role", "stage"))), "",
-            f"### {PRICING_TITLE}", "", PRICING_NOTE, "", table(*pricing_table(cost)), ""]
-    unknown = settlement_lines(cost.settlement.model_dump(), cost.torn_ledger_lines, always=False)
-    out += [*unknown, ""] if unknown else []
-    out += ["## Classic baselines", "",
-            "Correlation of each answer's score with its share of correct verdicts (correct / covered).", "",
-            table(BASELINE_HEADER, baseline_rows(report)), ""]
-    panel = report.judge_panel
-    if panel:
-        out += ["## Judge panel", "", PANEL_NOTE, "",
-                f"Members: {', '.join(panel.members)}; {panel.verdicts} verdicts, "
-                f"{panel.tied_or_unscored} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
-    out += ["## Incorrect units", ""]
+    return out
+
+
+def md_incorrect(report: ExamReport) -> list[str]:
+    out = ["## Incorrect units", ""]
     for name, t in report.targets.items():
         sample = t.incorrect_sample
         out += [f"### {name} ({sample.total})", ""]
@@ -380,13 +405,69 @@ def render_markdown(report: ExamReport) -> str:
                     f"   - judge: {row.reason}"]
             out += [source_line(src) for src in row.sources]
             out.append("")
+    return out
+
+
+def md_cost(report: ExamReport) -> list[str]:
+    cost = report.cost
+    out = ["## Cost per unit (paper layout)", "", cost_note(cost.units), "",
+           table(COST_HEADER, cost_rows(cost)), "", "### Per role", "",
+           table(["role", *GROUP_TAIL], group_rows(cost.by_role, ("role",))), "", "### Per stage", "",
+           table(["role", "stage", *GROUP_TAIL], group_rows(cost.by_stage, ("role", "stage"))), "",
+           f"### {PRICING_TITLE}", "", PRICING_NOTE, "", table(*pricing_table(cost)), ""]
+    unknown = settlement_lines(cost.settlement.model_dump(), cost.torn_ledger_lines, always=False)
+    return out + ([*unknown, ""] if unknown else [])
+
+
+def md_baselines(report: ExamReport) -> list[str]:
+    return ["## Classic baselines", "",
+            "Correlation of each answer's score with its share of correct verdicts (correct / covered).", "",
+            table(BASELINE_HEADER, baseline_rows(report)), ""]
+
+
+def md_panel(report: ExamReport) -> list[str]:
+    panel = report.judge_panel
+    if not panel:
+        return []
+    return ["## Judge panel", "", PANEL_NOTE, "",
+            f"Members: {', '.join(panel.members)}; {panel.verdicts} verdicts, "
+            f"{panel.tied_or_unscored} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
+
+
+def md_health(report: ExamReport) -> list[str]:
+    """The health checks in full (the headline gives their verdict in one line)."""
+    return health_markdown(report.health, table)
+
+
+def md_run(report: ExamReport) -> list[str]:
+    graph = provenance_line(report)
+    return ["## Run", "", *(f"- **{k}**: {v}" for k, v in [*run_lines(report.run), *([graph] if graph else [])]),
+            ""]
+
+
+def md_counts(report: ExamReport) -> list[str]:
     c = report.counts
-    out += ["## Skipped, unparseable, rejected, ignored", "",
-            table(["what", "count"], [[label, getattr(c, key)] for key, label in COUNT_LABELS]), ""]
-    for item in c.skipped_file_list:
-        out.append(f"- skipped `{item.path}`: {item.reason}")
-    for passage in c.skipped_passage_list:
-        out.append(f"- no unit from passage `{passage.passage_id}` of `{passage.document}`: {passage.reason}")
+    out = ["## Skipped, unparseable, rejected, ignored", "",
+           table(["what", "count"], [[label, getattr(c, key)] for key, label in COUNT_LABELS]), ""]
+    out += [f"- skipped `{item.path}`: {item.reason}" for item in c.skipped_file_list]
+    out += [f"- no unit from passage `{p.passage_id}` of `{p.document}`: {p.reason}" for p in c.skipped_passage_list]
     more = skipped_note(c)
-    out += [more] if more else []
+    return out + ([more] if more else [])
+
+
+MARKDOWN_SECTIONS: list[MdSection] = [
+    md_front,  # title, examined, headline, what went wrong: always first
+    # details, in reading order; a new section is a function added here
+    md_scores, md_qtypes, md_languages, md_clusters, md_incorrect, md_convergence, md_cost, md_baselines,
+    md_panel, md_health, md_run, md_counts,
+]
+"""report.md's sections in order (docs/REPORT.md, "Layout"); html.py keeps the same order."""
+
+
+def render_markdown(report: ExamReport) -> str:
+    """The whole report as Markdown (MARKDOWN_SECTIONS in order); figures are linked by their paths in
+    `report.figures`."""
+    out: list[str] = []
+    for section in MARKDOWN_SECTIONS:
+        out += section(report)
     return "\n".join(out).rstrip() + "\n"

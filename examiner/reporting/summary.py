@@ -25,6 +25,7 @@ from examiner.core.rundir import LEDGER
 from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, settlement, torn_lines
 from examiner.reporting.languages import per_language
 from examiner.reporting.run_reader import RunData
+from examiner.reporting.topics import cluster_names, natural_key
 from examiner.stats.correlation import bootstrap_ci, sample_level, weighted_ratio
 
 QTYPES = ("who", "what", "when", "where", "why", "how", "other")
@@ -78,7 +79,7 @@ def worst_clusters(rows: list[Any], n: int) -> list[Any]:
     dicts (while summarising) or the report's ClusterRow models (while rendering)."""
     def key(r: Any) -> tuple[float, int, str]:
         row = r if isinstance(r, dict) else r.model_dump()
-        return (row["accuracy"] if row["accuracy"] is not None else 2.0, -row["incorrect"], row["cluster"])
+        return (row["accuracy"] if row["accuracy"] is not None else 2.0, -row["incorrect"], natural_key(row["cluster"]))
 
     return sorted(rows, key=key)[:n]
 
@@ -117,12 +118,13 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
             per_cluster[_cluster_key(o)][o.status] += 1
             per_qtype.setdefault(qtype_of(run, o), Counter())[o.status] += 1
     rounds_of = run.cluster_of()
-    cluster_rows = [{"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], **accuracy_of(counts)}
-                    for cid, counts in per_cluster.items()]
+    names = cluster_names(run, target)
+    cluster_rows = [{"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], **accuracy_of(counts),
+                     **names.get(cid, {})} for cid, counts in per_cluster.items()]
     total_clusters = len(cluster_rows)
     if total_clusters > JSON_CLUSTER_ROWS:
         cluster_rows = worst_clusters(cluster_rows, JSON_CLUSTER_ROWS)
-    cluster_rows.sort(key=lambda r: (r["round"] if r["round"] is not None else 10**9, r["cluster"]))
+    cluster_rows.sort(key=lambda r: (r["round"] if r["round"] is not None else 10**9, natural_key(r["cluster"])))
     qtype_rows = [{"qtype": qtype, **accuracy_of(counts)} for qtype, counts in per_qtype.items()]
     return {
         "target": target,

@@ -59,9 +59,10 @@ def test_degenerate_run_fails_naming_template_questions_and_placeholder_reasons(
     assert check(health, "self_agreement")["status"] == "fail"
 
 
-def test_health_comes_first_and_marks_the_headline_untrustworthy(degenerate_run: Path) -> None:
+def test_headline_is_marked_untrustworthy_and_health_details_follow(degenerate_run: Path) -> None:
     markdown = (degenerate_run / rundir.REPORT_MD).read_text(encoding="utf-8")
-    assert markdown.index("## Health") < markdown.index("## Accuracy and coverage") < markdown.index(UNTRUSTWORTHY)
+    assert (markdown.index("## Headline") < markdown.index(UNTRUSTWORTHY) < markdown.index("Health: FAIL")
+            < markdown.index("## Accuracy and coverage (UNTRUSTWORTHY") < markdown.index("## Health"))
     assert TEMPLATE_QUESTION in markdown and "'...'" in markdown
     html = (degenerate_run / rundir.REPORT_HTML).read_text(encoding="utf-8")
     assert html.index("<h2>Health</h2>") < html.index("<h2>Accuracy and coverage</h2>")

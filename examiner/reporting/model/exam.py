@@ -13,7 +13,6 @@ from pydantic import Field
 
 from examiner.core.records import RunStatus
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
-from examiner.reporting.model.calibration import ExamCalibration
 from examiner.reporting.model.common import BilledTotals
 
 HealthStatus = Literal["pass", "warn", "fail", "info"]
@@ -74,6 +73,10 @@ class ClusterRow(Section):
     correct: int
     incorrect: int
     accuracy: Figure
+    topic: str | None = None
+    """A few key terms of the cluster's units (top TF-IDF terms, examiner/reporting/topics.py; no model call)."""
+    question: str | None = None
+    """The examiner's first question to the cluster, without its unit list, shortened."""
 
 
 class QtypeRow(Section):
@@ -420,8 +423,6 @@ class ExamReport(Section):
     counts: CountsSection
     judge_panel: JudgePanel | None
     overrides: OverridesSection | None = None
-    calibration: ExamCalibration | None = None
-    """Accuracy calibrated by people's labels of a random sample (human_sample.jsonl); None without one."""
     health: HealthSection | None = None
     provenance: ProvenancePlan | None = None
     figures: dict[str, str] = Field(default_factory=dict)

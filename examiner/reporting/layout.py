@@ -1,0 +1,194 @@
+"""The front of the exam report, as a team lead reads it in a minute: a title (corpus, targets, date), what
+was examined and by whom, the headline (accuracy and coverage per target with intervals, cost, health in
+one line), then what went wrong; everything else follows as details.
+
+Plain text and rows only, so Markdown, HTML and the terminal show the same words (markdown.py, html.py,
+terminal.py render them). When the run's health failed, every figure is marked UNTRUSTWORTHY.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import PurePath
+
+from examiner.reporting.health_section import failed, headline, health_rows
+from examiner.reporting.model import ExamReport
+from examiner.reporting.model.exam import ClusterRow, Estimate, TargetSection
+from examiner.reporting.topics import natural_key
+
+UNTRUSTWORTHY_TAG = "UNTRUSTWORTHY"
+"""The mark on every figure of a run whose health failed."""
+HEADLINE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]", "units correct / incorrect / not covered"]
+WORST_SHOWN = 3
+"""Weakest clusters named per target under "What went wrong"."""
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _with_ci(est: Estimate) -> str:
+    if est.value is None:
+        return "n/a"
+    if est.low is None or est.high is None:
+        return _pct(est.value)
+    return f"{_pct(est.value)} [{100 * est.low:.1f}, {100 * est.high:.1f}]"
+
+
+def corpus_name(report: ExamReport) -> str:
+    """The corpus as a reader names it: the last part of its first path (`pubmedqa-mini`), `+N more`."""
+    paths = report.run.corpus_paths
+    if not paths:
+        return "an empty corpus"
+    first = PurePath(paths[0].rstrip("/\\")).name or paths[0]
+    return first + (f" +{len(paths) - 1} more" if len(paths) > 1 else "")
+
+
+def run_date(report: ExamReport) -> str | None:
+    """The UTC day the run started (or finished), None when the run recorded neither."""
+    when = report.run.started or report.run.finished
+    return dt.datetime.fromtimestamp(when, tz=dt.timezone.utc).strftime("%Y-%m-%d") if when else None
+
+
+def report_title(report: ExamReport) -> str:
+    """`Exam of pubmedqa-mini: sim-local, 2026-11-24` (the run id is in the details, not the title)."""
+    targets = ", ".join(report.run.targets) or "no target"
+    date = run_date(report)
+    return f"Exam of {corpus_name(report)}: {targets}" + (f", {date}" if date else "")
+
+
+def untrustworthy(report: ExamReport) -> bool:
+    """Whether the figures are to be marked (the run's health failed)."""
+    return failed(report.health)
+
+
+def figure_mark(report: ExamReport) -> str:
+    """` (UNTRUSTWORTHY: health failed)` after the heading of every figure, or nothing."""
+    return f" ({UNTRUSTWORTHY_TAG}: health failed)" if untrustworthy(report) else ""
+
+
+def _endpoints(report: ExamReport, roles: tuple[str, ...]) -> list[str]:
+    return list(dict.fromkeys(r.endpoint for r in report.cost.by_endpoint if r.role in roles))
+
+
+def examined_lines(report: ExamReport) -> list[str]:
+    """What was examined and by whom, in two sentences."""
+    run = report.run
+    corpus = ", ".join(run.corpus_paths) or "-"
+    what = (f"Examined: {run.units} knowledge units from {run.documents} documents ({run.passages} passages) "
+            f"of {corpus}.")
+    examiner = ", ".join(_endpoints(report, ("examiner",))) or "-"
+    judges = ", ".join(run.judges) or ", ".join(_endpoints(report, ("judge", "reviser", "geval"))) or "-"
+    who = (f"Who: {', '.join(run.targets) or 'no target'} answered; {examiner} asked, {judges} judged "
+           f"({run.judge_mode}, mode {run.mode}).")
+    return [what, who]
+
+
+def headline_rows(report: ExamReport) -> list[list[str]]:
+    """One row per target (HEADLINE_HEADER); the figures prefixed UNTRUSTWORTHY when health failed."""
+    tag = f"{UNTRUSTWORTHY_TAG} " if untrustworthy(report) else ""
+    rows = []
+    for name, t in report.targets.items():
+        c = t.counts
+        rows.append([name, tag + _with_ci(t.accuracy), tag + _with_ci(t.coverage),
+                     f"{c.correct} / {c.incorrect} / {c.unanswered + c.uncovered}"])
+    return rows
+
+
+def cost_line(report: ExamReport) -> str:
+    """The run's cost in one line."""
+    total, units = report.cost.total, max(report.cost.units, 1)
+    return (f"Cost: ${total.cost_usd:.4f} for {total.calls} model calls ({100 * total.cost_usd / units:.3f} cents "
+            f"per unit; {total.cache_hits} answered from the cache).")
+
+
+def health_line(report: ExamReport) -> str:
+    """The health verdict in one line."""
+    if not report.health:
+        return "Health: not checked for this report."
+    line = headline(report.health)
+    return f"Health: {line[len('health: '):]}" + (
+        f" ({UNTRUSTWORTHY_TAG}: the figures describe a degenerate examiner or judge)"
+        if untrustworthy(report) else "")
+
+
+def status_line(report: ExamReport) -> str:
+    """The run id, how it ended and how long it took."""
+    run = report.run
+    took = f" in {run.duration_s:.0f} s" if run.duration_s is not None else ""
+    return f"Run {run.run_id}: {run.status} ({run.stop_reason or 'no stop reason recorded'}){took}."
+
+
+def cluster_name(row: ClusterRow) -> str:
+    """What a reader calls a cluster: its key terms, else the examiner's question, else its id."""
+    return row.topic or row.question or row.cluster
+
+
+def clusters_in_order(target: TargetSection) -> list[ClusterRow]:
+    """The target's clusters by round, then id in natural order (r1-c2 before r1-c10)."""
+    return sorted(target.per_cluster, key=lambda r: (r.round if r.round is not None else 10**9,
+                                                     natural_key(r.cluster)))
+
+
+def _weakest(target: TargetSection) -> str:
+    wrong = sorted((r for r in target.per_cluster if r.incorrect),
+                   key=lambda r: (r.accuracy if r.accuracy is not None else 2.0, -r.incorrect, natural_key(r.cluster)))
+    return "; ".join(f"\"{cluster_name(r)}\" {r.correct} of {r.correct + r.incorrect} right"
+                     for r in wrong[:WORST_SHOWN])
+
+
+def run_problems(report: ExamReport) -> list[str]:
+    """What went wrong with the exam itself: the stop, the health checks that did not pass, failed or
+    unparseable calls, skipped input. Empty when nothing did."""
+    run, c, cost = report.run, report.counts, report.cost
+    out: list[str] = []
+    if run.status != "completed":
+        out.append(f"The run did not finish: {run.status} ({run.stop_reason or 'no reason recorded'}); "
+                   "`examiner resume` on its folder continues it.")
+    if report.health:
+        for row in health_rows(report.health):
+            if row[1] in ("warn", "fail"):
+                example = f"; e.g. {row[5]}" if row[5] else ""
+                out.append(f"Health check {row[0]} {row[1].upper()}: {row[4]} (thresholds {row[3]}){example}.")
+    counted = [(c.failed_requests, "model requests failed for good"),
+               (cost.in_flight.calls, "calls were killed in flight (possibly billed)"),
+               (c.unparseable_questions, "questions could not be parsed"),
+               (c.unparseable_judgments, "judgments could not be parsed"),
+               (c.questions_without_targets, "questions were left without targets"),
+               (c.leak_rejections, "questions were rejected for leaking an answer"),
+               (c.skipped_files, "input files were skipped"),
+               (c.skipped_passages, "passages gave no knowledge unit"),
+               (sum(c.unreadable_record_lines.values()), "record lines could not be read")]
+    out += [f"{n} {what}." for n, what in counted if n]
+    return out
+
+
+def target_problems(report: ExamReport) -> list[str]:
+    """Per target: how many units it got wrong or left uncovered, and its weakest clusters by topic."""
+    out = []
+    for name, t in report.targets.items():
+        c = t.counts
+        line = f"{name}: {c.incorrect} of {t.units} units answered wrongly"
+        if c.unanswered:
+            line += f", {c.unanswered} unanswered"
+        if c.uncovered:
+            line += f", {c.uncovered} never covered"
+        weakest = _weakest(t)
+        out.append(line + (f". Weakest clusters: {weakest}." if weakest else "."))
+    return out
+
+
+def went_wrong(report: ExamReport) -> list[str]:
+    """The items of "What went wrong": the exam's problems (or a line saying there were none), then the
+    targets' errors."""
+    problems = run_problems(report)
+    if not problems:
+        checked = "health passed" if report.health and report.health.status == "pass" else "no health check failed"
+        problems = [f"The exam itself: nothing (completed, {checked}, no failed or unparseable call, nothing "
+                    "skipped)."]
+    return [*problems, *target_problems(report)]
+
+
+__all__ = ["HEADLINE_HEADER", "UNTRUSTWORTHY_TAG", "cluster_name", "clusters_in_order", "corpus_name", "cost_line",
+           "examined_lines", "figure_mark", "headline_rows", "health_line", "report_title", "run_date",
+           "status_line", "untrustworthy", "went_wrong"]
