@@ -145,8 +145,8 @@ def test_browsing_overrides_are_never_used_as_sample_labels(run_dir: Path, monke
     run = load_run(run_dir)
     for v in sorted(run.verdicts.values(), key=lambda v: v.id)[:8]:  # a reviewer overturns eight verdicts
         RunDir(run_dir).append_override(OverrideRecord(
-            question_id=v.question_id, unit_id=v.unit_id, verdict_before=v.verdict,
-            verdict="incorrect" if v.verdict == "correct" else "correct", reason="browsing", who="cy", at=utc_now()))
+            question_id=v.question_id, unit_id=v.unit_id, old=v.type,
+            new="incorrect" if v.type == "correct" else "correct", reason="browsing", who="cy", at=utc_now()))
     after = cs.exam_calibration(load_run(run_dir))
     assert load_run(run_dir).overrides and after == before
 
