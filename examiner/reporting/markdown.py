@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, settlement_lines, shown_parts
+from examiner.reporting.calibration_section import calibration_markdown
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_markdown
 from examiner.reporting.layout import (
     HEADLINE_HEADER,
@@ -347,6 +348,7 @@ def md_scores(report: ExamReport) -> list[str]:
     if report.overrides:
         out += ["### With people's overrides", "", override_note(report.overrides), "",
                 table(OVERRIDE_HEADER, override_rows(report.overrides)), ""]
+    out += calibration_markdown(report.calibration, table)
     if "scores" in report.figures:
         out += [f"![accuracy and coverage]({report.figures['scores']})", ""]
     return out

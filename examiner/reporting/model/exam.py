@@ -13,6 +13,7 @@ from pydantic import Field
 
 from examiner.core.records import RunStatus
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
+from examiner.reporting.model.calibration import ExamCalibration
 from examiner.reporting.model.common import BilledTotals
 
 HealthStatus = Literal["pass", "warn", "fail", "info"]
@@ -423,6 +424,8 @@ class ExamReport(Section):
     counts: CountsSection
     judge_panel: JudgePanel | None
     overrides: OverridesSection | None = None
+    calibration: ExamCalibration | None = None
+    """Accuracy calibrated by people's labels of a random sample (human_sample.jsonl); None without one."""
     health: HealthSection | None = None
     provenance: ProvenancePlan | None = None
     figures: dict[str, str] = Field(default_factory=dict)
