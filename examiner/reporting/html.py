@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.reporting.calibration_section import calibration_html
+from examiner.reporting.bias_render import bias_html
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, health_html
 from examiner.reporting.markdown import (
     BASELINE_HEADER,
@@ -186,6 +187,7 @@ def render_html(report: ExamReport, figures: dict[str, Path]) -> str:
         p += ["<h2>Judge panel</h2>", f"<p class=\"note\">{escape(PANEL_NOTE)}</p>",
               f"<p>Members: {escape(', '.join(panel.members))}; {panel.verdicts} verdicts, "
               f"{panel.tied_or_unscored} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
+    p += bias_html(report.bias_audit, table)
     p.append("<h2>Incorrect units</h2>")
     for name, t in report.targets.items():
         sample = t.incorrect_sample

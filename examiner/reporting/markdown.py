@@ -10,6 +10,7 @@ from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, settlement_lines, shown_parts
 from examiner.reporting.calibration_section import calibration_markdown
+from examiner.reporting.bias_render import bias_markdown
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_markdown
 from examiner.reporting.layout import (
     HEADLINE_HEADER,
@@ -436,6 +437,11 @@ def md_panel(report: ExamReport) -> list[str]:
             f"{panel.tied_or_unscored} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
 
 
+def md_bias(report: ExamReport) -> list[str]:
+    """The judge bias audit (examiner/reporting/bias_render.py)."""
+    return bias_markdown(report.bias_audit, table)
+
+
 def md_health(report: ExamReport) -> list[str]:
     """The health checks in full (the headline gives their verdict in one line)."""
     return health_markdown(report.health, table)
@@ -461,7 +467,7 @@ MARKDOWN_SECTIONS: list[MdSection] = [
     md_front,  # title, examined, headline, what went wrong: always first
     # details, in reading order; a new section is a function added here
     md_scores, md_qtypes, md_languages, md_clusters, md_incorrect, md_convergence, md_cost, md_baselines,
-    md_panel, md_health, md_run, md_counts,
+    md_panel, md_bias, md_health, md_run, md_counts,
 ]
 """report.md's sections in order (docs/REPORT.md, "Layout"); html.py keeps the same order."""
 

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from examiner.reporting.bias_render import bias_line
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, headline, health_rows, self_agreement_text
 from examiner.reporting.judge_parts import (
     LEVELS_NOTE,
@@ -116,6 +117,7 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
         out.append(language_table(report))
     if report.judge_panel:
         out.append(panel_table(report.judge_panel))
+    out += [line] if (line := bias_line(report.bias_audit)) else []
     return out
 
 

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
+from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from examiner.stats.clusters import bootstrap_totals, grouping
 from examiner.stats.correlation import Figures, percentile_interval
+from examiner.stats.intervals import is_small_sample, t_interval
 
 __all__ = [
     "FlipRate",
@@ -45,6 +47,14 @@ MIN_LENGTH_UNITS = 10
 FLIP_FLAG = 0.10
 """A flip rate whose interval lies wholly above this share of pairs is flagged."""
 BOOTSTRAP = 2000
+
+
+def _small_sample(estimate: float, resampled: np.ndarray, unit_se: float, n_groups: int,
+                  level: float) -> tuple[float, float]:
+    """Below SMALL_SAMPLE_GROUPS groups the percentile bootstrap under-covers (examiner.stats.intervals):
+    estimate +- t on groups - 1 df times the larger of the bootstrap's and the units' standard error."""
+    boot_se = float(np.std(resampled, ddof=1)) if resampled.size > 1 else 0.0
+    return t_interval(estimate, max(boot_se, unit_se), max(n_groups - 1, 1), level)
 
 
 @dataclass(frozen=True)
@@ -112,15 +122,21 @@ def length_slope(outcome: Sequence[float], length: Sequence[float], groups: Sequ
     model = sm.OLS(y, np.column_stack(columns))
     if np.unique(y).size < 2:  # the judge gave one verdict throughout: no slope to see, and no error either
         return LengthSlope(n, n_groups, 0.0, 0.0, 0.0, 1.0, False, "constant verdicts")
+    units = model.fit(cov_type="HC1", use_t=True)
+    slope = float(units.params[1])
     if 1 < n_groups < n:
         fit = model.fit(cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
+        se = float(fit.bse[1])
         method = f"linear model, cluster-robust SE over {n_groups} groups (t, {n_groups - 1} df)"
+        if is_small_sample(n_groups) and float(units.bse[1]) > se:
+            se = float(units.bse[1])
+            method += ", the units' HC1 SE being larger"
+        low, high = t_interval(slope, se, n_groups - 1, level)
+        p = float(2 * sps.t.sf(abs(slope) / se, n_groups - 1)) if se > 0 else 1.0
     else:
-        fit = model.fit(cov_type="HC1", use_t=True)
+        low, high = (float(v) for v in np.asarray(units.conf_int(alpha=1 - level))[1])
+        p = float(units.pvalues[1])
         method = "linear model, HC1 robust SE (independent units)"
-    low, high = (float(v) for v in np.asarray(fit.conf_int(alpha=1 - level))[1])
-    slope = float(fit.params[1])
-    p = float(fit.pvalues[1])
     return LengthSlope(n, n_groups, slope, low, high, p, bool(low > 0 or high < 0), method)
 
 
@@ -173,6 +189,7 @@ class SelfGap(Figures):
     high: float
     groups: int
     flagged: bool
+    method: str
 
 
 def self_gap(outcome: Sequence[float], is_self: Sequence[bool], groups: Sequence[Hashable] | None = None, *,
@@ -193,14 +210,22 @@ def self_gap(outcome: Sequence[float], is_self: Sequence[bool], groups: Sequence
         diffs = totals[:, 0] / totals[:, 1] - totals[:, 2] / totals[:, 3]
     diffs = diffs[np.isfinite(diffs)]
     self_mean, other_mean = float(y[s].mean()), float(y[~s].mean())
-    low, high = (float(v) for v in percentile_interval(diffs, 1 - level)) if diffs.size else (math.nan, math.nan)
-    return SelfGap(n_self, n_other, self_mean, other_mean, self_mean - other_mean, low, high, g.n_documents,
-                   bool(low > 0 or high < 0))
+    gap = self_mean - other_mean
+    if is_small_sample(g.n_documents):
+        unit_se = math.sqrt(np.var(y[s], ddof=1 if n_self > 1 else 0) / n_self
+                            + np.var(y[~s], ddof=1 if n_other > 1 else 0) / n_other)
+        low, high = _small_sample(gap, diffs, unit_se, g.n_documents, level)
+        method = f"small sample: t on {g.n_documents - 1} df, larger of the cluster-bootstrap and unit SE"
+    else:
+        low, high = (float(v) for v in percentile_interval(diffs, 1 - level)) if diffs.size else (math.nan, math.nan)
+        method = f"cluster bootstrap over {g.n_documents} groups, percentile"
+    return SelfGap(n_self, n_other, self_mean, other_mean, gap, low, high, g.n_documents, bool(low > 0 or high < 0),
+                   method)
 
 
 @dataclass(frozen=True)
 class KappaPair(Figures):
-    """Cohen's kappa of two panel members on the units both labelled, with a bootstrap percentile interval."""
+    """Cohen's kappa of two panel members on the units both labelled, with its interval (`method`)."""
 
     a: str
     b: str
@@ -209,6 +234,7 @@ class KappaPair(Figures):
     kappa: float
     low: float
     high: float
+    method: str
 
 
 @dataclass(frozen=True)
@@ -230,9 +256,10 @@ def _kappa(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _kappa_interval(a: np.ndarray, b: np.ndarray, groups: np.ndarray, level: float, n_resamples: int,
-                    seed: int) -> tuple[float, float]:
-    """Percentile interval of Cohen's kappa over cluster-bootstrap resamples of the groups: each resample's
-    confusion table is the sum of the drawn groups' tables, and its kappa is computed from that table."""
+                    seed: int) -> tuple[float, float, str]:
+    """Percentile interval of Cohen's kappa over cluster-bootstrap resamples of the groups (each resample's
+    confusion table is the sum of the drawn groups' tables); below SMALL_SAMPLE_GROUPS groups, t on
+    groups - 1 df times the larger of the bootstrap's and the asymptotic (units independent) error."""
     k = int(max(a.max(), b.max())) + 1
     cells = np.zeros((a.size, k * k))
     cells[np.arange(a.size), a * k + b] = 1.0
@@ -243,10 +270,28 @@ def _kappa_interval(a: np.ndarray, b: np.ndarray, groups: np.ndarray, level: flo
     with np.errstate(divide="ignore", invalid="ignore"):
         kappas = np.where(chance >= 1.0, 1.0, (observed - chance) / (1.0 - chance))
     kappas = kappas[np.isfinite(kappas)]
+    n_groups = int(np.unique(groups).size)
+    if is_small_sample(n_groups):
+        low, high = _small_sample(_kappa(a, b), kappas, _kappa_unit_se(a, b), n_groups, level)
+        return max(low, -1.0), min(high, 1.0), f"small sample: t on {max(n_groups - 1, 1)} df"
+    method = f"cluster bootstrap over {n_groups} groups, percentile"
     if not kappas.size:
-        return math.nan, math.nan
+        return math.nan, math.nan, method
     low, high = percentile_interval(kappas, 1 - level)
-    return float(low), float(high)
+    return float(low), float(high), method
+
+
+def _kappa_unit_se(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's kappa's asymptotic standard error with the units independent (statsmodels)."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    k = int(max(a.max(), b.max())) + 1
+    table = np.zeros((k, k))
+    np.add.at(table, (a, b), 1.0)
+    if np.count_nonzero(table.sum(axis=0)) < 2 and np.count_nonzero(table.sum(axis=1)) < 2:
+        return 0.0
+    se = float(cohens_kappa(table).std_kappa)
+    return se if math.isfinite(se) else 0.0
 
 
 def panel_agreement(labels: Mapping[str, Mapping[Hashable, Hashable | None]],
@@ -265,14 +310,14 @@ def panel_agreement(labels: Mapping[str, Mapping[Hashable, Hashable | None]],
     for index, (a, b) in enumerate(combinations(members, 2)):
         units = [u for u, v in labels[a].items() if v is not None and labels[b].get(u) is not None]
         if not units:
-            pairs.append(KappaPair(a, b, 0, math.nan, math.nan, math.nan, math.nan))
+            pairs.append(KappaPair(a, b, 0, math.nan, math.nan, math.nan, math.nan, "no unit labelled by both"))
             continue
         x = np.array([codes.setdefault(labels[a][u], len(codes)) for u in units])
         y = np.array([codes.setdefault(labels[b][u], len(codes)) for u in units])
         group_codes: dict[Hashable, int] = {}
         grp = np.array([group_codes.setdefault(groups.get(u, u) if groups else u, len(group_codes)) for u in units])
-        low, high = _kappa_interval(x, y, grp, level, n_resamples, seed + index)
-        pairs.append(KappaPair(a, b, len(units), float(np.mean(x == y)), _kappa(x, y), low, high))
+        low, high, method = _kappa_interval(x, y, grp, level, n_resamples, seed + index)
+        pairs.append(KappaPair(a, b, len(units), float(np.mean(x == y)), _kappa(x, y), low, high, method))
     common = [u for u in labels[members[0]] if all(labels[m].get(u) is not None for m in members)]
     fleiss = math.nan
     if common:

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from examiner.core.records import RunStatus
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
+from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.calibration import ExamCalibration
 from examiner.reporting.model.common import BilledTotals
 
@@ -428,6 +429,8 @@ class ExamReport(Section):
     """Accuracy calibrated by people's labels of a random sample (human_sample.jsonl); None without one."""
     health: HealthSection | None = None
     provenance: ProvenancePlan | None = None
+    bias_audit: BiasAudit | None = None
+    """The judge bias audit (examiner/reporting/bias_audit.py); None in reports written before it."""
     figures: dict[str, str] = Field(default_factory=dict)
     """Figure name -> PNG path relative to the run folder (`map:<target>` for the maps)."""
 
