@@ -37,7 +37,7 @@ from examiner.core.version import VERSION  # noqa: E402
 from examiner.core.errors import (EXIT_INTERNAL_ERROR, EXIT_USER_ERROR, BudgetExhausted, UserError,  # noqa: E402
                              current_run_dir, disk_full, forget_run_dirs)
 
-COMMAND_MODULES = ("setup", "cost", "exam", "report", "gate", "view", "judging", "meta", "metric_stats",
+COMMAND_MODULES = ("setup", "cost", "exam", "report", "gate", "view", "review", "judging", "meta", "metric_stats",
                    "export", "trace")
 """Modules under examiner.cli.commands; each has `register(subparsers)` and sets `func` on its parsers."""
 

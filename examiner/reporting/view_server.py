@@ -38,6 +38,7 @@ from examiner.reporting.html import CSS, passage_html
 from examiner.reporting.with_overrides import LABELS
 from examiner.reporting.review import FILTERS, ReviewRow, choices, filtered, review_rows
 from examiner.reporting.run_reader import load_run
+from examiner.reporting.sample_page import add_sample_routes
 
 HOST = "127.0.0.1"
 HEADER_BYTES = 16 * 1024
@@ -193,6 +194,7 @@ class ReviewServer:
                                             "logger": SERVER_LOG})
         app.router.add_get("/", self.page)
         app.router.add_post("/override", self.override)
+        add_sample_routes(app, self)  # the "label a random sample" mode (reporting/sample_page.py)
         return app
 
 
@@ -252,7 +254,8 @@ def render_page(server: ReviewServer, rows: list[ReviewRow], wanted: dict[str, s
            f"<h1>Review: {e(server.run_id)}</h1>",
            f"<p class=\"note\">{e(str(server.run_dir))} · status {e(server.status)} · {len(rows)} verdicts · "
            f"<span id=\"overridden\">{overridden}</span> overridden (kept in overrides.jsonl; verdicts.jsonl is "
-           "never changed)</p>"]
+           "never changed) · <a href=\"/sample\" id=\"sample-mode\">label a random sample</a> (calibrates the "
+           "report's accuracy; kept apart from overrides)</p>"]
     if in_use:
         out.append(f"<p class=\"banner\">{e(in_use)}: overrides are refused while the run is being written.</p>")
     out.append("<form class=\"filters\" method=\"get\" action=\"/\">")

@@ -1,0 +1,189 @@
+"""The review page's "label a random sample" mode (`examiner view`, /sample).
+
+Why a mode of its own: overrides made while browsing are chosen (a reviewer stops on what looks wrong),
+so they cannot calibrate the judge's accuracy. Here examiner draws the sample (seeded, recorded in
+human_sample.jsonl before anyone labels: reporting/human_sample.py), shows the drawn units one after the
+other in the order drawn, and hides the judge's verdict and reason so the person labels the answer
+itself. Labels are appended to human_sample.jsonl under the run's lock, as overrides are; overrides.jsonl
+is never written here. The same checks guard every write as on the main page (the server's middleware:
+loopback Host, Origin; here the page's token).
+"""
+
+from __future__ import annotations
+
+import hmac
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from examiner.core.errors import UserError
+from examiner.core.human_sample import HumanSample, SampleLabel, append_labels, read_sample, write_draw
+from examiner.core.overrides import utc_now
+from examiner.core.runlock import RunDirInUse, hold_run_dir
+from examiner.reporting.html import passage_html
+from examiner.reporting.human_sample import draw_sample, population
+from examiner.reporting.run_reader import load_run
+from examiner.reporting.with_overrides import LABELS
+
+if TYPE_CHECKING:
+    from examiner.reporting.view_server import ReviewServer
+
+SAMPLE_NOTE = ("Label each drawn unit: is the answer correct about this unit, incorrect, or unrelated to it? The "
+               "judge's verdict is hidden so that it does not sway you. These labels calibrate the report's accuracy "
+               "(\"Calibrated by people\"); overrides made on the main page are kept apart and never used for it.")
+
+
+def _error(status: int, message: str) -> web.Response:
+    text = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>examiner view</title></head>"
+            f"<body><p class=\"error\">{escape(message)}</p><p><a href=\"/sample\">back to the sample</a></p></body></html>")
+    return web.Response(status=status, text=text, content_type="text/html", charset="utf-8")
+
+
+def _token_ok(server: ReviewServer, form: Any) -> bool:
+    return hmac.compare_digest(str(form.get("token", "")), server.token)
+
+
+def _draw_form(server: ReviewServer) -> str:
+    e = escape
+    return ("<form class=\"draw\" method=\"post\" action=\"/sample/draw\">"
+            f"<input type=\"hidden\" name=\"token\" value=\"{e(server.token)}\">"
+            "<label>units <input name=\"size\" type=\"number\" min=\"1\" value=\"100\" required></label> "
+            "<label>seed <input name=\"seed\" type=\"number\" value=\"0\" required></label> "
+            "<label><input name=\"per_target\" type=\"checkbox\" value=\"1\"> per target</label> "
+            f"<label>who <input name=\"who\" required value=\"{e(server.who)}\" size=\"10\"></label> "
+            "<button type=\"submit\" id=\"draw\">draw the sample</button></form>")
+
+
+def _unit_html(server: ReviewServer, position: int, unit: Any, row: Any, given: SampleLabel | None) -> str:
+    e = escape
+    parts = [f"<article class=\"row sample\" id=\"s-{position}\" data-unit-id=\"{e(unit.unit_id)}\" "
+             f"data-target=\"{e(unit.target)}\">",
+             f"<div class=\"note\">#{position} · {e(unit.target)} · unit <code>{e(unit.unit_id)}</code></div>"]
+    if row is not None:
+        parts += [f"<div><span class=\"label\">question</span> {e(row.question)}</div>",
+                  f"<div><span class=\"label\">answer</span> {e(row.answer_excerpt)}</div>",
+                  f"<div><span class=\"label\">unit</span> {e(row.unit_text)}</div>"]
+        parts += [passage_html(src) for src in row.sources]
+    if given is not None:
+        parts.append(f"<div class=\"in-force\"><span class=\"label\">your label</span> <b class=\"given\">"
+                     f"{e(given.verdict)}</b> by {e(given.who)} at {e(given.at)}"
+                     + (f": <span class=\"why\">{e(given.note)}</span>" if given.note else "") + "</div>")
+    options = "".join(f"<option value=\"{label}\"{' selected' if given and given.verdict == label else ''}>{label}"
+                      "</option>" for label in LABELS)
+    parts.append("<form class=\"override\" method=\"post\" action=\"/sample/label\">"
+                 f"<input type=\"hidden\" name=\"token\" value=\"{e(server.token)}\">"
+                 f"<input type=\"hidden\" name=\"target\" value=\"{e(unit.target)}\">"
+                 f"<input type=\"hidden\" name=\"unit_id\" value=\"{e(unit.unit_id)}\">"
+                 f"<input type=\"hidden\" name=\"position\" value=\"{position}\">"
+                 f"<select name=\"verdict\" aria-label=\"label\">{options}</select>"
+                 "<input name=\"note\" placeholder=\"note (optional)\" aria-label=\"note\">"
+                 f"<input name=\"who\" required value=\"{e(server.who)}\" aria-label=\"who\" size=\"10\">"
+                 "<button type=\"submit\">label</button></form></article>")
+    return "".join(parts)
+
+
+def render_sample_page(server: ReviewServer, sample: HumanSample | None, in_use: str | None, population_size: int) -> str:
+    """The sample mode's page: the draw form when none is drawn, else the draw's facts and the drawn units."""
+    e = escape
+    out = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+           f"<title>Sample {e(server.run_id)}</title><style>{_css()}</style></head><body>",
+           f"<h1>Label a random sample: {e(server.run_id)}</h1>",
+           "<p><a href=\"/\" id=\"browse\">back to browsing every verdict</a></p>",
+           f"<p class=\"note\">{e(SAMPLE_NOTE)}</p>"]
+    if in_use:
+        out.append(f"<p class=\"banner\">{e(in_use)}: labels are refused while the run is being written.</p>")
+    if sample is None:
+        out += [f"<p id=\"no-sample\">No sample drawn yet. examiner draws it at random (seeded) from the "
+                f"{population_size} judged units and records how in human_sample.jsonl.</p>", _draw_form(server)]
+        return "".join(out) + "</body></html>"
+    d, labels = sample.draw, sample.labels()
+    drawn = {u.verdict_id for u in d.units}
+    rows = {(r.target, r.unit_id): r for r in server.rows() if r.verdict_id in drawn}
+    out.append(f"<p class=\"note\" id=\"draw-facts\">Sample {e(d.draw_id)}: {len(d.units)} of {d.population} judged "
+               f"units drawn {e(d.method)} (seed {d.seed}, size {d.size}) by {e(d.who)} at {e(d.at)}. "
+               f"<span id=\"labelled\">{len(labels)}</span> of {len(d.units)} labelled.</p>")
+    for position, unit in enumerate(d.units, 1):
+        out.append(_unit_html(server, position, unit, rows.get((unit.target, unit.unit_id)),
+                              labels.get((unit.target, unit.unit_id))))
+    return "".join(out) + "</body></html>"
+
+
+def _css() -> str:
+    from examiner.reporting.view_server import PAGE_CSS
+
+    return PAGE_CSS + "form.draw{display:flex;gap:.8em;flex-wrap:wrap;align-items:end;background:#eef2f7;padding:.6em}"
+
+
+def _headers(response: web.Response) -> web.Response:
+    response.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                                                   "frame-ancestors 'none'; base-uri 'none'")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
+    """GET /sample (the mode's page), POST /sample/draw (draw once), POST /sample/label (append a label)."""
+
+    async def page(request: web.Request) -> web.Response:
+        server.rows()  # reads the run (and its id) when it changed
+        sample = read_sample(server.run_dir)
+        size = len(population(load_run(server.run_dir))) if sample is None else 0
+        body = render_sample_page(server, sample, server.in_use(), size)
+        return _headers(web.Response(text=body, content_type="text/html", charset="utf-8"))
+
+    async def draw(request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        if not _token_ok(server, form):
+            return _error(403, "draw refused: the page's token does not match (reload the page)")
+        try:
+            size, seed = int(str(form.get("size", ""))), int(str(form.get("seed", "0")))
+        except ValueError:
+            return _error(400, "sample not drawn: the size and the seed must be whole numbers")
+        who = str(form.get("who", "")).strip() or server.who
+        try:
+            with hold_run_dir(server.run_dir):
+                method = "per-target" if form.get("per_target") else "uniform"
+                write_draw(server.run_dir, draw_sample(load_run(server.run_dir), size, seed=seed, method=method, who=who))
+        except RunDirInUse as exc:
+            return _error(409, f"sample not drawn: {exc} (the run is being written; try when it has stopped)")
+        except UserError as exc:
+            return _error(400, f"sample not drawn: {exc}")
+        except OSError as exc:
+            return _error(500, f"sample not drawn: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
+        raise web.HTTPSeeOther("/sample")
+
+    async def label(request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        if not _token_ok(server, form):
+            return _error(403, "label refused: the page's token does not match (reload the page)")
+        key = (str(form.get("target", "")), str(form.get("unit_id", "")))
+        try:
+            with hold_run_dir(server.run_dir):
+                sample = read_sample(server.run_dir)
+                unit = next((u for u in sample.draw.units if (u.target, u.unit_id) == key), None) if sample else None
+                if sample is None or unit is None:
+                    return _error(400, "label not saved: that unit is not in the drawn sample")
+                row = SampleLabel(draw_id=sample.draw.draw_id, target=unit.target, unit_id=unit.unit_id,
+                                  verdict_id=unit.verdict_id, verdict=str(form.get("verdict", "")),  # type: ignore[arg-type]
+                                  who=str(form.get("who", "")), at=utc_now(), note=str(form.get("note", "")).strip(),
+                                  source="page")
+                append_labels(server.run_dir, [row])
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            return _error(400, f"label not saved: {problems}")
+        except RunDirInUse as exc:
+            return _error(409, f"label not saved: {exc} (the run is being written; try when it has stopped)")
+        except OSError as exc:
+            return _error(500, f"label not saved: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
+        position = str(form.get("position", ""))
+        raise web.HTTPSeeOther("/sample" + (f"#s-{int(position) + 1}" if position.isdigit() else ""))
+
+    app.router.add_get("/sample", page)
+    app.router.add_post("/sample/draw", draw)
+    app.router.add_post("/sample/label", label)
+
+
+__all__ = ["SAMPLE_NOTE", "add_sample_routes", "render_sample_page"]
