@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import base64
 from html import escape
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from examiner.reporting.calibration_section import calibration_html
-from examiner.reporting.bias_render import bias_html
-from examiner.reporting.health_section import UNTRUSTWORTHY, failed, health_html
+from examiner.reporting.health_section import UNTRUSTWORTHY, health_html
 from examiner.reporting.markdown import (
     BASELINE_HEADER,
     CLUSTER_HEADER,
+    CLUSTER_NOTE,
     COST_HEADER,
     COUNT_LABELS,
     GROUP_TAIL,
@@ -49,6 +50,17 @@ from examiner.reporting.markdown import (
     skipped_note,
 )
 from examiner.reporting.languages import shows_languages
+from examiner.reporting.layout import (
+    HEADLINE_HEADER,
+    UNTRUSTWORTHY_TAG,
+    cost_line,
+    examined_lines,
+    headline_rows,
+    health_line,
+    report_title,
+    untrustworthy,
+    went_wrong,
+)
 from examiner.reporting.model import ExamReport
 from examiner.reporting.model.exam import SourceSpan
 
@@ -76,6 +88,14 @@ mark{background:#ffe08a}
 .note{color:#666;font-size:.9em}
 .health-fail,.untrustworthy{color:#c62828}.health-warn{color:#b35900}.health-pass{color:#1a7f37}
 code{font-size:.85em;background:#f3f3f3;padding:0 .2em}
+p.examined{color:#444;margin-top:-.4em}
+section.headline{border:1px solid #c9d6e8;background:#f5f8fc;padding:.2em 1em .6em;margin:1em 0}
+section.headline h2,section.went-wrong h2{margin-top:.6em;border:0}
+section.headline table{font-size:1.05em}
+section.went-wrong ul{margin:.3em 0;padding-left:1.4em}
+.tag{font-size:.7em;color:#fff;background:#c62828;padding:.1em .4em;border-radius:3px;vertical-align:middle}
+figure.untrustworthy{margin:.4em 0;border:3px solid #c62828;display:inline-block}
+figure.untrustworthy figcaption{color:#c62828;font-weight:600;padding:0 .4em}
 """
 
 
@@ -117,85 +137,85 @@ def passage_html(src: SourceSpan) -> str:
             f"{page}chars {src.start}–{src.end}{origin}<blockquote>{body}</blockquote></div>")
 
 
-def render_html(report: ExamReport, figures: dict[str, Path]) -> str:
-    """The whole report as one HTML page; `figures` maps a figure name to its PNG file."""
-    run = report.run
-    p: list[str] = [
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>Exam report {escape(run.run_id)}</title><style>{CSS}</style></head><body>",
-        f"<h1>Exam report: {escape(run.run_id)}</h1>",
-        *health_html(report.health, table),
-        "<dl class=\"run\">",
-    ]
-    graph = provenance_line(report)
-    for key, value in [*run_lines(run), *([graph] if graph else [])]:
-        cls = f" class=\"status-{escape(run.status)}\"" if key == "status" else ""
-        p.append(f"<dt>{escape(key)}</dt><dd{cls}>{escape(str(value))}</dd>")
-    p.append("</dl>")
+HtmlSection = Callable[[ExamReport, dict[str, Path]], list[str]]
+"""One section of report.html: (report, figure name -> PNG) -> its HTML parts (none when it does not apply)."""
 
-    def fig(name: str, alt: str) -> None:
+
+def _figures(report: ExamReport, figures: dict[str, Path], *names: tuple[str, str]) -> list[str]:
+    """The named figures present, each marked UNTRUSTWORTHY when the run's health failed."""
+    mark = untrustworthy(report)
+    parts = []
+    for name, alt in names:
         if name in figures:
-            p.append(image(figures[name], alt))
+            img = image(figures[name], alt)
+            parts.append(f"<figure class=\"untrustworthy\">{img}<figcaption>{escape(UNTRUSTWORTHY_TAG)}: health "
+                         "failed</figcaption></figure>" if mark else img)
+    return parts
 
-    p.append("<h2>Accuracy and coverage</h2>")
+
+def _h2(title: str, report: ExamReport | None = None) -> str:
+    """A section heading; with `report`, tagged UNTRUSTWORTHY when the run's health failed."""
+    tag = (f" <span class=\"tag\">{escape(UNTRUSTWORTHY_TAG)}</span>"
+           if report is not None and untrustworthy(report) else "")
+    return f"<h2>{escape(title)}{tag}</h2>"
+
+
+def html_front(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    """Title, what was examined and by whom, the headline block and what went wrong (layout.py)."""
+    health = report.health.status if report.health else "none"
+    p = [f"<h1>{escape(report_title(report))}</h1>",
+         "<p class=\"examined\">" + "<br>".join(escape(line) for line in examined_lines(report)) + "</p>",
+         "<section class=\"headline\" id=\"headline\"><h2>Headline</h2>"]
     if notice := stop_notice(report):
         p.append(f"<p class=\"untrustworthy\"><strong>{escape(notice)}</strong></p>")
-    if failed(report.health):
+    if untrustworthy(report):
         p.append(f"<p class=\"untrustworthy\"><strong>{escape(UNTRUSTWORTHY)}</strong></p>")
-    p += [f"<p class=\"note\">{SCORE_NOTE}</p>",
-          table(SCORE_HEADER, score_rows(report))]
+    p += [table(HEADLINE_HEADER, headline_rows(report)), f"<p>{escape(cost_line(report))}</p>",
+          f"<p class=\"health-{escape(health)}\"><strong>{escape(health_line(report))}</strong></p></section>",
+          "<section class=\"went-wrong\" id=\"went-wrong\"><h2>What went wrong</h2><ul>",
+          *(f"<li>{escape(item)}</li>" for item in went_wrong(report)), "</ul></section>"]
+    return p
+
+
+def html_scores(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    p = [_h2("Accuracy and coverage", report), f"<p class=\"note\">{SCORE_NOTE}</p>",
+         table(SCORE_HEADER, score_rows(report))]
     if report.overrides:
         p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(report.overrides))}</p>",
               table(OVERRIDE_HEADER, override_rows(report.overrides))]
     p += calibration_html(report.calibration, table)
-    fig("scores", "accuracy and coverage per target")
+    return p + _figures(report, figures, ("scores", "accuracy and coverage per target"))
+
+
+def html_qtypes(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     header, rows = qtype_table(report)
-    p += ["<h2>Accuracy per question type</h2>", table(header, rows)]
-    fig("qtypes", "accuracy per question type")
-    if shows_languages(run):
-        p += ["<h2>Accuracy per language</h2>", f"<p class=\"note\">{LANGUAGE_NOTE}</p>",
-              table(LANGUAGE_HEADER, language_table(report))]
-    p.append("<h2>Accuracy per cluster</h2>")
+    return [_h2("Accuracy per question type", report), table(header, rows),
+            *_figures(report, figures, ("qtypes", "accuracy per question type"))]
+
+
+def html_languages(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    if not shows_languages(report.run):
+        return []
+    return [_h2("Accuracy per language", report), f"<p class=\"note\">{LANGUAGE_NOTE}</p>",
+            table(LANGUAGE_HEADER, language_table(report))]
+
+
+def html_clusters(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    p = [_h2("Accuracy per cluster", report), f"<p class=\"note\">{escape(CLUSTER_NOTE)}</p>"]
     for name, t in report.targets.items():
         p += [f"<h3>{escape(name)}</h3>", table(CLUSTER_HEADER, cluster_rows(t))]
         note = cluster_note(t)
         if note:
             p.append(f"<p class=\"note\">{escape(note)}</p>")
-    p.append("<h2>Convergence</h2>")
-    fig("convergence", "uncovered units left after each round")
-    p.append(table(["round", *[f"{n}: uncovered left" for n in report.targets]], convergence_rows(report)))
-    p.append("<h2>Units targeted without coverage</h2>")
-    fig("ignored", "histogram of times targeted without coverage")
-    maps = [k for k in figures if k.startswith("map:")]
-    if maps:
-        p.append("<h2>Maps of the uncovered units</h2><p class=\"note\">2-D projection of each round's pool, "
-                 "coloured by cluster; stars mark cluster centers. A large pool is drawn as a seeded sample of "
-                 "whole clusters, and the map's title says how many points it shows.</p>")
-        for key in maps:
-            fig(key, f"map {key[4:]}")
-    cost = report.cost
-    p += ["<h2>Cost per unit (paper layout)</h2>", f"<p class=\"note\">{cost_note(cost.units)}</p>",
-          table(COST_HEADER, cost_rows(cost)), "<h3>Per role</h3>",
-          table(["role", *GROUP_TAIL], group_rows(cost.by_role, ("role",))), "<h3>Per stage</h3>",
-          table(["role", "stage", *GROUP_TAIL], group_rows(cost.by_stage, ("role", "stage"))),
-          f"<h3>{PRICING_TITLE}</h3>", f"<p class=\"note\">{escape(PRICING_NOTE)}</p>", table(*pricing_table(cost)),
-          "<h2>Classic baselines</h2>",
-          "<p class=\"note\">Correlation of each answer's score with its share of correct verdicts.</p>",
-          table(BASELINE_HEADER, baseline_rows(report))]
-    panel = report.judge_panel
-    if panel:
-        p += ["<h2>Judge panel</h2>", f"<p class=\"note\">{escape(PANEL_NOTE)}</p>",
-              f"<p>Members: {escape(', '.join(panel.members))}; {panel.verdicts} verdicts, "
-              f"{panel.tied_or_unscored} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
-    p += bias_html(report.bias_audit, table)
-    p.append("<h2>Incorrect units</h2>")
+    return p
+
+
+def html_incorrect(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    p = [_h2("Incorrect units")]
     for name, t in report.targets.items():
         sample = t.incorrect_sample
         p.append(f"<h3>{escape(name)} ({sample.total})</h3>")
-        if not t.incorrect:
-            p.append("<p>None.</p>")
-        else:
-            p.append(f"<p class=\"note\">{escape(incorrect_note(sample))}</p>")
+        p.append("<p>None.</p>" if not t.incorrect else f"<p class=\"note\">{escape(incorrect_note(sample))}</p>")
         for row in t.incorrect:
             p += ["<div class=\"wrong\">",
                   f"<div><span class=\"label\">unit</span> <strong>{escape(row.unit_text)}</strong> "
@@ -205,9 +225,65 @@ def render_html(report: ExamReport, figures: dict[str, Path]) -> str:
                   f"<div><span class=\"label\">judge</span> {escape(row.reason)}</div>"]
             p += [passage_html(src) for src in row.sources]
             p.append("</div>")
+    return p
+
+
+def html_convergence(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    p = [_h2("Convergence"), *_figures(report, figures, ("convergence", "uncovered units left after each round")),
+         table(["round", *[f"{n}: uncovered left" for n in report.targets]], convergence_rows(report)),
+         _h2("Units targeted without coverage"),
+         *_figures(report, figures, ("ignored", "histogram of times targeted without coverage"))]
+    maps = [k for k in figures if k.startswith("map:")]
+    if maps:
+        p.append(_h2("Maps of the uncovered units") + "<p class=\"note\">2-D projection of each round's pool, "
+                 "coloured by cluster; stars mark cluster centers. A large pool is drawn as a seeded sample of "
+                 "whole clusters, and the map's title says how many points it shows.</p>")
+        p += _figures(report, figures, *((key, f"map {key[4:]}") for key in maps))
+    return p
+
+
+def html_cost(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    cost = report.cost
+    return [_h2("Cost per unit (paper layout)"), f"<p class=\"note\">{cost_note(cost.units)}</p>",
+            table(COST_HEADER, cost_rows(cost)), "<h3>Per role</h3>",
+            table(["role", *GROUP_TAIL], group_rows(cost.by_role, ("role",))), "<h3>Per stage</h3>",
+            table(["role", "stage", *GROUP_TAIL], group_rows(cost.by_stage, ("role", "stage"))),
+            f"<h3>{PRICING_TITLE}</h3>", f"<p class=\"note\">{escape(PRICING_NOTE)}</p>", table(*pricing_table(cost))]
+
+
+def html_baselines(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    return [_h2("Classic baselines"),
+            "<p class=\"note\">Correlation of each answer's score with its share of correct verdicts.</p>",
+            table(BASELINE_HEADER, baseline_rows(report))]
+
+
+def html_panel(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    panel = report.judge_panel
+    if not panel:
+        return []
+    return [_h2("Judge panel"), f"<p class=\"note\">{escape(PANEL_NOTE)}</p>",
+            f"<p>Members: {escape(', '.join(panel.members))}; {panel.verdicts} verdicts, "
+            f"{panel.tied_or_unscored} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
+
+
+def html_health(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    """The health checks in full (the headline gives their verdict in one line)."""
+    return ["<section id=\"health\">", *health_html(report.health, table), "</section>"]
+
+
+def html_run(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    run, graph = report.run, provenance_line(report)
+    p = [_h2("Run"), "<dl class=\"run\">"]
+    for key, value in [*run_lines(run), *([graph] if graph else [])]:
+        cls = f" class=\"status-{escape(run.status)}\"" if key == "status" else ""
+        p.append(f"<dt>{escape(key)}</dt><dd{cls}>{escape(str(value))}</dd>")
+    return [*p, "</dl>"]
+
+
+def html_counts(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     c = report.counts
-    p += ["<h2>Skipped, unparseable, rejected, ignored</h2>",
-          table(["what", "count"], [[label, getattr(c, key)] for key, label in COUNT_LABELS])]
+    p = [_h2("Skipped, unparseable, rejected, ignored"),
+         table(["what", "count"], [[label, getattr(c, key)] for key, label in COUNT_LABELS])]
     if c.skipped_file_list:
         p.append("<ul>" + "".join(f"<li><code>{escape(i.path)}</code>: {escape(i.reason)}</li>"
                                   for i in c.skipped_file_list) + "</ul>")
@@ -216,7 +292,23 @@ def render_html(report: ExamReport, figures: dict[str, Path]) -> str:
                                   f"<code>{escape(i.document)}</code>: {escape(i.reason)}</li>"
                                   for i in c.skipped_passage_list) + "</ul>")
     more = skipped_note(c)
-    if more:
-        p.append(f"<p class=\"note\">{escape(more)}</p>")
+    return p + ([f"<p class=\"note\">{escape(more)}</p>"] if more else [])
+
+
+HTML_SECTIONS: list[HtmlSection] = [
+    html_front,  # title, examined, headline, what went wrong: always first
+    # details, in the order of markdown.MARKDOWN_SECTIONS; a new section is a function added here
+    html_scores, html_qtypes, html_languages, html_clusters, html_incorrect, html_convergence, html_cost,
+    html_baselines, html_panel, html_health, html_run, html_counts,
+]
+"""report.html's sections in order."""
+
+
+def render_html(report: ExamReport, figures: dict[str, Path]) -> str:
+    """The whole report as one HTML page (HTML_SECTIONS in order); `figures` maps a figure name to its PNG."""
+    p = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+         f"<title>{escape(report_title(report))}</title><style>{CSS}</style></head><body>"]
+    for section in HTML_SECTIONS:
+        p += section(report, figures)
     p.append("</body></html>")
     return "\n".join(p)

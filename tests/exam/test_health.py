@@ -5,6 +5,7 @@ after the reports are written."""
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,9 @@ def test_headline_is_marked_untrustworthy_and_health_details_follow(degenerate_r
             < markdown.index("## Accuracy and coverage (UNTRUSTWORTHY") < markdown.index("## Health"))
     assert TEMPLATE_QUESTION in markdown and "'...'" in markdown
     html = (degenerate_run / rundir.REPORT_HTML).read_text(encoding="utf-8")
-    assert html.index("<h2>Health</h2>") < html.index("<h2>Accuracy and coverage</h2>")
-    assert "UNTRUSTWORTHY" in html
+    assert (html.index("<h2>Headline</h2>") < html.index(escape(UNTRUSTWORTHY)) < html.index("<h2>What went wrong</h2>")
+            < html.index("<h2>Accuracy and coverage <span class=\"tag\">UNTRUSTWORTHY") < html.index("<h2>Health</h2>"))
+    assert "<figcaption>UNTRUSTWORTHY: health failed</figcaption>" in html
 
 
 async def test_ordinary_simulated_run_passes(small_corpus: Path, tmp_path: Path) -> None:
