@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.reporting.calibration_section import calibration_html
+from examiner.reporting.bias_render import bias_html
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_html
 from examiner.reporting.markdown import (
     BASELINE_HEADER,
@@ -266,6 +267,11 @@ def html_panel(report: ExamReport, figures: dict[str, Path]) -> list[str]:
             f"{panel.tied_or_unscored} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
 
 
+def html_bias(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    """The judge bias audit (examiner/reporting/bias_render.py)."""
+    return bias_html(report.bias_audit, table)
+
+
 def html_health(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     """The health checks in full (the headline gives their verdict in one line)."""
     return ["<section id=\"health\">", *health_html(report.health, table), "</section>"]
@@ -299,7 +305,7 @@ HTML_SECTIONS: list[HtmlSection] = [
     html_front,  # title, examined, headline, what went wrong: always first
     # details, in the order of markdown.MARKDOWN_SECTIONS; a new section is a function added here
     html_scores, html_qtypes, html_languages, html_clusters, html_incorrect, html_convergence, html_cost,
-    html_baselines, html_panel, html_health, html_run, html_counts,
+    html_baselines, html_panel, html_bias, html_health, html_run, html_counts,
 ]
 """report.html's sections in order."""
 
