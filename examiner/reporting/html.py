@@ -14,6 +14,7 @@ from typing import Any
 from examiner.reporting.calibration_section import calibration_html
 from examiner.reporting.bias_render import bias_html
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_html
+from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.markdown import (
     BASELINE_HEADER,
     CLUSTER_HEADER,
@@ -181,6 +182,7 @@ def html_front(report: ExamReport, figures: dict[str, Path]) -> list[str]:
 def html_scores(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     p = [_h2("Accuracy and coverage", report), f"<p class=\"note\">{SCORE_NOTE}</p>",
          table(SCORE_HEADER, score_rows(report))]
+    p += [f"<p class=\"note\">{escape(line)}</p>" for line in small_sample_notes(report.targets.items())]
     if report.overrides:
         p += ["<h3>With people's overrides</h3>", f"<p class=\"note\">{escape(override_note(report.overrides))}</p>",
               table(OVERRIDE_HEADER, override_rows(report.overrides))]

@@ -40,6 +40,7 @@ from examiner.reporting.model.exam import (
     RunSection,
     TargetSection,
 )
+from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.summary import worst_clusters
 from examiner.reporting.writer import cell
 
@@ -234,7 +235,8 @@ def language_table(report: ExamReport) -> list[list[Any]]:
 
 
 SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
-              "Intervals: 95% percentile bootstrap resampling clusters.")
+              "Intervals: 95%, percentile bootstrap resampling source documents (the exam clusters when every "
+              "unit comes from one document); below 30 of them a small-sample interval, named below.")
 CLUSTER_HEADER = ["round", "cluster", "topic", "correct", "incorrect", "accuracy"]
 CLUSTER_NOTE = ("Topic: the top TF-IDF terms of the cluster's units (else the examiner's question to it), "
                 "computed from the records without a model call. Clusters in round order, then by number.")
@@ -346,6 +348,8 @@ def md_front(report: ExamReport) -> list[str]:
 def md_scores(report: ExamReport) -> list[str]:
     out = [f"## Accuracy and coverage{figure_mark(report)}", "", SCORE_NOTE, "",
            table(SCORE_HEADER, score_rows(report)), ""]
+    notes = small_sample_notes(report.targets.items())
+    out += [f"- {line}" for line in notes] + ([""] if notes else [])
     if report.overrides:
         out += ["### With people's overrides", "", override_note(report.overrides), "",
                 table(OVERRIDE_HEADER, override_rows(report.overrides)), ""]

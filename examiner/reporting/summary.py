@@ -1,6 +1,6 @@
 """The figures of an exam report, as plain data (what report.json holds).
 
-docs/METHODS.md section 1 lists them: accuracy and coverage per target with cluster-bootstrap intervals, per
+docs/METHODS.md section 1 lists them: accuracy and coverage per target with intervals (examiner.reporting.score_intervals), per
 cluster and per question type; the convergence curve; the "targeted without coverage" histogram; the cost
 table in the paper's layout; the classic baselines; the incorrect units with their evidence (a seeded sample
 of at most INCORRECT_SAMPLE); and the counts of everything that was skipped, unparseable, rejected or
@@ -26,13 +26,13 @@ from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, i
 from examiner.reporting.languages import per_language
 from examiner.reporting.run_reader import RunData
 from examiner.reporting.topics import cluster_names, natural_key
-from examiner.stats.correlation import bootstrap_ci, sample_level, weighted_ratio
+from examiner.reporting.score_intervals import target_estimates
+from examiner.stats.correlation import sample_level
 
 QTYPES = ("who", "what", "when", "where", "why", "how", "other")
 QUESTION_STAGES = ("question", "probe", "extract_units")
 """Examiner stages the paper counts as question generation."""
 EXCERPT_CHARS = 400
-BOOTSTRAP_RESAMPLES = 2000
 INCORRECT_SAMPLE = 50
 """At most this many incorrect units per target are shown with their evidence (a seeded sample when there
 are more): the reports stay readable at any corpus size; every unit's record stays in units.jsonl /
@@ -53,19 +53,6 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-def ratio_ci(groups: dict[str, list[tuple[float, float]]], seed: int = 0) -> dict[str, Any]:
-    """sum(num)/sum(den) with a 95% percentile interval resampling the groups (clusters)."""
-    num = sum(a for rows in groups.values() for a, _ in rows)
-    den = sum(b for rows in groups.values() for _, b in rows)
-    point = num / den if den else None
-    if not groups or not den:
-        return {"value": point, "low": None, "high": None, "num": num, "den": den, "clusters": len(groups)}
-    ci = bootstrap_ci({k: np.asarray(v, dtype=float) for k, v in groups.items()}, weighted_ratio,
-                      n=BOOTSTRAP_RESAMPLES, seed=seed, weighted=True)
-    return {"value": point, "low": _finite(ci.low), "high": _finite(ci.high), "num": int(num), "den": int(den),
-            "clusters": ci.n_clusters}
 
 
 def accuracy_of(labels: Counter[str]) -> dict[str, Any]:
@@ -106,15 +93,11 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
     """Accuracy and coverage with intervals, status counts, per-cluster and per-question-type accuracy."""
     outcomes = list(run.outcomes.get(target, {}).values())
     status = Counter(o.status for o in outcomes)
-    acc_groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    cov_groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    accuracy, coverage = target_estimates(run, outcomes, seed)
     per_cluster: dict[str, Counter[str]] = defaultdict(Counter)
     per_qtype: dict[str, Counter[str]] = {q: Counter() for q in QTYPES}
     for o in outcomes:
-        covered = o.status in COVERING
-        cov_groups[_cluster_key(o)].append((1.0 if covered else 0.0, 1.0))
-        if covered:
-            acc_groups[_cluster_key(o)].append((1.0 if o.status == "correct" else 0.0, 1.0))
+        if o.status in COVERING:
             per_cluster[_cluster_key(o)][o.status] += 1
             per_qtype.setdefault(qtype_of(run, o), Counter())[o.status] += 1
     rounds_of = run.cluster_of()
@@ -130,8 +113,8 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
         "target": target,
         "units": len(outcomes),
         "counts": {s: status.get(s, 0) for s in ("correct", "incorrect", "unanswered", "uncovered")},
-        "accuracy": ratio_ci(acc_groups, seed),
-        "coverage": ratio_ci(cov_groups, seed),
+        "accuracy": accuracy,
+        "coverage": coverage,
         "per_cluster": cluster_rows,
         "per_cluster_total": total_clusters,
         "per_qtype": qtype_rows,

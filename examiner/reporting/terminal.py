@@ -29,6 +29,7 @@ from examiner.reporting.judge_parts import (
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.markdown import judge_line
 from examiner.reporting.meta_parts import gold_agreement_rows, ranking_rows
+from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.model import ExamReport, JudgeReport, MetaReport
 from examiner.reporting.model.exam import Estimate, HealthSection, JudgePanel
 from examiner.reporting.model.judge import PairwiseSection, SingleSection
@@ -108,6 +109,7 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
     if failed(report.health):
         out.append(UNTRUSTWORTHY)
     out += score_tables(report)
+    out += small_sample_notes(report.targets.items())
     total = report.cost.total
     share = total.cached_input_share or 0.0
     out.append(f"cost ${total.cost_usd:.4f}: {total.calls} calls ({total.batch_calls} batch), "
@@ -189,15 +191,27 @@ def _figure(value: float | None, digits: int = 3) -> str:
 
 
 def ranking_summary_table(report: MetaReport) -> Table:
-    """The evaluators best first: baseline, win rate, Elo with its spread, Bradley-Terry with its interval."""
+    """The evaluators best first: baseline, win rate, Elo and Bradley-Terry with their 95% bootstrap
+    intervals over matches, and the rank (1 + evaluators whose interval lies wholly above: Bradley-Terry's,
+    else Elo's). Elo's match-order spread, not an interval, is left to report.md to fit 80 columns."""
     f = _figure
-    numbers = ("baseline", "win rate", "Elo ± std", "BT [95%]")
-    table = fitted_table(f"meta-evaluation ({report.config.method}), {report.rankings.matches} matches",
-                         ("evaluator", *numbers), numeric=numbers)
-    for row in ranking_rows(report):
-        table.add_row(row["evaluator"], f(row["baseline"]), f(row["win_rate"]),
-                      f"{f(row['elo'], 1)} ± {f(row['elo_std'], 1)}",
-                      f"{f(row['bt'], 1)} [{f(row['bt_low'], 1)}, {f(row['bt_high'], 1)}]")
+
+    def with_ci(value: float | None, low: float | None, high: float | None, digits: int) -> str:
+        return f(value, digits) if low is None or high is None else (
+            f"{f(value, digits)}\n[{f(low, digits)}, {f(high, digits)}]")
+
+    rows = ranking_rows(report)
+    by = "BT" if any(row["bt_rank"] is not None for row in rows) else "Elo"
+    numbers = ("baseline", "win rate", "Elo", "BT", "rank")
+    table = fitted_table(f"meta-evaluation ({report.config.method}), {report.rankings.matches} matches; "
+                         f"95% intervals over matches; rank by {by} intervals", ("evaluator", *numbers),
+                         numeric=numbers)
+    for row in rows:
+        rank = row["bt_rank"] if by == "BT" else row["elo_rank"]
+        table.add_row(row["evaluator"], f(row["baseline"]),
+                      with_ci(row["win_rate"], row["win_rate_low"], row["win_rate_high"], 2),
+                      with_ci(row["elo"], row["elo_low"], row["elo_high"], 0),
+                      with_ci(row["bt"], row["bt_low"], row["bt_high"], 0), "-" if rank is None else str(rank))
     return table
 
 

@@ -81,7 +81,8 @@ def wilson_design_effect(
     denominator = 1 + z * z / n_eff
     centre = (p + z * z / (2 * n_eff)) / denominator
     half = z / denominator * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At p = 0 (or 1) the Wilson bound is 0 (1) exactly; rounding would leave it a hair inside, above the estimate.
+    return (0.0 if p <= 0 else max(0.0, centre - half)), (1.0 if p >= 1 else min(1.0, centre + half))
 
 
 def t_interval(estimate: float, standard_error: float, df: int, level: float = 0.95) -> tuple[float, float]:

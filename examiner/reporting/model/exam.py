@@ -59,7 +59,9 @@ class UnitCounts(Section):
 
 
 class Estimate(Section):
-    """A ratio num/den with its 95% percentile bootstrap interval, resampling clusters."""
+    """A ratio num/den with its 95% interval (examiner.stats.intervals.accuracy_interval): the percentile
+    bootstrap over source documents (or the exam clusters when every unit comes from one document), below
+    30 of them the small-sample interval (Wilson with design effect); clipped to [0, 1]."""
 
     value: Figure
     low: Figure
@@ -67,6 +69,14 @@ class Estimate(Section):
     num: int | float
     den: int | float
     clusters: int
+    """Exam clusters among the units counted."""
+    groups: int | None = None
+    """Independent groups the interval rests on (absent in reports written before: clusters resampled)."""
+    grouped_by: Literal["documents", "clusters"] | None = None
+    method: str | None = None
+    """How the interval was made (e.g. 'cluster bootstrap (percentile, documents)')."""
+    small_sample: bool | None = None
+    """True when there were fewer than 30 groups and the small-sample method was used."""
 
 
 class ClusterRow(Section):
