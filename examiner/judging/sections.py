@@ -20,6 +20,7 @@ from typing import Any
 from examiner.core.contract import Mark, agreement_with_panel
 from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
 from examiner.core.rundir import JUDGMENTS
+from examiner.judging.gold_calibration import calibration_markdown, pairwise_calibration, score_calibration
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
 from examiner.reporting import judge_parts
 from examiner.reporting.judge_parts import LEVELS_NOTE, agreement_rows, correlation_n, correlation_rows
@@ -74,6 +75,8 @@ def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, 
     }
     if gold:
         out["agreement"] = agreement(_counted_as_wrong(js, gold) if unparseable == "wrong" else js, gold)
+        if (calibration := pairwise_calibration(js, gold)) is not None:  # gold labels on only some rows
+            out["calibration"] = calibration
     if teacher:
         out["teacher_agreement"] = agreement(js, _gold(teacher))
     if any(j.order == "swapped" for j in js):
@@ -138,6 +141,8 @@ def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "dro
                 corr[name] = stats.levels([float(r["metric_scores"][name]) for r in with_human], human,
                                            groups, systems)
         out["correlation_with_human"] = corr
+        if (calibration := score_calibration(scored)) is not None:  # human scores on only some rows
+            out["calibration"] = calibration
     return out
 
 
@@ -233,9 +238,9 @@ def markdown(report: JudgeReport) -> str:
     lines += [f"- {key.replace('_', ' ')}: {cell(getattr(report, key))}" for key in FACTS
               if key in report.model_fields_set]
     if report.pairwise:
-        lines += _pairwise_markdown(report.pairwise)
+        lines += _pairwise_markdown(report.pairwise) + calibration_markdown(report.pairwise)
     if report.single:
-        lines += _single_markdown(report.single)
+        lines += _single_markdown(report.single) + calibration_markdown(report.single)
     if report.skipped:
         lines += ["", "## Skipped rows", ""] + [f"- {s.message}" for s in report.skipped]
     return "\n".join(lines) + "\n"

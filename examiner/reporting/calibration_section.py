@@ -147,6 +147,14 @@ def _interval(figure: Mapping[str, Any] | None) -> str:
     return f"{100 * figure['estimate']:.1f}%{span}"
 
 
+def mean_text(figure: Any) -> str:
+    """A mean on any scale with its interval (a MeanFigure, model or data; None: `-`)."""
+    if figure is None:
+        return "-"
+    f = _plain(figure)
+    return f"{f['estimate']:.3f} [{f['low']:.3f}, {f['high']:.3f}]"
+
+
 def _ratio(value: float | None, low: float | None = None, high: float | None = None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
@@ -262,4 +270,4 @@ def judge_calibration_markdown(section: Any, table: Callable[[list[str], list[li
 
 __all__ = ["CALIBRATION_HEADER", "HUMAN_LABEL_RULE", "LABEL_HEADER", "MIN_LABELS", "calibrated_figure",
            "calibration_html", "calibration_lines", "calibration_markdown", "calibration_rows", "exam_calibration",
-           "judge_calibration", "judge_calibration_markdown", "label_rows"]
+           "judge_calibration", "judge_calibration_markdown", "label_rows", "mean_text"]

@@ -107,5 +107,23 @@ class JudgeCalibration(Section):
     labels: dict[str, CalibratedFigure]
 
 
+
+
+class ScoreCalibration(Section):
+    """The judging report's single-score `calibration`: the mean human score over every scored row,
+    estimated from the rows that have one (PPI++ with the judge's scores as predictions)."""
+
+    estimand: str
+    minimum: int
+    rows: int
+    labelled: int
+    judge_mean: Figure
+    """The judge's mean score over every scored row (its own scale)."""
+    human_only: MeanFigure | None
+    ppi: MeanFigure | None
+    lam: Figure
+    note: str | None
+
+
 __all__ = ["AgreementFigures", "CalibratedFigure", "ExamCalibration", "JudgeCalibration", "LabelAgreementRow",
-           "MeanFigure", "SampleDrawFacts"]
+           "MeanFigure", "SampleDrawFacts", "ScoreCalibration"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
+from examiner.reporting.model.calibration import JudgeCalibration, ScoreCalibration
 from examiner.reporting.model.common import Classification, Levels, SkippedRow
 
 
@@ -63,6 +64,8 @@ class PairwiseSection(Section):
     panel_agreement: list[MemberAgreement] | None = None
     classic_metric_agreement: dict[str, Classification] | None = None
     """Per classic metric (and `majority`): its preferences against the gold labels (RevisEval)."""
+    calibration: JudgeCalibration | None = None
+    """With gold labels on only some rows: each label's share over every row calibrated by them (PPI++)."""
 
 
 class SingleSection(Section):
@@ -78,6 +81,8 @@ class SingleSection(Section):
     geval_unparseable_samples: int | None = None
     correlation_with_human: dict[str, Levels] | None = None
     """Scorer (`judge`, then each classic metric) -> correlations with the human scores."""
+    calibration: ScoreCalibration | None = None
+    """With human scores on only some rows: the mean human score over every row calibrated by them (PPI++)."""
 
 
 class JudgeReport(Section):
