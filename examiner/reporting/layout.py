@@ -79,8 +79,8 @@ def examined_lines(report: ExamReport) -> list[str]:
             f"of {corpus}.")
     examiner = ", ".join(_endpoints(report, ("examiner",))) or "-"
     judges = ", ".join(run.judges) or ", ".join(_endpoints(report, ("judge", "reviser", "geval"))) or "-"
-    who = (f"Who: {', '.join(run.targets) or 'no target'} answered; {examiner} asked, {judges} judged "
-           f"({run.judge_mode}, mode {run.mode}).")
+    who = (f"Who: {', '.join(run.targets) or 'no target'} answered; {examiner} asked; {judges} judged "
+           f"(judge {run.judge_mode}, mode {run.mode}).")
     return [what, who]
 
 

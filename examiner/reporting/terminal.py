@@ -26,8 +26,8 @@ from examiner.reporting.judge_parts import (
     correlation_n,
     correlation_rows,
 )
+from examiner.reporting.layout import examined_lines, figure_mark, health_line, report_title, went_wrong
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
-from examiner.reporting.markdown import judge_line
 from examiner.reporting.meta_parts import gold_agreement_rows, ranking_rows
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.model import ExamReport, JudgeReport, MetaReport
@@ -60,9 +60,10 @@ def interval(figure: Estimate) -> str:
     return f"{figure.value:.3f}\n[{figure.low:.3f}, {figure.high:.3f}]"
 
 
-def score_tables(report: ExamReport) -> list[Table]:
-    """The per-target figures as two narrow tables: the scores, then the unit counts."""
-    scores = fitted_table("accuracy and coverage [95% interval]", ("target", "accuracy", "coverage"),
+def score_tables(report: ExamReport, mark: str = "") -> list[Table]:
+    """The per-target figures as two narrow tables: the scores, then the unit counts; `mark` ends the
+    scores' title (UNTRUSTWORTHY when health failed)."""
+    scores = fitted_table(f"accuracy and coverage [95% interval]{mark}", ("target", "accuracy", "coverage"),
                           numeric=("accuracy", "coverage"))
     counts = fitted_table("knowledge units", ("target", *UNIT_KINDS), numeric=UNIT_KINDS)
     for name, target in report.targets.items():
@@ -102,19 +103,26 @@ def panel_table(panel: JudgePanel) -> Table:
     return table
 
 
+def _prose(text: str, first: str = "") -> str:
+    """A sentence wrapped at 80 columns, its next lines indented under the first's text."""
+    return textwrap.fill(text, 80, initial_indent=first, subsequent_indent=" " * max(len(first), 4))
+
+
 def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
     """What the terminal shows of an exam report, in order: lines (str) and rich tables. The caller prints
     its own first line (`exam RUN_ID: status (stop reason)`) and the paths of the report files."""
-    out: list[Any] = [*health_lines(report.health), f"mode {report.run.mode}, judge {judge_line(report.run)}"]
+    out: list[Any] = [report_title(report), *map(_prose, examined_lines(report))]  # report.md's order (layout.py)
     if failed(report.health):
         out.append(UNTRUSTWORTHY)
-    out += score_tables(report)
+    out += score_tables(report, mark=figure_mark(report))
     out += small_sample_notes(report.targets.items())
     total = report.cost.total
     share = total.cached_input_share or 0.0
     out.append(f"cost ${total.cost_usd:.4f}: {total.calls} calls ({total.batch_calls} batch), "
                f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
                f"(examiner cost {run_dir} splits it)")
+    out += [health_line(report), *([f"  {self_agreement_text(report.health)}"] if report.health else [])]
+    out += ["What went wrong:", *(_prose(item, "  - ") for item in went_wrong(report))]
     if shows_languages(report.run):
         out.append(language_table(report))
     if report.judge_panel:

@@ -65,7 +65,7 @@ def cluster_topics(texts: Mapping[str, Iterable[str]], language: str = "en",
 def question_excerpt(text: str, limit: int = QUESTION_CHARS) -> str:
     """The examiner's question without its `[ref:...]` unit list, on one line, at most `limit` characters."""
     text = " ".join(_REF.sub("", text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def cluster_names(run: RunData, target: str) -> dict[str, dict[str, str | None]]:
