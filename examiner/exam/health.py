@@ -27,7 +27,10 @@ from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.core.rundir import RunRecords
 from examiner.stats.correlation import bootstrap_ci, weighted_mean
 
-Status = Literal["pass", "warn", "fail", "info"]
+Status = Literal["pass", "warn", "fail", "info", "not_measured", "incomplete"]
+"""A check's status: pass, warn, fail; `info` (shown, never counts); `not_measured` (a check that should
+have been made was not: the self-check of a frozen-paper re-sit). The run's: fail, warn, `incomplete`
+(nothing warned or failed but a check was not measured: not a pass it did not check), else pass."""
 
 
 @dataclass(frozen=True)
@@ -417,11 +420,14 @@ def self_agreement(records: RunRecords, seed: int = 0) -> SelfAgreement:
                          changed[:EXAMPLES])
 
 
-def self_agreement_check(agreement: SelfAgreement) -> Check:
+def self_agreement_check(agreement: SelfAgreement, applicable: bool = True) -> Check:
+    """The self-agreement as a check; unmeasured, it is `not_measured` (the run cannot claim a pass it did
+    not check) unless the mode has no self-check (`applicable` False: the no-reference judge reads no units)."""
     what = "judge self-agreement when the units come in another order"
     if agreement.value is None:
         why = "no answer was re-judged" if not agreement.answers else "no unit was labelled both times"
-        return Check("self_agreement", what, "info", None, f"not measured: {why}", SELF_AGREEMENT)
+        status: Status = "info" if applicable is False else "not_measured"
+        return Check("self_agreement", what, status, None, f"not measured: {why}", SELF_AGREEMENT)
     interval = "" if agreement.low is None else f", 95% interval [{agreement.low:.3f}, {agreement.high:.3f}]"
     return Check("self_agreement", what, SELF_AGREEMENT.status(agreement.value), agreement.value,
                  f"{agreement.agreed} of {agreement.compared} units in {agreement.answers} answers{interval}",
@@ -445,10 +451,14 @@ def exam_health(records: RunRecords, seed: int = 0) -> Health:
         same_pattern(records),
         one_label(records),
         instruction_like_units(records),
-        self_agreement_check(agreement),
+        self_agreement_check(agreement, records.info.mode != "noref"),
     ]
+    from examiner.exam.health_questions import leaked_labels, wrong_language  # builds on this module
+
+    checks[2:2] = [wrong_language(records, questions), leaked_labels(records, questions)]
     statuses = {c.status for c in checks}
-    status: Status = "fail" if "fail" in statuses else "warn" if "warn" in statuses else "pass"
+    status: Status = ("fail" if "fail" in statuses else "warn" if "warn" in statuses
+                      else "incomplete" if "not_measured" in statuses else "pass")
     return Health(status, checks, agreement)
 
 

@@ -56,9 +56,11 @@ def health_rows(health: Health) -> list[list[str]]:
 
 
 def headline(health: Health) -> str:
-    """One line: the status and the checks that did not pass."""
+    """One line: the status and the checks that did not pass (a check not measured is named too: the run's
+    status is then INCOMPLETE, not PASS)."""
     health = _plain(health)
-    bad = [f"{c['name']} {c['status']}" for c in health["checks"] if c["status"] in ("warn", "fail")]
+    bad = [f"{c['name']} {c['status'].replace('_', ' ')}" for c in health["checks"]
+           if c["status"] in ("warn", "fail", "not_measured")]
     return f"health: {health['status'].upper()}" + (f" ({', '.join(bad)})" if bad else "")
 
 

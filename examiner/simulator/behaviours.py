@@ -49,8 +49,8 @@ from examiner.simulator.prose import (
     rng_for,
     stable_int,
     stable_uniform,
-    wh_question,
 )
+from examiner.simulator.question_language import simulated_question
 from examiner.simulator.schema_faker import fake_value
 
 Completion = Union[str, dict, list]
@@ -317,7 +317,7 @@ def examiner_question(req: SimRequest) -> Completion:
     per_question = int(req.option("targets_per_question", DEFAULT_TARGETS_PER_QUESTION))
     target = units[: 1 + max(0, per_question)]
     rng = req.rng("question")
-    question = wh_question(rng)
+    question = simulated_question(req.messages, req.options, req.seed, rng, target)  # in the exam's language
     unit_ids = [unit_id_of(req, name) for name in target]
     return {"question": f"{question} [ref:{','.join(unit_ids)}]", "target": target}
 

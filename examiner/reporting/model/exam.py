@@ -17,7 +17,7 @@ from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.calibration import ExamCalibration
 from examiner.reporting.model.common import BilledTotals
 
-HealthStatus = Literal["pass", "warn", "fail", "info"]
+HealthStatus = Literal["pass", "warn", "fail", "info", "not_measured", "incomplete"]
 
 
 class RunSection(Section):

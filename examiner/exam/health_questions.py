@@ -1,0 +1,98 @@
+"""Two health checks of the examiner's questions: written in another language than the corpus, or naming
+the prompt's unit labels.
+
+Why: a weak local model wrote 15 English questions out of 15 for a German corpus, and others wrote "What
+does U2 say about ...?": the candidate is then examined on the examiner's language or on labels it never
+saw, and the headline measures that, not what it knows of the corpus (issue 29). Both checks read the
+questions as recorded (examiner.exam.health's conventions: a figure, thresholds, offending examples).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from examiner.core.records import QuestionRecord
+from examiner.core.rundir import RunRecords
+from examiner.corpus.language import UNDETERMINED, language_name, language_probabilities
+from examiner.exam import health
+from examiner.exam.health import Check, Example, Threshold
+
+WRONG_LANGUAGE = Threshold(warn=0.10, fail=0.50)
+"""Share of questions (with at least MIN_LETTERS letters and a detected language) written in a language
+that is neither the exam's nor that of a document their units come from (each given a probability below
+MIN_PROBABILITY). Above 10 % warns (langdetect
+can misread a short question full of names), above 50 % fails: most of the exam was not held in the
+corpus language."""
+MIN_LETTERS = 20
+"""Letters a question needs for its language to be detected (a shorter one is not counted)."""
+MIN_PROBABILITY = 0.2
+"""A question is in another language only when langdetect gives every allowed language (the exam's, its
+units') less than this probability: its best guess alone misreads short texts (a Chinese question read as
+Korean with 0.57 against 0.43)."""
+LEAKED_LABELS = Threshold(warn=0.0, fail=0.20)
+"""Share of questions that name a unit label of the prompt (U1, [U2]), a knowledge-unit id (ku-...) or
+"unit 3" / "knowledge unit": any warns, above 20 % fails. A label the question's own units contain
+(a corpus about the band U2) is not counted."""
+
+_LABELS = re.compile(r"\[?\bU\d{1,3}\b\]?|\bku-[0-9a-f]{6,}\b|\b(?:knowledge[ -])?units? \d{1,3}\b"
+                     r"|\bknowledge units?\b", re.IGNORECASE)
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalpha() for ch in text)
+
+
+def _unit_languages(records: RunRecords, question: QuestionRecord) -> set[str]:
+    """Languages of the documents the question's target units come from (passages.jsonl)."""
+    found: set[str] = set()
+    for uid in question.targets:
+        unit = records.units.get(uid)
+        for source in unit.sources if unit else []:
+            language = (records.passages.get(source.passage_id) or {}).get("language")
+            if language:
+                found.add(language)
+    return found
+
+
+def wrong_language(records: RunRecords, questions: Iterable[QuestionRecord]) -> Check:
+    """Questions not in the exam's language nor their units' (see WRONG_LANGUAGE)."""
+    what = "questions written in another language than the corpus"
+    exam = records.info.language or ""
+    if exam in ("", UNDETERMINED):
+        return Check("wrong_language_questions", what, "info", None,
+                     "not measured: the exam's language is not known (a run before languages were recorded)")
+    counted, offending = 0, []
+    for q in questions:
+        text = health._REF.sub("", q.text)
+        if _letters(text) < MIN_LETTERS:
+            continue
+        odds = language_probabilities(text)
+        if not odds:
+            continue
+        counted += 1
+        allowed = {exam} | _unit_languages(records, q)
+        if all(odds.get(code, 0.0) < MIN_PROBABILITY for code in allowed):
+            code = max(odds, key=odds.__getitem__)
+            offending.append(Example(q.id, f"{language_name(code)}: {health._shorten(text)}"))
+    check = health._share_check("wrong_language_questions", what, offending, counted, "questions", WRONG_LANGUAGE)
+    return Check(check.name, check.what, check.status, check.figure,
+                 f"{check.detail} not in {language_name(exam)}" if check.figure is not None else check.detail,
+                 check.threshold, check.examples)
+
+
+def leaked_labels(records: RunRecords, questions: Iterable[QuestionRecord]) -> Check:
+    """Questions that name unit labels or ids (see LEAKED_LABELS)."""
+    asked = list(questions)
+    offending = []
+    for q in asked:
+        text = health._REF.sub("", q.text)
+        own = " ".join(records.units[uid].text for uid in q.targets if uid in records.units).casefold()
+        named = [m.group(0).strip("[]") for m in _LABELS.finditer(text) if m.group(0).strip("[]").casefold() not in own]
+        if named:
+            offending.append(Example(q.id, f"names {', '.join(dict.fromkeys(named))}: {health._shorten(text)}"))
+    return health._share_check("leaked_unit_labels", "questions that name the prompt's unit labels or ids (U1, ku-...)",
+                               offending, len(asked), "questions", LEAKED_LABELS)
+
+
+__all__ = ["LEAKED_LABELS", "MIN_LETTERS", "MIN_PROBABILITY", "WRONG_LANGUAGE", "leaked_labels", "wrong_language"]
