@@ -186,7 +186,9 @@ def _estimate(
         finite = draws[np.isfinite(draws)]
         low, high = (float(v) for v in percentile_interval(finite, 1 - level)) if finite.size else (math.nan, math.nan)
         method = "cluster bootstrap (percentile, " + ("two-stage)" if two_stage else f"{g.top_stage})")
-    return Estimate(value, float(low), float(high), level, se, method, small, n_units, g.n_documents)
+    # A difference of two proportions lies in [-1, 1]; the t interval can reach past it (nan stays nan).
+    low, high = (float(np.clip(v, -1.0, 1.0)) for v in (low, high))
+    return Estimate(value, low, high, level, se, method, small, n_units, g.n_documents)
 
 
 def compare_paired(

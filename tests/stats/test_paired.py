@@ -178,3 +178,19 @@ def test_identical_targets_keep_a_defined_test_power_and_gate() -> None:
     assert math.isfinite(result.power.achieved) and math.isfinite(result.clustered_test.p_value)
     decision = non_inferiority(outcomes, outcomes, documents, margin=0.5)
     assert decision.passed and 0 < decision.power <= 1 and "nan" not in decision.line()
+
+
+def test_small_sample_differences_and_subgroups_are_clipped_to_minus_one_one() -> None:
+    """B right everywhere A is wrong, over 3 documents: the t interval on 2 df would pass 1; a difference of
+    two proportions cannot, so the interval stops at 1 (and a subgroup's the same)."""
+    a, b = [0] * 9, [1] * 9
+    docs = [f"d{i // 3}" for i in range(9)]
+    found = compare_paired(a, b, docs)
+    d = found.accuracy_difference
+    assert d.small_sample and d.estimate == 1.0
+    assert -1.0 <= d.low < 1.0 and d.high == 1.0
+    reverse = compare_paired(b, a, docs).accuracy_difference
+    assert reverse.low == -1.0 and reverse.high > -1.0
+    for row in paired_subgroups(a, b, docs, ["x"] * 5 + ["y"] * 4):
+        assert -1.0 <= row.low <= row.difference <= row.high <= 1.0
+    assert max(r.high for r in paired_subgroups(a, b, docs, ["x"] * 5 + ["y"] * 4)) == 1.0
