@@ -110,6 +110,9 @@ class EstimateOptions(CorpusOptions):
     """Folder for the pilot's records, ledger and estimate.json (None: runs/estimate-<time>)."""
     pilot_clusters: int = 4
     """Round-1 clusters the pilot examines (examiner.exam.estimate.PILOT_CLUSTERS)."""
+    pilot_rounds: int = 1
+    """Rounds the pilot runs (examiner.exam.estimate.PILOT_ROUNDS): 1 is the run's own round 1, which a run
+    with the same cache reuses; more also measure later rounds and the judge self-check (not reusable)."""
     replay_simulated: bool = False
     """No pilot: replay the whole exam on the simulated backend at the configured prices."""
     detect: float | None = None
@@ -440,6 +443,8 @@ def estimate_exam(options: EstimateOptions, settings: SettingsSource = None) -> 
 
     if options.pilot_clusters < 1:
         raise ConfigError(f"--pilot-clusters must be 1 or more, got {options.pilot_clusters}")
+    if options.pilot_rounds < 1:
+        raise ConfigError(f"--pilot-rounds must be 1 or more, got {options.pilot_rounds}")
     for flag, goal in (("--detect", options.detect), ("--half-width", options.half_width)):
         if goal is not None and not 0 < goal < 1:
             raise ConfigError(f"{flag} is an accuracy difference between 0 and 1 (e.g. 0.03), got {goal}")
@@ -451,7 +456,7 @@ def estimate_exam(options: EstimateOptions, settings: SettingsSource = None) -> 
         return EstimateResult(estimate=None, replay=replay, by_role=_replay_rows(replay))
     pilot_dir = output_dir(options.out) if options.out else Path("runs") / time.strftime("estimate-%Y%m%d-%H%M%S")
     figures = asyncio.run(estimate(resolved, request, pilot_dir, clusters=options.pilot_clusters,
-                                   quiet=options.quiet))
+                                   rounds=options.pilot_rounds, quiet=options.quiet))
     plans = None
     if options.detect is not None or options.half_width is not None:
         from examiner.exam.plans import pilot_plans

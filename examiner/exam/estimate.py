@@ -1,15 +1,23 @@
 """`examiner estimate`: a small seeded pilot on the configured endpoints, extrapolated to the whole exam.
 
-Method (README "Estimating a run" says the same for users):
+Method (docs/GUIDE.md "Estimating a run" says the same for users):
 
 1. Pilot. The exam itself (the same graph, nodes, roles, prompts and endpoints) runs on a seeded sample
    of its units. The corpus is loaded and cut into units exactly as the full run would (so documents,
    passages and units are measured; in `llm` unit mode the extraction calls are made for the whole corpus
-   and measured, not extrapolated). The units are clustered as round 1 clusters them; `clusters` of
-   those clusters, chosen with the exam's seed (more until the sample holds MIN_PILOT_UNITS units),
-   form the pilot's pool, which then goes through every round (question, answer, judge, probes,
-   coverage) until the exam's own stop rule ends it. Every call is real and recorded in the pilot
-   directory's ledger.jsonl: what the pilot cost is measured.
+   and measured, not extrapolated). The units are clustered exactly as the run's round 1 clusters them
+   (nodes.cluster.round_clusters: same pool, seed and ids); `clusters` of those clusters, a simple random
+   sample drawn with the exam's seed (more until the sample holds MIN_PILOT_UNITS units), are the pilot's
+   round 1 as they are: the run's own questions, answers, judgments and probes for those clusters, the
+   same requests, so a run with the same response cache (`--cache`) gets every one of them from it and
+   pays each once (experiments/estimate_reuse.py measures the share). By default (`rounds` = PILOT_ROUNDS
+   = 1) the pilot stops there and runs no judge self-check: a later round of a pilot clusters the sample's
+   leftover units among themselves, and its self-check draws from the sample's answers, where the run
+   clusters and draws from the whole corpus's, so those calls would be paid twice. With `rounds` above 1
+   the pilot goes on through later rounds (question, answer, judge, probes, coverage) until that many or
+   the exam's own stop rule, and re-judges as the run does: it measures later rounds and the self-check
+   at calls the run cannot reuse. Every call is real and recorded in the pilot directory's ledger.jsonl:
+   what the pilot cost is measured.
 2. Attribution. Each pilot call is split evenly over the units it names (the ledger's unit_ids), giving
    each unit its calls, prompt tokens and completion tokens per round and per (role, endpoint). Each
    unit also has a trajectory per target: the round it left the pool (covered, or unanswered after
@@ -20,8 +28,10 @@ Method (README "Estimating a run" says the same for users):
    the corpus, n in the sample). The round count is the exam's stop rule applied to the trajectories
    (after round r the pool is the units that have not left; the exam stops when a round covers less than
    `min_round_coverage` of its pool, the pool is empty, or the mode's last round); only usage of rounds up
-   to that stop counts. Each round makes the clusters the mode makes of the full pool (ceil(pool /
-   cluster_size) for Ref-Eval); per-cluster usage is the pilot's usage per cluster in that round times
+   to that stop counts; rounds past the pilot's (with the default one-round pilot: rounds 2 on) take the
+   pilot's last round's shares and usage per unit and per cluster, so the range holds the sampling
+   spread of those shares but not a later round that covers less than round 1 did. Each round makes the
+   clusters the mode makes of the full pool (ceil(pool / cluster_size) for Ref-Eval); per-cluster usage is the pilot's usage per cluster in that round times
    those clusters, per-unit usage the pilot's usage per pool unit times the pool. Dollars come from tokens
    at the endpoints' prices (`dollars`, the one place).
 3b. The judge self-check (stage `self_check`) is a term of its own, left out of step 2's usage: it
@@ -77,10 +87,12 @@ from examiner.core.errors import UserError
 from examiner.exam.bookends import start_state
 from examiner.exam.graph import Sample
 from examiner.exam.modes import MODES
+from examiner.exam.nodes.cluster import round_clusters
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.nodes.self_check import candidates as self_check_candidates
 from examiner.exam.nodes.self_check import sample_size
 from examiner.exam.runner import ExamRequest, start_exam
+from examiner.exam.state import ClusterState
 from examiner.exam.run_writer import RunStore
 from examiner.llm.gateway import MAX_REPAIRS
 from examiner.llm.ledger import aggregate, answered, per_unit
@@ -88,6 +100,10 @@ from examiner.agents.judge.unit_judge import reply_limit
 
 PILOT_CLUSTERS = 4
 """Round-1 clusters the pilot examines by default (`estimate --pilot-clusters`)."""
+PILOT_ROUNDS = 1
+"""Rounds the pilot runs by default (`estimate --pilot-rounds`): round 1 is the run's own (a run with the
+same --cache reuses every call of it); later rounds of a pilot cluster its leftover units among themselves,
+which the run never does, so a run cannot reuse them (module docstring, step 1)."""
 MIN_PILOT_UNITS = 12
 """Fewest units in the pilot's sample (more clusters are taken until it holds this many)."""
 BOOTSTRAP = 2000
@@ -186,31 +202,46 @@ EXTRAPOLATED = ("rounds", "clusters", "self_check_calls", "by_role", "total")
 # --------------------------------------------------------------------------------------------- pilot
 
 def pilot_sample(clusters: int, chosen: dict[str, Any]) -> Sample:
-    """The graph's `sample` hook: narrow every target's pool to `clusters` seeded round-1 clusters (at
-    least MIN_PILOT_UNITS units); `chosen` receives the sample's unit ids and cluster counts."""
+    """The graph's `sample` hook: narrow every target's pool to `clusters` of the run's own round-1 clusters,
+    a seeded random sample of them (more until it holds MIN_PILOT_UNITS units), which round 1 then asks
+    about as they are (ids and member order included: the run's prompts); `chosen` receives the sample's
+    unit ids and cluster counts."""
 
     def narrow(ctx: ExamContext, start: dict[str, Any]) -> dict[str, Any]:
-        ids = sorted(ctx.units)
-        groups = ctx.mode.groups(ids, ctx.vectors(ids), ctx.exam.cluster_size, ctx.exam.seed + 1)
+        groups = round_clusters(ctx, sorted(ctx.units), 1)
         order = random.Random(ctx.exam.seed).sample(range(len(groups)), len(groups))
-        picked: list[list[str]] = []
+        picked: list[ClusterState] = []
         for index in order:
-            if len(picked) >= clusters and sum(len(g) for g in picked) >= MIN_PILOT_UNITS:
+            if len(picked) >= clusters and sum(len(g["members"]) for g in picked) >= MIN_PILOT_UNITS:
                 break
             picked.append(groups[index])
-        pool = sorted(uid for group in picked for uid in group)
-        chosen.update(units=pool, clusters=len(picked), round1_clusters=len(groups))
-        return start_state(ctx, pool)
+        pool = sorted(uid for group in picked for uid in group["members"])
+        chosen.update(units=pool, clusters=len(picked), round1_clusters=len(groups),
+                      cluster_ids=[group["id"] for group in picked])
+        state = start_state(ctx, pool)
+        key = ctx.keep(picked)  # round 1 asks about these as they are (nodes.cluster keeps preset clusters)
+        return {**state, "clusters": {target: key for target in ctx.targets}}
 
     return narrow
 
 
+def pilot_settings(settings: Settings, rounds: int) -> Settings:
+    """The settings the pilot runs with: at most `rounds` rounds, and with one round no judge self-check
+    (its sample of answers is drawn from all of a run's answers, so a pilot's re-judgments are never the
+    run's); everything a prompt depends on is the run's."""
+    exam = settings.exam
+    changes: dict[str, Any] = {"max_rounds": min(rounds, exam.max_rounds)}
+    if rounds == 1:
+        changes["self_check_share"] = 0.0
+    return settings.merged({"exam": changes})
+
+
 async def run_pilot(settings: Settings, request: ExamRequest, pilot_dir: Path, *, clusters: int = PILOT_CLUSTERS,
-                    quiet: bool = True) -> dict[str, Any]:
+                    rounds: int = PILOT_ROUNDS, quiet: bool = True) -> dict[str, Any]:
     """Run the pilot into `pilot_dir` (a normal run directory plus pilot.json naming the sample)."""
-    chosen: dict[str, Any] = {}
+    chosen: dict[str, Any] = {"rounds_asked": rounds}
     request = ExamRequest(**{**asdict(request), "run_id": request.run_id or "pilot"})
-    info = await start_exam(settings, request, pilot_dir, quiet=quiet, report=False,
+    info = await start_exam(pilot_settings(settings, rounds), request, pilot_dir, quiet=quiet, report=False,
                             sample=pilot_sample(clusters, chosen))
     chosen.update(status=info.status, stop_reason=info.stop_reason)
     (pilot_dir / rundir.PILOT).write_text(json.dumps(chosen, indent=1), encoding="utf-8")
@@ -218,10 +249,10 @@ async def run_pilot(settings: Settings, request: ExamRequest, pilot_dir: Path, *
 
 
 async def estimate_exam(settings: Settings, request: ExamRequest, pilot_dir: str | Path, *,
-                        clusters: int = PILOT_CLUSTERS, quiet: bool = True) -> Estimate:
+                        clusters: int = PILOT_CLUSTERS, rounds: int = PILOT_ROUNDS, quiet: bool = True) -> Estimate:
     """Pilot on the configured endpoints, then the extrapolation (written to pilot_dir/estimate.json)."""
     pilot_dir = Path(pilot_dir)
-    chosen = await run_pilot(settings, request, pilot_dir, clusters=clusters, quiet=quiet)
+    chosen = await run_pilot(settings, request, pilot_dir, clusters=clusters, rounds=rounds, quiet=quiet)
     if not chosen.get("units"):
         raise UserError(f"the pilot stopped before it had units to examine ({chosen['status']}: "
                         f"{chosen['stop_reason']}); its ledger is in {pilot_dir}")
@@ -558,10 +589,8 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
     notes = []
     if len(data.units) >= info.units:
         notes.append("the pilot's sample held every unit: the pilot was the whole exam")
-    if data.self_check.fallback and central[3]:
-        notes.append(f"the pilot re-judged too few answers (fewer than {MIN_SELF_CHECK_CALLS} self-check calls): "
-                     f"the judge's first judgments stand in for the self-check's tokens per call, widened "
-                     f"{FALLBACK_SPREAD:g}x either way")
+    notes += _pilot_notes(settings, chosen, records, data, pilot_rounds=extra["rounds"], rounds=central[0],
+                          self_check_calls=central[3])
     if info.status != "completed":
         notes.append(f"the pilot did not finish ({info.status}: {info.stop_reason}); the figures are a lower bound")
     return Estimate(
@@ -573,6 +602,30 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
         self_check_calls=Figure.from_draws(central[3], np.array([s for _, _, _, s in draws])),
         by_role=by_role, total=total, notes=notes,
     )
+
+
+def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[dict[str, Any]], data: PilotData, *,
+                 pilot_rounds: int, rounds: int, self_check_calls: float) -> list[str]:
+    """What the estimate's figures rest on beyond the pilot's measurements, and what a shared cache saves."""
+    notes = []
+    if rounds > pilot_rounds:
+        notes.append(f"the pilot ran {pilot_rounds} round(s) of the {rounds} predicted: later rounds are extrapolated "
+                     f"at its last round's shares and usage (--pilot-rounds N measures more, at calls a run cannot "
+                     f"reuse)")
+    if data.self_check.fallback and self_check_calls:
+        why = ("the pilot ran no judge self-check (a one-round pilot leaves it out: its re-judgments would not be "
+               "the run's)" if chosen.get("rounds_asked") == 1 else
+               f"the pilot re-judged too few answers (fewer than {MIN_SELF_CHECK_CALLS} self-check calls)")
+        notes.append(f"{why}: the judge's first judgments stand in for the self-check's tokens per call, widened "
+                     f"{FALLBACK_SPREAD:g}x either way")
+    if settings.cache_dir:
+        reusable = [r for r in records if not r.get("cache_hit") and int(r.get("round") or 0) <= 1
+                    and r.get("stage") != SELF_CHECK_STAGE]
+        if reusable:
+            usd = sum(float(r.get("cost_usd", 0.0)) for r in reusable)
+            notes.append(f"with this --cache the run gets the pilot's {len(reusable)} round-1 calls (${usd:.4f}) from "
+                         f"the cache: they are in the figures above, and the run will not pay them again")
+    return notes
 
 
 # -------------------------------------------------------------------------------- simulated replay

@@ -139,6 +139,13 @@ def known_usd(records: Iterable[dict[str, Any]]) -> float:
     return sum(float(r.get("cost_usd", 0.0)) for r in answered(records) if not r.get("cache_hit"))
 
 
+def reused(earlier: Iterable[dict[str, Any]], later: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The calls one ledger paid for (`earlier`, e.g. an estimate's pilot) that another (`later`, the run)
+    got from a shared response cache: a cache hit carries the request id of the reply it reuses."""
+    hits = {r.get("request_id") for r in answered(later) if r.get("cache_hit") and r.get("request_id")}
+    return [r for r in answered(earlier) if not r.get("cache_hit") and r.get("request_id") in hits]
+
+
 def in_flight_usd(records: Iterable[dict[str, Any]]) -> float:
     """The most the requests in flight at a kill, not yet settled, can have cost: their worst cases."""
     return sum(float(r.get("worst_case_usd", 0.0)) for r in in_flight(records))

@@ -29,13 +29,14 @@ def _judge_calls(estimate_figures: list) -> float:  # type: ignore[type-arg]
 
 
 def test_floor_sized_self_check_is_predicted_by_the_nodes_rule(tmp_path: Path) -> None:
-    """A 2-cluster pilot re-judges all of its few answers (fewer than the floor of 20); the full run
-    re-judges 20. Extrapolating the pilot's self-check calls per unit predicts the pilot's count scaled by
+    """A 2-cluster pilot run through every round (`rounds`) re-judges all of its few answers (fewer than
+    the floor of 20); the full run re-judges 20. Extrapolating the pilot's self-check calls per unit predicts the pilot's count scaled by
     the corpus; the estimate predicts the node's sample size, and its judge row moves by exactly that when
     the self-check is switched off (usage scaled from the pilot's ledger would not move at all)."""
     settings = sim_settings(max_rounds=8)
     pilot = tmp_path / "pilot"
-    estimate = asyncio.run(estimate_exam(settings, ExamRequest([HANDBOOK]), pilot, clusters=2))
+    estimate = asyncio.run(estimate_exam(settings, ExamRequest([HANDBOOK]), pilot, clusters=2,
+                                         rounds=settings.exam.max_rounds))
     pilot_checks = [r for r in answered(RunDir(pilot).read_ledger()) if r.get("stage") == SELF_CHECK_STAGE]
     assert MIN_SELF_CHECK_CALLS <= len(pilot_checks) < settings.exam.self_check_min, "the floor dominates"
 

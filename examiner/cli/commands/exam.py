@@ -27,6 +27,8 @@ PILOT_CLUSTERS = 4
 the parser does not load the exam (tests/cli/test_cli_help.py holds them equal)."""
 MIN_PILOT_UNITS = 12
 """examiner.exam.estimate.MIN_PILOT_UNITS, for the --pilot-clusters help (held equal likewise)."""
+PILOT_ROUNDS = 1
+"""`estimate --pilot-rounds` default: examiner.exam.estimate.PILOT_ROUNDS (held equal likewise)."""
 
 HEALTH_FAILED = 4
 """Exit code of `run`, `resume` and `report` with --strict when the run's health failed."""
@@ -130,6 +132,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     estimate.add_argument("--pilot-clusters", type=int, default=PILOT_CLUSTERS, metavar="N",
                           help=f"round-1 clusters the pilot examines (default {PILOT_CLUSTERS}; at least "
                                f"{MIN_PILOT_UNITS} units)")
+    estimate.add_argument("--pilot-rounds", type=int, default=PILOT_ROUNDS, metavar="N",
+                          help=f"rounds the pilot runs (default {PILOT_ROUNDS}: the run's own round 1, which a run "
+                               "with the same --cache reuses; more also measure later rounds and the judge "
+                               "self-check, calls a run cannot reuse)")
     estimate.add_argument("--replay-simulated", action="store_true",
                           help="no pilot: replay the whole exam on the simulated backend at the configured "
                                "prices (exact for a simulated run, not a prediction for a real model)")
@@ -206,7 +212,8 @@ def estimate_options(args: argparse.Namespace) -> EstimateOptions:
     from examiner.api.exam import EstimateOptions
 
     return EstimateOptions(**dict(_corpus_options(args), quiet=args.quiet or args.json), out=args.out,
-                           pilot_clusters=args.pilot_clusters, replay_simulated=args.replay_simulated,
+                           pilot_clusters=args.pilot_clusters, pilot_rounds=args.pilot_rounds,
+                           replay_simulated=args.replay_simulated,
                            detect=args.detect, half_width=args.half_width)
 
 

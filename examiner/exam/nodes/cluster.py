@@ -12,8 +12,11 @@ from examiner.exam.state import ClusterState, ExamState
 
 async def cluster(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     """Clusters per active target; targets with the same pool share one clustering (same paper).
-    Each target's book gets the round's cluster of each unit clustered."""
+    Each target's book gets the round's cluster of each unit clustered. A round-1 state that arrives with
+    a target's clusters set keeps them: the estimate's pilot starts so, with its sample of the run's own
+    round-1 clusters (a run starts with none)."""
     rnd = state["round"]
+    chosen = state["clusters"] if rnd == 1 else {}
     clusters: dict[str, str] = {}
     books = dict(state["books"])
     shared: dict[tuple[str, ...], list[ClusterState]] = {}
@@ -21,8 +24,9 @@ async def cluster(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
         book = ctx.book(state, target)
         pool = book["pool"]
         if tuple(pool) not in shared:
+            preset = ctx.clusters(state, target) if target in chosen else None
             with ctx.progress.stage(rnd, "cluster", 1, len(pool)):
-                shared[tuple(pool)] = await asyncio.to_thread(cluster_pool, ctx, pool, rnd, target)
+                shared[tuple(pool)] = await asyncio.to_thread(cluster_pool, ctx, pool, rnd, target, preset)
         groups = shared[tuple(pool)]
         unit_cluster = dict(book["unit_cluster"])
         for group in groups:
@@ -32,14 +36,20 @@ async def cluster(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     return {"clusters": clusters, "books": books, "probes_done": 0, "round_verdicts": ctx.keep([])}
 
 
-def cluster_pool(ctx: ExamContext, pool: list[str], rnd: int, target: str) -> list[ClusterState]:
-    """One pool's clusters (center first), written to clusters/<target>/round-N.json with the 2-D map."""
+def round_clusters(ctx: ExamContext, pool: list[str], rnd: int) -> list[ClusterState]:
+    """The clusters the mode makes of `pool` in round `rnd` (center first), with their ids: a function of
+    the pool, the round and the seed alone, so the estimate's pilot can take the run's own round-1 clusters."""
+    groups = ctx.mode.groups(pool, ctx.vectors(pool), ctx.exam.cluster_size, ctx.exam.seed + rnd)
+    return [ClusterState(id=f"r{rnd}-c{i}-{stable_id(*members)[:6]}", center=members[0], members=members)
+            for i, members in enumerate(groups)]
+
+
+def cluster_pool(ctx: ExamContext, pool: list[str], rnd: int, target: str,
+                 preset: list[ClusterState] | None = None) -> list[ClusterState]:
+    """One pool's clusters (center first; `preset` when given), written to clusters/<target>/round-N.json
+    with the 2-D map."""
     vectors = ctx.vectors(pool)
-    groups = ctx.mode.groups(pool, vectors, ctx.exam.cluster_size, ctx.exam.seed + rnd)
-    clusters = [
-        ClusterState(id=f"r{rnd}-c{i}-{stable_id(*members)[:6]}", center=members[0], members=members)
-        for i, members in enumerate(groups)
-    ]
+    clusters = preset if preset is not None else round_clusters(ctx, pool, rnd)
     ctx.store.write_clusters(
         ClusterRound(
             round=rnd, target=target, k=len(clusters),
