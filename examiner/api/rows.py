@@ -176,7 +176,7 @@ def read_verdicts(run_dir: Path) -> Rows[VerdictRow]:
     from examiner.core.rundir import RunDir
 
     verdicts = RunDir(run_dir).records(VerdictRecord).values()
-    return Rows(VerdictRow, (VerdictRow(v.id, v.target, v.round, v.unit_id, v.question_id, v.answer_id, v.type,
+    return Rows(VerdictRow, (VerdictRow(v.id, v.target, v.round, v.unit_id, v.question_id, v.answer_id, v.verdict,
                                         v.reason, v.mode, len(v.members)) for v in verdicts))
 
 

@@ -5,14 +5,18 @@ change; a reviewer's disagreement is kept beside them, append-only, with who sai
 a report can show the figures both ways and a meta-evaluation can use the corrections as human labels.
 Rows are appended, so a verdict may be overridden several times: the latest row per (question, unit)
 wins (the earlier ones stay in the file as history).
+
+The person's label is `verdict`, as in verdicts.jsonl and the exports, and the label it replaced is
+`verdict_before`; files written before name them `new` and `old`, which still read.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, field_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from examiner.core.records import VerdictType
 
@@ -25,10 +29,11 @@ class OverrideRecord(BaseModel):
 
     question_id: str
     unit_id: str
-    old: VerdictType
+    verdict_before: VerdictType = Field(validation_alias=AliasChoices("verdict_before", "old"))
     """The label in force when the person overrode it: the judge's verdict (verdicts.jsonl) the first time,
-    the previous override after that, so the rows of one verdict read as its history."""
-    new: OverrideLabel
+    the previous override after that, so the rows of one verdict read as its history (`old` before)."""
+    verdict: OverrideLabel = Field(validation_alias=AliasChoices("verdict", "new"))
+    """The person's label, in force until a later row for the same verdict (`new` before)."""
     reason: str
     who: str
     at: str
@@ -46,6 +51,25 @@ class OverrideRecord(BaseModel):
         """The verdict it overrides: (question id, unit id)."""
         return (self.question_id, self.unit_id)
 
+    @property
+    def old(self) -> VerdictType:
+        """`verdict_before` under its older name (read-only)."""
+        return self.verdict_before
+
+    @property
+    def new(self) -> OverrideLabel:
+        """`verdict` under its older name (read-only)."""
+        return self.verdict
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; an update naming a label by its older name (`old`, `new`) sets today's field."""
+        update = {OLDER_NAMES.get(k, k): v for k, v in update.items()} if update else update
+        return super().model_copy(update=update, deep=deep)
+
+
+OLDER_NAMES = {"old": "verdict_before", "new": "verdict"}
+"""overrides.jsonl's field names before they were `verdict_before` and `verdict`."""
+
 
 def utc_now() -> str:
     """The current time as overrides.jsonl writes it (ISO 8601, UTC, whole seconds)."""
@@ -60,4 +84,4 @@ def latest(rows: list[OverrideRecord]) -> dict[tuple[str, str], OverrideRecord]:
     return current
 
 
-__all__ = ["OverrideLabel", "OverrideRecord", "latest", "utc_now"]
+__all__ = ["OLDER_NAMES", "OverrideLabel", "OverrideRecord", "latest", "utc_now"]

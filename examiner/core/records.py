@@ -7,17 +7,20 @@ which is what lets a resumed run reproduce an uninterrupted one.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import (AliasChoices, BaseModel, Field, SerializerFunctionWrapHandler, field_validator,
+                      model_serializer)
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Unscored, Verdict
 
 VerdictType = Literal["correct", "incorrect", "unrelated", "unscored"]
 """A verdict's label in memory; `unscored` is a unit the judge gave no usable verdict for (its reason says
-why). On disk, as in judge and meta records, that is `type: null` with the reason under `unscored`; runs
-written before say `type: "unscored"` or `"unparseable"`, read as `unscored`."""
+why). On disk, as in judge and meta records, that is `verdict: null` with the reason under `unscored`; runs
+written before name the label `type` (read as `verdict`) and say `"unscored"` or `"unparseable"` for no
+verdict, read as `unscored`."""
 QuestionType = Literal["who", "what", "when", "where", "why", "how", "other"]
 UnitStatus = Literal["correct", "incorrect", "unanswered", "uncovered"]
 RunStatus = Literal["running", "completed", "budget_exhausted", "incomplete", "interrupted", "failed"]
@@ -107,18 +110,23 @@ def _spelling(mark: Mark[Verdict]) -> VerdictType:
     return "unscored" if isinstance(mark.label, Unscored) else _SPELLINGS[mark.label]
 
 
-def _mark(type: VerdictType, reason: str, members: dict[str, Mark[Verdict]] | None = None) -> Mark[Verdict]:
-    label: Verdict | Unscored = Unscored(reason) if type == "unscored" else Verdict(type)
+def _mark(verdict: VerdictType, reason: str, members: dict[str, Mark[Verdict]] | None = None) -> Mark[Verdict]:
+    label: Verdict | Unscored = Unscored(reason) if verdict == "unscored" else Verdict(verdict)
     return Mark(label, reason, members or {})
 
 
-class _OnDisk(BaseModel):
-    """The one "no verdict" shape on disk: the label null and an `unscored` reason beside it."""
+OLDER_NAMES = {"type": "verdict"}
+"""Field names runs written before used for a verdict's label (`type`), read as today's (`verdict`)."""
 
-    type: VerdictType
+
+class _OnDisk(BaseModel):
+    """The one "no verdict" shape on disk: the label null and an `unscored` reason beside it; the label is
+    `verdict` (as in exports and overrides.jsonl), `type` in files written before, which still read."""
+
+    verdict: VerdictType = Field(validation_alias=AliasChoices("verdict", "type"))
     reason: str
 
-    @field_validator("type", mode="before")
+    @field_validator("verdict", mode="before")
     @classmethod
     def _older_spelling(cls, value: object) -> object:
         return "unscored" if value in (None, "unparseable") else value
@@ -126,9 +134,19 @@ class _OnDisk(BaseModel):
     @model_serializer(mode="wrap")
     def _unscored_column(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data: dict[str, object] = handler(self)
-        unscored = self.type == "unscored"
-        data["type"], data["unscored"] = (None, self.reason) if unscored else (self.type, None)
+        unscored = self.verdict == "unscored"
+        data["verdict"], data["unscored"] = (None, self.reason) if unscored else (self.verdict, None)
         return data
+
+    @property
+    def type(self) -> VerdictType:
+        """The label under its older name (read-only; use `verdict`)."""
+        return self.verdict
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; an update naming the label by its older name (`type`) sets `verdict`."""
+        update = {OLDER_NAMES.get(k, k): v for k, v in update.items()} if update else update
+        return super().model_copy(update=update, deep=deep)
 
 
 class MemberVerdict(_OnDisk):
@@ -152,12 +170,12 @@ class VerdictRecord(_OnDisk):
     def from_mark(cls, mark: Mark[Verdict], **fields: object) -> "VerdictRecord":
         """The record of a judge's mark (a panel's with each member's own verdict): the one place where
         a mark becomes text on disk."""
-        members = {name: MemberVerdict(type=_spelling(m), reason=m.reason) for name, m in mark.members.items()}
-        return cls(type=_spelling(mark), reason=mark.reason, members=members, **fields)
+        members = {name: MemberVerdict(verdict=_spelling(m), reason=m.reason) for name, m in mark.members.items()}
+        return cls(verdict=_spelling(mark), reason=mark.reason, members=members, **fields)
 
     def mark(self) -> Mark[Verdict]:
         """The judge's mark again, as the reports read it."""
-        return _mark(self.type, self.reason, {n: _mark(m.type, m.reason) for n, m in self.members.items()})
+        return _mark(self.verdict, self.reason, {n: _mark(m.verdict, m.reason) for n, m in self.members.items()})
 
 
 SELF_CHECK_STAGE = "self_check"

@@ -147,7 +147,7 @@ def outcomes(ctx: ExamContext, state: ExamState) -> Iterator[UnitOutcome]:
         for uid in sorted(ctx.units):
             verdict = verdicts.get(covered[uid]) if uid in covered else None
             if verdict is not None:
-                status = verdict.type
+                status = verdict.verdict
             elif uid in unanswered:
                 status = "unanswered"
             else:

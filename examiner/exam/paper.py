@@ -141,17 +141,17 @@ def outcomes(ctx: ExamContext) -> tuple[list[UnitOutcome], list[RoundSummary]]:
         mine = [v for v in verdicts if v.target == target]
         covering: dict[str, VerdictRecord] = {}
         for v in mine:
-            if v.type in COVERING and v.unit_id not in covering:
+            if v.verdict in COVERING and v.unit_id not in covering:
                 covering[v.unit_id] = v
         targeted = Counter(uid for q in questions.values() if q.target == target for uid in q.targets)
         for uid in ctx.units:
             v = covering.get(uid)
             q = questions[v.question_id] if v else None
-            status = v.type if v else ("unanswered" if targeted[uid] else "uncovered")
+            status = v.verdict if v else ("unanswered" if targeted[uid] else "uncovered")
             result.append(UnitOutcome(
                 unit_id=uid, target=target, status=status, verdict_id=v.id if v else None,  # type: ignore[arg-type]
                 times_targeted=targeted[uid], times_targeted_uncovered=sum(
-                    1 for x in mine if x.unit_id == uid and x.type not in COVERING),
+                    1 for x in mine if x.unit_id == uid and x.verdict not in COVERING),
                 covered_round=v.round if v else None, cluster_id=q.cluster_id if q else None,
                 qtype=q.qtype if q else None))
         pool = len(ctx.units)
@@ -175,7 +175,7 @@ def finish_paper(ctx: ExamContext, stop: dict[str, Any], finished: float) -> Run
     info.status = stop.get("status", "completed")  # type: ignore[assignment]
     info.stop_reason = stop.get("stop_reason", "every question of the paper was sat")
     info.rounds = rounds
-    info.unparseable_judgments = sum(1 for v in ctx.store.all(VerdictRecord).values() if v.type == "unscored")
+    info.unparseable_judgments = sum(1 for v in ctx.store.all(VerdictRecord).values() if v.verdict == "unscored")
     info.finished = finished
     ctx.store.write_info(info)
     return info

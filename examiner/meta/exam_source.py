@@ -60,9 +60,9 @@ def load_exam_triples(run_dir: Path, sample: int | None = None, seed: int = 0, *
         person = people.get((v.question_id, v.unit_id))
         items.append(MetaItem(id=v.id, kind="verdict", instruction=questions[v.question_id].text,
                               text=answers[v.answer_id].text, reference=unit_block([(unit.id, unit.text)]),
-                              gold_label=person.new if person else None, source=f"exam:{v.target}"))
+                              gold_label=person.verdict if person else None, source=f"exam:{v.target}"))
         own.append(Assessment(item_id=v.id, evaluator=EXAM_JUDGE,
-                              decision=None if v.type == "unscored" else v.type, explanation=v.reason,
-                              unscored=Unscored(f"exam verdict unscored: {v.reason}") if v.type == "unscored" else None,
+                              decision=None if v.verdict == "unscored" else v.verdict, explanation=v.reason,
+                              unscored=Unscored(f"exam verdict unscored: {v.reason}") if v.verdict == "unscored" else None,
                               source="exam"))
     return items, own

@@ -107,7 +107,7 @@ def provenance_graph(run: RunData) -> nx.DiGraph:
             g.add_edge(f"question:{a.question_id}", aid, type="answered_by")
     for v in run.verdicts.values():
         vid = f"verdict:{v.id}"
-        g.add_node(vid, **_attrs(kind="verdict", record_id=v.id, text=excerpt(v.reason, TEXT_CHARS), label=v.type,
+        g.add_node(vid, **_attrs(kind="verdict", record_id=v.id, text=excerpt(v.reason, TEXT_CHARS), label=v.verdict,
                                  round=v.round, target=v.target, unit_id=v.unit_id, answer_id=v.answer_id,
                                  question_id=v.question_id, mode=v.mode))
         if f"answer:{v.answer_id}" in g:

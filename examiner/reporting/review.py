@@ -57,7 +57,7 @@ def review_rows(run: RunData) -> list[ReviewRow]:
             verdict_id=v.id, question_id=v.question_id, unit_id=v.unit_id, target=v.target, round=v.round,
             cluster=question.cluster_id if question else "", qtype=question.qtype if question else "other",
             question=question.text if question else "", answer_excerpt=excerpt(answer.text) if answer else "",
-            verdict=v.type, reason=v.reason, unit_text=unit.text if unit else "", sources=[SourceSpan.model_validate(src) for src in unit_sources(unit, reader)],
+            verdict=v.verdict, reason=v.reason, unit_text=unit.text if unit else "", sources=[SourceSpan.model_validate(src) for src in unit_sources(unit, reader)],
             override=run.overrides.get((v.question_id, v.unit_id)),
         ))
     rows.sort(key=lambda r: (r.target, r.round, r.question_id, r.unit_id))

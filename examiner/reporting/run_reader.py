@@ -82,7 +82,7 @@ def derive_outcomes(run: RunData) -> dict[str, dict[str, UnitOutcome]]:
                     member_cluster[(target, rnd.round, member)] = cluster.id
     covering: dict[tuple[str, str], VerdictRecord] = {}
     for verdict in sorted(run.verdicts.values(), key=lambda v: (v.round, v.id)):
-        if verdict.type in COVERING:
+        if verdict.verdict in COVERING:
             covering.setdefault((verdict.target, verdict.unit_id), verdict)
     targeted: dict[tuple[str, str], list[QuestionRecord]] = defaultdict(list)
     for question in run.questions.values():
@@ -97,7 +97,7 @@ def derive_outcomes(run: RunData) -> dict[str, dict[str, UnitOutcome]]:
                 question = run.questions.get(verdict.question_id)
                 before = [q for q in asked if q.round < verdict.round]
                 table[unit_id] = UnitOutcome(
-                    unit_id=unit_id, target=target, status=verdict.type,  # type: ignore[arg-type]
+                    unit_id=unit_id, target=target, status=verdict.verdict,  # type: ignore[arg-type]
                     verdict_id=verdict.id, times_targeted=len(asked), times_targeted_uncovered=len(before),
                     covered_round=verdict.round,
                     cluster_id=question.cluster_id if question else

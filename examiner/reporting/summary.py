@@ -218,7 +218,7 @@ def baselines(run: RunData, target: str) -> dict[str, Any]:
     verdicts_of: dict[str, Counter[str]] = defaultdict(Counter)
     for v in run.verdicts.values():
         if v.target == target:
-            verdicts_of[v.answer_id][v.type] += 1
+            verdicts_of[v.answer_id][v.verdict] += 1
     answers = [a for a in run.answers.values() if a.target == target]
     out: dict[str, Any] = {"answers": len(answers)}
     for name in ("bleu", "embedding_similarity"):
@@ -354,7 +354,7 @@ def incorrect_units(run: RunData, target: str, reader: PassageReader, seed: int 
 def counts(run: RunData) -> dict[str, Any]:
     """What was skipped, unparseable, rejected or ignored: from run.json, or the records when higher."""
     info = run.info
-    unparseable_verdicts = sum(1 for v in run.verdicts.values() if v.type == "unscored")
+    unparseable_verdicts = sum(1 for v in run.verdicts.values() if v.verdict == "unscored")
     unparseable_questions = sum(1 for q in run.questions.values() if q.status == "unparseable")
     leaks = sum(q.leak_rejections for q in run.questions.values())
     dropped = sum(len(q.dropped_targets) for q in run.questions.values())

@@ -121,10 +121,10 @@ def trace_lines(found: dict[str, Any]) -> list[str]:
             for v in found["verdicts"].values():
                 if v.answer_id == a.id:
                     reason = f": {v.reason}" if v.reason else ""
-                    lines.append(f"    verdict on {v.unit_id}: {v.type}{reason}")
+                    lines.append(f"    verdict on {v.unit_id}: {v.verdict}{reason}")
         for o in found["overrides"]:
             if o.question_id == q.id:
-                lines.append(f"  override on {o.unit_id}: {o.old} -> {o.new} by {o.who} at {o.at}: {o.reason}")
+                lines.append(f"  override on {o.unit_id}: {o.verdict_before} -> {o.verdict} by {o.who} at {o.at}: {o.reason}")
     return lines
 
 

@@ -171,8 +171,8 @@ class ReviewServer:
         if verdict is None:
             return _error(400, "no verdict of this run has that question and unit")
         try:
-            before = verdict.override.new if verdict.override is not None else verdict.verdict
-            row = OverrideRecord(question_id=key[0], unit_id=key[1], old=before, new=str(form.get("new", "")),
+            before = verdict.override.verdict if verdict.override is not None else verdict.verdict
+            row = OverrideRecord(question_id=key[0], unit_id=key[1], verdict_before=before, verdict=str(form.get("new", "")),
                                  reason=str(form.get("reason", "")), who=str(form.get("who", "")), at=utc_now())
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -227,7 +227,7 @@ def _row_html(server: ReviewServer, row: ReviewRow, wanted: dict[str, str]) -> s
     parts += [passage_html(src) for src in row.sources]
     if row.override is not None:
         o = row.override
-        parts.append(f"<div class=\"in-force\"><span class=\"label\">override</span> <b class=\"new\">{e(o.new)}</b> "
+        parts.append(f"<div class=\"in-force\"><span class=\"label\">override</span> <b class=\"new\">{e(o.verdict)}</b> "
                      f"by {e(o.who)} at {e(o.at)}: <span class=\"why\">{e(o.reason)}</span></div>")
     hidden = {"token": server.token, "question_id": row.question_id, "unit_id": row.unit_id,
               **{k: v for k, v in wanted.items() if v}}

@@ -28,7 +28,7 @@ LABELS = ("correct", "incorrect", "unrelated")
 
 def _overridden(verdict: VerdictRecord, row: OverrideRecord) -> VerdictRecord:
     reason = f"override by {row.who} at {row.at}: {row.reason}"
-    return verdict.model_copy(update={"type": row.new, "reason": reason})
+    return verdict.model_copy(update={"verdict": row.verdict, "reason": reason})
 
 
 def verdicts_with_overrides(run: RunData) -> dict[str, VerdictRecord]:
@@ -44,13 +44,13 @@ def verdicts_with_overrides(run: RunData) -> dict[str, VerdictRecord]:
 def _recomputed(outcome: UnitOutcome, verdicts: list[VerdictRecord], run: RunData) -> UnitOutcome:
     """A unit's outcome when some of its verdicts changed: covered by its earliest covering verdict
     (as the exam covers a unit), otherwise uncovered (or still unanswered)."""
-    covering = [v for v in verdicts if v.type in COVERING]
+    covering = [v for v in verdicts if v.verdict in COVERING]
     if not covering:
         status = "uncovered" if outcome.status in COVERING else outcome.status
         return outcome.model_copy(update={"status": status, "verdict_id": None, "covered_round": None})
     first = min(covering, key=lambda v: (v.round, v.id))
     question = run.questions.get(first.question_id)
-    update: dict[str, Any] = {"status": first.type, "verdict_id": first.id, "covered_round": first.round}
+    update: dict[str, Any] = {"status": first.verdict, "verdict_id": first.id, "covered_round": first.round}
     if question is not None:
         update.update(cluster_id=question.cluster_id, qtype=question.qtype)
     return outcome.model_copy(update=update)
@@ -77,7 +77,7 @@ def override_counts(run: RunData) -> dict[str, Any]:
     verdict_of = {(v.question_id, v.unit_id): v for v in run.verdicts.values()}
     rows = [(verdict_of[key], row) for key, row in run.overrides.items() if key in verdict_of]
     per_target = Counter(v.target for v, _ in rows)
-    return {"overrides": len(rows), "changed": sum(v.type != row.new for v, row in rows),
+    return {"overrides": len(rows), "changed": sum(v.verdict != row.verdict for v, row in rows),
             "unmatched": len(run.overrides) - len(rows), "per_target": dict(per_target)}
 
 
@@ -99,10 +99,10 @@ def judge_vs_people(run: RunData) -> dict[str, Any]:
     """human_agreement of the exam's judge (original verdicts) with the overrides of this run; with a
     judge panel, also each member's own verdicts under `members`."""
     verdict_of = {(v.question_id, v.unit_id): v for v in run.verdicts.values()}
-    judged = [(verdict_of[key], row.new) for key, row in run.overrides.items() if key in verdict_of]
+    judged = [(verdict_of[key], row.verdict) for key, row in run.overrides.items() if key in verdict_of]
     members = sorted({name for v, _ in judged for name in v.members})
-    return {**human_agreement([(v.type, new) for v, new in judged]),
-            "members": {name: human_agreement([(v.members[name].type, new) for v, new in judged if name in v.members])
+    return {**human_agreement([(v.verdict, new) for v, new in judged]),
+            "members": {name: human_agreement([(v.members[name].verdict, new) for v, new in judged if name in v.members])
                         for name in members}}
 
 

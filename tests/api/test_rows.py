@@ -45,7 +45,7 @@ def test_verdicts_are_the_files_records_last_write_winning(sample_exam: ExamResu
     for row in verdicts:
         disk = on_disk[row.id]
         assert (row.target, row.unit_id, row.answer_id) == (disk["target"], disk["unit_id"], disk["answer_id"])
-        assert row.verdict == (disk["type"] if disk["type"] is not None else "unscored")
+        assert row.verdict == (disk["verdict"] if disk["verdict"] is not None else "unscored")
 
 
 def test_outcomes_and_units_add_up_to_the_reports_counts(sample_exam: ExamResult) -> None:

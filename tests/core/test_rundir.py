@@ -188,13 +188,13 @@ def test_verdict_records_file_name_is_the_one_the_store_writes(tmp_path: Path) -
 
 
 def test_no_verdict_on_disk_is_a_null_label_with_its_reason() -> None:
-    """Exam verdicts share the judge and meta records' shape: `type` null and `unscored` saying why."""
+    """Exam verdicts share the judge and meta records' shape: `verdict` null and `unscored` saying why."""
     fields = dict(id="v", answer_id="a", question_id="q", unit_id="u", round=1, target="t")
-    record = VerdictRecord(type="unscored", reason="no tags", members={"m": MemberVerdict(type="correct", reason="ok")},
+    record = VerdictRecord(verdict="unscored", reason="no tags", members={"m": MemberVerdict(verdict="correct", reason="ok")},
                            **fields)
     on_disk = json.loads(record.model_dump_json())
-    assert (on_disk["type"], on_disk["unscored"]) == (None, "no tags")
-    assert (on_disk["members"]["m"]["type"], on_disk["members"]["m"]["unscored"]) == ("correct", None)
+    assert (on_disk["verdict"], on_disk["unscored"]) == (None, "no tags") and "type" not in on_disk
+    assert (on_disk["members"]["m"]["verdict"], on_disk["members"]["m"]["unscored"]) == ("correct", None)
     assert VerdictRecord.model_validate(on_disk) == record
     for older in ("unscored", "unparseable"):  # runs written before
-        assert VerdictRecord.model_validate({**fields, "type": older, "reason": "x"}).type == "unscored"
+        assert VerdictRecord.model_validate({**fields, "type": older, "reason": "x"}).verdict == "unscored"

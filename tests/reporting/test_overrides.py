@@ -49,13 +49,13 @@ def _verdict(run_dir: Path, target: str, *, kind: str, covering: bool = True) ->
     run = load_run(run_dir)
     covering_ids = {o.verdict_id for o in run.outcomes[target].values()}
     return next(v for v in sorted(run.verdicts.values(), key=lambda v: v.id)
-                if v.target == target and v.type == kind and (v.id in covering_ids) == covering)
+                if v.target == target and v.verdict == kind and (v.id in covering_ids) == covering)
 
 
 def _override(run_dir: Path, verdict: VerdictRecord, new: str, reason: str = "checked the source",
               who: str = "ana") -> None:
     RunDir(run_dir).append_override(OverrideRecord(question_id=verdict.question_id, unit_id=verdict.unit_id,
-                                                   old=verdict.type, new=new, reason=reason, who=who, at=utc_now()))
+                                                   verdict_before=verdict.verdict, verdict=new, reason=reason, who=who, at=utc_now()))
 
 
 # --- the store --------------------------------------------------------------------------------------------
@@ -66,23 +66,23 @@ def test_latest_override_per_question_and_unit_wins_and_verdicts_never_change(ru
     _override(run_dir, v, "incorrect", "date is wrong", "ana")
     _override(run_dir, v, "unrelated", "second look", "bo")
     rows = RunDir(run_dir).read_overrides()
-    assert [r.new for r in rows] == ["incorrect", "unrelated"]
+    assert [r.verdict for r in rows] == ["incorrect", "unrelated"]
     current = RunDir(run_dir).current_overrides()
     assert list(current) == [(v.question_id, v.unit_id)]
     assert current[(v.question_id, v.unit_id)].who == "bo"
     assert current[(v.question_id, v.unit_id)].at.endswith("Z")
     assert (run_dir / VERDICTS).read_bytes() == before
     line = json.loads((run_dir / OVERRIDES).read_text(encoding="utf-8").splitlines()[0])
-    assert set(line) == {"question_id", "unit_id", "old", "new", "reason", "who", "at"}
-    assert line["old"] == "correct"
+    assert set(line) == {"question_id", "unit_id", "verdict_before", "verdict", "reason", "who", "at"}
+    assert line["verdict_before"] == "correct"
 
 
 def test_override_rows_are_validated() -> None:
-    fields = dict(question_id="q", unit_id="u", old="correct", who="ana", at=utc_now())
+    fields = dict(question_id="q", unit_id="u", verdict_before="correct", who="ana", at=utc_now())
     with pytest.raises(ValidationError):
-        OverrideRecord(new="incorrect", reason="   ", **fields)
+        OverrideRecord(verdict="incorrect", reason="   ", **fields)
     with pytest.raises(ValidationError):
-        OverrideRecord(new="unscored", reason="no", **fields)  # a person always gives a label
+        OverrideRecord(verdict="unscored", reason="no", **fields)  # a person always gives a label
 
 
 def test_torn_last_override_is_tolerated_and_repaired_mid_file_damage_is_an_error(run_dir: Path) -> None:
@@ -93,7 +93,7 @@ def test_torn_last_override_is_tolerated_and_repaired_mid_file_damage_is_an_erro
     rundir = RunDir(run_dir)
     assert len(rundir.read_overrides()) == 1 and rundir.torn[OVERRIDES] == 1
     _override(run_dir, v, "unrelated")  # the next append cuts the torn tail off first
-    assert [r.new for r in RunDir(run_dir).read_overrides()] == ["incorrect", "unrelated"]
+    assert [r.verdict for r in RunDir(run_dir).read_overrides()] == ["incorrect", "unrelated"]
     assert (run_dir / f"{OVERRIDES}.torn").is_file()
     text = (run_dir / OVERRIDES).read_text(encoding="utf-8").splitlines()
     (run_dir / OVERRIDES).write_text("\n".join([text[0], "garbage", text[1]]) + "\n", encoding="utf-8")
@@ -230,13 +230,13 @@ async def test_server_escapes_run_strings_and_checks_host_token_and_lock(run_dir
         done = await client.post("/override", data={**form, "token": server.token}, allow_redirects=False)
         assert done.status == 303 and done.headers["Location"] == f"/?target=alpha#v-{v.id}"
         row = RunDir(run_dir).current_overrides()[(v.question_id, v.unit_id)]
-        assert (row.old, row.new, row.reason, row.who) == ("correct", "incorrect", "wrong year", "ana")
+        assert (row.verdict_before, row.verdict, row.reason, row.who) == ("correct", "incorrect", "wrong year", "ana")
         kept = await (await client.get("/", params={"overridden": "yes"})).text()
         assert f'data-verdict-id="{v.id}"' in kept and "wrong year" in kept
         again = await client.post("/override", data={**form, "token": server.token, "new": "unrelated",
                                                       "reason": "not about the year"}, allow_redirects=False)
         assert again.status == 303
-        history = [(r.old, r.new) for r in RunDir(run_dir).read_overrides()]
+        history = [(r.verdict_before, r.verdict) for r in RunDir(run_dir).read_overrides()]
         assert history == [("correct", "incorrect"), ("incorrect", "unrelated")]
     finally:
         await client.close()
@@ -250,7 +250,7 @@ def _review(run_dir: Path) -> dict[str, str]:
     chosen = sorted((v for v in run.verdicts.values() if v.target == "alpha"), key=lambda v: v.id)[:6]
     labels = {}
     for n, v in enumerate(chosen):
-        new = {"correct": "incorrect", "incorrect": "correct"}.get(v.type, "correct") if n < 2 else v.type
+        new = {"correct": "incorrect", "incorrect": "correct"}.get(v.verdict, "correct") if n < 2 else v.verdict
         _override(run_dir, v, new, f"review {n}")
         labels[v.id] = new
     return labels

@@ -36,7 +36,7 @@ def test_every_verdict_traces_to_its_document(run_dir: Path) -> None:
 def test_incorrect_verdict_chain_carries_texts(run_dir: Path) -> None:
     run = load_run(run_dir)
     graph = load_provenance(build_provenance(run_dir))  # its own file: no test relies on another's output
-    verdict = next(v for v in run.verdicts.values() if v.type == "incorrect")
+    verdict = next(v for v in run.verdicts.values() if v.verdict == "incorrect")
     chain = trace(graph, f"verdict:{verdict.id}")
     assert chain[0]["label"] == "incorrect" and chain[0]["text"] == verdict.reason
     passage = chain[4]

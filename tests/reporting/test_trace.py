@@ -33,9 +33,9 @@ def vienna(run: Path) -> tuple[UnitRecord, list[VerdictRecord]]:
 def test_trace_of_a_unit_shows_sources_questions_verdicts_and_overrides(
         run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     unit, verdicts = vienna(run)
-    wrong = next(v for v in verdicts if v.type == "incorrect")
-    RunDir(run).append_override(OverrideRecord(question_id=wrong.question_id, unit_id=unit.id, old="incorrect",
-                                               new="correct", reason="the answer names Vienna too", who="ana",
+    wrong = next(v for v in verdicts if v.verdict == "incorrect")
+    RunDir(run).append_override(OverrideRecord(question_id=wrong.question_id, unit_id=unit.id,
+                                               verdict_before="incorrect", verdict="correct", reason="the answer names Vienna too", who="ana",
                                                at="2026-11-22T18:00:00Z"))
     assert main(["trace", str(run), unit.id]) == 0
     out = capsys.readouterr().out
@@ -46,7 +46,7 @@ def test_trace_of_a_unit_shows_sources_questions_verdicts_and_overrides(
     questions = {v.question_id for v in verdicts}
     assert questions and all(f"question {q} " in out for q in questions)
     for v in verdicts:
-        assert f"verdict on {unit.id}: {v.type}: {v.reason}" in out
+        assert f"verdict on {unit.id}: {v.verdict}: {v.reason}" in out
     assert f"override on {unit.id}: incorrect -> correct by ana" in out
 
 
@@ -60,7 +60,7 @@ def test_trace_of_a_question_lists_its_units_answers_and_verdicts(
     for unit_id in question.targets:
         assert f"  unit {unit_id}: " in out
     on_question = [v for v in RunDir(run).records(VerdictRecord).values() if v.question_id == question.id]
-    assert on_question and all(f"verdict on {v.unit_id}: {v.type}" in out for v in on_question)
+    assert on_question and all(f"verdict on {v.unit_id}: {v.verdict}" in out for v in on_question)
     assert "override" not in out
 
 

@@ -128,7 +128,7 @@ def test_override_in_the_browser_is_kept_and_reported(sim_run: Path, capsys: pyt
         proc.wait(timeout=30)
 
     rows = [json.loads(line) for line in (sim_run / "overrides.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 1 and (rows[0]["old"], rows[0]["new"], rows[0]["who"]) == ("correct", "incorrect", "tester")
+    assert len(rows) == 1 and (rows[0]["verdict_before"], rows[0]["verdict"], rows[0]["who"]) == ("correct", "incorrect", "tester")
     capsys.readouterr()
     assert main(["report", str(sim_run)]) == 0
     out = capsys.readouterr().out
@@ -136,3 +136,52 @@ def test_override_in_the_browser_is_kept_and_reported(sim_run: Path, capsys: pyt
     assert f"accuracy {judge:.1f}% (judge) -> {people:.1f}% with overrides" in out
     report = json.loads((sim_run / "report.json").read_text(encoding="utf-8"))
     assert report["overrides"]["overrides"] == 1
+
+
+def test_label_a_random_sample_in_the_browser(sim_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Sample mode: draw from the page, label three drawn units with the judge's verdict hidden; the labels
+    go to human_sample.jsonl (never overrides.jsonl) and `examiner report` calibrates with them."""
+    executable = _chromium()
+    sync_playwright = _sync_playwright()
+    overrides = sim_run / "overrides.jsonl"
+    before = overrides.read_text(encoding="utf-8") if overrides.exists() else None
+    proc, url = _start_view(sim_run)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(url)
+            with page.expect_navigation():
+                page.click("#sample-mode")
+            assert page.locator("#no-sample").count() == 1
+            page.fill("form.draw input[name=size]", "5")
+            page.fill("form.draw input[name=seed]", "3")
+            with page.expect_navigation():
+                page.click("#draw")
+            units = page.locator("article.row.sample")
+            assert units.count() == 5 and page.locator("#labelled").inner_text() == "0"
+            assert page.locator(".verdict").count() == 0  # the judge's verdict is not shown in sample mode
+            for n, label in enumerate(("correct", "incorrect", "unrelated")):
+                unit = page.locator("article.row.sample").nth(n)
+                unit.locator("select[name=verdict]").select_option(label)
+                unit.locator("input[name=note]").fill(f"checked {n}")
+                with page.expect_navigation():
+                    unit.locator("button[type=submit]").click()
+            page.reload()
+            assert page.locator("#labelled").inner_text() == "3"
+            given = page.locator("article.row.sample .given").all_inner_texts()
+            assert given == ["correct", "incorrect", "unrelated"]
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    rows = [json.loads(line) for line in (sim_run / "human_sample.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows[0]["kind"] == "draw" and (rows[0]["seed"], rows[0]["size"], rows[0]["who"]) == (3, 5, "tester")
+    assert [r["verdict"] for r in rows[1:]] == ["correct", "incorrect", "unrelated"]
+    assert (overrides.read_text(encoding="utf-8") if overrides.exists() else None) == before
+    capsys.readouterr()
+    assert main(["report", str(sim_run)]) == 0
+    assert "(people, 3 of" in capsys.readouterr().out
+    report = json.loads((sim_run / "report.json").read_text(encoding="utf-8"))
+    assert report["calibration"]["draw"]["labelled"] == 3

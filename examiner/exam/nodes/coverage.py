@@ -85,10 +85,10 @@ def apply_verdicts(now: TargetRound, verdicts: list[VerdictRecord], max_targeted
     Unscored verdicts change nothing: the unit stays in the pool."""
     unrelated: set[str] = set()
     for verdict in verdicts:
-        if verdict.type in COVERING:
+        if verdict.verdict in COVERING:
             if verdict.unit_id not in now.newly and verdict.unit_id not in now.covered:
                 now.newly[verdict.unit_id] = verdict.id
-        elif verdict.type == Verdict.UNRELATED:
+        elif verdict.verdict == Verdict.UNRELATED:
             unrelated.add(verdict.unit_id)
     now.covered.update(now.newly)
     for uid in sorted(unrelated - set(now.newly)):

@@ -64,4 +64,4 @@ async def judge_answer(ctx: ExamContext, answer: AnswerRecord, rnd: int) -> Judg
                                 target=answer.target, mode=ctx.mode.name)
         for uid in question.targets
     ]
-    return Judged(records, len(strays), any(r.type == "unscored" for r in records))
+    return Judged(records, len(strays), any(r.verdict == "unscored" for r in records))

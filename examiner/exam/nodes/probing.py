@@ -30,10 +30,10 @@ def probe_candidates(ctx: ExamContext, state: ExamState) -> list[Candidate]:
     judged = set(ctx.work(state, "judged"))
     stored = ctx.store.index(VerdictRecord)
     verdicts = [v for vid in set(ctx.work(state, "round_verdicts")) if (v := stored.get(vid)) is not None]
-    covered_now = {(v.target, v.unit_id) for v in verdicts if v.type in COVERING}
+    covered_now = {(v.target, v.unit_id) for v in verdicts if v.verdict in COVERING}
     missing: dict[str, set[str]] = {}
     for v in verdicts:
-        if v.answer_id in judged and v.type == Verdict.UNRELATED and (v.target, v.unit_id) not in covered_now:
+        if v.answer_id in judged and v.verdict == Verdict.UNRELATED and (v.target, v.unit_id) not in covered_now:
             missing.setdefault(v.answer_id, set()).add(v.unit_id)
     return [(ctx.store.get(AnswerRecord, aid), sorted(uids)) for aid, uids in sorted(missing.items())]
 
