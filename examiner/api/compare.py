@@ -1,14 +1,18 @@
 """Comparing runs as a library call: every target of one or more exam runs side by side, and each pair of
-targets that share units compared on those units (paired difference, both tests, power, subgroups)."""
+targets that share units compared on those units (paired difference, both tests, power, subgroups).
+
+Each run's health is recomputed from its records (the exam report's checks) and shown beside its targets,
+and people's overrides are applied to every figure, as in the run's own report (docs/COMMANDS.md)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from examiner.api.exam import Figure, read_exam
+from examiner.api.exam import read_exam
 from examiner.api.rows import Rows
 from examiner.api.settings import path_text, path_texts
 from examiner.core.errors import UserError
@@ -48,6 +52,12 @@ class ComparedTarget:
     uncovered: int
     run_cost_usd: float
     """What the whole run cost (all of its targets together)."""
+    health: str | None = None
+    """The run's health: pass, warn or fail (None: not checked)."""
+    trustworthy: bool = True
+    """False when the run's health failed: its figures are UNTRUSTWORTHY."""
+    overrides: int = 0
+    """People's overrides applied to this target's verdicts (the figures are with them)."""
 
 
 @dataclass(frozen=True)
@@ -67,14 +77,28 @@ class CompareResult:
     json_path: Path | None = None
 
     def headlines(self) -> list[str]:
-        """One line per pair: difference, interval, McNemar p, cluster p and power (what the CLI prints)."""
-        from examiner.reporting.paired import headline
+        """One line per pair: difference, interval, McNemar p, cluster p and power (what the CLI prints),
+        marked UNTRUSTWORTHY where a side's run failed its health."""
+        from examiner.reporting.compare import marked_headline
 
-        return [headline(section) for section in self.paired]
+        return [marked_headline(self.report, section) for section in self.paired]
+
+    def warnings(self) -> list[str]:
+        """Each run whose health failed (UNTRUSTWORTHY), and the overrides the figures include."""
+        from examiner.reporting.compare import warnings
+
+        return warnings(self.report)
 
 
-def _cells(figure: Figure) -> tuple[float | None, float | None, float | None]:
+def _cells(figure: Any) -> tuple[float | None, float | None, float | None]:
     return figure.value, figure.low, figure.high
+
+
+def _health(run: Any) -> dict[str, Any]:
+    """The run's health as its report computes it (examiner.exam.health)."""
+    from examiner.exam.health import exam_health
+
+    return exam_health(run).to_dict()
 
 
 def compare_runs(options: CompareOptions) -> CompareResult:
@@ -83,13 +107,15 @@ def compare_runs(options: CompareOptions) -> CompareResult:
     from examiner.reporting.compare import compare_html, compare_markdown, compare_report
     from examiner.reporting.writer import dumps, report_data
 
-    report = compare_report(list(options.run_dirs))
+    report = compare_report(list(options.run_dirs), health_of=_health)
     markdown, html = compare_markdown(report), compare_html(report)
+    given = {Path(run_dir).resolve(): (run_dir, read_exam(run_dir).cost_usd) for run_dir in options.run_dirs}
     rows = []
-    for run_dir in options.run_dirs:
-        exam = read_exam(run_dir)
-        rows += [ComparedTarget(run_dir, t.target, exam.status, *_cells(t.accuracy), *_cells(t.coverage), t.correct,
-                                t.incorrect, t.unanswered, t.uncovered, exam.cost_usd) for t in exam.targets.values()]
+    for t in report.targets:
+        run_dir, cost = given.get(Path(t.path).resolve(), (t.path, 0.0))
+        rows.append(ComparedTarget(run_dir, t.target, t.status, *_cells(t.accuracy), *_cells(t.coverage),
+                                   t.counts.correct, t.counts.incorrect, t.counts.unanswered, t.counts.uncovered,
+                                   cost, t.health, t.trustworthy, t.overrides))
     md_path = html_path = json_path = None
     if options.out:
         md_path = Path(options.out)

@@ -4,6 +4,10 @@ Why a decision of its own: a CI pipeline needs one yes or no with a known error 
 to eyeball. The gate pairs the two targets on the units both runs hold (the same corpus gives the same
 unit ids) and asks examiner.stats.paired.non_inferiority whether the one-sided lower bound of the accuracy
 difference NEW - BASE lies above -margin (docs/STATISTICS.md section 1).
+
+The gate reads each run as its report does: people's overrides (overrides.jsonl) in force. It refuses to
+decide (a UserError: exit 2 on the command line) when either run's health failed, since the figures of a
+degenerate examiner or judge would let a broken run pass; `allow_unhealthy` decides anyway and says so.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class GateOptions(BaseModel):
     """Cluster-bootstrap resamples behind the lower bound (30 documents or more; fewer use a t bound)."""
     seed: int = 0
     """Seed of the bootstrap: the same runs give the same decision."""
+    allow_unhealthy: bool = False
+    """Decide even when a run's health failed (the decision's line then says so); False: refuse."""
 
     _paths = field_validator("base", "new", mode="before")(path_text)
 
@@ -57,19 +63,30 @@ class GateResult:
     new_run: str
     new_target: str
     shared_units: int
+    base_health: str | None = None
+    """BASE's health: pass, warn or fail (fail only with allow_unhealthy)."""
+    new_health: str | None = None
+    """NEW's health: pass, warn or fail (fail only with allow_unhealthy)."""
+    overrides: int = 0
+    """People's overrides in force in the two runs together (the decision reads the labels with them)."""
 
     @property
     def passed(self) -> bool:
         return self.decision.passed
 
     def line(self) -> str:
-        """One line for a CI log: PASS or FAIL, difference, lower bound against the margin, power."""
-        return self.decision.line()
+        """One line for a CI log: PASS or FAIL, difference, lower bound against the margin, power; and,
+        when a run's health failed (allowed), which."""
+        failed = [side for side, health in (("BASE", self.base_health), ("NEW", self.new_health)) if health == "fail"]
+        mark = f" [UNTRUSTWORTHY: {' and '.join(failed)} health FAILED, --allow-unhealthy]" if failed else ""
+        return self.decision.line() + mark
 
     def as_dict(self) -> dict[str, Any]:
         """What `examiner gate --json` prints: the decision's figures and the two sides."""
-        return {**self.decision.to_dict(), "base": {"run": self.base_run, "target": self.base_target},
-                "new": {"run": self.new_run, "target": self.new_target}, "shared_units": self.shared_units}
+        return {**self.decision.to_dict(),
+                "base": {"run": self.base_run, "target": self.base_target, "health": self.base_health},
+                "new": {"run": self.new_run, "target": self.new_target, "health": self.new_health},
+                "shared_units": self.shared_units, "overrides": self.overrides}
 
 
 def _target(run: Any, asked: str | None, side: str) -> str:
@@ -84,10 +101,23 @@ def _target(run: Any, asked: str | None, side: str) -> str:
     return str(names[0])
 
 
+def _health(run: Any, side: str, allow: bool) -> str:
+    """The run's health status; a UserError when it failed and that is not allowed."""
+    from examiner.exam.health import exam_health
+    from examiner.reporting.health_section import headline
+
+    health = exam_health(run).to_dict()
+    if health["status"] == "fail" and not allow:
+        raise UserError(f"cannot decide: {side} run's health FAILED ({run.path}: {headline(health)}); its figures "
+                        "describe a degenerate examiner or judge (--allow-unhealthy decides anyway)")
+    return str(health["status"])
+
+
 def gate(options: GateOptions) -> GateResult:
     """Decide whether NEW is not worse than BASE by more than the margin, as `examiner gate` does."""
     from examiner.reporting.paired import paired_units
     from examiner.reporting.run_reader import load_run
+    from examiner.reporting.with_overrides import apply_overrides
     from examiner.stats.paired import non_inferiority
 
     if not options.margin >= 0:
@@ -96,10 +126,15 @@ def gate(options: GateOptions) -> GateResult:
         raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
     if options.n_resamples < 1:
         raise UserError(f"the bootstrap needs at least one resample, got {options.n_resamples}")
-    base = load_run(options.base)
-    new = base if options.new == options.base else load_run(options.new)
-    base_target = _target(base, options.base_target or options.target, "base")
-    new_target = _target(new, options.new_target or options.target, "new")
+    judged_base = load_run(options.base)
+    judged_new = judged_base if options.new == options.base else load_run(options.new)
+    base_target = _target(judged_base, options.base_target or options.target, "base")
+    new_target = _target(judged_new, options.new_target or options.target, "new")
+    new_health = _health(judged_new, "NEW", options.allow_unhealthy)  # the run under test is named first
+    base_health = new_health if judged_new is judged_base else _health(judged_base, "BASE", options.allow_unhealthy)
+    base = apply_overrides(judged_base)
+    new = base if judged_new is judged_base else apply_overrides(judged_new)
+    overrides = len(judged_base.overrides) + (0 if judged_new is judged_base else len(judged_new.overrides))
     units = paired_units(base, base_target, new, new_target)
     if not units.unit_ids:
         raise UserError(f"{options.base} and {options.new} share no unit: gate two runs over the same corpus")
@@ -108,4 +143,5 @@ def gate(options: GateOptions) -> GateResult:
                         f"({options.new}): there is no accuracy difference to test")
     decision = non_inferiority(units.a, units.b, units.documents, options.margin, units.clusters,
                                alpha=round(1 - options.level, 12), n_resamples=options.n_resamples, seed=options.seed)
-    return GateResult(decision, str(base.path), base_target, str(new.path), new_target, len(units.unit_ids))
+    return GateResult(decision, str(base.path), base_target, str(new.path), new_target, len(units.unit_ids),
+                      base_health, new_health, overrides)

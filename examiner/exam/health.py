@@ -3,7 +3,7 @@
 Why: a weak or misconfigured model can produce nonsense under a confident headline (the same template
 question twenty times, "..." as every judge reason, one label sequence whatever the answer says). Each
 check below reads only the run's records (questions, answers, verdicts, clusterings, units and the
-judge self-check) and compares one figure with documented thresholds (the constants below; README's
+judge self-check) and compares one figure with documented thresholds (the constants below; docs/GUIDE.md's
 "Exam health" table repeats them). The run's health is `fail` when any check fails, `warn` when any
 warns, else `pass`; a failing health marks the headline accuracy and coverage untrustworthy in every
 report, and `--strict` turns it into exit code 4.
@@ -225,13 +225,14 @@ def _asked(records: RunRecords) -> list[QuestionRecord]:
 
 
 def repeated_questions(questions: list[QuestionRecord]) -> Check:
-    texts = Counter(normalise(q.text) for q in questions)
-    repeated = [q for q in questions if texts[normalise(q.text)] > 1]
+    # Per target: targets of one run sit the same paper, so one question put to each is not a template.
+    texts = Counter((q.target, normalise(q.text)) for q in questions)
+    repeated = [q for q in questions if texts[(q.target, normalise(q.text))] > 1]
     examples: list[Example] = []
-    for text, count in texts.most_common():
+    for key, count in texts.most_common():
         if count < 2 or len(examples) >= EXAMPLES:
             break
-        ids = [q.id for q in repeated if normalise(q.text) == text]
+        ids = [q.id for q in repeated if (q.target, normalise(q.text)) == key]
         first = next(q for q in repeated if q.id == ids[0])
         examples.append(Example(",".join(ids[:3]) + ("..." if len(ids) > 3 else ""),
                                 f"{count}x {_shorten(first.text)}"))
@@ -313,7 +314,7 @@ def judge_reasons(records: RunRecords) -> list[tuple[str, str]]:
     seen: set[tuple[str, str, str]] = set()
     reasons = []
     for v in records.verdicts.values():
-        marks = [(name, m.type, m.reason) for name, m in v.members.items()] if v.members else [("", v.type, v.reason)]
+        marks = [(name, m.verdict, m.reason) for name, m in v.members.items()] if v.members else [("", v.verdict, v.reason)]
         for member, label, reason in marks:
             key = (v.answer_id if records.info.mode == "noref" else v.id, member, reason)
             # The reference judge writes a reason only for an incorrect unit (agents/judge/unit_judge.py):
@@ -346,8 +347,8 @@ def same_pattern(records: RunRecords) -> Check:
     for aid, verdicts in by_answer.items():
         question = records.questions.get(verdicts[0].question_id)
         rank = {uid: i for i, uid in enumerate(question.targets)} if question else {}
-        labels = tuple(v.type for v in sorted(verdicts, key=lambda v: rank.get(v.unit_id, len(rank)))
-                       if v.type != "unscored")
+        labels = tuple(v.verdict for v in sorted(verdicts, key=lambda v: rank.get(v.unit_id, len(rank)))
+                       if v.verdict != "unscored")
         if len(labels) >= 2:
             patterns[aid] = labels
     mixed = Counter(p for p in patterns.values() if len(set(p)) > 1)
@@ -358,9 +359,9 @@ def same_pattern(records: RunRecords) -> Check:
 
 
 def one_label(records: RunRecords) -> Check:
-    labels = Counter(v.type for v in records.verdicts.values() if v.type != "unscored")
+    labels = Counter(v.verdict for v in records.verdicts.values() if v.verdict != "unscored")
     top, _ = labels.most_common(1)[0] if labels else ("", 0)
-    offending = [Example(v.id, top) for v in records.verdicts.values() if v.type == top]
+    offending = [Example(v.id, top) for v in records.verdicts.values() if v.verdict == top]
     return _share_check("one_label", "scored verdicts carrying the most common label", offending,
                         sum(labels.values()), "scored verdicts", ONE_LABEL, minimum=MIN_VERDICTS)
 
@@ -398,7 +399,7 @@ def instruction_like_units(records: RunRecords) -> Check:
 
 def self_agreement(records: RunRecords, seed: int = 0) -> SelfAgreement:
     """Agreement of the self-check's second labels with the exam's verdicts, unit by unit."""
-    first = {(v.answer_id, v.unit_id): v.type for v in records.verdicts.values()}
+    first = {(v.answer_id, v.unit_id): v.verdict for v in records.verdicts.values()}
     per_answer: dict[str, list[float]] = {}
     changed = []
     for check in records.self_checks.values():

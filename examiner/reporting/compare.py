@@ -3,12 +3,17 @@ targets on the units they share (examiner/reporting/paired.py), and the units th
 
 Targets may come from one run (several `--target`s sitting the same paper) or from several runs over the
 same corpus; unit ids are content hashes, so the same unit has the same id in every run.
+
+Every figure is read with the people's overrides in force (examiner/reporting/with_overrides.py), as the
+run's own report gives them, and each run's health is shown beside its targets: a run whose health failed
+is marked UNTRUSTWORTHY, since its figures describe a degenerate examiner or judge.
 """
 
 from __future__ import annotations
 
 import tempfile
 from html import escape
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -21,7 +26,9 @@ from examiner.reporting.model.compare import ComparedTarget, Disagreement, Disag
 from examiner.reporting.paired import (PAIRED_HEADER, PAIRED_NOTE, SUBGROUP_HEADER, headline, paired_rows,
                                        paired_section, paired_units, subgroup_rows)
 from examiner.reporting.run_reader import RunData, load_run
+from examiner.reporting.health_section import headline as health_headline
 from examiner.reporting.summary import summarize
+from examiner.reporting.with_overrides import apply_overrides, override_counts
 from examiner.reporting.writer import cell
 
 LISTED_DISAGREEMENTS = 25
@@ -29,18 +36,28 @@ LISTED_DISAGREEMENTS = 25
 LISTED_SUBGROUPS = 15
 """Subgroup rows shown per pair of targets in Markdown and HTML, the significant first (all in the model)."""
 
-HEADER = ["target", "run", "status", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect",
+HEADER = ["target", "run", "status", "health", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect",
           "evaluation cents / unit", "evaluation calls / unit", "candidate calls / unit"]
 NOTE = ("Accuracy = correct / covered, coverage = covered / all units; 95% intervals resample clusters. "
         "Evaluation = examiner question generation + judging, per unit of the corpus; a run with several "
         "targets splits its cost evenly among them.")
+UNTRUSTWORTHY_MARK = "FAIL - UNTRUSTWORTHY"
+"""The health cell of a run whose health failed."""
+
+HealthOf = Callable[[RunData], Mapping[str, Any] | None]
+"""A run's health (report.json's `health`: `status` and `checks`), computed by the caller (the exam layer
+owns the checks); None where it is not checked."""
 
 
-def _entries(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Every target of every run, with its figures, its unit statuses and the run's units."""
+def _entries(run_dirs: Sequence[str | Path], health_of: HealthOf | None = None) -> list[dict[str, Any]]:
+    """Every target of every run, with its figures, its unit statuses and the run's units, the run's
+    overrides applied (as its report applies them) and its health."""
     entries = []
     for run_dir in run_dirs:
-        run = load_run(run_dir)
+        judged = load_run(run_dir)
+        health = health_of(judged) if health_of is not None else None
+        overrides = override_counts(judged)["per_target"] if judged.overrides else {}
+        run = apply_overrides(judged) if judged.overrides else judged
         summary = summarize(run)
         paper = {r["stage"]: r for r in summary["cost"]["paper"]}
         n_targets = max(len(summary["targets"]), 1)
@@ -48,7 +65,8 @@ def _entries(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
             entries.append({"target": target, "run": run.info.run_id, "path": str(run.path),
                             "status": run.info.status, "scores": data, "paper": paper, "share": n_targets,
                             "statuses": {u: o.status for u, o in run.outcomes.get(target, {}).items()},
-                            "units": run.units, "run_data": run})
+                            "units": run.units, "run_data": run, "health": health,
+                            "overrides": overrides.get(target, 0)})
     labels = [e["target"] for e in entries]
     for e in entries:  # the same target name in two runs: tell them apart by run
         e["label"] = e["target"] if labels.count(e["target"]) == 1 else f"{e['target']} ({e['run']})"
@@ -58,8 +76,12 @@ def _entries(run_dirs: Sequence[str | Path]) -> list[dict[str, Any]]:
 def _compared(e: dict[str, Any]) -> ComparedTarget:
     s, paper = e["scores"], e["paper"]
     ev, cand = paper["evaluation total"], paper["candidate (beside)"]
+    health = e["health"]
+    status = health.get("status") if health else None
     # A run with several targets shares its evaluation cost among them.
     return ComparedTarget(label=e["label"], target=e["target"], run=e["run"], path=e["path"], status=e["status"],
+                          health=status, health_line=health_headline(health) if health else None,
+                          trustworthy=status != "fail", overrides=e["overrides"],
                           accuracy=s["accuracy"], coverage=s["coverage"], counts=s["counts"],
                           evaluation_cents_per_unit=ev["cents_per_unit"] / e["share"],
                           evaluation_calls_per_unit=ev["calls_per_unit"] / e["share"],
@@ -92,19 +114,50 @@ def paired(entries: list[dict[str, Any]], seed: int = 0) -> list[PairedSection]:
     return sections
 
 
-def compare_report(run_dirs: Sequence[str | Path]) -> CompareReport:
+def compare_report(run_dirs: Sequence[str | Path], health_of: HealthOf | None = None) -> CompareReport:
     """The comparison of every target of the given runs, built once (render it with compare_markdown,
-    compare_html or examiner.reporting.terminal)."""
+    compare_html or examiner.reporting.terminal); `health_of` gives each run's health (None: not checked)."""
     if not run_dirs:
         raise UserError("compare needs at least one run directory")
-    entries = _entries(run_dirs)
+    entries = _entries(run_dirs, health_of)
     return CompareReport(targets=[_compared(e) for e in entries], disagreements=disagreements(entries),
                          paired=paired(entries))
 
 
+def health_cell(target: ComparedTarget) -> str:
+    """`FAIL - UNTRUSTWORTHY`, `pass`, `warn`, or `not checked`."""
+    if target.health is None:
+        return "not checked"
+    return UNTRUSTWORTHY_MARK if not target.trustworthy else target.health
+
+
+def warnings(report: CompareReport) -> list[str]:
+    """The lines every rendering puts above the table: each run whose health failed (UNTRUSTWORTHY), and
+    how many people's overrides the figures include."""
+    lines, seen = [], set()
+    for t in report.targets:
+        if not t.trustworthy and t.run not in seen:
+            seen.add(t.run)
+            lines.append(f"UNTRUSTWORTHY: run {t.run} ({t.path}): {t.health_line}. Its figures describe a "
+                         "degenerate examiner or judge rather than the target's knowledge; do not rank it.")
+    applied = [t for t in report.targets if t.overrides]
+    if applied:
+        lines.append(f"Overrides applied: {sum(t.overrides for t in applied)} verdicts corrected by people "
+                     f"(overrides.jsonl: " + ", ".join(f"{t.label} {t.overrides}" for t in applied) + "); every "
+                     "figure below is with the overrides, as in each run's report.")
+    return lines
+
+
+def marked_headline(report: CompareReport, section: PairedSection) -> str:
+    """The pair's headline (paired.headline), prefixed UNTRUSTWORTHY when either side's run failed its health."""
+    bad = [t.label for t in report.targets if not t.trustworthy and t.label in (section.a, section.b)]
+    line = headline(section)
+    return f"UNTRUSTWORTHY ({', '.join(bad)}: health failed) {line}" if bad else line
+
+
 def rows(report: CompareReport) -> list[list[Any]]:
     """The comparison table's cells (HEADER), one row per target."""
-    return [[t.label, t.run, t.status, md.with_ci(t.accuracy), md.with_ci(t.coverage), t.counts.correct,
+    return [[t.label, t.run, t.status, health_cell(t), md.with_ci(t.accuracy), md.with_ci(t.coverage), t.counts.correct,
              t.counts.incorrect, cell(t.evaluation_cents_per_unit, 3), cell(t.evaluation_calls_per_unit, 2),
              cell(t.candidate_calls_per_unit, 2)] for t in report.targets]
 
@@ -115,10 +168,12 @@ def pair_rows(report: CompareReport) -> list[list[Any]]:
 
 def compare_markdown(report: CompareReport) -> str:
     """The comparison as Markdown."""
-    out = ["# Comparison", "", NOTE, "", md.table(HEADER, rows(report)), ""]
+    out = ["# Comparison", "", NOTE, ""]
+    out += [f"**{line}**\n" for line in warnings(report)]
+    out += [md.table(HEADER, rows(report)), ""]
     if report.paired:
         out += ["## Paired differences (the same units)", "", PAIRED_NOTE, ""]
-        out += [f"- {headline(s)}" for s in report.paired]
+        out += [f"- {marked_headline(report, s)}" for s in report.paired]
         out += ["", md.table(PAIRED_HEADER, paired_rows(report.paired)), ""]
         for s in report.paired:
             if s.subgroups:
@@ -145,10 +200,13 @@ def compare_html(report: CompareReport) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         chart = fg.scores_figure(scores, Path(tmp) / "scores.png")
         img = h.image(chart, "accuracy and coverage per target")
-    body = [f"<h1>Comparison</h1><p class=\"note\">{escape(NOTE)}</p>", h.table(HEADER, rows(report)), img]
+    body = [f"<h1>Comparison</h1><p class=\"note\">{escape(NOTE)}</p>",
+            *(f"<p class=\"{'health-fail' if line.startswith('UNTRUSTWORTHY') else 'note'}\"><strong>{escape(line)}"
+              "</strong></p>" for line in warnings(report)),
+            h.table(HEADER, rows(report)), img]
     if report.paired:
         body += ["<h2>Paired differences (the same units)</h2>", f"<p class=\"note\">{escape(PAIRED_NOTE)}</p><ul>",
-                 *(f"<li>{escape(headline(s))}</li>" for s in report.paired), "</ul>",
+                 *(f"<li>{escape(marked_headline(report, s))}</li>" for s in report.paired), "</ul>",
                  h.table(PAIRED_HEADER, paired_rows(report.paired))]
         for s in report.paired:
             if s.subgroups:
@@ -175,4 +233,5 @@ def compare(run_dirs: Sequence[str | Path]) -> tuple[str, str]:
     return compare_markdown(report), compare_html(report)
 
 
-__all__ = ["compare", "compare_html", "compare_markdown", "compare_report", "disagreements", "paired", "RunData"]
+__all__ = ["HealthOf", "UNTRUSTWORTHY_MARK", "compare", "compare_html", "compare_markdown", "compare_report",
+           "disagreements", "health_cell", "marked_headline", "paired", "RunData", "warnings"]

@@ -2,7 +2,8 @@
 
 Exit 0 when NEW's accuracy is not below BASE's by more than M at the chosen level, 1 when it may be; one
 line gives the difference, the one-sided lower bound and the power (`--json`: the figures as JSON). Bad
-input is one `examiner: error:` line and exit 2, as for every command.
+input is one `examiner: error:` line and exit 2, as for every command; so is a run whose health failed
+("cannot decide"), unless --allow-unhealthy.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "difference NEW - BASE, paired unit by unit, with a one-sided lower bound that resamples source\n"
         "documents (below 30 documents, a t bound). Exit 0 when the bound lies above -MARGIN (NEW is not\n"
         "worse by more than MARGIN), 1 when it does not; one line gives the difference, the bound and the\n"
-        "power to pass were NEW as good as BASE. Makes no model call (docs/STATISTICS.md).",
+        "power to pass were NEW as good as BASE. People's overrides count, as in the run's report. A run\n"
+        "whose health failed cannot pass: exit 2, \"cannot decide\" (--allow-unhealthy decides anyway).\n"
+        "Makes no model call (docs/STATISTICS.md).",
         "examiner gate runs/main runs/candidate --margin 0.02\n"
         "examiner gate runs/two runs/two --base-target gpt-a --new-target gpt-b --margin 0.05 --json")
     p.add_argument("base", metavar="BASE", help="the run folder NEW is held against")
@@ -35,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-target", metavar="NAME", help="the target read in BASE (default: --target)")
     p.add_argument("--new-target", metavar="NAME", help="the target read in NEW (default: --target)")
     p.add_argument("--json", action="store_true", help="print the decision's figures as JSON")
+    p.add_argument("--allow-unhealthy", action="store_true",
+                   help="decide even when a run's health failed (default: exit 2, cannot decide)")
     p.set_defaults(func=run_gate)
 
 
@@ -43,7 +48,8 @@ def run_gate(args: argparse.Namespace) -> int:
     from examiner.reporting.writer import strict
 
     result = gate(GateOptions(base=args.base, new=args.new, margin=args.margin, level=args.level,
-                              target=args.target, base_target=args.base_target, new_target=args.new_target))
+                              target=args.target, base_target=args.base_target, new_target=args.new_target,
+                              allow_unhealthy=args.allow_unhealthy))
     if args.json:
         print(json.dumps(strict(result.as_dict()), indent=1, allow_nan=False))
     else:

@@ -33,6 +33,16 @@ class ComparedTarget(Section):
     """Examiner question generation + judging per unit, split evenly among the run's targets."""
     evaluation_calls_per_unit: float
     candidate_calls_per_unit: float
+    health: str | None = None
+    """The run's health status (the exam report's health checks, recomputed from its records: pass, warn,
+    fail, ...); None: not checked."""
+    health_line: str | None = None
+    """The health in one line: status and the checks that warned or failed."""
+    trustworthy: bool = True
+    """False when the run's health failed: its figures describe a degenerate examiner or judge (UNTRUSTWORTHY)."""
+    overrides: int = 0
+    """People's overrides (the run's overrides.jsonl) applied to this target's verdicts: the accuracy,
+    coverage, counts, disagreements and paired figures are those with the overrides, as in the run's report."""
 
 
 class DisagreementUnit(Section):
