@@ -18,6 +18,7 @@ from typing import Any
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Preference, Preferred, Unscored, preference_to_number, unscored_reason
+from examiner.judging.bias_audit import lengths
 from examiner.judging.row_runner import RunFlags, judge_rows
 from examiner.judging.dataset import Row
 from examiner.judging.panel import Panel
@@ -93,6 +94,7 @@ async def judge_row(judge: PairwiseJudge, row: Row, reference: str | None = None
             "score_1": j.score_1, "score_2": j.score_2, "reason": j.reason,
             "unscored": unscored_reason(j.preference),
             "label": number(row.label), "reference_used": judge.reference(row, reference) is not None,
+            **lengths(row.output_1, row.output_2),
         })
     return records
 
@@ -108,6 +110,7 @@ async def panel_row(panel: Panel[Row, Preference], row: Row, opts: PairwiseOptio
         "reference_used": opts.use_reference and row.reference is not None,
         "panel": {name: {"verdict": number(own.label), "reason": own.reason, "unscored": unscored_reason(own.label)}
                   for name, own in mark.members.items()},
+        **lengths(row.output_1, row.output_2),
     } for order, mark in marks.items()]
 
 

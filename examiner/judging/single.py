@@ -11,6 +11,7 @@ from typing import Any
 
 from examiner.agents.judge.geval import DEFAULT_SAMPLES, evaluation_steps, geval_score
 from examiner.agents.judge.reference_judge import score_with_reference
+from examiner.judging.bias_audit import lengths
 from examiner.judging.row_runner import RunFlags, judge_rows, score_columns
 from examiner.judging.dataset import Row
 from examiner.judging.reviseval import single_error
@@ -44,7 +45,8 @@ async def run_geval(gw: Gateway, rows: list[Row], opts: GEvalOptions, flags: Run
                                    source=row.source or row.instruction, scale=opts.scale,
                                    form_label=opts.form_label, n=opts.n, use_logprobs=opts.use_logprobs,
                                    item_id=row.id, endpoint=opts.endpoint)
-        record = {"id": row.id, "line": row.line, "method": "geval", **scored.to_dict(), "human": row.human, "group": row.group, "system": row.system}
+        record = {"id": row.id, "line": row.line, "method": "geval", **scored.to_dict(), "human": row.human, "group": row.group, "system": row.system,
+                  **lengths(row.output)}
         return [record]
 
     return await judge_rows(rows, one, lambda r, m: [single_error(r, m, "geval")], flags)
@@ -61,6 +63,6 @@ async def run_reference(gw: Gateway, rows: list[Row], *, scale: int = 10, endpoi
                                             reference=row.reference, scale=scale, item_id=row.id, endpoint=endpoint)
         return [{"id": row.id, "line": row.line, "method": "reference", **score_columns(graded.score),
                  "reason": graded.reason, "human": row.human, "group": row.group,
-                 "system": row.system}]
+                 "system": row.system, **lengths(row.output)}]
 
     return await judge_rows(rows, one, lambda r, m: [single_error(r, m, "reference")], flags)

@@ -191,6 +191,7 @@ def judge_summary(report: JudgeReport) -> list[Any]:
         parts += _pairwise_parts(report.pairwise)
     if report.single:
         parts += _single_parts(report.single)
+    parts += [line] if (line := bias_line(report.bias_audit)) else []
     return parts
 
 

@@ -10,7 +10,10 @@ Pairwise judge (role `pairwise`; stage `grade` = grade-only, `explain` = grades 
       pair, independent of the order shown, so it does not create inconsistency by itself;
     pairwise_position_bias (default 0.0, -1..1): share of judgments (drawn per pair and order) that
       ignore the content and favour the first position (> 0) or the second (< 0);
-    pairwise_tie_rate (default 0.0): share of pairs judged a tie (drawn per pair).
+    pairwise_tie_rate (default 0.0): share of pairs judged a tie (drawn per pair);
+    pairwise_length_bias (default 0.0, -1..1): share of pairs (drawn per pair, the same in both orders) that
+      ignore the content and favour the longer response (> 0) or the shorter (< 0): a judge whose
+      preference rises with length, for the bias audit's tests.
   The expected consistency is about 1 - |bias|, the expected accuracy about accuracy*(1-|bias|) +
   |bias|*(share of gold in the favoured position).
 Reviser: returns the response with one added sentence (claim markers kept, so judges reading the revised
@@ -84,6 +87,10 @@ def pairwise_judge(req: SimRequest) -> str | dict[str, object]:
         winner = gold
     else:
         winner = 3 - gold
+    length_bias = float(req.option("pairwise_length_bias", 0.0))
+    if length_bias and len(a1) != len(a2) and stable_uniform(req.seed, "pw-length", *pair_key) < abs(length_bias):
+        longer = 1 if len(a1) > len(a2) else 2
+        winner = longer if length_bias > 0 else 3 - longer
     if bias and stable_uniform(req.seed, "pw-bias", *pair_key, sha1(a1), *req.sampling_salt) < abs(bias):
         winner = 1 if bias > 0 else 2
     rng = req.rng("pairwise")

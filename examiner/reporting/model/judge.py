@@ -11,6 +11,7 @@ from typing import Literal
 
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.calibration import JudgeCalibration, ScoreCalibration
+from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.common import Classification, Levels, SkippedRow
 
 
@@ -110,3 +111,5 @@ class JudgeReport(Section):
     skipped: list[SkippedRow]
     pairwise: PairwiseSection | None = None
     single: SingleSection | None = None
+    bias_audit: BiasAudit | None = None
+    """The judge bias audit (examiner/judging/bias_audit.py); None in reports written before it."""
