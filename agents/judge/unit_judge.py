@@ -15,6 +15,7 @@ from examiner.agents.choices import list_of, one_of
 from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
+from examiner.llm.structured import parse_structured
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
@@ -154,3 +155,38 @@ async def judge_without_reference(
         CARD.role, JUDGE_NOREF.render(question=question, answer=answer), JUDGE_NOREF.config(),
         CallContext(stage="judge_noref", round=round, unit_ids=tuple(unit_ids)), schema=AnswerVerdict, endpoint=endpoint,
     )
+
+
+async def sample_judgments(
+    gateway: Gateway,
+    question: str,
+    answer: str,
+    references: list[tuple[str, str]],
+    *,
+    round: int,
+    samples: int,
+    temperature: float,
+    stage: str = "judge_cascade",
+    endpoint: str | None = None,
+) -> list[Judgment | None]:
+    """`samples` judgments of one answer, drawn in one request of `samples` choices at `temperature`
+    (the prompt of `judge_units`), each keyed by unit id; None for a choice that does not parse. A judge
+    cascade reads how often the samples agree as the judge's confidence."""
+    aliases = UnitAliases.of(references)
+    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
+                            incorrect_words=REASON_WORDS["incorrect"])
+    config = replace(JUDGE.config(len(references)), n=samples, temperature=temperature)
+    result = await gateway.chat(
+        CARD.role, messages, config,
+        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
+                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
+        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
+    )
+    choices: list[Judgment | None] = []
+    for text in result.texts or [result.text]:
+        parsed, _ = parse_structured(text, Judgment)
+        choices.append(Judgment(
+            labels={aliases.unit_id(name): label for name, label in parsed.labels.items()},
+            reasons=[UnitReason(unit=aliases.unit_id(r.unit), reason=r.reason) for r in parsed.reasons],
+        ) if isinstance(parsed, Judgment) else None)
+    return choices

@@ -277,6 +277,38 @@ class ExamSettings(BaseModel):
     """GPUs Ray gives each embedding worker (0: CPU workers; 1: a GPU each, for a cluster with GPUs)."""
 
 
+class JudgeCascade(BaseModel):
+    """A cascade of judges (written `roles: {judge: {cascade: [cheap, strong], target_agreement: 0.9,
+    risk: 0.1}}`): the cheap judge's verdict on a unit stands where its confidence reaches a threshold
+    calibrated on a random sample judged by both, so that with probability at least 1 - risk the kept
+    verdicts agree with the strong judge at least `target_agreement` of the time (docs/CASCADE.md); every
+    other unit goes to the strong judge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
+
+    tiers: list[str] = Field(min_length=2, max_length=2)
+    """Endpoint names, cheapest first; the last is the strong judge (the `judge` role resolves to it)."""
+    target_agreement: float = Field(0.9, gt=0, lt=1)
+    """Agreement with the strong judge promised on the units the cheap judge settles."""
+    risk: float = Field(0.1, gt=0, lt=1)
+    """Chance allowed that the promise fails (over the draw of the calibration sample)."""
+    calibration_share: float = Field(0.1, gt=0, le=1)
+    """Share of answers, drawn at random in every round, that both judges mark (the calibration sample)."""
+    samples: int = Field(5, ge=2, le=20)
+    """Verdicts the cheap judge samples per answer; a unit's confidence is the share of samples that
+    give its majority label."""
+    temperature: float = Field(0.7, ge=0, le=2)
+    """Sampling temperature of the cheap judge's samples."""
+
+    @property
+    def cheap(self) -> str:
+        return self.tiers[0]
+
+    @property
+    def strong(self) -> str:
+        return self.tiers[-1]
+
+
 class Settings(BaseModel):
     """Everything a command needs: endpoints, role assignments, budget, exam knobs."""
 
@@ -304,13 +336,27 @@ class Settings(BaseModel):
     """Endpoints of a judge panel (written `roles: {judge: [A, B, C]}`): each judges every answer and
     the majority label is the verdict; ties and all-unscored stay unscored. Empty: the `judge` role's
     endpoint judges alone."""
+    judge_cascade: JudgeCascade | None = None
+    """A cheap judge that escalates to a strong one (written `roles: {judge: {cascade: [cheap, strong],
+    ...}}`); None: no cascade."""
 
     @model_validator(mode="before")
     @classmethod
     def _judge_panel_from_roles(cls, data: Any) -> Any:
-        """`roles: {judge: [A, B, C]}` names a panel; the judge role then resolves to its first member."""
+        """`roles: {judge: [A, B, C]}` names a panel; the judge role then resolves to its first member.
+        `roles: {judge: {cascade: [cheap, strong], ...}}` names a cascade; the role resolves to the strong
+        judge."""
         roles = data.get("roles") if isinstance(data, dict) else None
-        if isinstance(roles, dict) and isinstance(roles.get("judge"), list):
+        if isinstance(roles, dict) and isinstance(roles.get("judge"), dict):
+            spec = dict(roles["judge"])
+            if "cascade" not in spec:
+                raise ValueError("roles.judge: a mapping must name `cascade: [cheap, strong]`")
+            tiers = spec.pop("cascade")
+            if not isinstance(tiers, list) or len(tiers) != 2:
+                raise ValueError("roles.judge.cascade: name two endpoints, the cheap judge first, then the strong one")
+            tiers = [str(t) for t in tiers]
+            data = {**data, "roles": {**roles, "judge": tiers[-1]}, "judge_cascade": {"tiers": tiers, **spec}}
+        elif isinstance(roles, dict) and isinstance(roles.get("judge"), list):
             members = [str(m) for m in roles["judge"]]
             if not members:
                 raise ValueError("roles.judge: a judge panel needs at least one endpoint")
@@ -358,6 +404,16 @@ class Settings(BaseModel):
                 )
         if len(set(self.judge_panel)) != len(self.judge_panel):
             raise ValueError(f"judge panel members must be distinct endpoints, got {self.judge_panel}")
+        if self.judge_cascade is not None:
+            tiers = self.judge_cascade.tiers
+            for name in tiers:
+                if name not in self.endpoints:
+                    raise ValueError(f"judge cascade uses endpoint '{name}', which is not defined "
+                                     f"(defined: {', '.join(sorted(self.endpoints))})")
+            if len(set(tiers)) != len(tiers):
+                raise ValueError(f"judge cascade tiers must be distinct endpoints, got {tiers}")
+            if self.judge_panel:
+                raise ValueError("a judge cascade and a judge panel cannot be combined")
         return self
 
     def endpoint_for(self, role: str) -> tuple[str, EndpointSpec]:
@@ -408,6 +464,9 @@ class Settings(BaseModel):
             if self.endpoints[name].provider != "simulated":
                 data["roles"][role] = f"sim-{name}"
         data["judge_panel"] = [n if self.endpoints[n].provider == "simulated" else f"sim-{n}" for n in self.judge_panel]
+        if self.judge_cascade is not None:
+            data["judge_cascade"]["tiers"] = [n if self.endpoints[n].provider == "simulated" else f"sim-{n}"
+                                              for n in self.judge_cascade.tiers]
         return Settings.model_validate(data)
 
 

@@ -19,6 +19,7 @@ from typing import Any, TypedDict, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from examiner.core.cascade_records import CASCADE, CascadeRecord
 from examiner.core.jsonl import (CorruptRunFile, Span, append_jsonl, iter_jsonl, iter_jsonl_spans, read_jsonl,
                                  read_models, repair_tail)
 from examiner.core.overrides import OverrideRecord, latest
@@ -158,6 +159,7 @@ RECORD_FILES: dict[type[BaseModel], str] = {
     VerdictRecord: VERDICTS,
     UnitOutcome: OUTCOMES,
     SelfCheckRecord: SELF_CHECK,
+    CascadeRecord: CASCADE,
 }
 """The exam's record types and the append-only file each lives in."""
 

@@ -25,6 +25,7 @@ from examiner.exam.nodes.answers import collect_answers
 from examiner.exam.nodes.cluster import cluster
 from examiner.exam.nodes.context import ExamContext, running
 from examiner.exam.nodes.coverage import route_after_update, update_coverage
+from examiner.exam.nodes.judge_cascade import judge_with_cascade
 from examiner.exam.nodes.judge_units import judge
 from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
 from examiner.exam.nodes.questions import generate_questions
@@ -79,7 +80,7 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
     graph.add_node("cluster", node(cluster))
     graph.add_node("generate_questions", node(generate_questions))
     graph.add_node("collect_answers", node(collect_answers))
-    graph.add_node("judge", node(judge))
+    graph.add_node("judge", node(judge if ctx.cascade is None else judge_with_cascade))
     graph.add_node("probe", node(probe))
     graph.add_node("update_coverage", node(update_coverage))
     graph.add_node("self_check", node(self_check))

@@ -45,6 +45,7 @@ from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.exam import paper
 from examiner.exam.run_writer import RunStore
 from examiner.agents.prompting import prompts_digest
+from examiner.judging.cascade import exam_cascade
 from examiner.judging.exam_judges import JUDGE_METHODS, exam_judge
 from examiner.llm import Gateway
 from examiner.llm.cache import response_cache_path
@@ -191,6 +192,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
         ctx = ExamContext(
             settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
             targets=request.targets, mode=mode, judge=judge, progress=ExamProgress(gateway.totals, enabled=not quiet),
+            cascade=exam_cascade(gateway, settings, request.judge_mode, mode.reads_references, mode.judge_stage),
         )
         gateway.notes = ctx.progress.note  # provider batch progress, above the bars (not when quiet)
         if request.paper:

@@ -404,12 +404,16 @@ def reason_for(req: SimRequest, label: str, rng: random.Random) -> str:
 @register_behaviour("judge")
 def judge_verdicts(req: SimRequest) -> Completion:
     """One verdict per listed unit, read from the claim markers of the answer (its `<exam_answer>` fence,
-    else the whole prompt); `judge_noise` flips a share."""
+    else the whole prompt); `judge_noise` flips a share. With `judge_difficulty: k` the share differs
+    from unit to unit: each (unit, request) draws its own flip chance from Beta(noise k, (1 - noise) k)
+    (mean `judge_noise`), so sampled verdicts disagree more on the hard units, which is what a cascade's
+    sampled confidence reads (examiner.judging.cascade)."""
     prompt = req.last_user
     answer = fence_content(prompt, "exam_answer")
     markers = claim_markers(unescape(prompt) if answer is None else answer)
     units = shown_units(prompt) or ref_ids(prompt) or list(markers)
     noise = float(req.option("judge_noise", 0.0))
+    difficulty = float(req.option("judge_difficulty", 0.0))
     answer_key = req.prompt_key
     rng = req.rng("judge")
     verdicts = []
@@ -417,7 +421,11 @@ def judge_verdicts(req: SimRequest) -> Completion:
         unit = unit_id_of(req, uid)
         mark = markers.get(unit)
         label = "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
-        if noise > 0 and stable_uniform(req.seed, "noise", unit, answer_key, *req.sampling_salt) < noise:
+        chance = noise
+        if 0 < noise < 1 and difficulty > 0:
+            chance = rng_for(req.seed, "difficulty", unit, answer_key).betavariate(noise * difficulty,
+                                                                                 (1 - noise) * difficulty)
+        if chance > 0 and stable_uniform(req.seed, "noise", unit, answer_key, *req.sampling_salt) < chance:
             label = _OTHER_LABELS[label][stable_int(req.seed, "flip", unit, answer_key) % 2]
         verdicts.append({"unit_id": uid, "type": label, "reason": reason_for(req, label, rng)})
     return judge_reply(req, verdicts)

@@ -44,7 +44,8 @@ except ImportError:  # pragma: no cover
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 OPTION_NAMES = (
-    "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "report_usage",
+    "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "judge_difficulty",
+    "report_usage",
     "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens", "degenerate",
     *BATCH_OPTION_NAMES,
 )

@@ -20,6 +20,7 @@ from examiner.core.labels import Verdict
 from examiner.core.records import UnitRecord
 from examiner.exam.modes import ExamMode
 from examiner.exam.progress import ExamProgress
+from examiner.judging.cascade import ExamCascade
 from examiner.exam.state import ClusterState, CoverageBook, ExamState
 from examiner.exam.run_writer import RunStore
 from examiner.llm import Gateway
@@ -51,6 +52,9 @@ class ExamContext:
     units: Mapping[str, UnitRecord] = field(default_factory=dict)
     """Read-only (on resume the run store's own index, not a copy)."""
     passages: dict[str, str] = field(default_factory=dict)
+    cascade: ExamCascade | None = None
+    """A judge cascade (Settings.judge_cascade): the judge node then settles units cheap or strong
+    (examiner/exam/nodes/judge_cascade.py); `judge` stays the strong judge (the self-check uses it)."""
     _vectors: UnitVectors = field(default_factory=lambda: UnitVectors())
 
     @property
