@@ -1,6 +1,6 @@
 """The exam report's health section (report.json's `health`, computed by examiner.exam.health), rendered
-the same way in Markdown, HTML and the terminal: first in every report, and, when it failed, a warning
-next to the headline accuracy and coverage."""
+the same way in Markdown, HTML and the terminal: its verdict in the report's headline (layout.py), its
+checks in full among the details, and, when it failed, a warning on the headline and every figure."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ def _plain(health: Health) -> Mapping[str, Any]:
     return health.model_dump() if isinstance(health, HealthSection) else health
 
 HEALTH_HEADER = ["check", "status", "figure", "threshold", "measured", "examples"]
-UNTRUSTWORTHY = ("UNTRUSTWORTHY: the exam's health check failed (see Health above), so these figures "
-                 "describe a degenerate examiner or judge rather than the target's knowledge.")
+UNTRUSTWORTHY = ("UNTRUSTWORTHY: the exam's health check failed (see What went wrong and Health below), so "
+                 "these figures describe a degenerate examiner or judge rather than the target's knowledge.")
 NOTE = ("Each check reads the run's own records (questions, answers, verdicts, the judge self-check) and "
         "compares one figure with its thresholds; any fail makes the health fail. Thresholds: docs/GUIDE.md, "
         "\"Exam health\".")

@@ -106,10 +106,7 @@ def health_line(report: ExamReport) -> str:
     """The health verdict in one line."""
     if not report.health:
         return "Health: not checked for this report."
-    line = headline(report.health)
-    return f"Health: {line[len('health: '):]}" + (
-        f" ({UNTRUSTWORTHY_TAG}: the figures describe a degenerate examiner or judge)"
-        if untrustworthy(report) else "")
+    return f"Health: {headline(report.health)[len('health: '):]}"
 
 
 def status_line(report: ExamReport) -> str:
