@@ -57,6 +57,10 @@ def run_report(args: argparse.Namespace) -> int:
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
     for line in override_lines(report):
         print(line)
+    from examiner.reporting.calibration_section import calibration_lines
+
+    for line in calibration_lines(report.get("calibration")):  # accuracy calibrated by a labelled random sample
+        print(line)
     for name in ("html", "md", "json", "provenance"):
         if name in paths:
             print(f"{name}: {paths[name]}")

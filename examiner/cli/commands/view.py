@@ -3,6 +3,7 @@
 The page lists every verdict (question, answer excerpt, the judge's verdict and reason, the unit's source
 passage) with filters by target, cluster, verdict and question type. Overrides go to overrides.jsonl in
 the run directory; `examiner report RUN_DIR` then shows accuracy and coverage with and without them.
+The page's sample mode (/sample, examiner/reporting/sample_page.py) labels a random sample instead.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Serve a page on 127.0.0.1 listing every verdict (question, answer excerpt, the judge's verdict and\n"
         "reason, the unit's source passage), filterable by target, cluster, verdict and question type. An\n"
         "override (new label + reason) is appended to overrides.jsonl; the original records never change.\n"
-        "`examiner report RUN_DIR` then shows accuracy and coverage with and without the overrides.",
+        "`examiner report RUN_DIR` then shows accuracy and coverage with and without the overrides.\n"
+        "Its \"label a random sample\" mode (/sample) draws a seeded random sample of the judged units and\n"
+        "records people's labels of it in human_sample.jsonl (the judge's verdict hidden); the report then\n"
+        "calibrates each target's accuracy with them (PPI++). `examiner review` does the same without a browser.",
         "examiner view runs/handbook --who ana    # then open the printed http://127.0.0.1:PORT/ address")
     p.add_argument("run_dir", help="an exam run directory (holds run.json)")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0 picks a free one)")
