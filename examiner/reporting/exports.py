@@ -25,6 +25,7 @@ from typing import Any
 from examiner.core.version import VERSION
 from examiner.core.rundir import RUN_INFO
 from examiner.core.errors import UserError
+from examiner.reporting.export_labels import IDENTITY_COLUMNS, LABEL_COLUMNS, human_labels, identity_columns, label_columns
 from examiner.reporting.run_reader import RunData, load_run
 from examiner.reporting.summary import target_scores
 
@@ -40,12 +41,13 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("question_kind", "string"), ("question_type", "string"), ("cluster", "string"),
     ("answer_id", "string"), ("answer_text", "string"),
     ("verdict_id", "string"), ("verdict", "string"), ("unscored", "string"), ("judge_reason", "string"),
-    ("judge_mode", "string"),
+    ("judge_mode", "string"), *LABEL_COLUMNS,
     ("document", "string"), ("passage_id", "string"), ("start", "int"), ("end", "int"), ("page", "int"),
-    ("sources", "sources"),
+    ("sources", "sources"), *IDENTITY_COLUMNS,
 )
 """Every column of an exported row and its type (`sources`: every source of the unit, a list of
-{document, passage_id, start, end, page}; the flat document/span columns are its first entry)."""
+{document, passage_id, start, end, page}; the flat document/span columns are its first entry; the label
+and identity columns: examiner/reporting/export_labels.py)."""
 
 _KIND_TEXT = {"int": "integer", "sources": "list of {document, passage_id, start, end, page}"}
 
@@ -55,9 +57,12 @@ _HF_LICENCES = {"apache-2.0", "mit", "cc0-1.0", "cc-by-4.0", "cc-by-sa-3.0", "cc
 """Licence ids the card's front matter may name; any other licence text is given in the card's body only."""
 
 
-def rows(run: RunData) -> list[dict[str, Any]]:
-    """One row per (question, unit it targets), in question order; see the module docstring."""
+def rows(run: RunData, health_status: str | None = None) -> list[dict[str, Any]]:
+    """One row per (question, unit it targets), in question order; see the module docstring. `health_status`
+    is the run's health verdict (examiner.exam.health, computed by the layer above)."""
     answer_of = {a.question_id: a for a in run.answers.values()}
+    people = human_labels(run)
+    identities = identity_columns(run, health_status)
     verdict_of = {(v.answer_id, v.unit_id): v for v in run.verdicts.values()}
     out = []
     for q in sorted(run.questions.values(), key=lambda q: (q.target, q.round, q.id)):
@@ -68,7 +73,7 @@ def rows(run: RunData) -> list[dict[str, Any]]:
                         "page": run.passages.get(s.passage_id, {}).get("page")} for s in (unit.sources if unit else [])]
             first = sources[0] if sources else dict.fromkeys(("document", "passage_id", "start", "end", "page"))
             verdict = verdict_of.get((answer.id, unit_id)) if answer else None
-            scored = verdict is not None and verdict.type != "unscored"
+            scored = verdict is not None and verdict.verdict != "unscored"
             if verdict is None:
                 unscored = "no answer recorded" if answer is None else "no verdict recorded"
             else:
@@ -79,10 +84,12 @@ def rows(run: RunData) -> list[dict[str, Any]]:
                 "question_id": q.id, "question_text": q.text, "question_round": q.round,
                 "question_kind": q.kind, "question_type": q.qtype, "cluster": q.cluster_id,
                 "answer_id": answer.id if answer else None, "answer_text": answer.text if answer else None,
-                "verdict_id": verdict.id if verdict else None, "verdict": verdict.type if scored else None,  # type: ignore[union-attr]
+                "verdict_id": verdict.id if verdict else None, "verdict": verdict.verdict if scored else None,  # type: ignore[union-attr]
                 "unscored": unscored, "judge_reason": verdict.reason if verdict else None,
                 "judge_mode": verdict.mode if verdict else None,
+                **label_columns(verdict, people.get(verdict.id) if verdict else None),
                 **first, "sources": sources,
+                **(identities.get(q.target) or identity_columns(run, health_status, (q.target,))[q.target]),
             })
     return out
 
@@ -242,8 +249,9 @@ def _write_hf(data: list[dict[str, Any]], folder: Path) -> list[str]:
 WRITERS = {"jsonl": _write_jsonl, "parquet": _write_parquet, "hf": _write_hf}
 
 
-def export_run(run_dir: str | Path, fmt: str, out: str | Path) -> dict[str, Any]:
-    """Write the run's rows in `fmt` and the card into `out` (a new or empty folder); what was written."""
+def export_run(run_dir: str | Path, fmt: str, out: str | Path, health_status: str | None = None) -> dict[str, Any]:
+    """Write the run's rows in `fmt` and the card into `out` (a new or empty folder); what was written.
+    `health_status`: the run's health verdict for the health_status column (examiner.api.export computes it)."""
     if fmt not in WRITERS:
         raise UserError(f"unknown export format '{fmt}' (choose from {', '.join(FORMATS)})")
     check_extra(fmt)
@@ -253,7 +261,7 @@ def export_run(run_dir: str | Path, fmt: str, out: str | Path) -> dict[str, Any]
     run = load_run(run_dir)
     if not run.questions:
         raise UserError(f"{run_dir} holds no questions yet ({RUN_INFO} status: {run.info.status}): nothing to export")
-    data = rows(run)
+    data = rows(run, health_status)
     folder.mkdir(parents=True, exist_ok=True)
     files = WRITERS[fmt](data, folder)
     (folder / CARD).write_text(card(run, data, fmt, files), encoding="utf-8")

@@ -1,0 +1,205 @@
+"""An exam run as OpenTelemetry GenAI spans, sent to an OTLP endpoint or written to a JSON file.
+
+Why: tracing back ends (Jaeger, Tempo, Langfuse, Phoenix, any OTLP collector) show model calls with their
+tokens and cost when they follow the GenAI semantic conventions. The ledger already holds every call, so
+the spans are made after the run from ledger.jsonl, not while it runs: one root span for the run, and
+under it one span per settled model call (`chat <model>`: gen_ai.operation.name, gen_ai.provider.name,
+gen_ai.request.model, gen_ai.usage.input_tokens / output_tokens on billed calls, `examiner.cost_usd`,
+start and end from the ledger's times); examiner's own cache hits are spans without usage, failed calls
+spans with an error status. Every verdict is one `gen_ai.evaluation.result` event (gen_ai.evaluation.name,
+gen_ai.evaluation.score.label and .value, gen_ai.evaluation.explanation), on the span of the target's
+answer it judged when the ledger has that call, else on the root span.
+
+Nothing secret goes into an attribute: endpoint names and model names, never URLs or keys. The OTLP
+exporter takes its headers (e.g. an API key of the collector) from OTEL_EXPORTER_OTLP_HEADERS as usual.
+Needs opentelemetry-sdk (and opentelemetry-exporter-otlp-proto-http for an endpoint): the `otel` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from examiner.core.errors import UserError
+from examiner.core.records import QuestionRecord
+from examiner.llm.ledger import ANSWERED, OUTCOMES, STARTED, request_key, tokens_of
+from examiner.reporting.export_labels import endpoint_model, endpoint_provider, human_labels, label_columns
+from examiner.reporting.run_reader import RunData
+
+EXTRA_HINT = "pip install 'examiner[otel]'"
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+EVALUATION_NAME = "examiner.unit_verdict"
+"""gen_ai.evaluation.name of the verdict events."""
+SCORE = {"correct": 1.0, "incorrect": 0.0}
+"""gen_ai.evaluation.score.value of a label (unrelated and unscored have none)."""
+
+
+def check_extra(endpoint: str | None) -> None:
+    """A one-line UserError naming the extra when a package the export needs is not installed."""
+    needed = ["opentelemetry.sdk"] + (["opentelemetry.exporter.otlp.proto.http"] if endpoint else [])
+    for package in needed:
+        try:
+            found = importlib.util.find_spec(package) is not None
+        except (ValueError, ModuleNotFoundError):
+            found = False
+        if not found:
+            raise UserError(f"--to otel needs the {package.replace('.', '-')} package: {EXTRA_HINT}")
+
+
+def _ns(seconds: float) -> int:
+    return int(seconds * 1e9)
+
+
+def _calls(run: RunData) -> list[tuple[dict[str, Any], float, float]]:
+    """The settled calls (outcome records) with their start and end times in seconds since the epoch: the
+    `started` record's time (else the end less the latency) and the outcome's own time (else the run's start)."""
+    sent = {request_key(r): float(r["ts"]) for r in run.ledger if r.get("outcome") == STARTED and r.get("ts")}
+    out = []
+    for record in run.ledger:
+        if record.get("outcome", "ok") not in OUTCOMES:
+            continue
+        latency = float(record.get("latency_s") or 0.0)
+        end = float(record.get("ts") or 0.0) or (sent.get(request_key(record), 0.0) + latency) or run.info.started
+        start = sent.get(request_key(record), end - latency)
+        out.append((record, start, max(end, start)))
+    return out
+
+
+def _attributes(run: RunData, record: dict[str, Any]) -> dict[str, Any]:
+    endpoint = str(record.get("endpoint", ""))
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": endpoint_provider(run, endpoint),
+        "gen_ai.request.model": str(record.get("model") or endpoint_model(run, endpoint)),
+        "examiner.endpoint": endpoint, "examiner.role": str(record.get("role", "")),
+        "examiner.stage": str(record.get("stage", "")), "examiner.round": int(record.get("round") or 0),
+        "examiner.outcome": str(record.get("outcome", "ok")), "examiner.cache_hit": bool(record.get("cache_hit")),
+        "examiner.batch": bool(record.get("batch")), "examiner.unit_ids": [str(u) for u in record.get("unit_ids") or ()],
+    }
+    if record.get("outcome", "ok") in ANSWERED and not record.get("cache_hit"):
+        tokens = tokens_of(record)
+        attrs.update({"gen_ai.usage.input_tokens": tokens["prompt_tokens"],
+                      "gen_ai.usage.output_tokens": tokens["completion_tokens"],
+                      "gen_ai.usage.cache_read.input_tokens": tokens["cached_tokens"],
+                      "gen_ai.usage.cache_creation.input_tokens": tokens["cache_write_tokens"],
+                      "examiner.usage.reasoning_tokens": tokens["reasoning_tokens"],
+                      "examiner.cost_usd": float(record.get("cost_usd", 0.0))})
+    if record.get("request_id"):
+        attrs["gen_ai.response.id"] = str(record["request_id"])
+    if record.get("finish_reason"):
+        attrs["gen_ai.response.finish_reasons"] = [str(record["finish_reason"])]
+    return attrs
+
+
+def _answer_calls(calls: list[tuple[dict[str, Any], float, float]],
+                  questions: Iterable[QuestionRecord]) -> dict[str, int]:
+    """Per question id, the index of the target's answer call: the first candidate call of its target in its
+    round about one of its units (questions without one are left out)."""
+    first: dict[tuple[str, int, str], int] = {}
+    for i, (record, _, _) in enumerate(calls):
+        if record.get("role") == "candidate":
+            for unit_id in record.get("unit_ids") or ():
+                first.setdefault((str(record.get("endpoint")), int(record.get("round") or 0), str(unit_id)), i)
+    out = {}
+    for q in questions:
+        found = [first[key] for key in ((q.target, q.round, u) for u in q.targets) if key in first]
+        if found:
+            out[q.id] = min(found)
+    return out
+
+
+def _event(verdict: Any, human: Any) -> dict[str, Any]:
+    labels = label_columns(verdict, human)
+    attrs: dict[str, Any] = {"gen_ai.evaluation.name": EVALUATION_NAME,
+                             "gen_ai.evaluation.score.label": labels["judge_label"],
+                             "gen_ai.evaluation.explanation": verdict.reason or "",
+                             "examiner.verdict_id": verdict.id, "examiner.question_id": verdict.question_id,
+                             "examiner.unit_id": verdict.unit_id, "examiner.target": verdict.target,
+                             "examiner.human_label_source": labels["human_label_source"]}
+    if labels["judge_label"] in SCORE:
+        attrs["gen_ai.evaluation.score.value"] = SCORE[labels["judge_label"]]
+    for key in ("human_label", "human_label_by", "human_label_at", "final_label"):
+        if labels[key] is not None:
+            attrs[f"examiner.{key}"] = labels[key]
+    return attrs
+
+
+def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
+    """Make the run's spans and events and hand them to `exporter` (an opentelemetry SpanExporter); counts."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "examiner",
+                                                        "examiner.run_id": run.info.run_id}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("examiner")
+    calls = _calls(run)
+    start = min([t for t in (run.info.started, *(s for _, s, _ in calls)) if t], default=0.0)
+    end = max([run.info.finished or 0.0, *(e for _, _, e in calls)])
+    root = tracer.start_span(f"examiner exam {run.info.run_id}", start_time=_ns(start),
+                             attributes={"examiner.run_id": run.info.run_id, "examiner.status": run.info.status,
+                                         "examiner.targets": list(run.info.targets)})
+    parent = trace.set_span_in_context(root)
+    answer_of = _answer_calls(calls, run.questions.values())
+    events: dict[int | None, list[Any]] = defaultdict(list)
+    for verdict in run.verdicts.values():
+        events[answer_of.get(verdict.question_id)].append(verdict)
+    people = human_labels(run)
+    spans = usage = 0
+    for i, (record, began, ended) in enumerate(calls):
+        span = tracer.start_span(f"chat {record.get('model') or record.get('endpoint', '')}", context=parent,
+                                 kind=trace.SpanKind.CLIENT, start_time=_ns(began), attributes=_attributes(run, record))
+        if record.get("outcome", "ok") not in ANSWERED:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, str(record.get("outcome"))))
+            span.set_attribute("error.type", str(record.get("outcome")))
+        for verdict in events.get(i, []):
+            span.add_event(EVALUATION_EVENT, _event(verdict, people.get(verdict.id)), timestamp=_ns(ended))
+        span.end(end_time=_ns(ended))
+        spans += 1
+        usage += int("gen_ai.usage.input_tokens" in (span.attributes or {}))  # type: ignore[attr-defined]
+    for verdict in events.get(None, []):
+        root.add_event(EVALUATION_EVENT, _event(verdict, people.get(verdict.id)), timestamp=_ns(end))
+    root.end(end_time=_ns(max(end, start)))
+    provider.shutdown()
+    return {"spans": spans + 1, "calls": spans, "billed": usage, "events": len(run.verdicts)}
+
+
+def export_spans(run: RunData, *, endpoint: str | None = None, out: str | Path | None = None,
+                 timeout_s: float = 10.0) -> dict[str, Any]:
+    """Send the spans to an OTLP/HTTP `endpoint` in one request, or write them to `out` as a JSON list
+    (span.to_json()); a failed send is a one-line UserError that never repeats the URL (it may hold a
+    password)."""
+    if (endpoint is None) == (out is None):
+        raise UserError("--to otel takes either --otlp-endpoint URL or an output file, not both and not neither")
+    check_extra(endpoint)
+    from opentelemetry.sdk.trace.export import SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    counts = emit_spans(run, memory)
+    finished = memory.get_finished_spans()
+    if endpoint is not None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        sender = OTLPSpanExporter(endpoint=endpoint, timeout=timeout_s)
+        try:
+            result = sender.export(finished)
+        finally:
+            sender.shutdown()
+        if result is not SpanExportResult.SUCCESS:
+            raise UserError(f"the OTLP endpoint did not take the {len(finished)} spans (see the exporter's log "
+                            "lines above); nothing was written")
+        return {**counts, "to": "the OTLP endpoint"}
+    path = Path(str(out))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([json.loads(span.to_json()) for span in finished], ensure_ascii=False, indent=1),
+                    encoding="utf-8")
+    return {**counts, "to": str(path)}
+
+
+__all__ = ["EVALUATION_EVENT", "EVALUATION_NAME", "check_extra", "emit_spans", "export_spans"]
