@@ -2,8 +2,8 @@
 
 Part 1 (simulated, exact ground truth): three simulated evaluators right with probability 0.8 / 0.65 /
 0.5 against the gold preference, meta-evaluated by a simulated meta-judge whose own decision is right
-with probability 0.9 (it then follows the JDEval rules). The win-rate / Elo / Bradley-Terry ranking is
-printed beside the baseline ranking (accuracy against gold).
+with probability 0.9 (it then follows the JDEval rules). The win-rate / Elo / Bradley-Terry ranking, with
+bootstrap intervals over matches and ranks, is printed beside the baseline ranking (accuracy against gold).
 
 Part 2 (local model): the same three simulated evaluators, meta-judged by the embedded SmolLM2-135M
 on a few Natural items (--local-limit, one pair draw per item, 2-round debates, no re-asks), under a
@@ -51,18 +51,27 @@ def sim_endpoints() -> dict[str, EndpointSpec]:
 
 
 def summarize(run: MetaRun) -> dict[str, Any]:
+    """Per evaluator: Elo and Bradley-Terry with FastChat's bootstrap intervals over matches and their ranks
+    (rankings.intervals), and Elo's match-order spread (std over shuffles of the same matches, not an
+    interval)."""
     r = run.rankings
-    elo = {x["player"]: x for x in r.get("elo", {}).get("ratings", [])}
-    bt = {x["player"]: x for x in r.get("bradley_terry", {}).get("ratings", [])}
+    shuffled = {x["player"]: x for x in r.get("elo", {}).get("ratings", [])}
+    intervals = r.get("intervals", {})
+    elo = {x["player"]: x for x in intervals.get("elo", {}).get("players", [])}
+    bt = {x["player"]: x for x in intervals.get("bradley_terry", {}).get("players", [])}
     wr = r.get("win_rates", {}).get("overall_win_rate", {})
     agree = r.get("agreement", {}).get("elo", {})
     return {
         "matches": r.get("matches", 0), "counts": run.counts, "usage": run.usage, "problems": run.problems,
         "per_evaluator": {e: {"baseline_accuracy": run.baseline["scores"].get(e), "win_rate": wr.get(e),
-                              "elo": elo.get(e, {}).get("mean"), "elo_std": elo.get(e, {}).get("std"),
-                              "bt": bt.get(e, {}).get("rating"), "bt_low": bt.get(e, {}).get("rating_low"),
-                              "bt_high": bt.get(e, {}).get("rating_high")} for e in EVALUATORS},
-        "elo_order": [x["player"] for x in r.get("elo", {}).get("ratings", [])],
+                              "elo": elo.get(e, {}).get("rating"), "elo_low": elo.get(e, {}).get("low"),
+                              "elo_high": elo.get(e, {}).get("high"), "elo_rank": elo.get(e, {}).get("rank"),
+                              "elo_match_order_std": shuffled.get(e, {}).get("std"),
+                              "bt": bt.get(e, {}).get("rating"), "bt_low": bt.get(e, {}).get("low"),
+                              "bt_high": bt.get(e, {}).get("high"), "bt_rank": bt.get(e, {}).get("rank")}
+                          for e in EVALUATORS},
+        "elo_order": [x["player"] for x in intervals.get("elo", {}).get("players", [])],
+        "bt_rank_groups": intervals.get("bradley_terry", {}).get("groups"),
         "baseline_order": sorted(run.baseline["scores"], key=lambda e: -run.baseline["scores"][e]),
         "kendall_tau": agree.get("kendall_tau"), "spearman_rho": agree.get("spearman_rho"),
         "top1_match": agree.get("top1_match"),
@@ -75,13 +84,17 @@ def fmt(x: Any, d: int = 3) -> str:
 
 def print_table(title: str, s: dict[str, Any]) -> None:
     print(f"\n{title}: {s['matches']} matches; baseline order {' > '.join(s['baseline_order'])}; "
-          f"Elo order {' > '.join(s['elo_order']) or '-'}")
-    print(f"{'evaluator':<11}{'true acc':>9}{'baseline':>10}{'win rate':>10}{'Elo':>9}{'±std':>7}{'BT':>9}{'BT 95% CI':>20}")
+          f"Elo order {' > '.join(s['elo_order']) or '-'}; BT rank groups {s['bt_rank_groups']}")
+    print("Elo and BT: 95% bootstrap over matches (FastChat); rank: 1 + evaluators wholly above; "
+          "order±: Elo's std over shuffles of the same matches (match order only, not an interval)")
+    print(f"{'evaluator':<11}{'true acc':>9}{'baseline':>10}{'win rate':>10}{'Elo [95% CI]':>26}{'rank':>5}"
+          f"{'BT [95% CI]':>26}{'rank':>5}{'order±':>8}")
     for e, acc in EVALUATORS.items():
         row = s["per_evaluator"][e]
-        ci = f"[{fmt(row['bt_low'], 1)}, {fmt(row['bt_high'], 1)}]"
-        print(f"{e:<11}{acc:>9.2f}{fmt(row['baseline_accuracy']):>10}{fmt(row['win_rate']):>10}"
-              f"{fmt(row['elo'], 1):>9}{fmt(row['elo_std'], 1):>7}{fmt(row['bt'], 1):>9}{ci:>20}")
+        elo = f"{fmt(row['elo'], 1)} [{fmt(row['elo_low'], 1)}, {fmt(row['elo_high'], 1)}]"
+        bt = f"{fmt(row['bt'], 1)} [{fmt(row['bt_low'], 1)}, {fmt(row['bt_high'], 1)}]"
+        print(f"{e:<11}{acc:>9.2f}{fmt(row['baseline_accuracy']):>10}{fmt(row['win_rate']):>10}{elo:>26}"
+              f"{fmt(row['elo_rank']):>5}{bt:>26}{fmt(row['bt_rank']):>5}{fmt(row['elo_match_order_std'], 1):>8}")
     print(f"agreement with baseline (Elo): Kendall tau {fmt(s['kendall_tau'])}, Spearman rho {fmt(s['spearman_rho'])}, "
           f"top-1 {s['top1_match']}; counts {json.dumps({k: v for k, v in s['counts'].items() if k != 'outcomes'})}")
 
