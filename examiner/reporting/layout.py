@@ -21,6 +21,8 @@ UNTRUSTWORTHY_TAG = "UNTRUSTWORTHY"
 HEADLINE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]", "units correct / incorrect / not covered"]
 WORST_SHOWN = 3
 """Weakest clusters named per target under "What went wrong"."""
+NAME_CHARS = 60
+"""A cluster named by its question (no key terms) shows at most this many characters of it."""
 
 
 def _pct(x: float | None) -> str:
@@ -117,8 +119,12 @@ def status_line(report: ExamReport) -> str:
 
 
 def cluster_name(row: ClusterRow) -> str:
-    """What a reader calls a cluster: its key terms, else the examiner's question, else its id."""
-    return row.topic or row.question or row.cluster
+    """What a reader calls a cluster: its key terms, else the start of the examiner's question, else its id."""
+    if row.topic:
+        return row.topic
+    if row.question:
+        return row.question if len(row.question) <= NAME_CHARS else row.question[:NAME_CHARS - 3].rstrip() + "..."
+    return row.cluster
 
 
 def clusters_in_order(target: TargetSection) -> list[ClusterRow]:
