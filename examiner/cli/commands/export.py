@@ -1,7 +1,7 @@
 """`examiner export RUN_DIR --to jsonl|parquet|hf|inspect|otel OUT`: an exam run as a dataset with its card,
 as an Inspect AI eval log, or as OpenTelemetry GenAI spans.
 
-One row per (unit, question, answer, verdict) with the judge's and people's labels; README.md in DIR is the
+One row per (unit, question, answer, verdict) with the judge's and people's labels; README.md in OUT is the
 dataset card (corpus, models, prompts, figures, licence). `inspect` writes one eval log (JSON) that
 inspect_ai.log.read_eval_log and `inspect view` read; `otel` writes the spans to a JSON file or sends them
 to an OTLP endpoint (--otlp-endpoint). Nothing else is uploaded. parquet and hf need the export extra, otel
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub, "export", "write an exam run as a dataset (JSONL, Parquet, Hugging Face), an Inspect log or OTel spans",
         "jsonl, parquet, hf: one row per (unit, question, answer, verdict) with source document, span and page,\n"
         "the judge's label, a person's label (override or random sample, who and when), the final label, the\n"
-        "run's health and the models, and README.md in DIR as the dataset card. parquet and hf need the export\n"
+        "run's health and the models, and README.md in OUT as the dataset card. parquet and hf need the export\n"
         "extra: pip install 'examiner[export]'.\n"
         "inspect: an Inspect AI eval log (JSON): one sample per question with its units' labels, usage and cost.\n"
         "otel: OpenTelemetry GenAI spans, one per model call, one gen_ai.evaluation.result event per verdict,\n"
