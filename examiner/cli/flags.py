@@ -94,6 +94,6 @@ def fitted_table(title: str, columns: Sequence[str], numeric: Collection[str] = 
 
 def print_table(table: Table, *, stderr: bool = False) -> None:
     """Print a rich table (or other renderable) on stdout, or stderr."""
-    from rich.console import Console
+    from examiner.core.console import make_console
 
-    Console(stderr=stderr).print(table)
+    make_console(stderr=stderr).print(table)  # COLUMNS, the terminal's width, or wide when piped

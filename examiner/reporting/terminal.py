@@ -17,6 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from examiner.core.console import make_console, prose_width
+
 from examiner.reporting.bias_render import bias_line
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, headline, health_rows, self_agreement_text
 from examiner.reporting.judge_parts import (
@@ -104,8 +106,18 @@ def panel_table(panel: JudgePanel) -> Table:
 
 
 def _prose(text: str, first: str = "") -> str:
-    """A sentence wrapped at 80 columns, its next lines indented under the first's text."""
-    return textwrap.fill(text, 80, initial_indent=first, subsequent_indent=" " * max(len(first), 4))
+    """A sentence wrapped at the terminal's width (examiner.core.console.prose_width), its next lines
+    indented under the first's text; one line when piped, so no word is split and tools read one line."""
+    width = prose_width()
+    if width is None:
+        return first + " ".join(text.split())
+    return textwrap.fill(text, width, initial_indent=first, subsequent_indent=" " * max(len(first), 4))
+
+
+def _fill(text: str) -> str:
+    """A paragraph wrapped as `_prose` wraps, without indenting its next lines."""
+    width = prose_width()
+    return " ".join(text.split()) if width is None else textwrap.fill(text, width)
 
 
 def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
@@ -176,7 +188,7 @@ def _single_parts(section: SingleSection) -> list[Any]:
         table = fitted_table("correlation with human scores", ("scorer", "level", *numbers), numeric=numbers)
         for name, level, c in rows:
             table.add_row(name, level, str(correlation_n(c)), *(cell(v) for v in (c.pearson, c.spearman, c.kendall)))
-        parts += [table, textwrap.fill(LEVELS_NOTE, 80)]
+        parts += [table, _fill(LEVELS_NOTE)]
     return parts
 
 
@@ -186,7 +198,7 @@ def judge_summary(report: JudgeReport) -> list[Any]:
     given = report.model_fields_set
     facts = [f"{key.replace('_', ' ')} {cell(getattr(report, key))}" for key in JUDGE_FACTS if key in given]
     dataset = report.dataset if "dataset" in given else "-"
-    parts: list[Any] = [f"judging report: {report.method} on {dataset}", textwrap.fill(", ".join(facts), 80)]
+    parts: list[Any] = [f"judging report: {report.method} on {dataset}", _fill(", ".join(facts))]
     if report.pairwise:
         parts += _pairwise_parts(report.pairwise)
     if report.single:
@@ -264,7 +276,7 @@ def meta_summary(report: MetaReport) -> list[Any]:
 
 def print_summary(parts: Sequence[Any], console: Console | None = None) -> None:
     """Print what a `*_summary` gave: lines as they are, tables through rich."""
-    console = console or Console()
+    console = console or make_console()  # COLUMNS, the terminal's width, or wide when piped
     for part in parts:
         if isinstance(part, str):
             print(part)

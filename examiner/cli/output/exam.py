@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from examiner.cli.flags import fitted_table, print_table
+from examiner.core.console import prose_width
 
 if TYPE_CHECKING:
     from examiner.exam.estimate import Estimate, Figure
@@ -113,13 +114,19 @@ def print_estimate(estimate: Estimate) -> None:
     for usage in [*estimate.by_role, estimate.total]:
         pricing.add_row(usage.role, *(_figure(usage.dollars_by_pricing[p], money=True) for p in PRICINGS))
     print_table(pricing)
-    print(textwrap.fill("batch: every call through the provider's batch API (batch_price_factor); cached "
+    print(_wrapped("batch: every call through the provider's batch API (batch_price_factor); cached "
                         "prefix: the share of prompt tokens the pilot's endpoints served from their prompt cache, "
-                        "at the cached input price", 80))
+                        "at the cached input price"))
     print(f"rounds {_figure(estimate.rounds).replace(chr(10), ' ')}, clusters "
           f"{_figure(estimate.clusters).replace(chr(10), ' ')} (extrapolated)")
     for note in estimate.notes:
         print(f"note: {note}")
+
+
+def _wrapped(text: str) -> str:
+    """`text` wrapped at the terminal's width; one line when piped (examiner.core.console)."""
+    width = prose_width()
+    return text if width is None else textwrap.fill(text, width)
 
 
 def print_replay(figures: Mapping[str, Any]) -> None:
