@@ -23,6 +23,7 @@ if TYPE_CHECKING:
                                    run_demo, run_exam)
     from examiner.api.export import ExportOptions, ExportResult, export_run
     from examiner.api.gating import GateOptions, GateResult, gate
+    from examiner.api.human_sample import ReviewSampleOptions, ReviewSampleResult, review_sample
     from examiner.api.judging import (JudgeOptions, JudgeResult, JudgeStatsOptions, JudgeStatsResult, judge,
                                     judge_stats)
     from examiner.api.meta import MetaOptions, MetaResult, RankedEvaluator, meta_evaluate
@@ -38,6 +39,7 @@ MODULES = {
     "metrics": ("MetricStatsOptions", "MetricStatsResult", "metric_stats"),
     "judging": ("JudgeOptions", "JudgeResult", "judge", "JudgeStatsOptions", "JudgeStatsResult", "judge_stats"),
     "people": ("JudgeVsPeopleOptions", "JudgeVsPeopleResult", "judge_vs_people"),
+    "human_sample": ("ReviewSampleOptions", "ReviewSampleResult", "review_sample"),
     "meta": ("MetaOptions", "MetaResult", "RankedEvaluator", "meta_evaluate"),
     "compare": ("CompareOptions", "CompareResult", "ComparedTarget", "compare_runs"),
     "export": ("ExportOptions", "ExportResult", "export_run"),
@@ -54,10 +56,11 @@ __all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "Dem
            "GateResult", "JobOptions",
            "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgeVsPeopleOptions",
            "JudgeVsPeopleResult", "JudgmentRow", "MetaOptions", "MetaResult", "MetricStatsOptions",
-           "MetricStatsResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions", "RoleEstimate", "Rows",
+           "MetricStatsResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions", "ReviewSampleOptions",
+           "ReviewSampleResult", "RoleEstimate", "Rows",
            "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "estimate_exam", "export_run",
            "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "read_exam",
-           "resolve_settings", "resume_exam", "run_demo", "run_exam"]
+           "resolve_settings", "resume_exam", "review_sample", "run_demo", "run_exam"]
 """The public names (each defined in the module MODULES gives; tests/api/test_docs.py holds the two equal)."""
 
 

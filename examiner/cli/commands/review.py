@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    from examiner.api.human_sample import ReviewSampleOptions, review_sample
+    from examiner.api import ReviewSampleOptions, review_sample
     from examiner.cli.commands.view import _default_who
 
     options = ReviewSampleOptions(run_dir=args.run_dir, size=args.sample, seed=args.seed, per_target=args.per_target,
