@@ -25,6 +25,8 @@ from examiner.core.errors import BudgetExhausted, UserError
 from examiner.llm import Gateway
 from examiner.meta import ranking
 from examiner.meta.baseline import baseline
+from examiner.meta.bias_audit import meta_bias_audit
+from examiner.reporting.bias_audit import model_names
 from examiner.meta.debate import DebateConfig, build_debate_graph, run_debate
 from examiner.meta.individual import (
     bsmeval,
@@ -98,6 +100,8 @@ class MetaRun:
     usage: dict[str, Any] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     """Input records the dataset loader could not use (named and counted, never guessed)."""
+    bias_audit: dict[str, Any] | None = None
+    """The meta-judge's bias audit (examiner/meta/bias_audit.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +116,7 @@ class MetaRun:
             "problems": self.problems,
             "usage": self.usage,
             "debates": [d.model_dump() for d in self.debates],
+            "bias_audit": self.bias_audit,
         }
 
 
@@ -266,6 +271,9 @@ async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_d
     else:
         await _individual(run, gw, usable, evaluators, path)
     run.usage = {**gw.totals.counters(), "unparseable_replies": gw.totals.unparseable, "failed_calls": gw.totals.failed}
+    judge = config.meta_judge or gw.resolve("meta_judge")[0]
+    specs = {"endpoints": {name: spec.model_dump() for name, spec in gw.settings.endpoints.items()}}
+    run.bias_audit = meta_bias_audit(run, judge, model_names(specs, [judge, *evaluators]))
     return run
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from examiner.core.labels import preference_from_text, preference_to_assistant
 from examiner.meta.pipeline import MetaRun
+from examiner.reporting.bias_render import bias_html, bias_markdown
 from examiner.reporting.html import table as html_table
 from examiner.reporting.markdown import table as md_table
 from examiner.reporting.meta_parts import (
@@ -104,6 +105,7 @@ def to_markdown(report: MetaReport) -> str:
         for p in players:
             lines.append(f"| {p} | " + " | ".join("-" if q == p else cell(wr.win_rate[p][q]) for q in players) + " |")
         lines.append("")
+    lines += bias_markdown(report.bias_audit, md_table) if report.bias_audit else []
     lines += ["## Counts", "", "```", _counts_text(report), "```", "",
               "## Usage", "", "```", _usage_text(report), "```", ""]
     if report.debates:
@@ -179,6 +181,7 @@ def to_html(report: MetaReport) -> str:
     png = heatmap_png(report)
     if png:
         parts.append(f"<h2>Win rates</h2><img alt='win-rate heatmap' src='data:image/png;base64,{png}'>")
+    parts += bias_html(report.bias_audit, html_table) if report.bias_audit else []
     parts.append(f"<h2>Counts</h2><pre>{esc(_counts_text(report))}</pre>"
                  f"<h2>Usage</h2><pre>{esc(_usage_text(report))}</pre>")
     if report.debates:

@@ -117,7 +117,7 @@ def exam_bias_audit(run: RunData, seed: int = 0) -> dict[str, Any]:
     """The audit of an exam's judge: no swap (one answer is judged at a time), the slope of correct on answer
     length (fixed effect per target, clusters = source documents), self-preference of each judge against
     the targets, and the panel's agreement."""
-    judged = [v for v in run.verdicts.values() if v.type in ("correct", "incorrect") and v.answer_id in run.answers]
+    judged = [v for v in run.verdicts.values() if v.verdict in ("correct", "incorrect") and v.answer_id in run.answers]
     tokens: dict[str, int] = {}
     for v in judged:
         if v.answer_id not in tokens:
@@ -131,17 +131,17 @@ def exam_bias_audit(run: RunData, seed: int = 0) -> dict[str, Any]:
     for j in judges:
         if not self_targets[j]:
             continue
-        own = [(v, v.members[j].type if run.info.judges else v.type) for v in run.verdicts.values()
+        own = [(v, v.members[j].verdict if run.info.judges else v.verdict) for v in run.verdicts.values()
                if not run.info.judges or j in v.members]
         own = [(v, t) for v, t in own if t in ("correct", "incorrect")]
         gaps[j] = ([float(t == "correct") for _, t in own], [v.target in self_targets[j] for v, _ in own],
                    [documents[v.id] for v, _ in own])
-    labels = {m: {v.id: (v.members[m].type if m in v.members and v.members[m].type != "unscored" else None)
+    labels = {m: {v.id: (v.members[m].verdict if m in v.members and v.members[m].verdict != "unscored" else None)
                   for v in run.verdicts.values() if v.members} for m in run.info.judges}
     return {
         "position": not_measured("the exam's judge marks one answer at a time: there is no second order to swap "
                                  "(the judge self-check under Health reorders the units instead)"),
-        "length": length_item([float(v.type == "correct") for v in judged], [tokens[v.answer_id] for v in judged],
+        "length": length_item([float(v.verdict == "correct") for v in judged], [tokens[v.answer_id] for v in judged],
                               [documents[v.id] for v in judged], [v.target for v in judged],
                               outcome_text="verdict correct = 1, incorrect = 0 (a fixed effect per target)"),
         "self_preference": self_preference_item(matches, gaps),

@@ -271,6 +271,7 @@ def meta_summary(report: MetaReport) -> list[Any]:
     agree = report.rankings.agreement.elo if report.rankings.agreement else None
     if agree:
         parts.append(agreement_line(agree, report.baseline.scores))
+    parts += [line] if (line := bias_line(report.bias_audit)) else []
     return parts
 
 

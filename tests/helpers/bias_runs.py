@@ -69,9 +69,9 @@ def write_bias_run(run_dir: Path, *, length_bias: float = 0.0, seed: int = 0) ->
             members = {}
             for name, (_, noise) in MEMBERS.items():
                 own = truth if rng.random() >= noise else ("incorrect" if truth == "correct" else "correct")
-                members[name] = MemberVerdict(type=own, reason="")  # type: ignore[arg-type]
+                members[name] = MemberVerdict(verdict=own, reason="")  # type: ignore[arg-type]
             verdicts.append(VerdictRecord(id=f"v-{aid}", answer_id=aid, question_id=qid, unit_id=unit.id, round=1,
-                                          target=target, type=majority([m.type for m in members.values()]),  # type: ignore[arg-type]
+                                          target=target, verdict=majority([m.verdict for m in members.values()]),  # type: ignore[arg-type]
                                           reason="", members=members))
     files.write_info(RunInfo(run_id="bias-run", status="completed", targets=list(TARGETS), corpus_paths=[],
                              documents=DOCUMENTS, units=len(units), judges=list(MEMBERS)))

@@ -42,7 +42,7 @@ def test_the_same_family_member_is_flagged_with_its_gap(biased: Path) -> None:
     assert item["flagged"]
     assert [(m["judge"], m["target"], m["match"]) for m in item["matches"]] == [("mini", "gpt-4o", "same family")]
     verdicts = list(RunStore(biased).all(VerdictRecord).values())
-    own = [(v.target == "gpt-4o", v.members["mini"].type == "correct") for v in verdicts]
+    own = [(v.target == "gpt-4o", v.members["mini"].verdict == "correct") for v in verdicts]
     self_mean = np.mean([c for s, c in own if s])
     other_mean = np.mean([c for s, c in own if not s])
     (gap,) = item["gaps"]
@@ -53,7 +53,7 @@ def test_the_same_family_member_is_flagged_with_its_gap(biased: Path) -> None:
 def test_panel_kappas_equal_sklearn_and_statsmodels(biased: Path) -> None:
     item = exam_bias_audit(load_run(biased))["panel"]
     verdicts = sorted(RunStore(biased).all(VerdictRecord).values(), key=lambda v: v.id)
-    labels = {m: [v.members[m].type for v in verdicts] for m in MEMBERS}
+    labels = {m: [v.members[m].verdict for v in verdicts] for m in MEMBERS}
     pairs = {(p["a"], p["b"]): p for p in item["pairs"]}
     assert set(pairs) == {("mini", "claude"), ("mini", "qwen"), ("claude", "qwen")}
     for (a, b), pair in pairs.items():

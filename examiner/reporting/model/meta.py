@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, FigureMap, Section
 from examiner.reporting.model.common import BilledTotals, SkippedRow
 
@@ -304,3 +305,5 @@ class MetaReport(Section):
     problems: list[str]
     usage: MetaUsage | dict[str, Any]
     debates: list[DebateRecord]
+    bias_audit: BiasAudit | None = None
+    """The meta-judge's bias audit (examiner/meta/bias_audit.py); None in reports written before it."""
