@@ -10,6 +10,7 @@ from typing import Any
 from examiner.core.rundir import FIGURES
 from examiner.reporting import figures as fg
 from examiner.reporting.graph_limit import provenance_plan
+from examiner.reporting.health_section import failed
 from examiner.reporting.html import render_html
 from examiner.reporting.markdown import render_markdown
 from examiner.reporting.model import ExamReport
@@ -26,8 +27,9 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     """Write the reports of a run; returns {"json", "md", "html", "figure:<name>"...} -> path.
 
     map_rounds picks the rounds drawn in the 2-D maps (default: 1, 2 and the last). `health` is the
-    run's health (examiner.exam.health, computed by the exam layer above this one): shown first in
-    every report, and when it failed the headline figures are marked untrustworthy.
+    run's health (examiner.exam.health, computed by the exam layer above this one): its verdict in every
+    report's headline, and when it failed the headline and every figure (the PNGs too) are marked
+    untrustworthy.
     """
     run = load_run(run_dir)
     summary = summarize(run, seed=seed)
@@ -50,6 +52,9 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
                              map_rounds, seed=seed)
         if path is not None:
             pngs[f"map:{target}"] = path
+    if failed(health):  # the mark travels with each PNG, not only with the page around it
+        for png in pngs.values():
+            fg.stamp_untrustworthy(png)
     summary["figures"] = {k: str(v.relative_to(out_dir)) for k, v in pngs.items()}
     report = ExamReport.model_validate(summary)
     paths: dict[str, Path] = write_report(out_dir, report, markdown=render_markdown(report),

@@ -185,3 +185,26 @@ def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list
         ax.set_yticks([])
     fig.suptitle(f"uncovered units by cluster - {target}", fontsize=10)
     return _save(fig, path)
+
+
+UNTRUSTWORTHY_STAMP = "UNTRUSTWORTHY: the exam's health check failed"
+STAMP_BAND = 24
+"""Height in pixels of the red band stamped above a figure of a run whose health failed."""
+
+
+def stamp_untrustworthy(path: Path) -> Path:
+    """Add a red UNTRUSTWORTHY band above a figure (in place), so the mark stays with the PNG wherever it is
+    copied: report.md links the files, and a reader may take one out of the report."""
+    from PIL import Image, ImageDraw, ImageFont  # Pillow comes with matplotlib
+
+    with Image.open(path) as figure:
+        image = figure.convert("RGB")
+    out = Image.new("RGB", (image.width, image.height + STAMP_BAND), "#c62828")
+    out.paste(image, (0, STAMP_BAND))
+    try:
+        font: Any = ImageFont.load_default(size=15)
+    except TypeError:  # Pillow before 10.1: the small bitmap font
+        font = ImageFont.load_default()
+    ImageDraw.Draw(out).text((8, 3), UNTRUSTWORTHY_STAMP, fill="white", font=font)
+    out.save(path)
+    return path

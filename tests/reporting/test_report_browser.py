@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from examiner.cli.main import main
 from examiner.reporting.build import build_report
@@ -80,6 +81,12 @@ def test_failed_health_marks_the_headline_and_every_figure(sim_run: Path, tmp_pa
         figures = page.locator("img").count()
         assert figures > 0 and page.locator("figure.untrustworthy img").count() == figures
         assert page.locator("h2:has-text('Accuracy and coverage') .tag").inner_text() == "UNTRUSTWORTHY"
+        page.locator("figure.untrustworthy").first.screenshot(path=str(tmp_path / "figure-untrustworthy.png"))
     finally:
         browser.close()
         playwright.stop()
+    for key, png in paths.items():  # the PNG files carry the mark too: a red band on top
+        if key.startswith("figure:"):
+            with Image.open(png) as image:
+                red, green, blue = image.convert("RGB").getpixel((2, 2))
+            assert red > 150 and green < 80 and blue < 80, (key, (red, green, blue))
