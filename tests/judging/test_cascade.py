@@ -89,6 +89,14 @@ def test_a_simulated_exam_settles_units_by_tier_and_records_why(tmp_path: Path) 
     ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
     endpoints = {(r.get("stage"), r.get("endpoint")) for r in ledger if r.get("stage") in ("judge", "judge_cascade")}
     assert ("judge_cascade", "cheap") in endpoints and ("judge", "strong") in endpoints
+    # the run as distillation data: only the strong judge's verdicts teach
+    distilled = tmp_path / "distil"
+    assert main(["distil", "--exam", str(out), "--out", str(distilled)]) == 0
+    examples = [json.loads(line) for name in ("train.jsonl", "validation.jsonl")
+                for line in (distilled / name).read_text().splitlines()]
+    strong_answers = {c["answer_id"] for c in cascade if c["tier"] == "strong" and verdicts[c["id"]]["verdict"]}
+    originals = [e for e in examples if e["order"] == "original"]
+    assert {e["source_id"] for e in originals} == strong_answers and {e["teacher"] for e in examples} == {"strong"}
 
 
 def test_a_cascade_needs_the_reference_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

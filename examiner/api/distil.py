@@ -1,0 +1,169 @@
+"""A teacher judge's verdicts as a training set for a distilled judge (`examiner distil`).
+
+Why: JudgeLM shows a small model fine-tuned on a strong judge's verdicts agrees with it about as often
+as people agree with each other. The examples are written in examiner's own judge prompts
+(examiner/judging/distil.py), split by item or document so nothing leaks from train to validation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from examiner.api.settings import path_text
+from examiner.core.errors import UserError
+
+TRAIN, VALIDATION, SUMMARY = "train.jsonl", "validation.jsonl", "distil.json"
+
+
+class DistilOptions(BaseModel):
+    """`examiner distil`: training and validation sets from a teacher judge's verdicts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    out: str
+    """A new (or empty) folder for train.jsonl, validation.jsonl and distil.json."""
+    data: str | None = None
+    """A pairwise dataset (.jsonl, .json, `llmbar:SUBSET`): instruction, output_1, output_2[, reference, label]."""
+    judgments: str | None = None
+    """The teacher's judgments of `data` (`examiner judge --method pairwise` output, matched by id); None:
+    the dataset's gold labels are the teacher."""
+    exam: str | None = None
+    """An exam run folder: its judge's verdicts are the teacher (one example per judged answer)."""
+    teacher: str | None = None
+    """The teacher's name in the examples (default: the judgments file's, `gold`, or the run's judge)."""
+    validation_share: float = Field(0.2, gt=0, lt=1)
+    """Share of groups (pairwise: items; exam: source documents) held out for validation."""
+    seed: int = 0
+    """Seed of the split."""
+    swap: bool = True
+    """Add each example in the other order (pairwise: answers swapped; exam: units reversed)."""
+    reference_drop: bool = True
+    """Pairwise rows with a reference appear with and without it."""
+    limit: int | None = Field(None, ge=1)
+    """Use only the first N rows or judged answers."""
+
+    _paths = field_validator("out", "data", "judgments", "exam", mode="before")(path_text)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "DistilOptions":
+        if (self.data is None) == (self.exam is None):
+            raise ValueError("name one source: a pairwise dataset (data) or an exam run (exam)")
+        if self.judgments is not None and self.data is None:
+            raise ValueError("judgments need the dataset they judged (data)")
+        return self
+
+
+@dataclass(frozen=True)
+class DistilResult:
+    """What was written: examples per split and kind, the groups on each side, and the files."""
+
+    folder: Path
+    train: int
+    validation: int
+    groups: dict[str, int]
+    by_order: dict[str, int]
+    teacher: str
+    files: tuple[Path, ...]
+
+
+def distil(options: DistilOptions) -> DistilResult:
+    """Write the training and validation sets; UserError for a source that cannot be used."""
+    from examiner.judging.distil import split_of
+
+    folder = Path(options.out)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UserError(f"{folder} is not an empty folder (distil never writes over files)")
+    examples, teacher = _pairwise(options) if options.data is not None else _exam(options)
+    if not examples:
+        raise UserError("the teacher judged nothing usable: no example to write")
+    sides: dict[str, list[dict[str, object]]] = {"train": [], "validation": []}
+    groups: dict[str, set[str]] = {"train": set(), "validation": set()}
+    for example in examples:
+        side = split_of(example.group, options.validation_share, options.seed)
+        sides[side].append(example.to_json(side))
+        groups[side].add(example.group)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, side in ((TRAIN, "train"), (VALIDATION, "validation")):
+        path = folder / name
+        path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in sides[side]), encoding="utf-8")
+        files.append(path)
+    by_order = dict(Counter(f"{e.kind}/{e.order}/{'ref' if e.reference else 'noref'}" for e in examples))
+    summary = {"teacher": teacher, "source": options.data or options.exam, "judgments": options.judgments,
+               "validation_share": options.validation_share, "seed": options.seed, "swap": options.swap,
+               "reference_drop": options.reference_drop, "examples": {k: len(v) for k, v in sides.items()},
+               "groups": {k: len(v) for k, v in groups.items()}, "by_order": by_order,
+               "split_by": "item" if options.data else "source document"}
+    (folder / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    files.append(folder / SUMMARY)
+    return DistilResult(folder, len(sides["train"]), len(sides["validation"]),
+                        {k: len(v) for k, v in groups.items()}, by_order, teacher, tuple(files))
+
+
+def _pairwise(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
+    from examiner.corpus.datasets import LLMBAR_FIELDS, FieldMap
+    from examiner.judging.dataset import Requirements, load_rows
+    from examiner.judging.distil import gold_teachings, judged_teachings, pairwise_examples
+
+    assert options.data is not None
+    fields = LLMBAR_FIELDS if options.data.startswith("llmbar:") else FieldMap()  # as `examiner judge` reads them
+    rows, _ = load_rows(options.data, fields, Requirements(("instruction", "output_1", "output_2")),
+                        limit=options.limit)
+    if options.judgments is not None:
+        teacher = options.teacher or Path(options.judgments).stem
+        records = []
+        for number, line in enumerate(Path(options.judgments).read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{options.judgments}:{number}: not a JSON line ({exc.msg})") from None
+        teachings = judged_teachings(records, teacher)
+    else:
+        teacher = options.teacher or "gold"
+        teachings = gold_teachings(rows, teacher)
+    return pairwise_examples(rows, teachings, swap=options.swap, reference_drop=options.reference_drop), teacher
+
+
+def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
+    from examiner.core.rundir import RunDir
+    from examiner.judging.distil import JudgedAnswer, exam_examples
+
+    assert options.exam is not None
+    records = RunDir(options.exam).read()
+    judge = str((records.config.get("roles") or {}).get("judge", "judge")) if isinstance(records.config, dict) else "judge"
+    teacher = options.teacher or judge
+    from examiner.core.cascade_records import CascadeRecord
+
+    cheap = {r.id for r in RunDir(options.exam).records(CascadeRecord).values() if r.tier == "cheap"}
+    by_answer: dict[str, list] = {}  # type: ignore[type-arg]
+    for verdict in records.verdicts.values():
+        # a cascade's cheap tier is not the teacher: only the strong judge's verdicts teach
+        if verdict.verdict != "unscored" and verdict.mode == "refeval" and verdict.id not in cheap:
+            by_answer.setdefault(verdict.answer_id, []).append(verdict)
+    answers = []
+    for answer_id, verdicts in sorted(by_answer.items()):
+        answer = records.answers.get(answer_id)
+        question = records.questions.get(verdicts[0].question_id)
+        if answer is None or question is None:
+            continue
+        units = [(v.unit_id, records.units[v.unit_id].text) for v in verdicts if v.unit_id in records.units]
+        if not units:
+            continue
+        first = records.units[units[0][0]]
+        document = first.sources[0].document if first.sources else answer_id
+        answers.append(JudgedAnswer(answer_id, question.text, answer.text, units,
+                                    {v.unit_id: v.verdict for v in verdicts}, {v.unit_id: v.reason for v in verdicts},
+                                    document))
+        if options.limit is not None and len(answers) >= options.limit:
+            break
+    return exam_examples(answers, teacher, swap=options.swap), teacher
+
+
+__all__ = ["DistilOptions", "DistilResult", "distil"]
