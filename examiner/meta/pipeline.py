@@ -209,12 +209,15 @@ def rank(matches: Sequence[ranking.Match], players: Sequence[str], base: dict[st
         out["mean_scores"] = scores
     agreements: dict[str, Any] = {}
     if len([p for p in base if p in seen]) >= 2:
-        agreements["elo"] = ranking.ranking_agreement(elo.scores(), base).to_dict()
+        # The ratings the report shows: Elo's median over bootstrap rounds, BT's fit on the observed matches.
+        shown = out["intervals"]
+        agreements["elo"] = ranking.ranking_agreement(
+            {r["player"]: r["rating"] for r in shown["elo"]["players"]}, base).to_dict()
         agreements["win_rate"] = ranking.ranking_agreement(
             {p: float(wr.overall(p) or 0) for p in seen}, base).to_dict()
-        if "bradley_terry" in out:
+        if "bradley_terry" in shown:
             agreements["bradley_terry"] = ranking.ranking_agreement(
-                {r["player"]: r["rating"] for r in out["bradley_terry"]["ratings"]}, base).to_dict()
+                {r["player"]: r["rating"] for r in shown["bradley_terry"]["players"]}, base).to_dict()
         if scores and len([p for p in base if p in scores]) >= 2:
             agreements["mean_score"] = ranking.ranking_agreement(scores, base).to_dict()
     out["agreement"] = agreements

@@ -188,7 +188,9 @@ class RankingAgreement(Section):
 
 
 class Agreements(Section):
-    """Each ranking's agreement with the baseline (only with at least two baseline scores)."""
+    """Each ranking's agreement with the baseline (only with at least two baseline scores): Elo and
+    Bradley-Terry as the ranking table shows them (`Rankings.intervals`: Elo's median over bootstrap rounds,
+    BT fitted on the observed matches; reports written before the intervals: the shuffle mean and MM fit)."""
 
     elo: RankingAgreement | None = None
     win_rate: RankingAgreement | None = None
