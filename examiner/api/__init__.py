@@ -14,6 +14,7 @@ line's flag helpers do) stays light.
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,7 +67,13 @@ __all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "Dem
 
 def __getattr__(name: str) -> Any:
     if name in _HOME:
-        return getattr(importlib.import_module(f"examiner.api.{_HOME[name]}"), name)
+        value = getattr(importlib.import_module(f"examiner.api.{_HOME[name]}"), name)
+        if inspect.isfunction(value):  # a bad call is one clear line, not a bare TypeError (examiner/api/calls.py)
+            from examiner.api.calls import checked
+
+            value = checked(value)
+        globals()[name] = value  # looked up once
+        return value
     raise AttributeError(f"module 'examiner.api' has no attribute {name!r}")
 
 

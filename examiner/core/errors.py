@@ -23,6 +23,11 @@ class ConfigError(UserError):
     """The configuration file, environment or flags do not describe a usable setup."""
 
 
+class CallError(UserError, TypeError):
+    """A library function called with arguments it does not take (an unknown keyword, a missing option):
+    one line saying what it takes; a TypeError too, so callers catching that still do."""
+
+
 class BudgetExhausted(Exception):
     """The next model call could push spending above the run's budget; the run stops cleanly."""
 
@@ -69,5 +74,5 @@ def disk_full(exc: BaseException) -> BaseException | None:
     return None
 
 
-__all__ = ["BudgetExhausted", "ConfigError", "EXIT_INTERNAL_ERROR", "EXIT_USER_ERROR", "UserError", "causes",
+__all__ = ["BudgetExhausted", "CallError", "ConfigError", "EXIT_INTERNAL_ERROR", "EXIT_USER_ERROR", "UserError", "causes",
            "current_run_dir", "disk_full", "forget_run_dirs", "note_run_dir"]

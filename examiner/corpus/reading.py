@@ -31,15 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.jsonl import nesting_depth_exceeds
-from examiner.corpus.documents import (DEFAULT_LIMITS, READERS, Deadline, LimitReached, Page, ReadLimits, Unreadable,
-                                configure_reading, reading_limits)
+from examiner.corpus.documents import (DEFAULT_LIMITS, READERS, SUPPORTED_SUFFIXES, Deadline, LimitReached, Page,
+                                       ReadLimits, Unreadable, configure_reading, reading_limits)
 from examiner.core.errors import UserError
 from examiner.corpus.language import UNDETERMINED, detect_language, dominant_language
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", ".html", ".htm", *READERS)
-"""File types read by `load_corpus`; other files met while walking a folder are ignored (and listed)."""
+# SUPPORTED_SUFFIXES (examiner.corpus.documents): the file types read by `load_corpus`; other files met
+# while walking a folder are ignored (and listed).
 
 METADATA_NAMES = frozenset({"SOURCE.md", "LICENSE", "LICENSE.md", "LICENSE.txt"})
 """Files describing a corpus rather than belonging to it; left out of folder walks (an explicit path still

@@ -37,8 +37,15 @@ EXIT_INCOMPLETE = 5
 
 
 
+def corpus_formats() -> str:
+    """The file types a corpus may hold, from the readers' registry (`.pdf .docx .pptx` need an extra)."""
+    from examiner.corpus.documents import READERS, TEXT_SUFFIXES
+
+    return f"{' '.join(TEXT_SUFFIXES)}; with the documents extra also {' '.join(READERS)}"
+
+
 def _exam_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="corpus files or folders (.txt .md .jsonl .html)")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help=f"corpus files or folders ({corpus_formats()})")
     parser.add_argument("--target", action="append", default=[], metavar="ENDPOINT",
                         help="endpoint to examine (repeat to give several targets the same paper); "
                              "default: the candidate role's endpoint")

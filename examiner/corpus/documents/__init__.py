@@ -139,5 +139,11 @@ def failure(kind: str, exc: BaseException) -> Unreadable:
 READERS: dict[str, Callable[[Path, ReadLimits], list[Page]]] = {".pdf": _read_pdf, ".docx": _read_docx, ".pptx": _read_pptx}
 """Reader per file suffix (lower case)."""
 
+TEXT_SUFFIXES = (".txt", ".md", ".jsonl", ".html", ".htm")
+"""File types examiner.corpus.reading reads itself (no extra needed)."""
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, *READERS)
+"""Every file type a corpus may hold; spelled here, beside the readers, so the reader and the command
+line's help (which must not load the reader's libraries) list the same."""
+
 PAGE_MEANING = {".pdf": "page", ".docx": "page", ".pptx": "slide"}
 """What a passage's `page` counts for each document type (docs/CORPORA.md, "Corpora: formats and languages")."""
