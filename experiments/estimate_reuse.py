@@ -4,7 +4,7 @@ For each case, `examiner estimate` runs its pilot with `--cache DIR`, then `exam
 flags and the same `--cache DIR`. A pilot call counts as reused when the run's ledger has a cache hit for
 its reply (a hit carries the request id of the reply it reuses: examiner.llm.ledger.reused). The share reused is
 reused / pilot calls (the pilot's paid calls); the run's own figures (calls, calls served from the cache)
-are printed beside it.
+are printed beside it, and the estimate's figures (with their 90 % range) beside what the run made.
 
     python experiments/estimate_reuse.py                # simulator: pubmedqa-mini and examiner-handbook
     python experiments/estimate_reuse.py --local        # adds the embedded SmolLM2 model (llama.cpp; minutes)
@@ -75,6 +75,20 @@ def reuse(pilot_dir: Path, run_dir: Path) -> dict[str, Any]:
             "not_reused_by_stage": {f"{stage} r{rnd}": n for (stage, rnd), n in sorted(missed.items(), key=str)}}
 
 
+def predicted_vs_run(estimate: dict[str, Any], run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The estimate's central figure and range beside what the run made: every answered call (those the
+    cache served included, as the estimate counts them), tokens, rounds and clusters."""
+    records = answered(RunDir(run_dir).read_ledger())
+    info = RunDir(run_dir).read_info()
+    truth = {"calls": len(records), "prompt_tokens": sum(r["prompt_tokens"] for r in records),
+             "completion_tokens": sum(r["completion_tokens"] for r in records),
+             "rounds": len({r.round for r in info.rounds}), "clusters": sum(r.clusters for r in info.rounds)}
+    guess = {**{k: estimate["total"][k] for k in ("calls", "prompt_tokens", "completion_tokens")},
+             "rounds": estimate["rounds"], "clusters": estimate["clusters"]}
+    return {k: {"actual": v, "predicted": guess[k]["value"], "low": guess[k]["low"], "high": guess[k]["high"],
+                "covered": guess[k]["low"] <= v <= guess[k]["high"]} for k, v in truth.items()}
+
+
 def run_case(name: str, flags: list[str], pilot_flags: list[str], work: Path, config: Path) -> dict[str, Any]:
     pilot, full, cache = work / f"{name}-pilot", work / f"{name}-run", work / f"{name}-cache"
     shared = ["--config", str(config), "--cache", str(cache), "--quiet"]
@@ -89,7 +103,8 @@ def run_case(name: str, flags: list[str], pilot_flags: list[str], work: Path, co
     estimate = json.loads((pilot / rundir.ESTIMATE).read_text())
     return {"flags": flags, "pilot_flags": pilot_flags, "pilot_units": estimate["pilot_units"],
             "units": estimate["units"], "pilot_rounds": estimate["pilot_rounds"],
-            "estimate_s": round(estimate_s, 1), "run_s": round(run_s, 1), **reuse(pilot, full)}
+            "estimate_s": round(estimate_s, 1), "run_s": round(run_s, 1), **reuse(pilot, full),
+            "estimate_vs_run": predicted_vs_run(estimate, full), "notes": estimate["notes"]}
 
 
 def run(args: argparse.Namespace) -> None:
@@ -112,6 +127,9 @@ def run(args: argparse.Namespace) -> None:
                   f"{case['pilot_calls']} calls; run {case['run_calls']} calls, {case['run_cache_hits']} served from "
                   f"the cache, {case['reused']} of them the pilot's (share {case['reuse_share']:.3f}); "
                   f"estimate {case['estimate_s']} s, run {case['run_s']} s")
+            for figure, row in case["estimate_vs_run"].items():
+                print(f"  {figure:18} run {row['actual']:>8,}  estimate {row['predicted']:>10,.0f} "
+                      f"[{row['low']:,.0f}, {row['high']:,.0f}]  {'covered' if row['covered'] else 'MISSED'}")
             if case["not_reused_by_stage"]:
                 print(f"  pilot calls not reused, by stage and round: {case['not_reused_by_stage']}")
     suffix = "-local" if args.local else ""
@@ -119,7 +137,9 @@ def run(args: argparse.Namespace) -> None:
     save_json(results, RESULTS / f"estimate_reuse{suffix}.json")
     pilot_calls = sum(c["pilot_calls"] for c in results.values())
     reused = sum(c["reused"] for c in results.values())
-    figures = {"cases": len(results), **{f"{name}_share": f"{c['reuse_share']:.3f}" for name, c in results.items()},
+    covered = sum(row["covered"] for c in results.values() for row in c["estimate_vs_run"].values())
+    checked = sum(len(c["estimate_vs_run"]) for c in results.values())
+    figures = {"cases": len(results), "estimate_covered": f"{covered}/{checked}", **{f"{name}_share": f"{c['reuse_share']:.3f}" for name, c in results.items()},
                "pilot_calls": pilot_calls, "reused": reused,
                "reuse_share": f"{reused / pilot_calls:.3f}" if pilot_calls else "nan"}
     print_result(figures)

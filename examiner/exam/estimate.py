@@ -58,8 +58,9 @@ Method (docs/GUIDE.md "Estimating a run" says the same for users):
    through the predicted answers and the resampled calls, of the self-check). A
    resample that would run one round longer than the pilot did costs that round at the pilot's last
    round's usage per unit in the pool. The central figure is the extrapolation of the sample itself.
-   What the range cannot hold: a corpus whose unsampled part behaves unlike the sample, and calls that a
-   shared response cache answers for free (they are not counted, neither in the pilot nor in the run).
+   What the range cannot hold: a corpus whose unsampled part behaves unlike the sample. The figures are
+   every call of the run, those a shared response cache answers for free included (with the pilot's
+   cache, its round-1 calls: the notes say how many and what they cost, `_pilot_notes`).
 
 `replay_simulated` keeps the older estimate: the whole exam replayed against the simulated backend at the
 configured prices. It predicts a simulated run exactly and a real one poorly (simulated replies have
