@@ -23,6 +23,7 @@ from examiner.reporting import html as h
 from examiner.reporting import markdown as md
 from examiner.reporting.model import CompareReport
 from examiner.reporting.model.compare import ComparedTarget, Disagreement, DisagreementUnit, PairedSection
+from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.paired import (PAIRED_HEADER, PAIRED_NOTE, SUBGROUP_HEADER, headline, paired_rows,
                                        paired_section, paired_units, subgroup_rows)
 from examiner.reporting.run_reader import RunData, load_run
@@ -38,7 +39,8 @@ LISTED_SUBGROUPS = 15
 
 HEADER = ["target", "run", "status", "health", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect",
           "evaluation cents / unit", "evaluation calls / unit", "candidate calls / unit"]
-NOTE = ("Accuracy = correct / covered, coverage = covered / all units; 95% intervals resample clusters. "
+NOTE = ("Accuracy = correct / covered, coverage = covered / all units; 95% intervals resample source documents "
+        "(below 30 of them a small-sample interval, named under the table). "
         "Evaluation = examiner question generation + judging, per unit of the corpus; a run with several "
         "targets splits its cost evenly among them.")
 UNTRUSTWORTHY_MARK = "FAIL - UNTRUSTWORTHY"
@@ -171,6 +173,8 @@ def compare_markdown(report: CompareReport) -> str:
     out = ["# Comparison", "", NOTE, ""]
     out += [f"**{line}**\n" for line in warnings(report)]
     out += [md.table(HEADER, rows(report)), ""]
+    notes = small_sample_notes((t.label, t) for t in report.targets)
+    out += [f"- {line}" for line in notes] + ([""] if notes else [])
     if report.paired:
         out += ["## Paired differences (the same units)", "", PAIRED_NOTE, ""]
         out += [f"- {marked_headline(report, s)}" for s in report.paired]
@@ -203,7 +207,10 @@ def compare_html(report: CompareReport) -> str:
     body = [f"<h1>Comparison</h1><p class=\"note\">{escape(NOTE)}</p>",
             *(f"<p class=\"{'health-fail' if line.startswith('UNTRUSTWORTHY') else 'note'}\"><strong>{escape(line)}"
               "</strong></p>" for line in warnings(report)),
-            h.table(HEADER, rows(report)), img]
+            h.table(HEADER, rows(report)),
+            *(f"<p class=\"note\">{escape(line)}</p>" for line in small_sample_notes((t.label, t)
+                                                                        for t in report.targets)),
+            img]
     if report.paired:
         body += ["<h2>Paired differences (the same units)</h2>", f"<p class=\"note\">{escape(PAIRED_NOTE)}</p><ul>",
                  *(f"<li>{escape(marked_headline(report, s))}</li>" for s in report.paired), "</ul>",

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from examiner.core.records import UnitOutcome, UnitRecord
 from examiner.core.rundir import RunDir
-from examiner.reporting import build_report, load_run
+from examiner.reporting import build_report, compare, load_run
 from examiner.reporting.model import ExamReport
 from examiner.reporting.reading import load_report
 from examiner.reporting.score_intervals import ratio_estimate, small_sample_note, target_estimates
@@ -104,3 +104,9 @@ def test_an_eight_unit_run_reports_a_small_sample_interval(eight_unit_run: Path,
     assert note in capsys.readouterr().out  # lines print as they are
     figures = target_estimates(load_run(eight_unit_run), list(load_run(eight_unit_run).outcomes["alpha"].values()))
     assert (figures[0]["low"], figures[0]["high"]) == (acc.low, acc.high)
+
+
+def test_compare_names_the_small_sample_interval(eight_unit_run: Path) -> None:
+    markdown, page = compare([eight_unit_run])
+    assert "alpha: accuracy small sample (2 " in markdown and "alpha: accuracy small sample (2 " in page
+    assert "resample source documents" in markdown
