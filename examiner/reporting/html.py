@@ -13,6 +13,7 @@ from typing import Any
 
 from examiner.reporting.calibration_section import calibration_html
 from examiner.reporting.bias_render import bias_html
+from examiner.reporting.cascade_section import cascade_html
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_html
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.markdown import (
@@ -269,6 +270,11 @@ def html_panel(report: ExamReport, figures: dict[str, Path]) -> list[str]:
             f"{panel.tied_or_unscored} tied or unscored.</p>", table(PANEL_HEADER, panel_rows(panel))]
 
 
+def html_cascade(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    """The judge cascade (examiner/reporting/cascade_section.py); nothing without one."""
+    return cascade_html(report.cascade, table)
+
+
 def html_bias(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     """The judge bias audit (examiner/reporting/bias_render.py)."""
     return bias_html(report.bias_audit, table)
@@ -307,7 +313,7 @@ HTML_SECTIONS: list[HtmlSection] = [
     html_front,  # title, examined, headline, what went wrong: always first
     # details, in the order of markdown.MARKDOWN_SECTIONS; a new section is a function added here
     html_scores, html_qtypes, html_languages, html_clusters, html_incorrect, html_convergence, html_cost,
-    html_baselines, html_panel, html_bias, html_health, html_run, html_counts,
+    html_baselines, html_panel, html_cascade, html_bias, html_health, html_run, html_counts,
 ]
 """report.html's sections in order."""
 

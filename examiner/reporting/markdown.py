@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from examiner.llm.ledger import PART_HEADERS, billed_parts, settlement_lines, shown_parts
-from examiner.reporting.calibration_section import calibration_markdown
 from examiner.reporting.bias_render import bias_markdown
+from examiner.reporting.calibration_section import calibration_markdown
+from examiner.reporting.cascade_section import cascade_markdown
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_markdown
 from examiner.reporting.layout import (
     HEADLINE_HEADER,
@@ -441,6 +442,11 @@ def md_panel(report: ExamReport) -> list[str]:
             f"{panel.tied_or_unscored} tied or unscored.", "", table(PANEL_HEADER, panel_rows(panel)), ""]
 
 
+def md_cascade(report: ExamReport) -> list[str]:
+    """The judge cascade (examiner/reporting/cascade_section.py); nothing without one."""
+    return cascade_markdown(report.cascade, table)
+
+
 def md_bias(report: ExamReport) -> list[str]:
     """The judge bias audit (examiner/reporting/bias_render.py)."""
     return bias_markdown(report.bias_audit, table)
@@ -471,7 +477,7 @@ MARKDOWN_SECTIONS: list[MdSection] = [
     md_front,  # title, examined, headline, what went wrong: always first
     # details, in reading order; a new section is a function added here
     md_scores, md_qtypes, md_languages, md_clusters, md_incorrect, md_convergence, md_cost, md_baselines,
-    md_panel, md_bias, md_health, md_run, md_counts,
+    md_panel, md_cascade, md_bias, md_health, md_run, md_counts,
 ]
 """report.md's sections in order (docs/REPORT.md, "Layout"); html.py keeps the same order."""
 

@@ -20,6 +20,7 @@ from rich.table import Table
 from examiner.core.console import make_console, prose_width
 
 from examiner.reporting.bias_render import bias_line
+from examiner.reporting.cascade_section import cascade_line
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, headline, health_rows, self_agreement_text
 from examiner.reporting.judge_parts import (
     LEVELS_NOTE,
@@ -139,6 +140,7 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
         out.append(language_table(report))
     if report.judge_panel:
         out.append(panel_table(report.judge_panel))
+    out += [line] if (line := cascade_line(report.cascade)) else []
     out += [line] if (line := bias_line(report.bias_audit)) else []
     return out
 

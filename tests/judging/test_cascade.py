@@ -89,6 +89,11 @@ def test_a_simulated_exam_settles_units_by_tier_and_records_why(tmp_path: Path) 
     ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
     endpoints = {(r.get("stage"), r.get("endpoint")) for r in ledger if r.get("stage") in ("judge", "judge_cascade")}
     assert ("judge_cascade", "cheap") in endpoints and ("judge", "strong") in endpoints
+    section = json.loads((out / "report.json").read_text())["cascade"]
+    assert (section["units"], section["settled_cheap"], section["calibration_units"]) == (
+        len(cascade), len(kept), sum(1 for c in calibration if c["strong_label"] is not None))
+    assert section["settled_strong"] == len(escalated) and 0 < section["spend_ratio"]
+    assert "## Judge cascade" in (out / "report.md").read_text()
     # the run as distillation data: only the strong judge's verdicts teach
     distilled = tmp_path / "distil"
     assert main(["distil", "--exam", str(out), "--out", str(distilled)]) == 0

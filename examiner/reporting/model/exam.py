@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from examiner.core.records import RunStatus
+from examiner.reporting.model.cascade import CascadeSection
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.calibration import ExamCalibration
@@ -441,6 +442,8 @@ class ExamReport(Section):
     provenance: ProvenancePlan | None = None
     bias_audit: BiasAudit | None = None
     """The judge bias audit (examiner/reporting/bias_audit.py); None in reports written before it."""
+    cascade: CascadeSection | None = None
+    """A judge cascade's tiers, calibration and spend (examiner/reporting/cascade_section.py); None without one."""
     figures: dict[str, str] = Field(default_factory=dict)
     """Figure name -> PNG path relative to the run folder (`map:<target>` for the maps)."""
 

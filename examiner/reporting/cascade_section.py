@@ -1,0 +1,136 @@
+"""The exam report's "Judge cascade" section from cascade.jsonl, the ledger and the run's settings.
+
+Why here: the cascade's promise (docs/CASCADE.md) is only worth as much as its calibration sample, so the
+report puts the sample's size and measured agreement beside the promised figure, and what the cascade
+spent beside what the strong judge alone would have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+from statsmodels.stats.proportion import proportion_confint
+
+from examiner.core.cascade_records import CascadeRecord
+from examiner.core.rundir import RunDir
+from examiner.llm.ledger import answered
+from examiner.reporting.model.cascade import CascadeSection
+from examiner.reporting.run_reader import RunData
+
+CHEAP_STAGE = "judge_cascade"
+STRONG_STAGES = ("judge", "judge_top")
+
+
+def exam_cascade_section(run: RunData) -> dict[str, Any] | None:
+    """The section's data, or None when the run had no cascade."""
+    plan = (run.config or {}).get("judge_cascade") if isinstance(run.config, dict) else None
+    records = list(RunDir(run.path).records(CascadeRecord).values())
+    if not plan or not records:
+        return None
+    cheap, strong = plan["tiers"][0], plan["tiers"][-1]
+    calibration = [r for r in records if r.calibration and r.strong_label is not None]
+    routed = [r for r in records if not r.calibration]
+    thresholds = [r.threshold for r in sorted(routed, key=lambda r: r.round)]
+    last = thresholds[-1] if thresholds else None
+    agree = [r.cheap_label == r.strong_label for r in calibration]
+    kept = [a for r, a in zip(calibration, agree) if last is not None and r.confidence >= last]
+    low = high = None
+    if kept:
+        low, high = (float(x) for x in proportion_confint(sum(kept), len(kept), method="wilson"))
+    spend = _spend(run, cheap, strong)
+    strong_row = next(row for row in spend if row["tier"] == "strong")
+    strong_units = len(calibration) + sum(1 for r in routed if r.tier == "strong")
+    strong_only = strong_row["cost_usd"] / strong_units * len(records) if strong_units else None
+    total = sum(row["cost_usd"] for row in spend)
+    return {
+        "cheap": cheap, "strong": strong, "target_agreement": plan.get("target_agreement", 0.9),
+        "risk": plan.get("risk", 0.1), "calibration_share": plan.get("calibration_share", 0.1),
+        "samples": plan.get("samples", 5), "units": len(records),
+        "settled_cheap": sum(1 for r in routed if r.tier == "cheap"),
+        "settled_strong": sum(1 for r in routed if r.tier == "strong"),
+        "calibration_units": len(calibration),
+        "cheap_share": sum(1 for r in routed if r.tier == "cheap") / len(records),
+        "threshold": last,
+        "calibration_agreement": sum(agree) / len(agree) if agree else None,
+        "kept_agreement": sum(kept) / len(kept) if kept else None,
+        "kept_agreement_low": low, "kept_agreement_high": high,
+        "spend": spend,
+        "strong_only_usd": round(strong_only, 8) if strong_only is not None else None,
+        "spend_ratio": total / strong_only if strong_only else None,
+    }
+
+
+def _spend(run: RunData, cheap: str, strong: str) -> list[dict[str, Any]]:
+    rows = []
+    for tier, endpoint, stages in (("cheap", cheap, (CHEAP_STAGE,)), ("strong", strong, STRONG_STAGES)):
+        calls = [r for r in answered(run.ledger) if r.get("stage") in stages and r.get("endpoint") == endpoint
+                 and not r.get("cache_hit")]
+        rows.append({"tier": tier, "endpoint": endpoint, "calls": len(calls),
+                     "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in calls), 8)})
+    return rows
+
+
+TITLE = "Judge cascade"
+SPEND_HEADER = ["tier", "endpoint", "calls", "dollars"]
+Table = Callable[[list[str], list[list[Any]]], str]
+
+
+def cascade_paragraphs(section: CascadeSection) -> list[str]:
+    """Who settled what, the promise beside the measurement, and the spend against strong-only."""
+    pct = _pct
+    return [
+        f"The cheap judge {section.cheap} settled {section.settled_cheap} of {section.units} unit verdicts "
+        f"({pct(section.cheap_share)}); {section.strong} judged {section.settled_strong} escalated units and the "
+        f"{section.calibration_units} units of the calibration sample (answers drawn at "
+        f"{pct(section.calibration_share)}, {section.samples} cheap samples per answer).",
+        f"Promised: agreement with {section.strong} of at least {pct(section.target_agreement)} on the units the "
+        f"cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
+        f"sample: {pct(section.kept_agreement)} [{pct(section.kept_agreement_low)}, "
+        f"{pct(section.kept_agreement_high)}] above the last threshold ({_num(section.threshold)}; in-sample, "
+        f"so optimistic); the cheap judge's raw agreement {pct(section.calibration_agreement)}.",
+        f"The strong judge alone would have cost about ${_num(section.strong_only_usd, 4)} (its dollars per unit "
+        f"judged, times every unit); the cascade's judging spent {pct(section.spend_ratio)} of that.",
+    ]
+
+
+def spend_rows(section: CascadeSection) -> list[list[Any]]:
+    return [[row.tier, row.endpoint, row.calls, f"{row.cost_usd:.4f}"] for row in section.spend]
+
+
+def cascade_markdown(section: CascadeSection | None, table: Table) -> list[str]:
+    """Markdown lines of the section (none for a run without a cascade)."""
+    if section is None:
+        return []
+    first, promise, spend = cascade_paragraphs(section)
+    return [f"## {TITLE}", "", first, "", promise, "", table(SPEND_HEADER, spend_rows(section)), "", spend, ""]
+
+
+def cascade_html(section: CascadeSection | None, table: Table) -> list[str]:
+    """HTML parts of the section (none for a run without a cascade)."""
+    if section is None:
+        return []
+    first, promise, spend = cascade_paragraphs(section)
+    return [f"<h2>{TITLE}</h2>", f"<p>{escape(first)}</p>", f"<p>{escape(promise)}</p>",
+            table(SPEND_HEADER, spend_rows(section)), f"<p>{escape(spend)}</p>"]
+
+
+def cascade_line(section: CascadeSection | None) -> str | None:
+    """One terminal line."""
+    if section is None:
+        return None
+    return (f"judge cascade: {section.cheap} settled {_pct(section.cheap_share)} of {section.units} verdicts, "
+            f"measured agreement {_pct(section.kept_agreement)} (promised >= {_pct(section.target_agreement)} "
+            f"at risk {section.risk:g}), spend {_pct(section.spend_ratio)} of strong-only")
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "none passed" if value is None else f"{value:.{digits}f}"
+
+
+__all__ = ["cascade_html", "cascade_line", "cascade_markdown", "exam_cascade_section"]

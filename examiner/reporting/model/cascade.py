@@ -1,0 +1,44 @@
+"""The exam report's "Judge cascade" section (docs/CASCADE.md): who settled how many units, on what
+calibration, at what cost, and the promise beside what the calibration sample measured."""
+
+from __future__ import annotations
+
+from examiner.reporting.model.base import Figure, Section
+
+
+class TierSpend(Section):
+    """One tier's calls and dollars in the exam's judging (self-check left out)."""
+
+    tier: str
+    endpoint: str
+    calls: int
+    cost_usd: float
+
+
+class CascadeSection(Section):
+    cheap: str
+    strong: str
+    target_agreement: float
+    risk: float
+    calibration_share: float
+    samples: int
+    units: int
+    """Verdicts the cascade gave (one per unit per answer)."""
+    settled_cheap: int
+    settled_strong: int
+    """Escalated units, calibration units left out."""
+    calibration_units: int
+    cheap_share: Figure
+    threshold: Figure
+    """The last threshold in force (null: no threshold passed, the cheap judge kept nothing)."""
+    calibration_agreement: Figure
+    """The cheap judge's raw agreement with the strong judge on every calibration unit."""
+    kept_agreement: Figure
+    """Agreement on the calibration units the last threshold keeps (in-sample, so optimistic)."""
+    kept_agreement_low: Figure
+    kept_agreement_high: Figure
+    spend: list[TierSpend]
+    strong_only_usd: Figure
+    """What the strong judge alone would have cost: its dollars per unit judged, times every unit."""
+    spend_ratio: Figure
+    """Cascade judging spend over `strong_only_usd`."""
