@@ -244,6 +244,29 @@ def calibration_lines(section: Any) -> list[str]:
     return lines
 
 
+def judge_calibration_lines(report: Mapping[str, Any]) -> list[str]:
+    """Terminal lines for a judging report's calibration (report.json's data; none: []): per gold label its
+    share three ways, or the mean human score."""
+    pairwise = (report.get("pairwise") or {}).get("calibration")
+    single = (report.get("single") or {}).get("calibration")
+    if pairwise:
+        lines = [f"calibrated by {pairwise['labelled']} gold labels of {pairwise['rows']} rows (PPI++, valid when they "
+                 "are a random sample of the rows):"]
+        for label, f in pairwise["labels"].items():
+            lines.append(f"  label {label}: share {_interval(f['judge_raw'])} (judge) | {_interval(f['human_only'])} "
+                         f"(gold) | {_interval(f['ppi'])} calibrated")
+        a = pairwise.get("agreement")
+        if a:
+            lines.append(f"  Cohen's kappa with the gold labels {_ratio(a['kappa'], a['kappa_low'], a['kappa_high'])}")
+        notes = {f["note"] for f in pairwise["labels"].values() if f.get("note")}
+        return lines + [f"  {note}" for note in sorted(notes)]
+    if single:
+        lines = [f"mean human score calibrated by {single['labelled']} of {single['rows']} rows (PPI++): "
+                 f"{mean_text(single['ppi'])} (human scores alone {mean_text(single['human_only'])})"]
+        return lines + ([f"  {single['note']}"] if single.get("note") else [])
+    return []
+
+
 def judge_calibration_markdown(section: Any, table: Callable[[list[str], list[list[Any]]], str]) -> list[str]:
     """The judging report's Markdown lines for its `calibration` (nothing when absent)."""
     if not section:
@@ -270,4 +293,4 @@ def judge_calibration_markdown(section: Any, table: Callable[[list[str], list[li
 
 __all__ = ["CALIBRATION_HEADER", "HUMAN_LABEL_RULE", "LABEL_HEADER", "MIN_LABELS", "calibrated_figure",
            "calibration_html", "calibration_lines", "calibration_markdown", "calibration_rows", "exam_calibration",
-           "judge_calibration", "judge_calibration_markdown", "label_rows", "mean_text"]
+           "judge_calibration", "judge_calibration_lines", "judge_calibration_markdown", "label_rows", "mean_text"]

@@ -83,7 +83,8 @@ def test_cli_judge_stats_prints_and_writes_the_calibrated_section(tmp_path: Path
     judgments, labels, _, _ = _pairwise(tmp_path)
     out = tmp_path / "out"
     assert main(["judge-stats", str(judgments), "--labels", str(labels), "--out", str(out)]) == 0
-    capsys.readouterr()
+    printed = capsys.readouterr().out
+    assert "calibrated by 60 gold labels of 300 rows" in printed and "  label 1: share " in printed
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "## Calibrated by the gold labels" in md and "60 of 300 judged rows carry a gold label" in md
     assert json.loads((out / "report.json").read_text(encoding="utf-8"))["pairwise"]["calibration"]["labelled"] == 60

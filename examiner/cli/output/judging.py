@@ -15,5 +15,9 @@ def print_summary(report: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
     from examiner.reporting.terminal import judge_summary, print_summary as print_parts
 
     print_parts(judge_summary(JudgeReport.model_validate(report)))
+    from examiner.reporting.calibration_section import judge_calibration_lines
+
+    for line in judge_calibration_lines(report):  # gold labels on only some rows: PPI++
+        print(line)
     for name, path in paths.items():
         print(f"{name}: {path}")
