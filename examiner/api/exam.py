@@ -49,6 +49,13 @@ class CorpusOptions(JobOptions):
     """How answers are judged: the reference judge, RevisEval (reviser + judge) or G-Eval."""
     judges: tuple[str, ...] = ()
     """Judge endpoints (`--judge`); two or more make a panel whose majority gives each verdict."""
+    judge_cascade: tuple[str, ...] = ()
+    """Cheap then strong judge endpoint (`--judge-cascade CHEAP,STRONG`): the cheap judge's verdict stands
+    where it is confident enough, with a promised agreement with the strong one (docs/CASCADE.md)."""
+    target_agreement: float | None = None
+    """A cascade's promised agreement with the strong judge (`--target-agreement`; default 0.9)."""
+    cascade_risk: float | None = None
+    """Chance allowed that a cascade's promise fails (`--cascade-risk`; default 0.1)."""
     units: Literal["sentences", "llm"] | None = None
     """Knowledge-unit extraction mode (`--units`)."""
     jsonl_field: str = "text"
@@ -284,6 +291,28 @@ def _with_exam_options(settings: Settings, options: CorpusOptions) -> Settings:
     return settings
 
 
+def _with_cascade(settings: Settings, options: CorpusOptions) -> Settings:
+    """The settings with `--judge-cascade` / `--target-agreement` / `--cascade-risk` applied (over a cascade
+    the configuration names, if any); a bad value is one line naming its flag."""
+    tiers = list(getattr(options, "judge_cascade", ()))
+    knobs = {key: value for key, value in (("target_agreement", getattr(options, "target_agreement", None)),
+                                           ("risk", getattr(options, "cascade_risk", None))) if value is not None}
+    if not tiers and not knobs:
+        return settings
+    if tiers and len(tiers) != 2:
+        raise UserError(f"--judge-cascade takes two endpoints, CHEAP,STRONG; got {','.join(tiers)}")
+    if not tiers and settings.judge_cascade is None:
+        raise UserError("--target-agreement and --cascade-risk need a judge cascade (--judge-cascade CHEAP,STRONG)")
+    if options.simulate:
+        tiers = [simulated_name(settings, t) for t in tiers]
+    current = settings.judge_cascade.model_dump() if settings.judge_cascade is not None else {}
+    plan = {**current, **({"tiers": tiers} if tiers else {}), **knobs}
+    try:
+        return settings.merged({"judge_cascade": plan, "roles": {"judge": plan["tiers"][-1]}})
+    except ConfigError as exc:
+        raise ConfigError(f"--judge-cascade: {exc}") from None
+
+
 def _embedding_cache_file(path: str) -> str:
     """The embedding cache file as an absolute path (config.yaml records it, so a resume finds it from any
     directory), its folder checked as an output folder before any work starts."""
@@ -316,6 +345,7 @@ def prepare_exam(options: CorpusOptions, settings: SettingsSource = None) -> tup
     if options.simulate:
         targets = [simulated_name(resolved, t) for t in targets]
         judges = [simulated_name(resolved, j) for j in judges]
+    resolved = _with_cascade(resolved, options)
     paper = getattr(options, "paper", None) or ""
     request = ExamRequest(corpus_paths=list(options.corpus), targets=targets, mode=options.mode,
                           judge_mode=options.judge_mode, judges=judges, jsonl_field=options.jsonl_field,

@@ -110,3 +110,23 @@ def test_a_cascade_needs_the_reference_judge(tmp_path: Path, capsys: pytest.Capt
     assert main(["run", "corpora/examiner-handbook", "--config", str(config), "--out", str(tmp_path / "r"), "--quiet",
                  "--judge-mode", "geval"]) == 2
     assert "judge cascade works with the Ref-Eval judge" in capsys.readouterr().err
+
+
+def test_the_command_line_names_a_cascade_and_the_run_records_it(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "endpoints.yaml"
+    data = cascade_config()
+    data["roles"] = {"examiner": "simulated", "candidate": "simulated"}
+    config.write_text(yaml.safe_dump(data))
+    out = tmp_path / "run"
+    assert main(["run", "corpora/examiner-handbook/01-exam.md", "--config", str(config), "--out", str(out),
+                 "--quiet", "--max-rounds", "1", "--judge-cascade", "cheap,strong", "--target-agreement", "0.8",
+                 "--cascade-risk", "0.2"]) == 0
+    recorded = yaml.safe_load((out / "config.yaml").read_text())
+    assert recorded["judge_cascade"]["tiers"] == ["cheap", "strong"] and recorded["roles"]["judge"] == "strong"
+    assert recorded["judge_cascade"]["target_agreement"] == 0.8 and recorded["judge_cascade"]["risk"] == 0.2
+    assert (out / "cascade.jsonl").stat().st_size > 0
+    capsys.readouterr()
+    assert main(["run", "corpora/examiner-handbook/01-exam.md", "--config", str(config), "--out",
+                 str(tmp_path / "r2"), "--quiet", "--target-agreement", "0.8"]) == 2
+    assert "need a judge cascade" in capsys.readouterr().err

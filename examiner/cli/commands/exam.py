@@ -57,6 +57,13 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge", action="append", default=[], metavar="ENDPOINT",
                         help="judge endpoint; repeat for a panel whose majority gives each unit's verdict "
                              "(default: the judge role, or `roles: {judge: [A, B, C]}` in the config)")
+    parser.add_argument("--judge-cascade", type=_endpoint_pair, default=(), metavar="CHEAP,STRONG",
+                        help="a cheap judge whose confident verdicts stand, the rest escalated to the strong judge "
+                             "with a promised agreement (docs/CASCADE.md)")
+    parser.add_argument("--target-agreement", type=float, metavar="A",
+                        help="a cascade's promised agreement with the strong judge (default 0.9)")
+    parser.add_argument("--cascade-risk", type=float, metavar="R",
+                        help="chance allowed that the cascade's promise fails (default 0.1)")
     parser.add_argument("--units", choices=("sentences", "llm"), help="knowledge-unit extraction mode")
     parser.add_argument("--jsonl-field", default="text", help="text field of .jsonl corpus files")
     parser.add_argument("--cluster-size", type=int, help="target number of units per cluster")
@@ -196,8 +203,16 @@ def _reading_flags(parser: argparse.ArgumentParser) -> None:
 CORPUS_FLAGS = ("jsonl_field", "cluster_size", "max_rounds", "max_probes", "seed", "max_corpus_mb", "language",
                 "follow_links", "max_document_mb", "max_document_text_mb", "max_document_pages",
                 "max_document_seconds", "max_nesting_depth", "embedding_cache", "mode", "judge_mode", "units",
-                "quiet")
+                "quiet", "judge_cascade", "target_agreement", "cascade_risk")
 """Flags of `run` and `estimate` whose option has the flag's own name."""
+
+
+def _endpoint_pair(text: str) -> tuple[str, ...]:
+    """`CHEAP,STRONG` as two endpoint names."""
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if len(names) != 2:
+        raise argparse.ArgumentTypeError(f"expected two endpoints, CHEAP,STRONG; got {text!r}")
+    return names
 
 
 def _corpus_options(args: argparse.Namespace) -> dict[str, Any]:
