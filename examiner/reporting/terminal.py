@@ -29,7 +29,7 @@ from examiner.reporting.judge_parts import (
     correlation_n,
     correlation_rows,
 )
-from examiner.reporting.layout import examined_lines, figure_mark, health_line, report_title, went_wrong
+from examiner.reporting.layout import examined_lines, figure_mark, report_title, went_wrong
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.meta_parts import gold_agreement_rows, ranking_rows
 from examiner.reporting.score_intervals import small_sample_notes
@@ -134,7 +134,11 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
     out.append(f"cost ${total.cost_usd:.4f}: {total.calls} calls ({total.batch_calls} batch), "
                f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
                f"(examiner cost {run_dir} splits it)")
-    out += [health_line(report), *([f"  {self_agreement_text(report.health)}"] if report.health else [])]
+    # `health: FAIL (...)` as the CLI always printed it (scripts grep for it); report.md says `Health: FAIL`
+    if report.health:
+        out += [headline(report.health), f"  {self_agreement_text(report.health)}"]
+    else:
+        out.append("health: not checked for this report")
     out += ["What went wrong:", *(_prose(item, "  - ") for item in went_wrong(report))]
     if shows_languages(report.run):
         out.append(language_table(report))

@@ -60,7 +60,7 @@ def test_terminal_summary_comes_from_the_model(run_dir: Path, capsys: pytest.Cap
     assert isinstance(report, ExamReport)
     parts = exam_summary(report, run_dir)
     assert str(parts[0]).startswith("Exam of ")  # the title first, as in report.md
-    assert "Health: not checked for this report." in parts  # build_report without health
+    assert "health: not checked for this report" in parts  # build_report without health
     print_summary(parts, Console(file=io.StringIO(), width=80))
     printed = capsys.readouterr().out
     assert f"(examiner cost {run_dir} splits it)" in printed
