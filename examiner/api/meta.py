@@ -43,6 +43,9 @@ class MetaOptions(JobOptions):
     """With `exam`: triples sampled from the run (None: 50; with human_labels all)."""
     human_labels: bool = False
     """With `exam`: the run's overrides (from `examiner view`) are the gold labels."""
+    min_gold: int = 10
+    """Fewest gold-labelled items evaluators are ranked on (examiner.meta.gold.MIN_GOLD): with fewer, a run
+    on `human_labels` stops before any call and a dataset's report says so among its problems."""
     no_exam_judge: bool = False
     """With `exam`: leave the run's own judge out of the ranking."""
     method: Literal["jdeval", "mdeval", "jdeval-i", "bsmeval"] = "jdeval"
@@ -167,6 +170,7 @@ def meta_evaluate(options: MetaOptions, settings: SettingsSource = None, *, note
 
     from examiner.corpus.datasets import FieldMap
     from examiner.meta.exam_source import EXAM_JUDGE, load_exam_triples
+    from examiner.meta.gold import check_gold
     from examiner.meta.items import load_items
     from examiner.meta.pipeline import MetaConfig, load_imported, run_meta
     from examiner.meta.sections import ranking_rows, write_reports
@@ -194,6 +198,7 @@ def meta_evaluate(options: MetaOptions, settings: SettingsSource = None, *, note
         items, skipped = load_items(options.data, fields, options.limit)
     if options.limit:
         items = items[: options.limit]
+    too_few = check_gold(items, options.min_gold, human_labels=options.human_labels)
     if options.assessments:
         ready, bad = load_imported(Path(options.assessments))
         imported += ready
@@ -215,6 +220,8 @@ def meta_evaluate(options: MetaOptions, settings: SettingsSource = None, *, note
                         debater=options.debater)
     run = asyncio.run(run_meta(items, config, resolved, out, imported=imported, skipped=skipped,
                                progress=None if options.quiet else notes))
+    if too_few:
+        run.problems.append(too_few)
     paths = write_reports(run, out)
     ranking = Rows(RankedEvaluator, (RankedEvaluator(
         r["evaluator"], _finite(r["baseline"]), _finite(r["win_rate"]), _finite(r["elo"]), _finite(r.get("elo_std")),

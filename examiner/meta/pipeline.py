@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -81,6 +81,10 @@ class MetaConfig:
     concurrency: int = 64
     debater: str | None = None
     """One endpoint for both debaters (default: each evaluator defends itself)."""
+    meta_judge_endpoint: str | None = None
+    """The endpoint that judged (`meta_judge`, or the meta_judge role's): filled in by the run, for the reports."""
+    meta_judge_model: str | None = None
+    """That endpoint's model, filled in by the run."""
 
 
 @dataclass
@@ -275,6 +279,7 @@ async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_d
         await _individual(run, gw, usable, evaluators, path)
     run.usage = {**gw.totals.counters(), "unparseable_replies": gw.totals.unparseable, "failed_calls": gw.totals.failed}
     judge = config.meta_judge or gw.resolve("meta_judge")[0]
+    run.config = replace(config, meta_judge_endpoint=judge, meta_judge_model=gw.settings.endpoint(judge).model)
     specs = {"endpoints": {name: spec.model_dump() for name, spec in gw.settings.endpoints.items()}}
     run.bias_audit = meta_bias_audit(run, judge, model_names(specs, [judge, *evaluators]))
     return run

@@ -32,7 +32,7 @@ from examiner.reporting.meta_parts import (
     ranking_table,
 )
 from examiner.reporting.model import MetaReport
-from examiner.reporting.model.meta import DebateRecord
+from examiner.reporting.model.meta import DebateRecord, MetaConfigSection
 from examiner.reporting.writer import cell, dumps, write_report
 
 
@@ -74,13 +74,22 @@ def _usage_text(report: MetaReport) -> str:
     return dumps(usage if isinstance(usage, dict) else usage.model_dump(exclude_unset=True))
 
 
+def meta_judge_name(config: MetaConfigSection) -> str:
+    """`referee (model gpt-x)`: the endpoint that judged and its model; a report written before the run
+    recorded them names the option given, or the role."""
+    name = config.meta_judge_endpoint or config.meta_judge
+    if name is None:
+        return "the meta_judge role's endpoint (not recorded)"
+    return f"{name} (model {config.meta_judge_model})" if config.meta_judge_model else name
+
+
 def to_markdown(report: MetaReport) -> str:
     """report.md of a meta-evaluation, from its model."""
     c, r = report.config, report.rankings
     metric = report.baseline.metric or "none (no gold labels)"
     lines = [f"# Meta-evaluation ({c.method})", "",
              f"Items: {report.items} ({report.item_kind or '-'}); evaluators: {', '.join(c.evaluators)}; "
-             f"meta-judge: {c.meta_judge or 'meta_judge role default'}; seed {c.seed}; Elo shuffles {c.shuffles}; "
+             f"meta-judge: {meta_judge_name(c)}; seed {c.seed}; Elo shuffles {c.shuffles}; "
              f"bootstrap rounds {c.bootstrap}.", ""]
     if report.problems:
         lines += ["## Problems", ""] + [f"- {p}" for p in report.problems] + [""]
@@ -161,7 +170,7 @@ def to_html(report: MetaReport) -> str:
              ".problem{color:#a00}details{margin:4px 0}</style></head><body>",
              f"<h1>Meta-evaluation: {esc(c.method)}</h1>",
              f"<p>{report.items} items; evaluators {esc(', '.join(c.evaluators))}; meta-judge "
-             f"{esc(c.meta_judge or 'meta_judge role default')}; seed {c.seed}; {c.shuffles} Elo shuffles; "
+             f"{esc(meta_judge_name(c))}; seed {c.seed}; {c.shuffles} Elo shuffles; "
              f"{r.matches} matches used.</p>"]
     if report.problems:
         parts.append("<h2>Problems</h2><ul>" + "".join(f"<li class='problem'>{esc(p)}</li>" for p in report.problems)
@@ -203,5 +212,5 @@ def write_reports(run: MetaRun, out_dir: Path) -> dict[str, Path]:
     return write_report(out_dir, report, markdown=to_markdown(report), html=to_html(report))
 
 
-__all__ = ["gold_agreement_table", "heatmap_png", "meta_report", "ranking_rows", "to_html", "to_markdown",
+__all__ = ["gold_agreement_table", "heatmap_png", "meta_judge_name", "meta_report", "ranking_rows", "to_html", "to_markdown",
            "write_reports"]

@@ -273,8 +273,9 @@ def test_meta_exam_human_labels_scores_the_exam_judge_against_people(run_dir: Pa
         "meta": {"provider": "simulated", "model": "sim-rel0.9", "max_concurrency": 8}},
         "roles": {"meta_judge": "meta"}}))
     out = tmp_path / "meta"
-    assert main(["meta", "--exam", str(run_dir), "--human-labels", "--config", str(cfg), "--evaluators", "e80,e50",
-                 "--meta-judge", "meta", "--out", str(out), "--bootstrap", "20", "--shuffles", "10"]) == 0
+    # Six people's labels: below the floor of 10 gold items (examiner.meta.gold), so --min-gold lowers it.
+    assert main(["meta", "--exam", str(run_dir), "--human-labels", "--min-gold", "6", "--config", str(cfg),
+                 "--evaluators", "e80,e50", "--meta-judge", "meta", "--out", str(out), "--bootstrap", "20", "--shuffles", "10"]) == 0
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["items"] == 6 and report["baseline"]["metric"] == "accuracy"
     judge = report["baseline"]["detail"][EXAM_JUDGE]

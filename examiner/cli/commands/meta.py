@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", type=int, help="--exam: triples sampled from the run (default 50; with --human-labels all)")
     p.add_argument("--human-labels", action="store_true",
                    help="--exam: the run's overrides (from `examiner view`) are the gold labels; items = overridden verdicts")
+    p.add_argument("--min-gold", type=int, default=10, metavar="N",
+                   help="fewest gold-labelled items to rank evaluators on (default %(default)s; fewer: exit 2)")
     p.add_argument("--no-exam-judge", action="store_true", help="--exam: leave the run's own judge out of the ranking")
     p.add_argument("--evaluators", required=True, help="comma-separated evaluator endpoint names (at least two)")
     p.add_argument("--method", default="jdeval", choices=("jdeval", "mdeval", "jdeval-i", "bsmeval"))
@@ -57,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_meta_command)
 
 
-META_FLAGS = ("data", "exam", "sample", "human_labels", "no_exam_judge", "method", "meta_judge", "out", "limit",
+META_FLAGS = ("data", "exam", "sample", "human_labels", "min_gold", "no_exam_judge", "method", "meta_judge", "out", "limit",
               "seed", "shuffles", "bootstrap", "draws", "both_orders", "rules", "max_rounds", "statement_words",
               "debater", "assessments", "concurrency", "quiet", "id_field", "instruction_field", "output1_field",
               "output2_field", "label_field", "text_field", "score_field")

@@ -34,6 +34,10 @@ class MetaConfigSection(Section):
     bootstrap: int
     concurrency: int
     debater: str | None
+    meta_judge_endpoint: str | None = None
+    """The endpoint that judged (`meta_judge`, or the meta_judge role's); absent in reports written before."""
+    meta_judge_model: str | None = None
+    """That endpoint's model."""
 
 
 class EvaluatorBaseline(Section):
