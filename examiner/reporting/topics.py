@@ -53,12 +53,13 @@ def cluster_topics(texts: Mapping[str, Iterable[str]], language: str = "en",
     except ValueError:  # every term pruned (empty vocabulary): no topic rather than a failed report
         return {}
     vocabulary = vectorizer.get_feature_names_out()
+    matrix = matrix.tocsr()  # each cluster's nonzero terms read straight from the sparse row (any corpus size)
     topics: dict[str, str] = {}
     for row, cid in enumerate(ids):
-        weights = matrix.getrow(row).toarray().ravel()
-        order = sorted((i for i in weights.nonzero()[0]), key=lambda i: (-weights[i], vocabulary[i]))[:terms]
-        if order:
-            topics[cid] = ", ".join(str(vocabulary[i]).strip() for i in order)
+        start, end = matrix.indptr[row], matrix.indptr[row + 1]
+        pairs = sorted(zip(-matrix.data[start:end], vocabulary[matrix.indices[start:end]]))[:terms]
+        if pairs:
+            topics[cid] = ", ".join(str(term).strip() for _, term in pairs)
     return topics
 
 
