@@ -63,9 +63,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Serve the embedded local model (SmolLM2-135M-Instruct, from an installed package) over HTTP with\n"
         "the OpenAI chat-completions API, until interrupted (Ctrl-C). Any OpenAI-compatible client can use\n"
         "it; in examiner's configuration, an endpoint with base_url http://HOST:PORT/v1 reaches it.",
-        "examiner serve-local --port 8077   # then base_url: http://127.0.0.1:8077/v1")
+        "examiner serve-local --port 8077   # then base_url: http://127.0.0.1:8077/v1\n"
+        "examiner serve-local --model runs/judge/merged --port 8078   # a model `examiner finetune` wrote")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     serve.add_argument("--port", type=int, default=8077, help="port to listen on (default: %(default)s)")
+    serve.add_argument("--model", metavar="DIR",
+                       help="serve this transformers model folder instead (e.g. `examiner finetune`'s merged/)")
     serve.set_defaults(func=run_serve_local)
 
 
@@ -252,6 +255,11 @@ def run_chat(args: argparse.Namespace) -> int:
 def run_serve_local(args: argparse.Namespace) -> int:
     from examiner.llm.local import serve_local
 
+    if args.model:
+        from examiner.api.finetune import serve_model
+
+        serve_model(args.model, args.host, args.port)
+        return 0
     serve_local(args.host, args.port)
     return 0
 

@@ -1,0 +1,126 @@
+"""A transformers model folder served over the OpenAI chat-completions API (`examiner serve-local --model`).
+
+Why: a judge fine-tuned by `examiner finetune` is a transformers folder, which llama-cpp-python cannot
+read; serving it over the same protocol as every other endpoint lets a config endpoint
+(`provider: openai, base_url: http://127.0.0.1:PORT/v1`) name it as a judge, with the gateway's retries,
+cache and ledger. The standard library's HTTP server is enough: requests are answered one at a time
+(one model, a lock), like the llama.cpp server examiner starts for the embedded model.
+
+What it honours: `messages`, `max_tokens` (default 256), `temperature` (0 = greedy); `usage` is reported.
+`response_format` is accepted and not enforced (no grammar): judges parse and validate replies anyway.
+`n` > 1, tools and logprobs are not offered.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from examiner.llm.hf_models import generate_reply, load_model
+
+MAX_BODY = 8 * 1024 * 1024
+
+
+class ChatModel:
+    """A loaded model and tokenizer, answering one chat request at a time."""
+
+    def __init__(self, model: Any, tokenizer: Any, name: str, max_prompt_tokens: int | None = None) -> None:
+        self.model, self.tokenizer, self.name = model, tokenizer, name
+        self.max_prompt_tokens = max_prompt_tokens
+        self._lock = threading.Lock()
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The OpenAI chat-completion object answering a request body (ValueError for a bad one)."""
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise ValueError("messages must be a non-empty list")
+        chat = []
+        for m in messages:
+            if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+                raise ValueError("each message needs a role and a content")
+            content = m.get("content")
+            if isinstance(content, list):  # content parts: keep the text ones
+                content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            chat.append({"role": m["role"], "content": str(content or "")})
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 256)
+        temperature = float(body.get("temperature") or 0.0)
+        with self._lock:
+            text, prompt, completion = generate_reply(self.model, self.tokenizer, chat, max_new_tokens=max_tokens,
+                                                      temperature=temperature,
+                                                      max_prompt_tokens=self.max_prompt_tokens)
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
+            "model": self.name,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "length" if completion >= max_tokens else "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion},
+        }
+
+
+def _handler(chat: ChatModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+            return
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _error(self, status: int, message: str) -> None:
+            self._send(status, {"error": {"message": message, "type": "invalid_request_error"}})
+
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            if self.path.rstrip("/") in ("/v1/models", "/models"):
+                self._send(200, {"object": "list", "data": [{"id": chat.name, "object": "model"}]})
+            else:
+                self._error(404, f"no route {self.path}")
+
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                self._error(404, f"no route {self.path}")
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if length <= 0 or length > MAX_BODY:
+                self._error(400, "a JSON body of at most 8 MiB is required")
+                return
+            try:
+                body = json.loads(self.rfile.read(length))
+                if not isinstance(body, dict):
+                    raise ValueError("the body must be a JSON object")
+                self._send(200, chat.complete(body))
+            except (ValueError, TypeError) as exc:
+                self._error(400, str(exc))
+
+    return Handler
+
+
+def make_server(chat: ChatModel, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """The HTTP server (not yet serving); port 0 picks a free one (`server.server_address[1]`)."""
+    server = ThreadingHTTPServer((host, port), _handler(chat))
+    server.daemon_threads = True
+    return server
+
+
+def serve_model(path: Path, host: str = "127.0.0.1", port: int = 8077, name: str | None = None) -> None:
+    """Load a model folder and serve it until Ctrl-C."""
+    model, tokenizer = load_model(path)
+    chat = ChatModel(model, tokenizer, name or path.name)
+    server = make_server(chat, host, port)
+    print(f"OpenAI-compatible endpoint: http://{host}:{server.server_address[1]}/v1  (model: {chat.name}); "
+          "Ctrl-C to stop", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopping", flush=True)
+    finally:
+        server.server_close()
