@@ -20,7 +20,7 @@ UNTRUSTWORTHY_TAG = "UNTRUSTWORTHY"
 """The mark on every figure of a run whose health failed."""
 HEADLINE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]", "units correct / incorrect / not covered"]
 WORST_SHOWN = 3
-"""Weakest clusters named per target under "What went wrong"."""
+"""Clusters with the most wrong units named per target under "What went wrong"."""
 NAME_CHARS = 60
 """A cluster named by its question (no key terms) shows at most this many characters of it."""
 
@@ -134,9 +134,10 @@ def clusters_in_order(target: TargetSection) -> list[ClusterRow]:
 
 
 def _weakest(target: TargetSection) -> str:
+    """The clusters with the most wrong units (then the lowest accuracy), by name: where the errors are."""
     wrong = sorted((r for r in target.per_cluster if r.incorrect),
-                   key=lambda r: (r.accuracy if r.accuracy is not None else 2.0, -r.incorrect, natural_key(r.cluster)))
-    return "; ".join(f"\"{cluster_name(r)}\" {r.correct} of {r.correct + r.incorrect} right"
+                   key=lambda r: (-r.incorrect, r.accuracy if r.accuracy is not None else 2.0, natural_key(r.cluster)))
+    return "; ".join(f"\"{cluster_name(r)}\" {r.incorrect} of {r.correct + r.incorrect} wrong"
                      for r in wrong[:WORST_SHOWN])
 
 
@@ -167,7 +168,7 @@ def run_problems(report: ExamReport) -> list[str]:
 
 
 def target_problems(report: ExamReport) -> list[str]:
-    """Per target: how many units it got wrong or left uncovered, and its weakest clusters by topic."""
+    """Per target: how many units it got wrong or left uncovered, and the clusters (by topic) with most errors."""
     out = []
     for name, t in report.targets.items():
         c = t.counts
@@ -177,7 +178,7 @@ def target_problems(report: ExamReport) -> list[str]:
         if c.uncovered:
             line += f", {c.uncovered} never covered"
         weakest = _weakest(t)
-        out.append(line + (f". Weakest clusters: {weakest}." if weakest else "."))
+        out.append(line + (f". Most errors in: {weakest}." if weakest else "."))
     return out
 
 
