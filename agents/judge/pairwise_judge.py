@@ -123,3 +123,33 @@ async def judge_pair(
 
 def _unscored(reason: str, text: str) -> PairJudgment:
     return PairJudgment(None, None, Unscored(reason, text), "", text)
+
+
+async def sample_pair_preferences(
+    gw: Gateway,
+    *,
+    instruction: str,
+    answer_1: str,
+    answer_2: str,
+    samples: int,
+    temperature: float,
+    reference: str | None = None,
+    tie_threshold: float = 0.0,
+    item_id: str = "",
+    endpoint: str | None = None,
+    stage: str = "grade_cascade",
+) -> list[Preferred]:
+    """`samples` grade-only judgments of one ordering in one request of `samples` choices at
+    `temperature`, each a preference in the order shown (Unscored for a choice whose grade line does not
+    parse). A judge cascade reads how often they agree as the judge's confidence."""
+    messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only=True)
+    config = replace(PAIRWISE.config(), max_tokens=GRADE_ONLY_MAX_TOKENS, n=samples, temperature=temperature)
+    result = await gw.chat(CARD.role, messages, config, CallContext(stage=stage, item_id=item_id), endpoint=endpoint)
+    out: list[Preferred] = []
+    for text in result.texts or [result.text]:
+        line = parse_score_line(text)
+        if line.error is not None or line.score_1 is None or line.score_2 is None:
+            out.append(Unscored(line.error or "no grades", text))
+        else:
+            out.append(verdict_from_scores(line.score_1, line.score_2, tie_threshold))
+    return out

@@ -44,6 +44,15 @@ class JudgeOptions(JobOptions):
     judges: tuple[str, ...] = ()
     """Endpoint for every judging call (`--judge`; empty: each role's endpoint); two or more make a
     pairwise judge panel whose majority decides."""
+    judge_cascade: tuple[str, ...] = ()
+    """Cheap then strong pairwise judge (`--judge-cascade CHEAP,STRONG`): the cheap judge's confident
+    verdicts stand, the other pairs go to the strong judge (docs/CASCADE.md); --method pairwise only."""
+    target_agreement: float = 0.9
+    """A cascade's promised agreement with the strong judge on the pairs the cheap judge keeps."""
+    cascade_risk: float = 0.1
+    """Chance allowed that a cascade's promise fails."""
+    calibration_share: float = 0.2
+    """Share of rows a cascade's strong judge also judges, to calibrate the cheap judge's threshold."""
     limit: int | None = None
     """Only the first N rows."""
     no_cache: bool = False
@@ -220,6 +229,8 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
         notes(f"examiner: ... and {len(skipped) - 20} more skipped rows (see the report)")
     out.mkdir(parents=True, exist_ok=True)
     judges = list(dict.fromkeys(options.judges))
+    if options.judge_cascade and (options.method != "pairwise" or judges):
+        raise UserError("--judge-cascade works with --method pairwise and without --judge")
     if len(judges) > 1 and options.method != "pairwise":
         raise UserError(f"a judge panel (--judge given {len(judges)} times) works with --method pairwise")
     panel = {name: _judge_endpoint(resolved, name, options.simulate) for name in judges} if len(judges) > 1 else None
@@ -252,6 +263,7 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
     facts (judge, status, calls, tokens, dollars)."""
     from examiner.exam.progress import ExamProgress
     from examiner.judging.pairwise import PairwiseOptions, run_pairwise
+    from examiner.judging.pairwise_cascade import PairCascadePlan, cascade_summary, run_pairwise_cascade
     from examiner.judging.reviseval import CLASSIC_METRICS as KNOWN_METRICS, RevisEvalOptions, run_reviseval
     from examiner.judging.row_runner import RunFlags
     from examiner.judging.single import DEFAULT_CRITERION, DEFAULT_TASK, GEvalOptions, run_geval, run_reference
@@ -269,13 +281,20 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
                           use_logprobs=False if options.no_logprobs else None, endpoint=endpoint)
     if options.method == "geval" and (opts_g.scale < 2 or opts_g.scale > 10):
         raise UserError(f"--scale must be between 2 and 10 for geval, got {opts_g.scale}")
+    cascade: dict[str, Any] | None = None
     async with Gateway(settings, run_dir=out, cache=not options.no_cache,
                        notes=lambda line: notes(f"examiner: {line}")) as gw:
         # the exam's progress display: one bar over the rows, with calls, tokens and dollars so far
         progress = ExamProgress(gw.totals, enabled=not options.quiet)
         with progress.task(f"judge {options.method}", len(rows)) as tick:
             flags = RunFlags(on_row_done=tick.advance)
-            if options.method == "pairwise":
+            if options.method == "pairwise" and options.judge_cascade:
+                plan = PairCascadePlan(*_cascade_tiers(settings, options), target_agreement=options.target_agreement,
+                                       risk=options.cascade_risk, calibration_share=options.calibration_share,
+                                       seed=options.seed)
+                records, threshold = await run_pairwise_cascade(gw, rows, pw, plan, flags)
+                cascade = cascade_summary(records, plan, threshold)
+            elif options.method == "pairwise":
                 records = await run_pairwise(gw, rows, pw, flags, panel=panel)
             elif options.method == "reviseval":
                 opts = RevisEvalOptions(pairwise=pw, rubric=options.rubric, seed=options.seed, metrics=metrics,
@@ -287,13 +306,27 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
                 records = await run_reference(gw, rows, scale=options.scale or 10, endpoint=endpoint, flags=flags)
         totals = gw.totals
         judge_name = f"panel of {', '.join(panel)}" if panel else (endpoint or "role defaults")
+        if cascade is not None:
+            judge_name = f"cascade of {cascade['cheap']} and {cascade['strong']}"
         meta = {"judge": judge_name, "status": "budget_exhausted" if flags.budget_exhausted else "ok",
                 "calls": totals.calls, "batch_calls": totals.batch_calls, "cache_hits": totals.cache_hits,
                 "prompt_tokens": totals.prompt_tokens, "cached_tokens": totals.cached_tokens,
                 "completion_tokens": totals.completion_tokens, "reasoning_tokens": totals.reasoning_tokens,
                 "cost_usd": round(totals.cost_usd, 6),
-                "failed_calls": flags.failed_calls}
+                "failed_calls": flags.failed_calls, **({"cascade": cascade} if cascade else {})}
     return records, meta
+
+
+def _cascade_tiers(settings: Settings, options: JudgeOptions) -> tuple[str, str]:
+    """The cascade's two endpoints, as the settings name them (simulated twins under --simulate)."""
+    from examiner.api.settings import simulated_name
+
+    tiers = [simulated_name(settings, t) if options.simulate else t for t in options.judge_cascade]
+    if len(tiers) != 2:
+        raise UserError(f"--judge-cascade takes two endpoints, CHEAP,STRONG; got {','.join(options.judge_cascade)}")
+    for name in tiers:
+        settings.endpoint(name)  # a one-line error for an unknown endpoint
+    return tiers[0], tiers[1]
 
 
 class JudgeStatsOptions(BaseModel):

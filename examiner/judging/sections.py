@@ -20,10 +20,11 @@ from typing import Any
 from examiner.core.contract import Mark, agreement_with_panel
 from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
 from examiner.core.rundir import JUDGMENTS
-from examiner.judging.gold_calibration import calibration_markdown, pairwise_calibration, score_calibration
 from examiner.judging.bias_audit import judge_bias_audit
+from examiner.judging.gold_calibration import calibration_markdown, pairwise_calibration, score_calibration
 from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
 from examiner.reporting.bias_render import bias_markdown
+from examiner.reporting.cascade_section import pair_cascade_markdown
 from examiner.reporting.markdown import table as md_table
 from examiner.reporting import judge_parts
 from examiner.reporting.judge_parts import LEVELS_NOTE, agreement_rows, correlation_n, correlation_rows
@@ -245,6 +246,8 @@ def markdown(report: JudgeReport) -> str:
         lines += _pairwise_markdown(report.pairwise) + calibration_markdown(report.pairwise)
     if report.single:
         lines += _single_markdown(report.single) + calibration_markdown(report.single)
+    if report.cascade:
+        lines += ["", *pair_cascade_markdown(report.cascade)]
     if report.bias_audit:
         lines += ["", *bias_markdown(report.bias_audit, md_table)]
     if report.skipped:

@@ -16,7 +16,7 @@ from statsmodels.stats.proportion import proportion_confint
 from examiner.core.cascade_records import CascadeRecord
 from examiner.core.rundir import RunDir
 from examiner.llm.ledger import answered
-from examiner.reporting.model.cascade import CascadeSection
+from examiner.reporting.model.cascade import CascadeSection, PairCascadeSection
 from examiner.reporting.run_reader import RunData
 
 CHEAP_STAGE = "judge_cascade"
@@ -125,6 +125,20 @@ def cascade_line(section: CascadeSection | None) -> str | None:
             f"at risk {section.risk:g}), spend {_pct(section.spend_ratio)} of strong-only")
 
 
+def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
+    """A pairwise judging run's cascade, in the judging report."""
+    pct = _pct
+    return [f"## {TITLE}", "",
+            f"The cheap judge {section.cheap} settled {section.settled_cheap} of {section.rows} pairs; "
+            f"{section.strong} judged {section.settled_strong} escalated pairs and the {section.calibration_rows} "
+            f"pairs of the calibration sample (rows drawn at {pct(section.calibration_share)}, "
+            f"{section.samples} cheap samples per ordering).", "",
+            f"Promised: agreement with {section.strong} of at least {pct(section.target_agreement)} on the pairs "
+            f"the cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
+            f"sample: {pct(section.kept_agreement)} above the threshold ({_num(section.threshold)}; in-sample); the "
+            f"cheap judge's raw agreement {pct(section.calibration_agreement)}.", ""]
+
+
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
@@ -133,4 +147,4 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "none passed" if value is None else f"{value:.{digits}f}"
 
 
-__all__ = ["cascade_html", "cascade_line", "cascade_markdown", "exam_cascade_section"]
+__all__ = ["pair_cascade_markdown", "cascade_html", "cascade_line", "cascade_markdown", "exam_cascade_section"]

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
 from examiner.simulator.behaviours import UNIT_RE, unescape
-from examiner.simulator.prose import filler_sentence, filler_text, stable_int, stable_uniform
+from examiner.simulator.prose import filler_sentence, filler_text, rng_for, stable_int, stable_uniform
 
 _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
         for name in ("instruction", "answer_1", "answer_2", "reference", "response", "question")}
@@ -78,11 +78,16 @@ def pairwise_judge(req: SimRequest) -> str | dict[str, object]:
     accuracy = float(req.option("pairwise_accuracy", 0.8))
     bias = float(req.option("pairwise_position_bias", 0.0))
     tie_rate = float(req.option("pairwise_tie_rate", 0.0))
+    difficulty = float(req.option("pairwise_difficulty", 0.0))
     gold = _gold_first(req, instruction, a1, a2)
     if stable_uniform(req.seed, "pw-tie", *pair_key) < tie_rate:
         winner = 0
     elif gold == 0:
         winner = 1 + stable_int(req.seed, "pw-tiebreak", *pair_key) % 2
+    elif difficulty > 0 and 0 < accuracy < 1:  # each pair its own chance; each sample draws afresh
+        chance = rng_for(req.seed, "pw-difficulty", *pair_key).betavariate(accuracy * difficulty,
+                                                                           (1 - accuracy) * difficulty)
+        winner = gold if stable_uniform(req.seed, "pw-acc", *pair_key, *req.sampling_salt) < chance else 3 - gold
     elif stable_uniform(req.seed, "pw-acc", *pair_key) < accuracy:
         winner = gold
     else:
@@ -103,10 +108,10 @@ def pairwise_judge(req: SimRequest) -> str | dict[str, object]:
              2: "Answer 2 follows the request more closely than answer 1."}[winner]
     if req.schema is not None or req.json_mode:
         grades: dict[str, object] = {"score_1": scores[0], "score_2": scores[1]}
-        if req.stage != "grade":
+        if not req.stage.startswith("grade"):
             grades["reason"] = f"{which} {filler_text(rng, 40)}"
         return grades
-    if req.stage == "grade":
+    if req.stage.startswith("grade"):  # grade-only (a cascade's sampled grades too)
         return line
     return f"{line}\n{which} {filler_text(rng, 40)}"
 

@@ -130,3 +130,30 @@ def test_the_command_line_names_a_cascade_and_the_run_records_it(tmp_path: Path,
     assert main(["run", "corpora/examiner-handbook/01-exam.md", "--config", str(config), "--out",
                  str(tmp_path / "r2"), "--quiet", "--target-agreement", "0.8"]) == 2
     assert "need a judge cascade" in capsys.readouterr().err
+
+
+def test_pairwise_judging_through_a_cascade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "pairwise.yaml"
+    config.write_text(yaml.safe_dump({"endpoints": {
+        "mini": {"provider": "simulated", "model": "sim-mini", "price_input_per_1m": 0.15, "price_output_per_1m": 0.6,
+                 "options": {"pairwise_accuracy": 0.8, "pairwise_difficulty": 3}},
+        "big": {"provider": "simulated", "model": "sim-big", "price_input_per_1m": 2.5, "price_output_per_1m": 10.0,
+                "options": {"pairwise_accuracy": 0.95}}}}))
+    out = tmp_path / "judged"
+    assert main(["judge", "llmbar:Adversarial_Neighbor", "--method", "pairwise", "--config", str(config), "--quiet",
+                 "--judge-cascade", "mini,big", "--target-agreement", "0.75", "--cascade-risk", "0.2",
+                 "--calibration-share", "0.5", "--out", str(out)]) == 0
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    kept = [r for r in records if r["tier"] == "cheap"]
+    calibration = [r for r in records if r["calibration"]]
+    assert kept and calibration and all(r["tier"] == "strong" for r in calibration)
+    for r in kept:
+        assert r["verdict"] == r["cheap_verdict"] and r["confidence"] >= r["threshold"]
+    section = json.loads((out / "report.json").read_text())["cascade"]
+    assert section["rows"] == len(records) and section["settled_cheap"] == len(kept)
+    assert section["calibration_rows"] == sum(1 for r in calibration if r["verdict"] is not None)
+    ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+    assert {r.get("endpoint") for r in ledger if r.get("stage") == "grade_cascade"} == {"mini"}
+    assert main(["judge", "llmbar:Adversarial_Neighbor", "--method", "geval", "--config", str(config), "--quiet",
+                 "--judge-cascade", "mini,big", "--out", str(tmp_path / "g")]) == 2
+    assert "works with --method pairwise" in capsys.readouterr().err

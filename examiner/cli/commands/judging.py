@@ -50,6 +50,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     pw.add_argument("--json-grades", action="store_true",
                     help="ask for the grades as a JSON object (for models that break the text line format)")
     pw.add_argument("--with-reference", action="store_true", help="pairwise: give the row's reference to the judge")
+    pw.add_argument("--judge-cascade", metavar="CHEAP,STRONG", default="",
+                    help="pairwise: the cheap judge's confident verdicts stand, the rest go to the strong judge, "
+                         "with a promised agreement (docs/CASCADE.md)")
+    pw.add_argument("--target-agreement", type=float, default=0.9, metavar="A",
+                    help="cascade: promised agreement with the strong judge (default %(default)s)")
+    pw.add_argument("--cascade-risk", type=float, default=0.1, metavar="R",
+                    help="cascade: chance allowed that the promise fails (default %(default)s)")
+    pw.add_argument("--calibration-share", type=float, default=0.2, metavar="P",
+                    help="cascade: share of rows the strong judge also judges (default %(default)s)")
     pw.add_argument("--single", action="store_true", help="reviseval: one response per row (--output-field), not pairs")
     pw.add_argument("--rubric", help="reviseval: rubric given to the reviser")
     pw.add_argument("--seed", type=int, default=0, help="reviseval: seed for which response gets revised")
@@ -126,6 +135,9 @@ def run_judge(args: argparse.Namespace) -> int:
     from examiner.api.judging import JudgeOptions, judge
 
     options = JudgeOptions(**job_flags(args), data=args.data, out=args.out, judges=tuple(args.judge),
+                           judge_cascade=tuple(n.strip() for n in args.judge_cascade.split(",") if n.strip()),
+                           target_agreement=args.target_agreement, cascade_risk=args.cascade_risk,
+                           calibration_share=args.calibration_share,
                            human_range=_range(args.human_range, "--human-range"),
                            classic_metrics=tuple(m.strip() for m in args.classic_metrics.split(",") if m.strip()),
                            **{name: getattr(args, name) for name in JUDGE_FLAGS})

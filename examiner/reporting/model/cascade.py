@@ -42,3 +42,22 @@ class CascadeSection(Section):
     """What the strong judge alone would have cost: its dollars per unit judged, times every unit."""
     spend_ratio: Figure
     """Cascade judging spend over `strong_only_usd`."""
+
+
+class PairCascadeSection(Section):
+    """A pairwise judging run's cascade (examiner/judging/pairwise_cascade.py): rows per tier, the
+    calibration sample, the promise and what the sample measured."""
+
+    cheap: str
+    strong: str
+    target_agreement: float
+    risk: float
+    calibration_share: float
+    samples: int
+    rows: int
+    settled_cheap: int
+    settled_strong: int
+    calibration_rows: int
+    threshold: Figure
+    calibration_agreement: Figure
+    kept_agreement: Figure

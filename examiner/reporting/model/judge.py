@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from examiner.reporting.model.cascade import PairCascadeSection
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.calibration import JudgeCalibration, ScoreCalibration
 from examiner.reporting.model.bias import BiasAudit
@@ -113,3 +114,5 @@ class JudgeReport(Section):
     single: SingleSection | None = None
     bias_audit: BiasAudit | None = None
     """The judge bias audit (examiner/judging/bias_audit.py); None in reports written before it."""
+    cascade: PairCascadeSection | None = None
+    """A judge cascade's tiers and calibration (`--judge-cascade`); None without one."""

@@ -1,0 +1,165 @@
+"""Pairwise judging by a judge cascade (docs/CASCADE.md): a cheap judge settles the pairs it is sure of,
+the strong judge the rest, with a promised agreement on the pairs the cheap judge keeps.
+
+Pass 1: the cheap judge grades every pair `samples` times per ordering (one request of n choices; with
+--swap both orderings), each sample read back into the original order, so a judge that changes its mind
+when the answers swap is less confident. The pair's cheap verdict is the samples' majority and its
+confidence the majority's share. A random share of the rows (hash of the row id) is also judged by the
+strong judge: the calibration sample. Pass 2: the threshold from the calibration rows (examiner.stats.cascade,
+fixed-sequence testing); rows at or above it keep the cheap verdict, the others are judged by the strong
+judge exactly as without a cascade.
+
+Records are those of `examiner judge --method pairwise` plus `tier` (cheap | strong), `calibration`,
+`cheap_verdict`, `confidence` and `threshold`, so judge-stats reads them unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from examiner.agents.judge.pairwise_judge import sample_pair_preferences
+from examiner.core.labels import Preference, Preferred
+from examiner.judging.bias_audit import lengths
+from examiner.judging.cascade import in_calibration
+from examiner.judging.dataset import Row
+from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_records, judge_row, number
+from examiner.judging.row_runner import RunFlags, judge_rows
+from examiner.llm.gateway import Gateway
+from examiner.stats.cascade import CascadeThreshold, calibrate_threshold
+
+CHEAP_STAGE = "grade_cascade"
+
+
+@dataclass(frozen=True)
+class PairCascadePlan:
+    """The two endpoints and the promise (the same knobs as an exam's `JudgeCascade`)."""
+
+    cheap: str
+    strong: str
+    target_agreement: float = 0.9
+    risk: float = 0.1
+    calibration_share: float = 0.2
+    samples: int = 5
+    temperature: float = 0.7
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class CheapPair:
+    verdict: Preference | None
+    confidence: float
+
+
+def majority(preferences: Sequence[Preferred]) -> CheapPair:
+    """The most frequent preference and its share of all samples (unscored samples count against it)."""
+    votes = Counter(p for p in preferences if isinstance(p, Preference))
+    if not votes:
+        return CheapPair(None, 0.0)
+    verdict, count = max(votes.items(), key=lambda item: (item[1], item[0] == Preference.TIE, item[0].value))
+    return CheapPair(verdict, count / max(len(preferences), 1))
+
+
+async def cheap_reading(gw: Gateway, row: Row, opts: PairwiseOptions, plan: PairCascadePlan) -> CheapPair:
+    """The cheap judge's samples over the orderings judged, in the row's original labelling."""
+    reference = row.reference if opts.use_reference else None
+    orders = [("original", row.output_1, row.output_2)] + ([("swapped", row.output_2, row.output_1)] if opts.swap else [])
+    drawn = await asyncio.gather(*(
+        sample_pair_preferences(gw, instruction=row.instruction, answer_1=first, answer_2=second,
+                                samples=plan.samples, temperature=plan.temperature, reference=reference,
+                                tie_threshold=opts.tie_threshold, item_id=f"{row.id}:{order}",
+                                endpoint=plan.cheap, stage=CHEAP_STAGE)
+        for order, first, second in orders))
+    samples: list[Preferred] = []
+    for (order, _, _), shown in zip(orders, drawn):
+        samples += [p.swapped() if order == "swapped" and isinstance(p, Preference) else p for p in shown]
+    return majority(samples)
+
+
+def _strong_label(records: list[dict[str, Any]]) -> int | None:
+    """The strong judge's verdict on a row: its original-order record's."""
+    return next((r["verdict"] for r in records if r["order"] == "original"), None)
+
+
+async def run_pairwise_cascade(gw: Gateway, rows: list[Row], opts: PairwiseOptions, plan: PairCascadePlan,
+                               flags: RunFlags | None = None) -> tuple[list[dict[str, Any]], CascadeThreshold]:
+    """Judgment records for every row (row order) and the threshold the cascade used."""
+    flags = flags or RunFlags()
+    strong = PairwiseJudge(gw, replace(opts, endpoint=plan.strong), plan.strong)
+    calibration = {row.id for row in rows if in_calibration(row.id, plan.calibration_share, plan.seed)}
+    readings: dict[str, CheapPair] = {}
+    strong_records: dict[str, list[dict[str, Any]]] = {}
+
+    async def first_pass(row: Row) -> list[dict[str, Any]]:
+        readings[row.id] = await cheap_reading(gw, row, opts, plan)
+        if row.id in calibration:
+            strong_records[row.id] = await judge_row(strong, row)
+        return []
+
+    await judge_rows(rows, first_pass, lambda r, m: [], flags)
+    confidences, agrees = [], []
+    for row_id in sorted(calibration & set(strong_records)):
+        label = _strong_label(strong_records[row_id])
+        if label is not None:
+            confidences.append(readings[row_id].confidence)
+            agrees.append(number(readings[row_id].verdict) == label)
+    threshold = calibrate_threshold(confidences, agrees, target_agreement=plan.target_agreement, risk=plan.risk)
+
+    def kept(row: Row) -> bool:
+        reading = readings.get(row.id)
+        return (row.id not in calibration and reading is not None and reading.verdict is not None
+                and reading.confidence >= threshold.threshold)
+
+    async def second_pass(row: Row) -> list[dict[str, Any]]:
+        reading = readings.get(row.id, CheapPair(None, 0.0))
+        extra = {"calibration": row.id in calibration, "cheap_verdict": number(reading.verdict),
+                 "confidence": reading.confidence,
+                 "threshold": threshold.threshold if threshold.keeps_any and row.id not in calibration else None}
+        if kept(row):
+            return [_cheap_record(row, order, reading, opts, plan, threshold) | extra | {"tier": "cheap"}
+                    for order in (["original", "swapped"] if opts.swap else ["original"])]
+        records = strong_records.get(row.id) or await judge_row(strong, row)
+        return [r | extra | {"tier": "strong"} for r in records]
+
+    if flags.budget_exhausted:
+        return [], threshold
+    records = await judge_rows(rows, second_pass, lambda r, m: error_records(r, m, opts), flags)
+    return records, threshold
+
+
+def _cheap_record(row: Row, order: str, reading: CheapPair, opts: PairwiseOptions, plan: PairCascadePlan,
+                  threshold: CascadeThreshold) -> dict[str, Any]:
+    verdict = reading.verdict
+    shown = verdict.swapped() if order == "swapped" and verdict is not None else verdict
+    return {"id": row.id, "line": row.line, "method": "pairwise", "order": order, "verdict": number(verdict),
+            "verdict_shown": number(shown), "score_1": None, "score_2": None,
+            "reason": (f"cheap judge {plan.cheap}: {reading.confidence:.0%} of its samples agree "
+                       f"(threshold {threshold.threshold:.2f})"),
+            "unscored": None, "label": number(row.label),
+            "reference_used": opts.use_reference and row.reference is not None,
+            **lengths(row.output_1, row.output_2)}
+
+
+def cascade_summary(records: list[dict[str, Any]], plan: PairCascadePlan, threshold: CascadeThreshold) -> dict[str, Any]:
+    """Rows per tier, the calibration sample and its measured agreement (for the judging report)."""
+    originals = [r for r in records if r.get("order") == "original" and "tier" in r]
+    calibration = [r for r in originals if r["calibration"] and r["verdict"] is not None]
+    kept_cal = [r for r in calibration if threshold.keeps_any and r["confidence"] >= threshold.threshold]
+    return {
+        "cheap": plan.cheap, "strong": plan.strong, "target_agreement": plan.target_agreement, "risk": plan.risk,
+        "calibration_share": plan.calibration_share, "samples": plan.samples, "rows": len(originals),
+        "settled_cheap": sum(1 for r in originals if r["tier"] == "cheap"),
+        "settled_strong": sum(1 for r in originals if r["tier"] == "strong" and not r["calibration"]),
+        "calibration_rows": len(calibration),
+        "threshold": threshold.threshold if threshold.keeps_any else None,
+        "calibration_agreement": (sum(r["cheap_verdict"] == r["verdict"] for r in calibration) / len(calibration)
+                                  if calibration else None),
+        "kept_agreement": (sum(r["cheap_verdict"] == r["verdict"] for r in kept_cal) / len(kept_cal)
+                           if kept_cal else None),
+    }
+
+
+__all__ = ["CheapPair", "PairCascadePlan", "cascade_summary", "cheap_reading", "majority", "run_pairwise_cascade"]
