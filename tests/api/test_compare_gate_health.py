@@ -70,3 +70,15 @@ def test_gate_command_exits_2_with_one_line_on_a_failed_run(degenerate: Path, ca
     capsys.readouterr()
     assert main(["gate", str(degenerate), str(degenerate), "--margin", "0.1", "--allow-unhealthy"]) in (0, 1)
     assert "[UNTRUSTWORTHY: BASE and NEW health FAILED, --allow-unhealthy]" in capsys.readouterr().out
+
+
+def test_compare_command_prints_the_untrustworthy_run_first(healthy: Path, degenerate: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cmp.md"
+    capsys.readouterr()
+    assert main(["compare", str(healthy), str(degenerate), "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3].startswith("UNTRUSTWORTHY: run ") and "health: FAIL" in lines[3]
+    assert "FAIL - UNTRUSTWORTHY" in out.read_text(encoding="utf-8")
+    assert main(["compare", str(healthy), str(degenerate)]) == 0  # no --out: the Markdown on stdout
+    assert "**UNTRUSTWORTHY: run " in capsys.readouterr().out

@@ -101,6 +101,6 @@ def run_compare(args: argparse.Namespace) -> int:
         print(result.markdown, end="")
         return 0
     print(f"md: {result.markdown_path}\nhtml: {result.html_path}\njson: {result.json_path}")
-    for line in result.headlines():
+    for line in [*result.warnings(), *result.headlines()]:
         print(line)
     return 0
