@@ -268,16 +268,16 @@ def agreement_line(agree: RankingAgreement, baseline: Mapping[str, float]) -> st
 
 def meta_summary(report: MetaReport) -> list[Any]:
     """What the terminal shows of a meta-evaluation (`examiner meta`), in order: the ranking table, the
-    agreement with gold labels where the items have some, and how the Elo ranking agrees with the
-    baseline's. The caller prints the problems and the report files' paths."""
+    agreement with gold labels where the items have some, the meta-judge's bias audit in one line, and how
+    the Elo ranking agrees with the baseline's. The caller prints the problems and the report files' paths."""
     parts: list[Any] = [ranking_summary_table(report)]
     gold = gold_agreement_summary_table(report)
     if gold is not None:
         parts.append(gold)
+    parts += [line] if (line := bias_line(report.bias_audit)) else []
     agree = report.rankings.agreement.elo if report.rankings.agreement else None
     if agree:
         parts.append(agreement_line(agree, report.baseline.scores))
-    parts += [line] if (line := bias_line(report.bias_audit)) else []
     return parts
 
 

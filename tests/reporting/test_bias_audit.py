@@ -87,3 +87,30 @@ def test_a_run_without_panel_says_what_was_not_measured(tmp_path: Path) -> None:
     assert audit["self_preference"]["flagged"] is False  # judge `local`, targets alpha and beta
     few = exam_bias_audit(load_run(write_sample_run(tmp_path / "one", targets=("alpha",))))["length"]
     assert few["measured"] or "at least 10" in few["reason"] or "same length" in few["reason"]
+
+
+async def test_a_simulated_exam_with_a_panel_reports_the_audit(small_corpus: Path, tmp_path: Path) -> None:
+    """A real (simulated) exam judged by a panel one of whose members is the target's own endpoint."""
+    from examiner.exam.runner import ExamRequest, start_exam
+    from tests.exam.test_exam_panel import panel_settings
+
+    judges = ["sim", "j1", "j2"]
+    settings = panel_settings().model_copy(update={"exam": panel_settings().exam.model_copy(update={"max_rounds": 1})})
+    info = await start_exam(settings, ExamRequest([str(small_corpus)], judges=judges), tmp_path, quiet=True,
+                            report=False)
+    assert info.status == "completed"
+    build_report(tmp_path)
+    report = ExamReport.model_validate(json.loads((tmp_path / "report.json").read_text(encoding="utf-8")))
+    audit = report.bias_audit
+    assert audit is not None and audit.panel.measured and audit.panel.members == judges
+    assert [(m.judge, m.target, m.match) for m in audit.self_preference.matches] == [("sim", "sim", "same model")]
+    assert audit.self_preference.flagged and not audit.self_preference.gaps  # the one target is the judge's own
+    verdicts = list(RunStore(tmp_path).all(VerdictRecord).values())
+    both = [(v.members["sim"].verdict, v.members["j1"].verdict) for v in verdicts
+            if v.members["sim"].verdict != "unscored" and v.members["j1"].verdict != "unscored"]
+    pair = next(p for p in audit.panel.pairs if (p.a, p.b) == ("sim", "j1"))
+    assert pair.n == len(both)
+    if len({x for b in both for x in b}) > 1:
+        assert pair.kappa == pytest.approx(cohen_kappa_score([a for a, _ in both], [b for _, b in both]))
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Judge bias audit" in md and "Self-preference: FLAGGED: judge sim (sim) judges sim (sim): same model" in md

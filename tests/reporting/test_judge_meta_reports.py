@@ -79,7 +79,8 @@ def test_judge_summary_reads_the_model() -> None:
     tables = console.file.getvalue()  # type: ignore[attr-defined]
     assert "judge vs labels" in tables and "judge panel" in tables and "position swap" in tables
     single = judge_summary(judge_report("geval", _scored_records(), [], {}))
-    assert single[2].startswith("judgments 6, scored 5, unparseable 1") and single[-1].startswith("Levels: sample")
+    assert single[2].startswith("judgments 6, scored 5, unparseable 1") and single[-2].startswith("Levels: sample")
+    assert single[-1].startswith("judge bias: ")  # the bias audit's line closes the summary
 
 
 @pytest.fixture(scope="module")
