@@ -290,7 +290,8 @@ def _kappa_unit_se(a: np.ndarray, b: np.ndarray) -> float:
     np.add.at(table, (a, b), 1.0)
     if np.count_nonzero(table.sum(axis=0)) < 2 and np.count_nonzero(table.sum(axis=1)) < 2:
         return 0.0
-    se = float(cohens_kappa(table).std_kappa)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a table with an empty row or column: nan, handled below
+        se = float(cohens_kappa(table).std_kappa)
     return se if math.isfinite(se) else 0.0
 
 

@@ -132,3 +132,15 @@ def test_panel_kappas_equal_sklearn_and_statsmodels() -> None:
     counts, _ = aggregate_raters(np.column_stack([v[1:] for v in noisy.values()]))
     assert result.fleiss_n == 79
     assert result.fleiss_kappa == pytest.approx(fleiss_kappa(counts, method="fleiss"))
+
+
+def test_few_documents_switch_to_the_small_sample_intervals_never_zero_width() -> None:
+    """Two members who agree in the same share within each of 3 documents: the bootstrap over documents
+    alone would see no variation; the small-sample interval (t on 2 df, the units' error) still does."""
+    a = {f"u{i}": i % 2 for i in range(30)}
+    b = {f"u{i}": (i % 2) if i % 5 else 1 - i % 2 for i in range(30)}
+    groups = {f"u{i}": i // 10 for i in range(30)}
+    (pair,) = panel_agreement({"a": a, "b": b}, groups).pairs
+    assert pair.method == "small sample: t on 2 df" and pair.low < pair.kappa < pair.high and pair.high - pair.low > 0.1
+    gap = self_gap([1.0, 0.0, 1.0, 1.0] * 6, [True, False] * 12, [i // 8 for i in range(24)])
+    assert gap.method.startswith("small sample") and gap.high - gap.low > 0.1
