@@ -47,7 +47,7 @@ def _judge_name(meta: Mapping[str, Any]) -> str | None:
 def _panel(records: Sequence[Mapping[str, Any]], key: Any) -> dict[str, Any]:
     panelled = [r for r in records if r.get("panel")]
     if not panelled:
-        return not_measured("one judge, no panel (--panel names one)")
+        return not_measured("one judge, no panel (give --judge two or more times for one)")
     members = list(dict.fromkeys(m for r in panelled for m in r["panel"]))
     labels = {m: {key(r): r["panel"].get(m, {}).get("verdict") for r in panelled} for m in members}
     groups = {key(r): str(r["id"]) for r in panelled}
@@ -70,10 +70,13 @@ def pairwise_audit(records: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
     if not records or any("length_1" not in r for r, _ in usable) or not usable:
         length = not_measured(NO_LENGTHS if records else "no judgment")
     else:
+        gold = [r.get("label") for r, _ in usable]
+        by_gold = all(g is not None for g in gold)  # the judge following the labels is no length taste
         length = length_item([_SCORE[p] for _, p in usable], [r["length_1"] - r["length_2"] for r, _ in usable],
-                             [str(r["id"]) for r, _ in usable],
+                             [str(r["id"]) for r, _ in usable], [str(g) for g in gold] if by_gold else None,
                              outcome_text="response 1 preferred = 1, tie = 0.5, response 2 = 0, on the tokens of "
-                                          "response 1 minus response 2",
+                                          "response 1 minus response 2"
+                                          + (" (a fixed effect per gold label)" if by_gold else ""),
                              length_text="tokens of length difference")
     return {"position": position, "length": length,
             "self_preference": not_measured("the pairs name no model per response"),

@@ -64,14 +64,17 @@ def meta_bias_audit(run: Any, judge: str, names: Mapping[str, str]) -> dict[str,
             position = not_measured("each pair was shown in one order (examiner meta --both-orders shows both)")
         usable = [j for j in run.judgments if j.outcome is not None and (j.item_id, j.assistant_1) in tokens
                   and (j.item_id, j.assistant_2) in tokens]
-        length = length_item([_SCORE[j.outcome] for j in usable],
-                             [tokens[(j.item_id, j.assistant_1)] - tokens[(j.item_id, j.assistant_2)] for j in usable],
-                             [j.item_id for j in usable],
-                             outcome_text="Assistant1 preferred = 1, tie = 0.5, Assistant2 = 0, on the tokens of "
-                                          "Assistant1's explanation minus Assistant2's",
-                             length_text="tokens of explanation difference")
         gold = {i.id: i.gold_label for i in run.items if i.gold_label is not None}
         right = {key: a.decision == gold[key[0]] for key, a in by_key.items() if key[0] in gold}
+        strata = [(right.get((j.item_id, j.assistant_1)), right.get((j.item_id, j.assistant_2))) for j in usable]
+        by_gold = bool(usable) and all(None not in s for s in strata)  # which assessment is right, held fixed
+        length = length_item([_SCORE[j.outcome] for j in usable],
+                             [tokens[(j.item_id, j.assistant_1)] - tokens[(j.item_id, j.assistant_2)] for j in usable],
+                             [j.item_id for j in usable], strata if by_gold else None,
+                             outcome_text="Assistant1 preferred = 1, tie = 0.5, Assistant2 = 0, on the tokens of "
+                                          "Assistant1's explanation minus Assistant2's"
+                                          + (" (a fixed effect per which one is right)" if by_gold else ""),
+                             length_text="tokens of explanation difference")
         gaps = _pairwise_gap(judge, own, run.judgments, right) if matches else {}
         self_pref = self_preference_item(matches, gaps, all_self_reason=GOLD_GAP_REASON)
         if self_pref.get("gaps"):
