@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hmac
 from html import escape
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from aiohttp import web
 from pydantic import ValidationError
@@ -24,11 +25,24 @@ from examiner.core.overrides import utc_now
 from examiner.core.runlock import RunDirInUse, hold_run_dir
 from examiner.reporting.html import passage_html
 from examiner.reporting.human_sample import draw_sample, population
+from examiner.reporting.review import ReviewRow
+from examiner.reporting.review_style import PAGE_CSS
 from examiner.reporting.run_reader import load_run
 from examiner.reporting.with_overrides import LABELS
 
-if TYPE_CHECKING:
-    from examiner.reporting.view_server import ReviewServer
+
+
+class ReviewServer(Protocol):
+    """What this mode needs of the review server (examiner/reporting/view_server.py's ReviewServer)."""
+
+    run_dir: Path
+    run_id: str
+    token: str
+    who: str
+
+    def rows(self) -> list[ReviewRow]: ...
+
+    def in_use(self) -> str | None: ...
 
 SAMPLE_NOTE = ("Label each drawn unit: is the answer correct about this unit, incorrect, or unrelated to it? The "
                "judge's verdict is hidden so that it does not sway you. These labels calibrate the report's accuracy "
@@ -111,7 +125,6 @@ def render_sample_page(server: ReviewServer, sample: HumanSample | None, in_use:
 
 
 def _css() -> str:
-    from examiner.reporting.view_server import PAGE_CSS
 
     return PAGE_CSS + "form.draw{display:flex;gap:.8em;flex-wrap:wrap;align-items:end;background:#eef2f7;padding:.6em}"
 

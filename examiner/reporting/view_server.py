@@ -34,7 +34,8 @@ from examiner.core.overrides import OverrideRecord, utc_now
 from examiner.core.rundir import VERDICTS, RunDir
 from examiner.core.errors import UserError
 from examiner.core.runlock import RunDirInUse, hold_run_dir, refuse_if_in_use
-from examiner.reporting.html import CSS, passage_html
+from examiner.reporting.html import passage_html
+from examiner.reporting.review_style import PAGE_CSS
 from examiner.reporting.with_overrides import LABELS
 from examiner.reporting.review import FILTERS, ReviewRow, choices, filtered, review_rows
 from examiner.reporting.run_reader import load_run
@@ -66,18 +67,6 @@ SERVER_LOG.addFilter(_OneLineErrors())
 PAGE_ROWS = 100
 """Verdicts shown per page (the rest are a `next` link away)."""
 
-PAGE_CSS = CSS + """
-form.filters{display:flex;gap:.8em;flex-wrap:wrap;align-items:end;background:#eef2f7;padding:.6em;border-radius:4px}
-form.filters label{display:flex;flex-direction:column;font-size:.85em}
-article.row{border:1px solid #ccc;border-left:4px solid #4c78a8;padding:.5em .8em;margin:.8em 0}
-article.row.v-incorrect{border-left-color:#c62828}article.row.v-unrelated{border-left-color:#999}
-article.row.v-unscored{border-left-color:#b35900}
-.label{font-weight:600;color:#555;display:inline-block;min-width:6em}
-.in-force{background:#fff6d6;padding:.3em .6em;margin:.3em 0}
-form.override{display:flex;gap:.5em;flex-wrap:wrap;margin-top:.4em}
-form.override input[name=reason]{flex:1;min-width:18em}
-.banner{background:#fde2e1;border:1px solid #c62828;padding:.5em .8em}
-"""
 
 FILTER_SCRIPT = """
 for (const box of document.querySelectorAll('form.filters select')) {
