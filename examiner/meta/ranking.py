@@ -481,7 +481,8 @@ def rating_intervals(matches: Sequence[MatchLike], n_rounds: int = 1000, seed: i
     """Elo and Bradley-Terry with FastChat's bootstrap over matches, each with LMSYS rank groups
     (examiner.stats.rankings); Bradley-Terry only when the comparison graph is connected (across parts
     strengths are not comparable), else `bradley_terry_error` says why."""
-    rows = [(m.a, m.b, m.outcome) if isinstance(m, Match) else tuple(m) for m in matches]
+    rows: list[tuple[str, str, Preference]] = [
+        (m.a, m.b, m.outcome) if isinstance(m, Match) else (m[0], m[1], m[2]) for m in matches]
     out: dict[str, Any] = {"elo": rankings.elo_bootstrap(rows, n_rounds=n_rounds, seed=seed).to_dict()}
     names, a, b, _ = _encode(rows, None)
     if _connected(len(names), a, b):

@@ -61,7 +61,9 @@ def ratio_estimate(values: Sequence[int | None], documents: Sequence[Hashable], 
 def small_sample_note(figure: Any) -> str | None:
     """'small sample (k documents): <method>' for an interval made by the small-sample method (a report
     model's Estimate or its dict), else None."""
-    get = figure.get if isinstance(figure, dict) else (lambda name: getattr(figure, name, None))
+    def get(name: str) -> Any:
+        return figure.get(name) if isinstance(figure, dict) else getattr(figure, name, None)
+
     if not get("small_sample"):
         return None
     return f"small sample ({get('groups')} {get('grouped_by')}): {get('method')}"
