@@ -154,6 +154,9 @@ def run_problems(report: ExamReport) -> list[str]:
             if row[1] in ("warn", "fail"):
                 example = f"; e.g. {row[5]}" if row[5] else ""
                 out.append(f"Health check {row[0]} {row[1].upper()}: {row[4]} (thresholds {row[3]}){example}.")
+            elif row[1] == "not_measured":  # e.g. the self-check of a frozen-paper re-sit: not a pass
+                out.append(f"Health check {row[0]} NOT MEASURED ({row[4].removeprefix('not measured: ')}), so "
+                           "the health is INCOMPLETE, not PASS.")
     counted = [(c.failed_requests, "model requests failed for good"),
                (cost.in_flight.calls, "calls were killed in flight (possibly billed)"),
                (c.unparseable_questions, "questions could not be parsed"),

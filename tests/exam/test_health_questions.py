@@ -122,4 +122,5 @@ def test_a_frozen_paper_resit_is_incomplete_not_pass(tmp_path: Path, capsys: pyt
     assert health["status"] == "incomplete", [(c["name"], c["status"]) for c in health["checks"]]
     markdown = (out / rundir.REPORT_MD).read_text(encoding="utf-8")
     assert "health: INCOMPLETE (self_agreement not measured)" in markdown and "health: PASS" not in markdown
+    assert "Health check self_agreement NOT MEASURED (no answer was re-judged)" in markdown  # what went wrong
     assert main(["report", str(out), "--strict"]) == 0  # incomplete is not a failure
