@@ -106,7 +106,7 @@ def single_audit(records: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) 
         with_system = [r for r in scored if r.get("system")]
         gaps = {judge: ([float(r["score"]) for r in with_system], [str(r["system"]) in own for r in with_system],
                         [str(r.get("group") or r["id"]) for r in with_system])} if matches else {}
-        self_pref = self_preference_item(matches, gaps)
+        self_pref = self_preference_item(matches, gaps, judges={judge: judge})
     return {"position": not_measured("single-score judging shows one response at a time: no order to swap"),
             "length": length, "self_preference": self_pref,
             "panel": not_measured("one judge, no panel (single-score methods judge alone)")}

@@ -76,7 +76,8 @@ def meta_bias_audit(run: Any, judge: str, names: Mapping[str, str]) -> dict[str,
                                           + (" (a fixed effect per which one is right)" if by_gold else ""),
                              length_text="tokens of explanation difference")
         gaps = _pairwise_gap(judge, own, run.judgments, right) if matches else {}
-        self_pref = self_preference_item(matches, gaps, all_self_reason=GOLD_GAP_REASON)
+        self_pref = self_preference_item(matches, gaps, judges={judge: names.get(judge, judge)},
+                                         all_self_reason=GOLD_GAP_REASON)
         if self_pref.get("gaps"):
             self_pref["note"] = ("The gap is the meta-judge's accuracy when the right assessment is its own "
                                  "family's minus when it is the other's (matches where exactly one is right).")
@@ -88,7 +89,7 @@ def meta_bias_audit(run: Any, judge: str, names: Mapping[str, str]) -> dict[str,
                              length_text="tokens of explanation")
         gaps = {judge: ([float(j.score) for j in scored], [j.evaluator in own for j in scored],
                         [j.item_id for j in scored])} if matches else {}
-        self_pref = self_preference_item(matches, gaps)
+        self_pref = self_preference_item(matches, gaps, judges={judge: names.get(judge, judge)})
     return {"position": position, "length": length, "self_preference": self_pref,
             "panel": not_measured("one meta-judge, no panel")}
 

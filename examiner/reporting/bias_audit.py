@@ -60,12 +60,15 @@ def self_matches(judges: Mapping[str, str], targets: Mapping[str, str]) -> list[
 
 def self_preference_item(matches: list[dict[str, Any]], gaps: Mapping[str, tuple[list[float], list[bool],
                                                                              list[Hashable]]],
-                         *, all_self_reason: str = "every judged model is the judge's own model or family: no "
+                         *, judges: Mapping[str, str] | None = None,
+                         all_self_reason: str = "every judged model is the judge's own model or family: no "
                          "others to compare with") -> dict[str, Any]:
     """The matches (flagged when any), and per judge with both own-family and other answers the gap of its
-    mean verdict (gaps: judge -> (outcome, is_self, groups) over the answers it judged)."""
+    mean verdict (gaps: judge -> (outcome, is_self, groups) over the answers it judged); `judges`: the
+    judges compared (endpoint -> model), shown so a reader can check the matching."""
+    shown = {"judges": dict(judges)} if judges else {}
     if not matches:
-        return {"measured": True, "flagged": False, "matches": [],
+        return {"measured": True, "flagged": False, "matches": [], **shown,
                 "gap_reason": "no judged model shares the judge's model or family"}
     rows, reasons = [], []
     for judge, (outcome, is_self, groups) in gaps.items():
@@ -76,7 +79,7 @@ def self_preference_item(matches: list[dict[str, Any]], gaps: Mapping[str, tuple
             continue
         rows.append({"judge": judge, **{k: v for k, v in gap.to_dict().items()}})
     return {"measured": True, "flagged": True, "matches": matches, "gaps": rows, "note": SELF_NOTE if rows else None,
-            "gap_reason": None if rows else all_self_reason}
+            "gap_reason": None if rows else all_self_reason, **shown}
 
 
 def panel_item(labels: Mapping[str, Mapping[Hashable, Hashable | None]],
@@ -90,14 +93,16 @@ def panel_item(labels: Mapping[str, Mapping[Hashable, Hashable | None]],
 
 
 def model_names(config: Mapping[str, Any], endpoints: Sequence[str]) -> dict[str, str]:
-    """Endpoint -> the model name it serves (config.yaml's endpoints); a simulated endpoint, or one the
-    config does not describe, is known by its endpoint name."""
+    """Endpoint -> the model name it serves (config.yaml's endpoints); an endpoint without a model name (or
+    `default`), or one the config does not describe, is known by its endpoint name. Simulated endpoints keep
+    their model names: `--simulate` copies a real endpoint with its model, and the copy judging the
+    original's answers is the self-preference the real run would have."""
     specs = config.get("endpoints") or {}
     out = {}
     for name in endpoints:
         spec = specs.get(name) or {}
         model = spec.get("model")
-        out[name] = name if spec.get("provider") == "simulated" or not model or model == "default" else str(model)
+        out[name] = name if not model or model == "default" else str(model)
     return out
 
 
@@ -144,7 +149,7 @@ def exam_bias_audit(run: RunData, seed: int = 0) -> dict[str, Any]:
         "length": length_item([float(v.verdict == "correct") for v in judged], [tokens[v.answer_id] for v in judged],
                               [documents[v.id] for v in judged], [v.target for v in judged],
                               outcome_text="verdict correct = 1, incorrect = 0 (a fixed effect per target)"),
-        "self_preference": self_preference_item(matches, gaps),
+        "self_preference": self_preference_item(matches, gaps, judges={j: names[j] for j in judges}),
         "panel": panel_item(labels, documents, seed=seed) if len(labels) >= 2 else not_measured(
             "one judge, no panel (roles: {judge: [A, B, C]} names one)"),
     }

@@ -49,7 +49,8 @@ def self_text(item: SelfPreferenceItem) -> str:
     if not item.measured:
         return f"Self-preference: not measured: {item.reason}"
     if not item.matches:
-        return f"Self-preference: none ({item.gap_reason})"
+        who = ", ".join(f"{j} ({m})" for j, m in item.judges.items())
+        return f"Self-preference: none ({item.gap_reason}{'; judge ' + who if who else ''})"
     pairs = "; ".join(f"judge {m.judge} ({m.judge_model}) judges {m.target} ({m.target_model}): {m.match}"
                       for m in item.matches)
     gap = "" if item.gaps else f"; gap not measured: {item.gap_reason}"

@@ -85,6 +85,8 @@ class SelfPreferenceItem(BiasItem):
     """Judge and judged model the same model or family (flagged), and the judge's gap where it can be had."""
 
     flagged: bool | None = None
+    judges: dict[str, str] = Field(default_factory=dict)
+    """The judges compared: endpoint -> the model name matched (empty in reports written before it)."""
     matches: list[SelfMatch] = Field(default_factory=list)
     gaps: list[SelfGap] = Field(default_factory=list)
     gap_reason: str | None = None
