@@ -49,7 +49,8 @@ def _unit_languages(records: RunRecords, question: QuestionRecord) -> set[str]:
     for uid in question.targets:
         unit = records.units.get(uid)
         for source in unit.sources if unit else []:
-            language = (records.passages.get(source.passage_id) or {}).get("language")
+            row = records.passages.get(source.passage_id)
+            language = row.get("language") if row else None
             if language:
                 found.add(language)
     return found

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator, TypeVar
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
 from examiner.core.console import make_console
@@ -111,7 +111,7 @@ def _every() -> float:
 class StageTicker:
     """Advances one stage's bar (piped: writes its progress lines)."""
 
-    def __init__(self, owner: ExamProgress, task: int, description: str = "", total: int = 0) -> None:
+    def __init__(self, owner: ExamProgress, task: TaskID, description: str = "", total: int = 0) -> None:
         self._owner = owner
         self._task = task
         self._description = description
