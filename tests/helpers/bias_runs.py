@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from examiner.core.assessments import MetaItem
+from examiner.core.config import EndpointSpec, ExamSettings, Settings
 from examiner.core.records import (
     AnswerRecord,
     MemberVerdict,
@@ -85,3 +87,35 @@ def write_bias_run(run_dir: Path, *, length_bias: float = 0.0, seed: int = 0) ->
     _dump(files.record_file(AnswerRecord), answers)
     _dump(files.record_file(VerdictRecord), verdicts)
     return run_dir
+
+
+def panel_exam_settings(judges: tuple[str, ...] = ("sim", "j1", "j2")) -> Settings:
+    """A one-round simulated exam of the target `sim` judged by a panel of `judges` (endpoints `j1`, `j2`
+    with their own noise and seed; `sim` is the target's own endpoint, so it judges its own answers)."""
+    endpoints = {"sim": EndpointSpec(provider="simulated", model="sim", max_concurrency=16,
+                                     options={"knowledge": {"known": 0.6, "wrong": 0.2, "unknown": 0.2}})}
+    for i, (name, noise) in enumerate((("j1", 0.15), ("j2", 0.4))):
+        endpoints[name] = EndpointSpec(provider="simulated", model=name, max_concurrency=16,
+                                       options={"judge_noise": noise, "seed": 101 + i})
+    return Settings(endpoints=endpoints, roles={"examiner": "sim", "candidate": "sim", "judge": "sim"},
+                    judge_panel=list(judges), exam=ExamSettings(max_rounds=1))
+
+
+META_ENDPOINTS = {
+    "e80": {"provider": "simulated", "model": "sim-acc0.8", "max_concurrency": 16},
+    "e65": {"provider": "simulated", "model": "sim-acc0.65", "max_concurrency": 16},
+    "e50": {"provider": "simulated", "model": "sim-acc0.5", "max_concurrency": 16},
+    "meta": {"provider": "simulated", "model": "sim-rel0.9", "max_concurrency": 16},
+}
+"""Simulated evaluators of set accuracy and a meta-judge, as tests/meta's pipeline tests use them."""
+
+
+def meta_settings() -> Settings:
+    return Settings(endpoints={k: EndpointSpec(**v) for k, v in META_ENDPOINTS.items()}, roles={"meta_judge": "meta"})
+
+
+def meta_pair_items(n: int) -> list[MetaItem]:
+    """Pairwise meta items with gold labels alternating between the two outputs."""
+    return [MetaItem(id=f"p{i}", kind="pairwise", instruction=f"Summarise fact {i}.", output_1=f"Fact {i} holds.",
+                     output_2=f"Something else about {i}.", gold_label="Answer2" if i % 2 else "Answer1")
+            for i in range(n)]

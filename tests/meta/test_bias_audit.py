@@ -17,7 +17,7 @@ from examiner.meta.bias_audit import _pairwise_gap
 from examiner.meta.pipeline import MetaConfig, run_meta
 from examiner.meta.sections import meta_report, to_html, to_markdown
 from examiner.reporting.bias_render import bias_line
-from tests.meta.test_meta_pipeline import pair_items, settings
+from tests.helpers.bias_runs import meta_pair_items as pair_items, meta_settings as settings
 
 
 def test_both_orders_give_the_flip_rate_and_the_section_renders(tmp_path: Path) -> None:

@@ -92,12 +92,11 @@ def test_a_run_without_panel_says_what_was_not_measured(tmp_path: Path) -> None:
 async def test_a_simulated_exam_with_a_panel_reports_the_audit(small_corpus: Path, tmp_path: Path) -> None:
     """A real (simulated) exam judged by a panel one of whose members is the target's own endpoint."""
     from examiner.exam.runner import ExamRequest, start_exam
-    from tests.exam.test_exam_panel import panel_settings
+    from tests.helpers.bias_runs import panel_exam_settings
 
     judges = ["sim", "j1", "j2"]
-    settings = panel_settings().model_copy(update={"exam": panel_settings().exam.model_copy(update={"max_rounds": 1})})
-    info = await start_exam(settings, ExamRequest([str(small_corpus)], judges=judges), tmp_path, quiet=True,
-                            report=False)
+    info = await start_exam(panel_exam_settings(tuple(judges)), ExamRequest([str(small_corpus)], judges=judges),
+                            tmp_path, quiet=True, report=False)
     assert info.status == "completed"
     build_report(tmp_path)
     report = ExamReport.model_validate(json.loads((tmp_path / "report.json").read_text(encoding="utf-8")))
