@@ -15,7 +15,7 @@ from typing import Any
 
 from examiner.core.labels import Preference, preference_from_text
 from examiner.core.tokens import count_tokens
-from examiner.judging.swap_metrics import swap_metrics
+from examiner.judging.swap_metrics import judgments, swap_metrics
 from examiner.reporting.bias_audit import length_item, not_measured, panel_item, position_item, self_matches, \
     self_preference_item
 
@@ -57,7 +57,6 @@ def _panel(records: Sequence[Mapping[str, Any]], key: Any) -> dict[str, Any]:
 def pairwise_audit(records: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> dict[str, Any]:
     """Flip rate under swap, the length slope of the preference, no self-preference (the rows name no
     model per response), and the panel's agreement."""
-    from examiner.judging.sections import judgments  # the records' reading, one place
 
     js = judgments(records)
     if any(j.order == "swapped" for j in js):

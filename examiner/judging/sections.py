@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.contract import Mark, agreement_with_panel
-from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
+from examiner.core.labels import Preference, is_scored, preference_from_text, preference_to_number
 from examiner.core.rundir import JUDGMENTS
 from examiner.judging.bias_audit import judge_bias_audit
 from examiner.judging.gold_calibration import calibration_markdown, pairwise_calibration, score_calibration
-from examiner.judging.swap_metrics import Judgment, agreement, classification_metrics, swap_metrics
+from examiner.judging.swap_metrics import (Judgment, agreement, classification_metrics, judgments, record_preference,
+                                          swap_metrics)
 from examiner.reporting.bias_render import bias_markdown
 from examiner.reporting.cascade_section import pair_cascade_markdown
 from examiner.reporting.markdown import table as md_table
@@ -34,14 +35,6 @@ from examiner.reporting.writer import as_report, cell, report_data, write_jsonl,
 from examiner.stats import correlation as stats
 
 
-def _preference(value: Any) -> Preferred:
-    """A judgments-JSONL verdict (1, 2, 0, or null for none) as a preference."""
-    return Unscored("unparseable") if value is None else preference_from_text(value)
-
-
-def judgments(records: Iterable[Mapping[str, Any]]) -> list[Judgment]:
-    """Judgment values of pairwise records."""
-    return [Judgment(str(r["id"]), str(r.get("order", "original")), _preference(r.get("verdict"))) for r in records]
 
 
 def _gold(labels: Mapping[Any, Any]) -> dict[Any, Preference]:
@@ -104,8 +97,8 @@ def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, 
 
 def panel_agreement(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per panel member: how often its verdict was the panel's, over the judgments the panel decided."""
-    marks = [Mark(_preference(r.get("verdict")), members={
-        name: Mark(_preference(own.get("verdict"))) for name, own in r["panel"].items()}) for r in records if r.get("panel")]
+    marks = [Mark(record_preference(r.get("verdict")), members={
+        name: Mark(record_preference(own.get("verdict"))) for name, own in r["panel"].items()}) for r in records if r.get("panel")]
     return [{"member": m.member, "agreed": m.agreed, "compared": m.compared, "unscored": m.unscored, "rate": m.rate}
             for m in agreement_with_panel(marks)]
 

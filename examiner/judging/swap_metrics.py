@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from examiner.core.labels import Preference, Preferred, is_scored, preference_to_number
+from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
 
 ORDERS = ("original", "swapped")
 CLASSES = (Preference.FIRST, Preference.SECOND, Preference.TIE)
@@ -38,6 +39,17 @@ class Judgment:
     id: str
     order: str
     verdict: Preferred
+
+
+def record_preference(value: Any) -> Preferred:
+    """A judgments-JSONL verdict (1, 2, 0, or null for none) as a preference."""
+    return Unscored("unparseable") if value is None else preference_from_text(value)
+
+
+def judgments(records: Iterable[Mapping[str, Any]]) -> list[Judgment]:
+    """Judgment values of pairwise records (judgments.jsonl rows)."""
+    return [Judgment(str(r["id"]), str(r.get("order", "original")), record_preference(r.get("verdict")))
+            for r in records]
 
 
 def _shown(verdict: Preference, order: str) -> Preference:
