@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.jsonl import nesting_depth_exceeds
+from examiner.corpus.sentences import sentence_spans
 from examiner.corpus.documents import (DEFAULT_LIMITS, READERS, SUPPORTED_SUFFIXES, Deadline, LimitReached, Page,
                                        ReadLimits, Unreadable, configure_reading, reading_limits)
 from examiner.core.errors import UserError
@@ -184,7 +185,6 @@ def _bounded(text: str, start: int, end: int, max_chars: int | None) -> list[tup
     most `max_chars` characters where its sentences allow."""
     if max_chars is None or end - start <= max_chars:
         return [(start, end)]
-    from examiner.corpus.units import sentence_spans  # units builds on this module's passages
 
     sentences = [(start + a, start + b) for a, b in sentence_spans(text[start:end])]
     target = (end - start) / -(-(end - start) // max_chars)  # the length of ceil(len / max) equal parts

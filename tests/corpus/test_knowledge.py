@@ -15,10 +15,10 @@ from examiner.corpus.units import (
     save_units,
     sentence_units,
     split_long_unit,
-    split_sentences,
     unit_id,
     units_from_statements,
 )
+from examiner.corpus.sentences import split_sentences
 from examiner.core.tokens import count_tokens
 
 

@@ -15,7 +15,8 @@ from examiner.core.config import ExamSettings, Settings
 from examiner.corpus.reading import corpus_from_texts, exam_language, load_corpus
 from examiner.core.errors import ConfigError
 from examiner.exam.checks import content_words, leaking_targets, question_type, word_count
-from examiner.corpus.units import sentence_spans, sentence_units
+from examiner.corpus.sentences import sentence_spans
+from examiner.corpus.units import sentence_units
 from examiner.corpus.language import detect_language, dominant_language
 from examiner.llm.gateway import Gateway
 from examiner.agents.prompting import render
