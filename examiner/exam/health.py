@@ -19,35 +19,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
+from examiner.exam.health_base import (EXAMPLES, REF_MARK, Check, Example, Status, Threshold, share_check,
+                                      shorten)
+from examiner.exam.health_questions import leaked_labels, wrong_language
 from examiner.core.rundir import RunRecords
 from examiner.stats.correlation import bootstrap_ci, weighted_mean
-
-Status = Literal["pass", "warn", "fail", "info", "not_measured", "incomplete"]
-"""A check's status: pass, warn, fail; `info` (shown, never counts); `not_measured` (a check that should
-have been made was not: the self-check of a frozen-paper re-sit). The run's: fail, warn, `incomplete`
-(nothing warned or failed but a check was not measured: not a pass it did not check), else pass."""
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """Where a figure starts to warn and to fail. `higher_is_worse`: warn above `warn`, fail above `fail`;
-    else warn below `warn`, fail below `fail`. None: that level is never reached."""
-
-    warn: float | None
-    fail: float | None
-    higher_is_worse: bool = True
-
-    def status(self, figure: float) -> Status:
-        def beyond(limit: float | None) -> bool:
-            return limit is not None and (figure > limit if self.higher_is_worse else figure < limit)
-
-        return "fail" if beyond(self.fail) else "warn" if beyond(self.warn) else "pass"
-
 
 REPEATED_QUESTIONS = Threshold(warn=0.05, fail=0.20)
 """Share of questions whose normalised text is asked more than once (a template such as "What is the
@@ -97,13 +78,11 @@ SELF_AGREEMENT = Threshold(warn=0.80, fail=0.60, higher_is_worse=False)
 order (the self-check). Below 0.8 warns, below 0.6 fails."""
 MIN_PATTERNS = 10
 MIN_VERDICTS = 20
-EXAMPLES = 5
 """Offending items named per check."""
 PLACEHOLDERS = frozenset({"", "n a", "na", "none", "null", "nil", "tbd", "todo", "placeholder", "reason",
                           "answer", "text", "no reason", "your answer", "your reason", "x", "xxx"})
 """Normalised texts that say nothing (punctuation alone, such as "...", normalises to "")."""
 
-_REF = re.compile(r"\s?\[ref:[^\]]*\]")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _INSTRUCTION_LIKE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("an instruction to the model", re.compile(
@@ -126,7 +105,7 @@ _QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
 
 def normalise(text: str) -> str:
     """Case-folded text without `[ref:...]` markers, each run of non-word characters one space."""
-    return _NON_WORD.sub(" ", _REF.sub("", text).casefold()).strip()
+    return _NON_WORD.sub(" ", REF_MARK.sub("", text).casefold()).strip()
 
 
 def is_placeholder(text: str) -> bool:
@@ -142,30 +121,6 @@ def ngrams(text: str, n: int = NGRAM) -> set[str]:
 def containment(part: set[str], whole: set[str]) -> float:
     """Share of `part`'s n-grams found in `whole` (0 for an empty part)."""
     return len(part & whole) / len(part) if part else 0.0
-
-
-@dataclass(frozen=True)
-class Example:
-    """One offending item: its record id and its text (shortened)."""
-
-    id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Check:
-    """One health check's outcome: the figure, the threshold it was compared with, offending items."""
-
-    name: str
-    what: str
-    """What the check looks for, in one line."""
-    status: Status
-    figure: float | None
-    """The measured share (None: nothing to measure)."""
-    detail: str
-    """The figure as counts, e.g. "20 of 56 questions"."""
-    threshold: Threshold | None = None
-    examples: list[Example] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -205,21 +160,6 @@ class Health:
         return data
 
 
-def _shorten(text: str, limit: int = 120) -> str:
-    text = " ".join(_REF.sub("", text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _share_check(name: str, what: str, offending: list[Example], total: int, noun: str,
-                 threshold: Threshold, *, minimum: int = 1) -> Check:
-    """A check whose figure is the share of `total` items that offend."""
-    if total < minimum:
-        return Check(name, what, "info", None, f"{total} {noun}: too few to judge (needs {minimum})", threshold)
-    figure = len(offending) / total
-    return Check(name, what, threshold.status(figure), figure, f"{len(offending)} of {total} {noun}", threshold,
-                 offending[:EXAMPLES])
-
-
 def _asked(records: RunRecords) -> list[QuestionRecord]:
     return [q for q in records.questions.values() if q.status == "ok" and q.text.strip()]
 
@@ -235,16 +175,16 @@ def repeated_questions(questions: list[QuestionRecord]) -> Check:
         ids = [q.id for q in repeated if (q.target, normalise(q.text)) == key]
         first = next(q for q in repeated if q.id == ids[0])
         examples.append(Example(",".join(ids[:3]) + ("..." if len(ids) > 3 else ""),
-                                f"{count}x {_shorten(first.text)}"))
-    check = _share_check("repeated_questions", "questions asked more than once (a template)",
+                                f"{count}x {shorten(first.text)}"))
+    check = share_check("repeated_questions", "questions asked more than once (a template)",
                          [Example(q.id, q.text) for q in repeated], len(questions), "questions", REPEATED_QUESTIONS)
     return replace(check, examples=examples if check.examples else [])
 
 
 def not_questions(questions: list[QuestionRecord]) -> Check:
-    offending = [Example(q.id, _shorten(q.text)) for q in questions
-                 if not _REF.sub("", q.text).rstrip().rstrip('"\'”»)').endswith(_QUESTION_MARKS)]
-    return _share_check("not_questions", "question texts that are not questions (no question mark)", offending,
+    offending = [Example(q.id, shorten(q.text)) for q in questions
+                 if not REF_MARK.sub("", q.text).rstrip().rstrip('"\'”»)').endswith(_QUESTION_MARKS)]
+    return share_check("not_questions", "question texts that are not questions (no question mark)", offending,
                         len(questions), "questions", NOT_QUESTIONS)
 
 
@@ -269,8 +209,8 @@ def copied_units(records: RunRecords, questions: list[QuestionRecord]) -> Check:
         mine = ngrams(q.text)
         copied = [uid for uid in _unit_ids_of(q, members) if containment(grams.get(uid, set()), mine) >= COPY_CONTAINMENT]
         if copied:
-            offending.append(Example(q.id, f"copies unit {copied[0]}: {_shorten(q.text)}"))
-    return _share_check("copied_units", "questions that copy a unit of their cluster", offending, len(questions),
+            offending.append(Example(q.id, f"copies unit {copied[0]}: {shorten(q.text)}"))
+    return share_check("copied_units", "questions that copy a unit of their cluster", offending, len(questions),
                         "questions", COPIED_UNITS)
 
 
@@ -279,7 +219,7 @@ def off_cluster(questions: list[QuestionRecord], all_questions: Iterable[Questio
     offending = [Example(q.id, f"named {len(q.dropped_targets)} units outside its cluster" if q.dropped_targets
                          else "named no unit of its cluster") for q in counted
                  if q.dropped_targets or q.status == "no_targets"]
-    return _share_check("off_cluster_targets", "questions whose examiner targeted units outside the cluster",
+    return share_check("off_cluster_targets", "questions whose examiner targeted units outside the cluster",
                         offending, len(counted), "questions", OFF_CLUSTER)
 
 
@@ -292,15 +232,15 @@ def unrelated_questions(records: RunRecords, questions: list[QuestionRecord]) ->
             if uid in records.units:
                 cluster_grams |= ngrams(records.units[uid].text)
         if containment(ngrams(q.text), cluster_grams) < UNRELATED_QUESTIONS_BELOW:
-            offending.append(Example(q.id, _shorten(q.text)))
+            offending.append(Example(q.id, shorten(q.text)))
     figure = len(offending) / len(questions) if questions else None
     return Check("unrelated_questions", "questions sharing almost no wording with their cluster (information)",
                  "info", figure, f"{len(offending)} of {len(questions)} questions", None, offending[:EXAMPLES])
 
 
 def placeholder_answers(answers: list[AnswerRecord]) -> Check:
-    offending = [Example(a.id, repr(_shorten(a.text, 40))) for a in answers if is_placeholder(a.text)]
-    return _share_check("placeholder_answers", "answers that are empty or a placeholder", offending, len(answers),
+    offending = [Example(a.id, repr(shorten(a.text, 40))) for a in answers if is_placeholder(a.text)]
+    return share_check("placeholder_answers", "answers that are empty or a placeholder", offending, len(answers),
                         "answers", PLACEHOLDER_ANSWERS)
 
 
@@ -326,16 +266,16 @@ def judge_reasons(records: RunRecords) -> list[tuple[str, str]]:
 
 
 def placeholder_reasons(reasons: list[tuple[str, str]]) -> Check:
-    offending = [Example(vid, repr(_shorten(reason, 40))) for vid, reason in reasons if is_placeholder(reason)]
-    return _share_check("placeholder_reasons", "judge reasons that are empty or a placeholder", offending,
+    offending = [Example(vid, repr(shorten(reason, 40))) for vid, reason in reasons if is_placeholder(reason)]
+    return share_check("placeholder_reasons", "judge reasons that are empty or a placeholder", offending,
                         len(reasons), "reasons", PLACEHOLDER_REASONS)
 
 
 def repeated_reason(reasons: list[tuple[str, str]]) -> Check:
     counts = Counter(normalise(reason) for _, reason in reasons)
     text, _ = counts.most_common(1)[0] if counts else ("", 0)
-    offending = [Example(vid, repr(_shorten(reason, 60))) for vid, reason in reasons if normalise(reason) == text]
-    return _share_check("repeated_reason", "judge reasons that are one and the same text", offending, len(reasons),
+    offending = [Example(vid, repr(shorten(reason, 60))) for vid, reason in reasons if normalise(reason) == text]
+    return share_check("repeated_reason", "judge reasons that are one and the same text", offending, len(reasons),
                         "reasons", REPEATED_REASON, minimum=MIN_VERDICTS)
 
 
@@ -354,7 +294,7 @@ def same_pattern(records: RunRecords) -> Check:
     mixed = Counter(p for p in patterns.values() if len(set(p)) > 1)
     top, _ = mixed.most_common(1)[0] if mixed else ((), 0)
     offending = [Example(aid, ", ".join(p)) for aid, p in patterns.items() if p == top]
-    return _share_check("same_verdict_pattern", "answers given the same mixed label sequence by position",
+    return share_check("same_verdict_pattern", "answers given the same mixed label sequence by position",
                         offending, len(patterns), "answers with 2+ scored units", SAME_PATTERN, minimum=MIN_PATTERNS)
 
 
@@ -362,7 +302,7 @@ def one_label(records: RunRecords) -> Check:
     labels = Counter(v.verdict for v in records.verdicts.values() if v.verdict != "unscored")
     top, _ = labels.most_common(1)[0] if labels else ("", 0)
     offending = [Example(v.id, top) for v in records.verdicts.values() if v.verdict == top]
-    return _share_check("one_label", "scored verdicts carrying the most common label", offending,
+    return share_check("one_label", "scored verdicts carrying the most common label", offending,
                         sum(labels.values()), "scored verdicts", ONE_LABEL, minimum=MIN_VERDICTS)
 
 
@@ -392,8 +332,8 @@ def instruction_like_units(records: RunRecords) -> Check:
     for uid, unit in records.units.items():
         why = instruction_like(unit.text)
         if why is not None:
-            offending.append(Example(uid, f"{why}: {_shorten(unit.text)}"))
-    return _share_check("instruction_like_units", "units whose text looks like instructions or prompt markup",
+            offending.append(Example(uid, f"{why}: {shorten(unit.text)}"))
+    return share_check("instruction_like_units", "units whose text looks like instructions or prompt markup",
                         offending, len(records.units), "units", INSTRUCTION_LIKE_UNITS)
 
 
@@ -454,7 +394,6 @@ def exam_health(records: RunRecords, seed: int = 0) -> Health:
         instruction_like_units(records),
         self_agreement_check(agreement, records.info.mode != "noref"),
     ]
-    from examiner.exam.health_questions import leaked_labels, wrong_language  # builds on this module
 
     checks[2:2] = [wrong_language(records, questions), leaked_labels(records, questions)]
     statuses = {c.status for c in checks}

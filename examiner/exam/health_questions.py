@@ -15,8 +15,7 @@ from collections.abc import Iterable
 from examiner.core.records import QuestionRecord
 from examiner.core.rundir import RunRecords
 from examiner.corpus.language import UNDETERMINED, language_name, language_probabilities
-from examiner.exam import health
-from examiner.exam.health import Check, Example, Threshold
+from examiner.exam.health_base import REF_MARK, Check, Example, Threshold, share_check, shorten
 
 WRONG_LANGUAGE = Threshold(warn=0.10, fail=0.50)
 """Share of questions (with at least MIN_LETTERS letters and a detected language) written in a language
@@ -65,7 +64,7 @@ def wrong_language(records: RunRecords, questions: Iterable[QuestionRecord]) -> 
                      "not measured: the exam's language is not known (a run before languages were recorded)")
     counted, offending = 0, []
     for q in questions:
-        text = health._REF.sub("", q.text)
+        text = REF_MARK.sub("", q.text)
         if _letters(text) < MIN_LETTERS:
             continue
         odds = language_probabilities(text)
@@ -75,8 +74,8 @@ def wrong_language(records: RunRecords, questions: Iterable[QuestionRecord]) -> 
         allowed = {exam} | _unit_languages(records, q)
         if all(odds.get(code, 0.0) < MIN_PROBABILITY for code in allowed):
             code = max(odds, key=odds.__getitem__)
-            offending.append(Example(q.id, f"{language_name(code)}: {health._shorten(text)}"))
-    check = health._share_check("wrong_language_questions", what, offending, counted, "questions", WRONG_LANGUAGE)
+            offending.append(Example(q.id, f"{language_name(code)}: {shorten(text)}"))
+    check = share_check("wrong_language_questions", what, offending, counted, "questions", WRONG_LANGUAGE)
     return Check(check.name, check.what, check.status, check.figure,
                  f"{check.detail} not in {language_name(exam)}" if check.figure is not None else check.detail,
                  check.threshold, check.examples)
@@ -87,12 +86,12 @@ def leaked_labels(records: RunRecords, questions: Iterable[QuestionRecord]) -> C
     asked = list(questions)
     offending = []
     for q in asked:
-        text = health._REF.sub("", q.text)
+        text = REF_MARK.sub("", q.text)
         own = " ".join(records.units[uid].text for uid in q.targets if uid in records.units).casefold()
         named = [m.group(0).strip("[]") for m in _LABELS.finditer(text) if m.group(0).strip("[]").casefold() not in own]
         if named:
-            offending.append(Example(q.id, f"names {', '.join(dict.fromkeys(named))}: {health._shorten(text)}"))
-    return health._share_check("leaked_unit_labels", "questions that name the prompt's unit labels or ids (U1, ku-...)",
+            offending.append(Example(q.id, f"names {', '.join(dict.fromkeys(named))}: {shorten(text)}"))
+    return share_check("leaked_unit_labels", "questions that name the prompt's unit labels or ids (U1, ku-...)",
                                offending, len(asked), "questions", LEAKED_LABELS)
 
 
