@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from examiner.api.settings import path_text
 from examiner.core.errors import UserError
+
+if TYPE_CHECKING:
+    from examiner.judging.finetune import FinetuneResult
 
 TRAIN = "train.jsonl"
 
@@ -47,8 +51,8 @@ class FinetuneOptions(BaseModel):
     _paths = field_validator("data", "out", "base", mode="before")(path_text)
 
 
-def finetune(options: FinetuneOptions, *, notes: Callable[[str], None] = print):  # type: ignore[no-untyped-def]
-    """Train (or resume) and write the adapter, the merged model and finetune.json; FinetuneResult."""
+def finetune(options: FinetuneOptions, *, notes: Callable[[str], None] = print) -> FinetuneResult:
+    """Train (or resume) and write the adapter, the merged model and finetune.json."""
     from examiner.judging.finetune import FinetuneSettings, finetune as run
     from examiner.llm.hf_models import require_finetune_packages, resolve_base
 

@@ -129,7 +129,7 @@ def _load_checkpoint(folder: Path, model: Any, optimizer: Any) -> dict[str, Any]
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
-    state = json.loads((folder / "state.json").read_text())
+    state: dict[str, Any] = json.loads((folder / "state.json").read_text())
     set_peft_model_state_dict(model, load_file(str(folder / "adapter_model.safetensors")))
     optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
     return state

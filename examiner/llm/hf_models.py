@@ -83,7 +83,7 @@ def resolve_base(base: str, notes: Any = print) -> Path:
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    model = AutoModelForCausalLM.from_config(config)
+    model = AutoModelForCausalLM.from_config(config)  # type: ignore[no-untyped-call]
     model.load_state_dict(loaded.state_dict())
     partial = target.with_name(target.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
@@ -104,7 +104,8 @@ def load_model(path: Path, *, device: str | None = None) -> tuple[Any, Any]:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     dtype = torch.bfloat16 if where == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype).to(where)
+    model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
+    model = model.to(where)
     return model, tokenizer
 
 
