@@ -100,6 +100,8 @@ def _handler(chat: ChatModel) -> type[BaseHTTPRequestHandler]:
                 self._send(200, chat.complete(body))
             except (ValueError, TypeError) as exc:
                 self._error(400, str(exc))
+            except Exception as exc:  # noqa: BLE001 - the model failed: an answer, not a dropped connection
+                self._send(500, {"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"}})
 
     return Handler
 
