@@ -129,3 +129,17 @@ def test_served_model_answers_chat_completions(tiny: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_api_reads_a_distil_folder_and_names_what_is_missing(tiny: Path, train_file: Path,
+                                                                  tmp_path: Path) -> None:
+    from examiner.api.finetune import FinetuneOptions, finetune as api_finetune
+
+    result = api_finetune(FinetuneOptions(data=str(train_file.parent), out=str(tmp_path / "judge"), base=str(tiny),
+                                          max_steps=1, grad_accum=1, max_length=64, device="cpu"),
+                          notes=lambda _: None)
+    assert result.steps == 1 and (tmp_path / "judge" / "merged" / "config.json").is_file()
+    with pytest.raises(UserError, match="no train.jsonl"):
+        api_finetune(FinetuneOptions(data=str(tmp_path / "empty"), out=str(tmp_path / "x"), base=str(tiny)))
+    with pytest.raises(UserError, match="neither 'smollm2' nor a transformers model folder"):
+        api_finetune(FinetuneOptions(data=str(train_file.parent), out=str(tmp_path / "x"), base=str(tmp_path)))
