@@ -12,6 +12,24 @@ import yaml
 from tests.helpers.simulated_exam import every_role_settings
 
 
+@pytest.fixture(scope="session")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic two-target run of tests/helpers/sample_run.py, written once per session: read it,
+    never write to it (take `sample_run_copy` for that)."""
+    from tests.helpers.sample_run import write_sample_run
+
+    root = tmp_path_factory.mktemp("sample-run")
+    return write_sample_run(root / "run", root / "corpus")
+
+
+@pytest.fixture()
+def sample_run_copy(sample_run: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the sample run for a test that appends to it (overrides, labels)."""
+    copy = tmp_path / "run"
+    shutil.copytree(sample_run, copy)
+    return copy
+
+
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first two documents of the examiner handbook corpus, copied to a folder of their own."""

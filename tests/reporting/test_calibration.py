@@ -8,7 +8,6 @@ units; beta 6 correct, 4 incorrect (2 unanswered: not judged, so not in the popu
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,20 +20,12 @@ from examiner.reporting import build_report, load_run
 from examiner.reporting import calibration_section as cs
 from examiner.reporting.human_sample import draw_sample, label_rows, population, sheet
 from examiner.stats.ppi import agreement, calibrated_accuracy
-from tests.helpers.sample_run import write_sample_run
-
-
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("calibration")
-    return write_sample_run(root / "run", root / "corpus")
 
 
 @pytest.fixture()
-def run_dir(sample: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(sample, copy)
-    return copy
+def run_dir(sample_run_copy: Path) -> Path:
+    """A fresh copy of the sample run (tests/conftest.py) for each test."""
+    return sample_run_copy
 
 
 def test_population_is_the_judged_units_with_their_deciding_verdict(run_dir: Path) -> None:

@@ -5,7 +5,6 @@ The run is the hand-written sample of tests.helpers.sample_run (targets alpha an
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,23 +18,15 @@ from examiner.reporting.compare import (UNTRUSTWORTHY_MARK, compare_html, compar
 from examiner.reporting.paired import paired_units
 from examiner.reporting.with_overrides import apply_overrides, overrides_summary
 from examiner.reporting.writer import report_data
-from tests.helpers.sample_run import write_sample_run
 
 FAILED = {"status": "fail", "checks": [{"name": "repeated_questions", "status": "fail"},
                                        {"name": "one_label", "status": "pass"}]}
 
 
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("compare-health")
-    return write_sample_run(root / "run", root / "corpus")
-
-
 @pytest.fixture()
-def run_dir(sample: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(sample, copy)
-    return copy
+def run_dir(sample_run_copy: Path) -> Path:
+    """A fresh copy of the sample run (tests/conftest.py) for each test."""
+    return sample_run_copy
 
 
 def _flip_a_shared_unit(run_dir: Path) -> str:

@@ -8,7 +8,6 @@ The run is the hand-written sample of tests.helpers.sample_run: alpha 10 correct
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -24,24 +23,15 @@ from examiner.core.runlock import hold_run_dir
 from examiner.reporting import build_report, load_run
 from examiner.reporting.with_overrides import apply_overrides, human_agreement, overrides_summary
 from examiner.reporting.review import filtered, review_rows
-from tests.helpers.sample_run import write_sample_run
 from examiner.reporting.summary import target_scores
 from examiner.reporting.view_server import ReviewServer
 from examiner.stats.correlation import cohen_kappa
 
 
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("overrides")
-    return write_sample_run(root / "run", root / "corpus")
-
-
 @pytest.fixture()
-def run_dir(sample: Path, tmp_path: Path) -> Path:
-    """A fresh copy of the sample run for each test (overrides are appended to it)."""
-    copy = tmp_path / "run"
-    shutil.copytree(sample, copy)
-    return copy
+def run_dir(sample_run_copy: Path) -> Path:
+    """A fresh copy of the sample run (tests/conftest.py) for each test."""
+    return sample_run_copy
 
 
 def _verdict(run_dir: Path, target: str, *, kind: str, covering: bool = True) -> VerdictRecord:

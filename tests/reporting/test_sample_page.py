@@ -4,7 +4,6 @@ checks as overrides (token, Host, Origin, the run's lock)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,20 +15,12 @@ from examiner.core.runlock import hold_run_dir
 from examiner.reporting import load_run
 from examiner.reporting.human_sample import draw_sample
 from examiner.reporting.view_server import ReviewServer
-from tests.helpers.sample_run import write_sample_run
-
-
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("sample_page")
-    return write_sample_run(root / "run", root / "corpus")
 
 
 @pytest.fixture()
-def run_dir(sample: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(sample, copy)
-    return copy
+def run_dir(sample_run_copy: Path) -> Path:
+    """A fresh copy of the sample run (tests/conftest.py) for each test."""
+    return sample_run_copy
 
 
 async def _client(server: ReviewServer) -> TestClient:
