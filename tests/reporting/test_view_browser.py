@@ -12,7 +12,6 @@ import json
 import os
 import queue
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -21,32 +20,8 @@ from pathlib import Path
 import pytest
 
 from examiner.cli.main import main
-
-CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser")
-
-
-def _chromium() -> str:
-    """The system Chromium's path; installs Debian's package when missing and root, else skips (one line)."""
-    for name in CHROMIUM:
-        found = shutil.which(name)
-        if found:
-            return found
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "install", "-y", "chromium"], env=env, capture_output=True, timeout=600)
-        found = shutil.which("chromium")
-        if found:
-            return found
-        pytest.skip("browser test: no Chromium, and `apt-get install -y chromium` did not provide one")
-    pytest.skip("browser test: no Chromium found (install Debian's `chromium` package; "
-                "not root, so not installed here)")
-
-
-def _sync_playwright():  # type: ignore[no-untyped-def]
-    module = pytest.importorskip("playwright.sync_api",
-                                 reason="browser test: Playwright is not installed (pip install -e '.[dev]')")
-    return module.sync_playwright
-
+from tests.helpers.browser import chromium as _chromium
+from tests.helpers.browser import sync_playwright as _sync_playwright
 
 @pytest.fixture(scope="module")
 def sim_run(small_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
