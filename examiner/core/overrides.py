@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from collections.abc import Mapping
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, field_validator
+from typing_extensions import Self
 
 from examiner.core.records import VerdictType
 

@@ -8,10 +8,11 @@ which is what lets a resumed run reproduce an uninterrupted one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from pydantic import (AliasChoices, BaseModel, Field, SerializerFunctionWrapHandler, field_validator,
                       model_serializer)
+from typing_extensions import Self
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Unscored, Verdict
