@@ -50,6 +50,7 @@ from examiner.simulator.prose import (
     stable_int,
     stable_uniform,
 )
+from examiner.simulator.logprobs import ChosenValue
 from examiner.simulator.question_language import simulated_question
 from examiner.simulator.schema_faker import fake_value
 
@@ -98,6 +99,8 @@ class SimRequest:
     """True when response_format asks for JSON (json_schema or json_object)."""
     hints: Mapping[str, Any] = field(default_factory=dict)
     """The call's facts sent in the `X-Examiner-Hints` header (round, max_rounds, max_words, scale, ...)."""
+    chosen: list[ChosenValue] = field(default_factory=list)
+    """Values the behaviour chose with a known probability; their tokens' logprobs say it (logprobs.py)."""
 
     @property
     def model(self) -> str:
@@ -407,7 +410,12 @@ def judge_verdicts(req: SimRequest) -> Completion:
     else the whole prompt); `judge_noise` flips a share. With `judge_difficulty: k` the share differs
     from unit to unit: each (unit, request) draws its own flip chance from Beta(noise k, (1 - noise) k)
     (mean `judge_noise`), so sampled verdicts disagree more on the hard units, which is what a cascade's
-    sampled confidence reads (examiner.judging.cascade)."""
+    sampled confidence reads (examiner.judging.cascade).
+
+    Asked for logprobs, the judge says how sure it was of each label: the chance it gave that label
+    (1 - flip chance when it kept the answer's label, the flip chance when it flipped), so a greedy
+    reading of its log-probabilities is a calibrated confidence; with `judge_confidence: overconfident`
+    it claims 95-100 % whatever happened (the miscalibrated judge a cascade must survive)."""
     prompt = req.last_user
     answer = fence_content(prompt, "exam_answer")
     markers = claim_markers(unescape(prompt) if answer is None else answer)
@@ -425,10 +433,25 @@ def judge_verdicts(req: SimRequest) -> Completion:
         if 0 < noise < 1 and difficulty > 0:
             chance = rng_for(req.seed, "difficulty", unit, answer_key).betavariate(noise * difficulty,
                                                                                  (1 - noise) * difficulty)
+        kept = label
         if chance > 0 and stable_uniform(req.seed, "noise", unit, answer_key, *req.sampling_salt) < chance:
             label = _OTHER_LABELS[label][stable_int(req.seed, "flip", unit, answer_key) % 2]
+        if req.body.get("logprobs"):
+            req.chosen.append(_label_choice(req, uid, label, kept, chance, unit, answer_key))
         verdicts.append({"unit_id": uid, "type": label, "reason": reason_for(req, label, rng)})
     return judge_reply(req, verdicts)
+
+
+def _label_choice(req: SimRequest, name: str, label: str, kept: str, chance: float, unit: str,
+                  answer_key: int) -> ChosenValue:
+    """How sure the judge was of `label` for unit `name` (see judge_verdicts)."""
+    p = 1 - chance if label == kept else chance
+    if req.option("judge_confidence", "calibrated") == "overconfident":
+        p = 0.95 + 0.0499 * stable_uniform(req.seed, "overconfident", unit, answer_key)
+    p = min(max(p, 0.001), 0.999)
+    others = [other for other in ("correct", "incorrect", "unrelated") if other != label]
+    return ChosenValue(rf'"{re.escape(name)}"\s*:\s*"({label})"',
+                       ((label, p), (others[0], (1 - p) / 2), (others[1], (1 - p) / 2)))
 
 
 def judge_reply(req: SimRequest, verdicts: list[dict[str, str]]) -> Completion:

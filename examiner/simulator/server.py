@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover
 
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "judge_difficulty",
+    "judge_confidence", "returns_logprobs",
     "report_usage",
     "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens", "degenerate",
     *BATCH_OPTION_NAMES,
@@ -194,10 +195,10 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, hints:
         finish = "length"
     choice: dict[str, Any] = {"index": index, "message": {"role": "assistant", "content": content},
                               "finish_reason": finish, "logprobs": None}
-    if body.get("logprobs"):
+    if body.get("logprobs") and req.option("returns_logprobs", True):  # False: an endpoint that ignores it
         top = int(body.get("top_logprobs") or 0)
         key = stable_int(state.seed, req.prompt_key, *req.sampling_salt, index)
-        choice["logprobs"] = {"content": token_logprobs(content, top, key, score_scale(req)),
+        choice["logprobs"] = {"content": token_logprobs(content, top, key, score_scale(req), req.chosen),
                               "refusal": None}
     return choice, _count(content) + hidden, hidden
 
