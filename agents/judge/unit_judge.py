@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from examiner.agents.aliases import UnitAliases
 from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.choices import list_of, one_of
+from examiner.agents.judge.label_confidence import label_confidences
 from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
@@ -117,6 +118,14 @@ CARD = AgentCard(agent="judge", name="unit judge", role="judge", prompts=(JUDGE,
                  reply_schemas=(Judgment, AnswerVerdict))
 
 
+def _by_unit_id(parsed: Judgment, aliases: UnitAliases) -> Judgment:
+    """A judgment that names units by the call's short names, keyed by unit id instead."""
+    return Judgment(
+        labels={aliases.unit_id(name): label for name, label in parsed.labels.items()},
+        reasons=[UnitReason(unit=aliases.unit_id(r.unit), reason=r.reason) for r in parsed.reasons],
+    )
+
+
 async def judge_units(
     gateway: Gateway,
     question: str,
@@ -140,11 +149,7 @@ async def judge_units(
     )
     if not isinstance(result.parsed, Judgment):
         return result
-    parsed = result.parsed
-    return replace(result, parsed=Judgment(
-        labels={aliases.unit_id(name): label for name, label in parsed.labels.items()},
-        reasons=[UnitReason(unit=aliases.unit_id(r.unit), reason=r.reason) for r in parsed.reasons],
-    ))
+    return replace(result, parsed=_by_unit_id(result.parsed, aliases))
 
 
 async def judge_without_reference(
@@ -185,8 +190,36 @@ async def sample_judgments(
     choices: list[Judgment | None] = []
     for text in result.texts or [result.text]:
         parsed, _ = parse_structured(text, Judgment)
-        choices.append(Judgment(
-            labels={aliases.unit_id(name): label for name, label in parsed.labels.items()},
-            reasons=[UnitReason(unit=aliases.unit_id(r.unit), reason=r.reason) for r in parsed.reasons],
-        ) if isinstance(parsed, Judgment) else None)
+        choices.append(_by_unit_id(parsed, aliases) if isinstance(parsed, Judgment) else None)
     return choices
+
+
+async def judge_with_confidence(
+    gateway: Gateway,
+    question: str,
+    answer: str,
+    references: list[tuple[str, str]],
+    *,
+    round: int,
+    stage: str = "judge_cascade",
+    endpoint: str | None = None,
+) -> tuple[Judgment | None, dict[str, float | None]]:
+    """One greedy judgment of an answer (the prompt of `judge_units`) with the log-probabilities of its
+    reply, and per unit id how sure the judge was of its label (agents/judge/label_confidence.py; None
+    where the endpoint gave no logprobs or the label cannot be read). A judge cascade's cheaper path to a
+    confidence than `sample_judgments`."""
+    aliases = UnitAliases.of(references)
+    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
+                            incorrect_words=REASON_WORDS["incorrect"])
+    config = replace(JUDGE.config(len(references)), temperature=0.0, logprobs=True)
+    result = await gateway.chat(
+        CARD.role, messages, config,
+        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
+                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
+        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
+    )
+    confidences = label_confidences(result.logprobs, aliases.names)
+    by_id = {aliases.unit_id(name): p for name, p in confidences.items()}
+    if not isinstance(result.parsed, Judgment):
+        return None, by_id
+    return _by_unit_id(result.parsed, aliases), by_id
