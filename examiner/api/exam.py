@@ -56,6 +56,8 @@ class CorpusOptions(JobOptions):
     """A cascade's promised agreement with the strong judge (`--target-agreement`; default 0.9)."""
     cascade_risk: float | None = None
     """Chance allowed that a cascade's promise fails (`--cascade-risk`; default 0.1)."""
+    cascade_confidence: Literal["auto", "logprobs", "samples"] | None = None
+    """How a cascade's cheap judge's confidence is read (`--cascade-confidence`; default auto)."""
     units: Literal["sentences", "llm"] | None = None
     """Knowledge-unit extraction mode (`--units`)."""
     jsonl_field: str = "text"
@@ -292,17 +294,20 @@ def _with_exam_options(settings: Settings, options: CorpusOptions) -> Settings:
 
 
 def _with_cascade(settings: Settings, options: CorpusOptions) -> Settings:
-    """The settings with `--judge-cascade` / `--target-agreement` / `--cascade-risk` applied (over a cascade
+    """The settings with `--judge-cascade` / `--target-agreement` / `--cascade-risk` / `--cascade-confidence` applied (over a cascade
     the configuration names, if any); a bad value is one line naming its flag."""
     tiers = list(getattr(options, "judge_cascade", ()))
     knobs = {key: value for key, value in (("target_agreement", getattr(options, "target_agreement", None)),
-                                           ("risk", getattr(options, "cascade_risk", None))) if value is not None}
+                                           ("risk", getattr(options, "cascade_risk", None)),
+                                           ("confidence", getattr(options, "cascade_confidence", None)))
+             if value is not None}
     if not tiers and not knobs:
         return settings
     if tiers and len(tiers) != 2:
         raise UserError(f"--judge-cascade takes two endpoints, CHEAP,STRONG; got {','.join(tiers)}")
     if not tiers and settings.judge_cascade is None:
-        raise UserError("--target-agreement and --cascade-risk need a judge cascade (--judge-cascade CHEAP,STRONG)")
+        raise UserError("--target-agreement, --cascade-risk and --cascade-confidence need a judge cascade "
+                        "(--judge-cascade CHEAP,STRONG)")
     if options.simulate:
         tiers = [simulated_name(settings, t) for t in tiers]
     current = settings.judge_cascade.model_dump() if settings.judge_cascade is not None else {}

@@ -14,6 +14,10 @@ from pydantic import BaseModel
 
 CASCADE = "cascade.jsonl"
 
+ConfidenceSource = Literal["logprobs", "samples"]
+"""How the cheap judge's confidence was read: the probability its greedy reply gave the label, or the
+share of sampled replies that agree (examiner.judging.cascade)."""
+
 
 class CascadeRecord(BaseModel):
     """One unit's passage through the cascade."""
@@ -31,7 +35,10 @@ class CascadeRecord(BaseModel):
     cheap_label: str | None
     """The cheap judge's majority label (None: no sample gave one)."""
     confidence: float
-    """Share of the cheap judge's samples that gave its majority label."""
+    """How sure the cheap judge was of its label: the label's probability, or the share of its samples
+    that gave it (`confidence_source`)."""
+    confidence_source: ConfidenceSource = "samples"
+    """Which of the two `confidence` is (records written before log-probabilities were read: samples)."""
     strong_label: str | None = None
     """The strong judge's label where it judged the unit (calibration or escalation)."""
     threshold: float | None = None
@@ -39,4 +46,4 @@ class CascadeRecord(BaseModel):
     threshold passed yet (the cheap judge then kept nothing)."""
 
 
-__all__ = ["CASCADE", "CascadeRecord"]
+__all__ = ["CASCADE", "CascadeRecord", "ConfidenceSource"]

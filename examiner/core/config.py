@@ -294,9 +294,14 @@ class JudgeCascade(BaseModel):
     """Chance allowed that the promise fails (over the draw of the calibration sample)."""
     calibration_share: float = Field(0.1, gt=0, le=1)
     """Share of answers, drawn at random in every round, that both judges mark (the calibration sample)."""
+    confidence: Literal["auto", "logprobs", "samples"] = "auto"
+    """How the cheap judge's confidence is read: `logprobs`, the probability its one greedy reply gave each
+    label (one call per answer); `samples`, the share of `samples` sampled replies that agree; `auto`,
+    logprobs where the cheap endpoint says it returns them (`supports_logprobs`), falling back to samples
+    for the rest of the run when a reply comes without them."""
     samples: int = Field(5, ge=2, le=20)
-    """Verdicts the cheap judge samples per answer; a unit's confidence is the share of samples that
-    give its majority label."""
+    """Verdicts the cheap judge samples per answer when reading confidence from samples; a unit's
+    confidence is then the share of samples that give its majority label."""
     temperature: float = Field(0.7, ge=0, le=2)
     """Sampling temperature of the cheap judge's samples."""
 

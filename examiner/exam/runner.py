@@ -192,7 +192,8 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
         ctx = ExamContext(
             settings=settings, gateway=gateway, store=store, embedder=Embedder(cache=embed_cache),
             targets=request.targets, mode=mode, judge=judge, progress=ExamProgress(gateway.totals, enabled=not quiet),
-            cascade=exam_cascade(gateway, settings, request.judge_mode, mode.reads_references, mode.judge_stage),
+            cascade=exam_cascade(gateway, settings, request.judge_mode, mode.reads_references, mode.judge_stage,
+                                 notes=lambda line: gateway.notes(line)),
         )
         gateway.notes = ctx.progress.note  # provider batch progress, above the bars (not when quiet)
         if request.paper:

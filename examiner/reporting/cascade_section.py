@@ -32,10 +32,11 @@ def exam_cascade_section(run: RunData) -> dict[str, Any] | None:
     cheap, strong = plan["tiers"][0], plan["tiers"][-1]
     calibration = [r for r in records if r.calibration and r.strong_label is not None]
     routed = [r for r in records if not r.calibration]
-    thresholds = [r.threshold for r in sorted(routed, key=lambda r: r.round)]
-    last = thresholds[-1] if thresholds else None
+    sources = sorted({r.confidence_source for r in records})
+    last = {r.confidence_source: r.threshold for r in sorted(routed, key=lambda r: r.round)}
     agree = [r.cheap_label == r.strong_label for r in calibration]
-    kept = [a for r, a in zip(calibration, agree) if last is not None and r.confidence >= last]
+    kept = [a for r, a in zip(calibration, agree)
+            if last.get(r.confidence_source) is not None and r.confidence >= last[r.confidence_source]]
     low = high = None
     if kept:
         low, high = (float(x) for x in proportion_confint(sum(kept), len(kept), method="wilson"))
@@ -47,12 +48,12 @@ def exam_cascade_section(run: RunData) -> dict[str, Any] | None:
     return {
         "cheap": cheap, "strong": strong, "target_agreement": plan.get("target_agreement", 0.9),
         "risk": plan.get("risk", 0.1), "calibration_share": plan.get("calibration_share", 0.1),
-        "samples": plan.get("samples", 5), "units": len(records),
+        "samples": plan.get("samples", 5), "confidence_source": ", ".join(sources), "units": len(records),
         "settled_cheap": sum(1 for r in routed if r.tier == "cheap"),
         "settled_strong": sum(1 for r in routed if r.tier == "strong"),
         "calibration_units": len(calibration),
         "cheap_share": sum(1 for r in routed if r.tier == "cheap") / len(records),
-        "threshold": last,
+        "threshold": last.get(sources[-1]) if len(sources) == 1 else None,
         "calibration_agreement": sum(agree) / len(agree) if agree else None,
         "kept_agreement": sum(kept) / len(kept) if kept else None,
         "kept_agreement_low": low, "kept_agreement_high": high,
@@ -77,6 +78,13 @@ SPEND_HEADER = ["tier", "endpoint", "calls", "dollars"]
 Table = Callable[[list[str], list[list[Any]]], str]
 
 
+def confidence_words(source: str, samples: int, per: str) -> str:
+    """How the cheap judge's confidence was read, in words."""
+    ways = {"logprobs": f"its confidence the probability of each label in one greedy reply per {per}",
+            "samples": f"its confidence the agreement of {samples} samples per {per}"}
+    return "; then ".join(ways[s.strip()] for s in source.split(",") if s.strip() in ways) or ways["samples"]
+
+
 def cascade_paragraphs(section: CascadeSection) -> list[str]:
     """Who settled what, the promise beside the measurement, and the spend against strong-only."""
     pct = _pct
@@ -84,7 +92,7 @@ def cascade_paragraphs(section: CascadeSection) -> list[str]:
         f"The cheap judge {section.cheap} settled {section.settled_cheap} of {section.units} unit verdicts "
         f"({pct(section.cheap_share)}); {section.strong} judged {section.settled_strong} escalated units and the "
         f"{section.calibration_units} units of the calibration sample (answers drawn at "
-        f"{pct(section.calibration_share)}, {section.samples} cheap samples per answer).",
+        f"{pct(section.calibration_share)}; {confidence_words(section.confidence_source, section.samples, 'answer')}).",
         f"Promised: agreement with {section.strong} of at least {pct(section.target_agreement)} on the units the "
         f"cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
         f"sample: {pct(section.kept_agreement)} [{pct(section.kept_agreement_low)}, "

@@ -64,6 +64,9 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
                         help="a cascade's promised agreement with the strong judge (default 0.9)")
     parser.add_argument("--cascade-risk", type=float, metavar="R",
                         help="chance allowed that the cascade's promise fails (default 0.1)")
+    parser.add_argument("--cascade-confidence", choices=("auto", "logprobs", "samples"),
+                        help="how the cascade's cheap judge's confidence is read: its label log-probabilities, "
+                             "the agreement of its samples, or auto (logprobs where the endpoint gives them)")
     parser.add_argument("--units", choices=("sentences", "llm"), help="knowledge-unit extraction mode")
     parser.add_argument("--jsonl-field", default="text", help="text field of .jsonl corpus files")
     parser.add_argument("--cluster-size", type=int, help="target number of units per cluster")
@@ -203,7 +206,8 @@ def _reading_flags(parser: argparse.ArgumentParser) -> None:
 CORPUS_FLAGS = ("jsonl_field", "cluster_size", "max_rounds", "max_probes", "seed", "max_corpus_mb", "language",
                 "follow_links", "max_document_mb", "max_document_text_mb", "max_document_pages",
                 "max_document_seconds", "max_nesting_depth", "embedding_cache", "mode", "judge_mode", "units",
-                "quiet", "judge_cascade", "target_agreement", "cascade_risk")
+                "quiet", "judge_cascade", "target_agreement", "cascade_risk",
+                "cascade_confidence")
 """Flags of `run` and `estimate` whose option has the flag's own name."""
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from examiner.core.cascade_records import CascadeRecord
+from examiner.core.cascade_records import CascadeRecord, ConfidenceSource
 from examiner.core.contract import ExamTask
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
@@ -43,10 +43,10 @@ async def judge_with_cascade(ctx: ExamContext, state: ExamState) -> dict[str, An
     by_id = {a.id: a for a in answers}
     ctx.store.append(record for aid, p in passes.items() if p.calibration
                      for record in _records(questions[aid], by_id[aid], p, rnd, None, {}))
-    threshold = cascade.threshold(ctx.store.index(CascadeRecord).values())
+    thresholds = cascade.thresholds(ctx.store.index(CascadeRecord).values())
     pending = [a for a in answers if a.id in passes]
     second = await fan_out(ctx, state, "judge (escalated)", pending,
-                           lambda a: cascade.settle(passes[a.id], threshold))
+                           lambda a: cascade.settle(passes[a.id], thresholds))
     stopped = stop_update(second, "judging")
     if stopped:
         return stopped
@@ -66,7 +66,8 @@ async def judge_with_cascade(ctx: ExamContext, state: ExamState) -> dict[str, An
         ]
         verdicts += records
         judged.append(Judged(records, 0, any(r.verdict == "unscored" for r in records)))
-        cascade_records += _records(question, answer, passes[answer.id], rnd, threshold.threshold,
+        cascade_records += _records(question, answer, passes[answer.id], rnd,
+                                    {source: t.threshold for source, t in thresholds.items()},
                                     {r.unit_id: r.verdict for r in records}, tiers)
     counters = dict(state["counters"])
     counters["unparseable_judgments"] += sum(j.unscored for j in judged)
@@ -81,8 +82,9 @@ async def judge_with_cascade(ctx: ExamContext, state: ExamState) -> dict[str, An
     }
 
 
-def _records(question: QuestionRecord, answer: AnswerRecord, first: FirstPass, rnd: int, threshold: float | None,
-             final: dict[str, str], tiers: dict[str, str] | None = None) -> list[CascadeRecord]:
+def _records(question: QuestionRecord, answer: AnswerRecord, first: FirstPass, rnd: int,
+             thresholds: dict[ConfidenceSource, float] | None, final: dict[str, str],
+             tiers: dict[str, str] | None = None) -> list[CascadeRecord]:
     """One cascade record per target unit: on calibration answers the strong judge's label beside the
     cheap one; elsewhere the tier whose verdict stands."""
     out = []
@@ -96,10 +98,12 @@ def _records(question: QuestionRecord, answer: AnswerRecord, first: FirstPass, r
         else:
             tier = (tiers or {}).get(uid, "strong")
             strong_label = final.get(uid) if tier == "strong" and final.get(uid) != "unscored" else None
+        source: ConfidenceSource = reading.source if reading else "samples"
+        threshold = None if thresholds is None else thresholds[source]
         out.append(CascadeRecord(
             id=stable_id("verdict", answer.id, uid), answer_id=answer.id, unit_id=uid, round=rnd,
             target=answer.target, tier=tier, calibration=first.calibration,  # type: ignore[arg-type]
             cheap_label=reading.label if reading else None, confidence=reading.confidence if reading else 0.0,
-            strong_label=strong_label,
+            confidence_source=source, strong_label=strong_label,
             threshold=None if first.calibration or threshold is None or math.isinf(threshold) else threshold))
     return out

@@ -22,6 +22,9 @@ class CascadeSection(Section):
     risk: float
     calibration_share: float
     samples: int
+    confidence_source: str = "samples"
+    """How the cheap judge's confidence was read: `logprobs`, `samples`, or both in the order used (`auto`
+    turned to samples when a reply came without log-probabilities)."""
     units: int
     """Verdicts the cascade gave (one per unit per answer)."""
     settled_cheap: int
@@ -30,7 +33,8 @@ class CascadeSection(Section):
     calibration_units: int
     cheap_share: Figure
     threshold: Figure
-    """The last threshold in force (null: no threshold passed, the cheap judge kept nothing)."""
+    """The last threshold in force (null: no threshold passed, the cheap judge kept nothing, or confidences
+    were read two ways, each with its own threshold)."""
     calibration_agreement: Figure
     """The cheap judge's raw agreement with the strong judge on every calibration unit."""
     kept_agreement: Figure

@@ -1,0 +1,124 @@
+"""A judge cascade that reads its cheap judge's confidence from log-probabilities (issue 30, item 4): the
+reader of label probabilities, the simulated judge that states them, and exam runs on each path
+(`confidence: logprobs | samples | auto` and auto's fall-back when an endpoint returns none)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+import pytest
+import yaml
+
+from examiner.agents.judge.label_confidence import label_confidences
+from examiner.cli.main import main
+from examiner.llm.ledger import answered
+from examiner.llm.types import TokenLogprob
+from examiner.simulator.logprobs import ChosenValue, token_logprobs
+
+CHEAP = {"provider": "simulated", "model": "sim-cheap", "price_input_per_1m": 0.15, "price_output_per_1m": 0.6,
+         "options": {"judge_noise": 0.2, "judge_difficulty": 2}}
+STRONG = {"provider": "simulated", "model": "sim-strong", "price_input_per_1m": 2.5, "price_output_per_1m": 10.0}
+ONE_FILE = "corpora/examiner-handbook/01-exam.md"
+
+
+def tokens(*pairs: tuple[str, float]) -> list[TokenLogprob]:
+    return [TokenLogprob(token, math.log(p)) for token, p in pairs]
+
+
+def test_a_labels_probability_is_the_product_of_the_tokens_that_spell_it() -> None:
+    reply = tokens(('{"labels":{"', 1.0), ('U1', 1.0), ('":"', 1.0), ('correct', 0.8), ('","', 1.0),
+                   ('U2', 1.0), ('":', 1.0), (' "in', 0.5), ('correct', 0.9), ('"}}', 1.0))
+    read = label_confidences(reply, ["U1", "U2", "U3"])
+    assert read["U1"] == pytest.approx(0.8)
+    assert read["U2"] == pytest.approx(0.45)  # the token that straddles the quote commits to the label
+    assert read["U3"] is None
+    assert label_confidences(None, ["U1"]) == {"U1": None}
+    assert label_confidences(tokens(("no json here", 0.9)), ["U1"]) == {"U1": None}
+
+
+def test_the_simulator_states_a_chosen_values_probability_on_its_first_token() -> None:
+    content = '{"labels":{"U1":"unrelated","U2":"correct"}}'
+    chosen = [ChosenValue(r'"U1"\s*:\s*"(unrelated)"', (("unrelated", 0.3), ("correct", 0.5), ("incorrect", 0.2)))]
+    entries = token_logprobs(content, 3, key=7, chosen=chosen)
+    assert "".join(e["token"] for e in entries) == content
+    read = label_confidences([TokenLogprob(e["token"], e["logprob"]) for e in entries], ["U1"])
+    assert read["U1"] == pytest.approx(0.3)
+    first = next(e for e in entries if e["logprob"] == pytest.approx(math.log(0.3)))
+    assert [alt["token"] for alt in first["top_logprobs"]][1:] == ["correct", "incorrect"]
+
+
+def run_exam(tmp_path: Path, name: str, cheap_options: dict[str, Any] | None = None, *, corpus: str = ONE_FILE,
+             **judge: Any) -> tuple[Path, list[dict[str, Any]]]:
+    cheap = {**CHEAP, "options": {**CHEAP["options"], **(cheap_options or {})}}
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(yaml.safe_dump({
+        "endpoints": {"cheap": cheap, "strong": STRONG},
+        "roles": {"examiner": "simulated", "candidate": "simulated",
+                  "judge": {"cascade": ["cheap", "strong"], "target_agreement": 0.8, "risk": 0.2, **judge}}}))
+    out = tmp_path / name
+    assert main(["run", corpus, "--config", str(config), "--out", str(out), "--quiet", "--max-rounds", "1"]) == 0
+    return out, [json.loads(line) for line in (out / "cascade.jsonl").read_text().splitlines()]
+
+
+def cheap_calls(out: Path) -> list[dict[str, Any]]:
+    ledger = answered(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
+    return [r for r in ledger if r.get("stage") == "judge_cascade" and not r.get("cache_hit")]
+
+
+def test_logprobs_give_one_greedy_call_per_answer_and_a_calibrated_confidence(tmp_path: Path) -> None:
+    out, records = run_exam(tmp_path, "logprobs", corpus="corpora/examiner-handbook", calibration_share=1.0)
+    assert {r["confidence_source"] for r in records} == {"logprobs"}
+    sampled, _ = run_exam(tmp_path, "samples", corpus="corpora/examiner-handbook", calibration_share=1.0,
+                          confidence="samples")
+    answers = len({r["answer_id"] for r in records})
+    assert len(cheap_calls(out)) == answers  # one call each; sampling asks for 5 choices in each of its calls
+    sampled_tokens = sum(int(r.get("completion_tokens") or 0) for r in cheap_calls(sampled))
+    assert sum(int(r.get("completion_tokens") or 0) for r in cheap_calls(out)) * 3 < sampled_tokens
+    calibration = [r for r in records if r["calibration"] and r["strong_label"] is not None]
+    agree = [r["confidence"] for r in calibration if r["cheap_label"] == r["strong_label"]]
+    disagree = [r["confidence"] for r in calibration if r["cheap_label"] != r["strong_label"]]
+    assert agree and disagree and mean(agree) > mean(disagree) + 0.2  # the stated probability means something
+    assert "probability of each label in one greedy reply" in (out / "report.md").read_text()
+    section = json.loads((out / "report.json").read_text())["cascade"]
+    assert section["confidence_source"] == "logprobs"
+
+
+def test_an_overconfident_cheap_judge_claims_certainty_whatever_it_says(tmp_path: Path) -> None:
+    _, records = run_exam(tmp_path, "over", {"judge_confidence": "overconfident"}, calibration_share=1.0)
+    assert records and all(0.95 <= r["confidence"] < 1 for r in records if r["cheap_label"] is not None)
+
+
+def test_auto_falls_back_to_samples_when_the_endpoint_returns_no_logprobs(tmp_path: Path) -> None:
+    out, records = run_exam(tmp_path, "auto", {"returns_logprobs": False})
+    assert records and {r["confidence_source"] for r in records} == {"samples"}
+    assert "agreement of 5 samples per answer" in (out / "report.md").read_text()
+
+
+def test_logprobs_required_but_not_returned_leave_every_unit_unsure(tmp_path: Path) -> None:
+    _, records = run_exam(tmp_path, "strict", {"returns_logprobs": False}, confidence="logprobs")
+    assert records and {r["confidence_source"] for r in records} == {"logprobs"}
+    assert all(r["confidence"] == 0.0 for r in records)
+
+
+def test_an_unknown_confidence_way_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump({"endpoints": {"cheap": CHEAP, "strong": STRONG},
+                                      "roles": {"judge": {"cascade": ["cheap", "strong"], "confidence": "vibes"}}}))
+    assert main(["run", ONE_FILE, "--config", str(config), "--out", str(tmp_path / "r"), "--quiet"]) == 2
+    assert "confidence" in capsys.readouterr().err
+
+
+def test_the_command_line_chooses_how_confidence_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "endpoints.yaml"
+    config.write_text(yaml.safe_dump({"endpoints": {"cheap": CHEAP, "strong": STRONG},
+                                      "roles": {"examiner": "simulated", "candidate": "simulated"}}))
+    out = tmp_path / "run"
+    assert main(["run", ONE_FILE, "--config", str(config), "--out", str(out), "--quiet", "--max-rounds", "1",
+                 "--judge-cascade", "cheap,strong", "--cascade-confidence", "samples"]) == 0
+    assert yaml.safe_load((out / "config.yaml").read_text())["judge_cascade"]["confidence"] == "samples"
+    records = [json.loads(line) for line in (out / "cascade.jsonl").read_text().splitlines()]
+    assert records and {r["confidence_source"] for r in records} == {"samples"}
