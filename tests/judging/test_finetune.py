@@ -143,3 +143,16 @@ def test_the_api_reads_a_distil_folder_and_names_what_is_missing(tiny: Path, tra
         api_finetune(FinetuneOptions(data=str(tmp_path / "empty"), out=str(tmp_path / "x"), base=str(tiny)))
     with pytest.raises(UserError, match="neither 'smollm2' nor a transformers model folder"):
         api_finetune(FinetuneOptions(data=str(train_file.parent), out=str(tmp_path / "x"), base=str(tmp_path)))
+
+
+def test_the_reply_loss_equals_the_models_own_loss(tiny: Path) -> None:
+    import torch
+
+    from examiner.judging.finetune import reply_loss
+    from examiner.llm.hf_models import load_model
+
+    model, tokenizer = load_model(tiny, device="cpu")
+    ids, labels = encode(tokenizer, _rows(1)[0]["messages"], 1024)
+    x = torch.tensor([ids])
+    own = model(input_ids=x, attention_mask=torch.ones_like(x), labels=torch.tensor([labels])).loss
+    assert float(reply_loss(model, ids, labels, "cpu")) == pytest.approx(float(own), rel=1e-5)
