@@ -8,9 +8,11 @@ as people agree with each other. The examples are written in examiner's own judg
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -27,8 +29,10 @@ class DistilOptions(BaseModel):
 
     out: str
     """A new (or empty) folder for train.jsonl, validation.jsonl and distil.json."""
-    data: str | None = None
-    """A pairwise dataset (.jsonl, .json, `llmbar:SUBSET`): instruction, output_1, output_2[, reference, label]."""
+    data: str | tuple[str, ...] | None = None
+    """A pairwise dataset (.jsonl, .json, `llmbar:SUBSET`): instruction, output_1, output_2[, reference, label];
+    or several, taught by their gold labels, each item's id then prefixed with its dataset (`llmbar:Natural:row1`)
+    so that ids repeated across datasets stay distinct items."""
     judgments: str | None = None
     """The teacher's judgments of `data` (`examiner judge --method pairwise` output, matched by id); None:
     the dataset's gold labels are the teacher."""
@@ -45,9 +49,17 @@ class DistilOptions(BaseModel):
     reference_drop: bool = True
     """Pairwise rows with a reference appear with and without it."""
     limit: int | None = Field(None, ge=1)
-    """Use only the first N rows or judged answers."""
+    """Use only the first N rows (of each dataset) or judged answers."""
 
-    _paths = field_validator("out", "data", "judgments", "exam", mode="before")(path_text)
+    _paths = field_validator("out", "judgments", "exam", mode="before")(path_text)
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _one_or_several(cls, value: Any) -> Any:
+        if value is None or isinstance(value, (str, os.PathLike)):
+            return path_text(value)
+        several = tuple(path_text(v) for v in value)
+        return several[0] if len(several) == 1 else several
 
     @model_validator(mode="after")
     def _one_source(self) -> "DistilOptions":
@@ -55,6 +67,8 @@ class DistilOptions(BaseModel):
             raise ValueError("name one source: a pairwise dataset (data) or an exam run (exam)")
         if self.judgments is not None and self.data is None:
             raise ValueError("judgments need the dataset they judged (data)")
+        if self.judgments is not None and isinstance(self.data, tuple):
+            raise ValueError("judgments match one dataset's ids: name one dataset with them")
         return self
 
 
@@ -94,7 +108,7 @@ def distil(options: DistilOptions) -> DistilResult:
         path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in sides[side]), encoding="utf-8")
         files.append(path)
     by_order = dict(Counter(f"{e.kind}/{e.order}/{'ref' if e.reference else 'noref'}" for e in examples))
-    summary = {"teacher": teacher, "source": options.data or options.exam, "judgments": options.judgments,
+    summary = {"teacher": teacher, "source": _sources(options.data) if options.data else options.exam, "judgments": options.judgments,
                "validation_share": options.validation_share, "seed": options.seed, "swap": options.swap,
                "reference_drop": options.reference_drop, "examples": {k: len(v) for k, v in sides.items()},
                "groups": {k: len(v) for k, v in groups.items()}, "by_order": by_order,
@@ -106,14 +120,18 @@ def distil(options: DistilOptions) -> DistilResult:
 
 
 def _pairwise(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
-    from examiner.corpus.datasets import LLMBAR_FIELDS, FieldMap
-    from examiner.judging.dataset import Requirements, load_rows
     from examiner.judging.distil import gold_teachings, judged_teachings, pairwise_examples
 
     assert options.data is not None
-    fields = LLMBAR_FIELDS if options.data.startswith("llmbar:") else FieldMap()  # as `examiner judge` reads them
-    rows, _ = load_rows(options.data, fields, Requirements(("instruction", "output_1", "output_2")),
-                        limit=options.limit)
+    sources = _sources(options.data)
+    if len(sources) > 1:
+        examples, teacher = [], options.teacher or "gold"
+        for spec in sources:
+            rows = [replace(row, id=f"{spec}:{row.id}") for row in _rows(spec, options.limit)]
+            examples += [replace(e, meta={**e.meta, "dataset": spec}) for e in pairwise_examples(
+                rows, gold_teachings(rows, teacher), swap=options.swap, reference_drop=options.reference_drop)]
+        return examples, teacher
+    rows = _rows(sources[0], options.limit)
     if options.judgments is not None:
         teacher = options.teacher or Path(options.judgments).stem
         records = []
@@ -129,6 +147,20 @@ def _pairwise(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-
         teacher = options.teacher or "gold"
         teachings = gold_teachings(rows, teacher)
     return pairwise_examples(rows, teachings, swap=options.swap, reference_drop=options.reference_drop), teacher
+
+
+def _sources(data: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (data,) if isinstance(data, str) else data
+
+
+def _rows(spec: str, limit: int | None) -> list[Any]:
+    """The usable rows of one pairwise dataset, read as `examiner judge` reads it."""
+    from examiner.corpus.datasets import LLMBAR_FIELDS, FieldMap
+    from examiner.judging.dataset import Requirements, load_rows
+
+    fields = LLMBAR_FIELDS if spec.startswith("llmbar:") else FieldMap()
+    rows, _ = load_rows(spec, fields, Requirements(("instruction", "output_1", "output_2")), limit=limit)
+    return rows
 
 
 def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]

@@ -90,3 +90,26 @@ def test_cli_writes_the_sets_and_refuses_a_folder_with_files(tmp_path: Path,
                                                                           "validation": len(validation)}
     assert main(["distil", "--data", "llmbar:Natural", "--out", str(out)]) == 2
     assert "not an empty folder" in capsys.readouterr().err
+
+
+def test_several_datasets_combine_with_their_ids_kept_apart(tmp_path: Path) -> None:
+    out = tmp_path / "mix"
+    assert main(["distil", "--data", "llmbar:Natural", "--data", "llmbar:Processed_FairEval", "--out", str(out)]) == 0
+    rows = [json.loads(line) for name in ("train.jsonl", "validation.jsonl")
+            for line in (out / name).read_text().splitlines()]
+    assert len(rows) == 2 * (100 + 66)  # both sets' pairs (each set numbers its rows from row1), both orders
+    assert {r["meta"]["dataset"] for r in rows} == {"llmbar:Natural", "llmbar:Processed_FairEval"}
+    assert all(r["group"].startswith(r["meta"]["dataset"] + ":") for r in rows)
+    train = {r["group"] for r in rows if r["split"] == "train"}
+    assert train and not train & {r["group"] for r in rows if r["split"] == "validation"}
+    assert json.loads((out / "distil.json").read_text())["source"] == ["llmbar:Natural", "llmbar:Processed_FairEval"]
+
+
+def test_judgments_name_one_dataset(tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    from examiner.api.distil import DistilOptions
+
+    with pytest.raises(ValidationError, match="one dataset"):
+        DistilOptions(out=str(tmp_path), data=("a.jsonl", "b.jsonl"), judgments="j.jsonl")
+    assert DistilOptions(out=str(tmp_path), data=["a.jsonl"]).data == "a.jsonl"

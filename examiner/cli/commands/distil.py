@@ -17,10 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(reference drop). Exam (--exam RUN): one example per judged answer, units also in reverse order.\n"
         "Split by item or source document, so nothing is on both sides. Makes no model call.",
         "examiner distil --data llmbar:Natural --out runs/distil-llmbar\n"
+        "examiner distil --data llmbar:Natural --data llmbar:Processed_MT-Bench_200 --out runs/distil-mix\n"
         "examiner distil --data pairs.jsonl --judgments runs/gpt4-judge/judgments.jsonl --out runs/distil\n"
         "examiner distil --exam runs/pubmed --out runs/distil-exam --validation-share 0.25")
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--data", metavar="DATA", help="a pairwise dataset (.jsonl, .json, llmbar:SUBSET)")
+    source.add_argument("--data", metavar="DATA", action="append",
+                        help="a pairwise dataset (.jsonl, .json, llmbar:SUBSET); repeat it to combine several "
+                             "(gold labels; ids prefixed with the dataset)")
     source.add_argument("--exam", metavar="RUN_DIR", help="an exam run folder: its judge's verdicts teach")
     p.add_argument("--judgments", metavar="FILE", help="the teacher's judgments of --data (default: its gold labels)")
     p.add_argument("--out", required=True, metavar="DIR", help="a new (or empty) folder for the data")
