@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 from pydantic import BaseModel
 
 from examiner.agents.card import AgentCard, Prompt
+from examiner.agents.judge.grade_confidence import verdict_probabilities
 from examiner.agents.parsing import parse_score_line, verdict_from_scores
 from examiner.agents.prompting.fence import Markup, fenced
-from examiner.core.labels import Preferred, Unscored
+from examiner.core.labels import Preference, Preferred, Unscored
 from examiner.llm import CallContext, Gateway, GenerationConfig
 
 ROLE = "pairwise"
@@ -153,3 +154,29 @@ async def sample_pair_preferences(
         else:
             out.append(verdict_from_scores(line.score_1, line.score_2, tie_threshold))
     return out
+
+
+async def grade_probabilities(
+    gw: Gateway,
+    *,
+    instruction: str,
+    answer_1: str,
+    answer_2: str,
+    reference: str | None = None,
+    tie_threshold: float = 0.0,
+    item_id: str = "",
+    endpoint: str | None = None,
+    stage: str = "grade_cascade",
+) -> tuple[Preferred, dict[Preference, float] | None]:
+    """One greedy grade-only judgment of one ordering with logprobs: its preference in the order shown and
+    how likely each verdict was (agents/judge/grade_confidence.py; None where the endpoint gave no
+    logprobs or the grade line cannot be read from them). A pairwise cascade's one-call confidence."""
+    messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only=True)
+    config = replace(PAIRWISE.config(), max_tokens=GRADE_ONLY_MAX_TOKENS, temperature=0.0, logprobs=True,
+                     top_logprobs=10)
+    result = await gw.chat(CARD.role, messages, config, CallContext(stage=stage, item_id=item_id), endpoint=endpoint)
+    line = parse_score_line(result.text)
+    if line.error is not None or line.score_1 is None or line.score_2 is None:
+        return Unscored(line.error or "no grades", result.text), verdict_probabilities(result.logprobs, tie_threshold)
+    return (verdict_from_scores(line.score_1, line.score_2, tie_threshold),
+            verdict_probabilities(result.logprobs, tie_threshold))

@@ -51,6 +51,9 @@ class JudgeOptions(JobOptions):
     """A cascade's promised agreement with the strong judge on the pairs the cheap judge keeps."""
     cascade_risk: float = 0.1
     """Chance allowed that a cascade's promise fails."""
+    cascade_confidence: Literal["auto", "logprobs", "samples"] = "auto"
+    """How a cascade's cheap judge's confidence is read: verdict probabilities from its grade line's
+    log-probabilities, the agreement of its samples, or auto (logprobs where the endpoint gives them)."""
     calibration_share: float = 0.2
     """Share of rows a cascade's strong judge also judges, to calibrate the cheap judge's threshold."""
     limit: int | None = None
@@ -291,8 +294,9 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
             if options.method == "pairwise" and options.judge_cascade:
                 plan = PairCascadePlan(*_cascade_tiers(settings, options), target_agreement=options.target_agreement,
                                        risk=options.cascade_risk, calibration_share=options.calibration_share,
-                                       seed=options.seed)
-                records, threshold = await run_pairwise_cascade(gw, rows, pw, plan, flags)
+                                       seed=options.seed, confidence=options.cascade_confidence)
+                records, threshold = await run_pairwise_cascade(gw, rows, pw, plan, flags,
+                                                                notes=lambda line: notes(f"examiner: {line}"))
                 cascade = cascade_summary(records, plan, threshold)
             elif options.method == "pairwise":
                 records = await run_pairwise(gw, rows, pw, flags, panel=panel)

@@ -80,7 +80,9 @@ Table = Callable[[list[str], list[list[Any]]], str]
 
 def confidence_words(source: str, samples: int, per: str) -> str:
     """How the cheap judge's confidence was read, in words."""
-    ways = {"logprobs": f"its confidence the probability of each label in one greedy reply per {per}",
+    read = ("the probability of each label in one greedy reply" if per == "answer"
+            else "the probability of its verdict from one greedy grade line")
+    ways = {"logprobs": f"its confidence {read} per {per}",
             "samples": f"its confidence the agreement of {samples} samples per {per}"}
     return "; then ".join(ways[s.strip()] for s in source.split(",") if s.strip() in ways) or ways["samples"]
 
@@ -139,8 +141,8 @@ def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
     return [f"## {TITLE}", "",
             f"The cheap judge {section.cheap} settled {section.settled_cheap} of {section.rows} pairs; "
             f"{section.strong} judged {section.settled_strong} escalated pairs and the {section.calibration_rows} "
-            f"pairs of the calibration sample (rows drawn at {pct(section.calibration_share)}, "
-            f"{section.samples} cheap samples per ordering).", "",
+            f"pairs of the calibration sample (rows drawn at {pct(section.calibration_share)}; "
+            f"{confidence_words(section.confidence_source, section.samples, 'ordering')}).", "",
             f"Promised: agreement with {section.strong} of at least {pct(section.target_agreement)} on the pairs "
             f"the cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
             f"sample: {pct(section.kept_agreement)} above the threshold ({_num(section.threshold)}; in-sample); the "

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
 from examiner.simulator.behaviours import UNIT_RE, unescape
+from examiner.simulator.logprobs import ChosenValue
 from examiner.simulator.prose import filler_sentence, filler_text, rng_for, stable_int, stable_uniform
 
 _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
@@ -80,18 +81,20 @@ def pairwise_judge(req: SimRequest) -> str | dict[str, object]:
     tie_rate = float(req.option("pairwise_tie_rate", 0.0))
     difficulty = float(req.option("pairwise_difficulty", 0.0))
     gold = _gold_first(req, instruction, a1, a2)
+    sure = 0.9  # the chance the judge gave the winner it names (its logprobs say it)
     if stable_uniform(req.seed, "pw-tie", *pair_key) < tie_rate:
         winner = 0
     elif gold == 0:
-        winner = 1 + stable_int(req.seed, "pw-tiebreak", *pair_key) % 2
+        winner, sure = 1 + stable_int(req.seed, "pw-tiebreak", *pair_key) % 2, 0.5
     elif difficulty > 0 and 0 < accuracy < 1:  # each pair its own chance; each sample draws afresh
         chance = rng_for(req.seed, "pw-difficulty", *pair_key).betavariate(accuracy * difficulty,
                                                                            (1 - accuracy) * difficulty)
         winner = gold if stable_uniform(req.seed, "pw-acc", *pair_key, *req.sampling_salt) < chance else 3 - gold
+        sure = chance if winner == gold else 1 - chance
     elif stable_uniform(req.seed, "pw-acc", *pair_key) < accuracy:
-        winner = gold
+        winner, sure = gold, accuracy
     else:
-        winner = 3 - gold
+        winner, sure = 3 - gold, 1 - accuracy
     length_bias = float(req.option("pairwise_length_bias", 0.0))
     if length_bias and len(a1) != len(a2) and stable_uniform(req.seed, "pw-length", *pair_key) < abs(length_bias):
         longer = 1 if len(a1) > len(a2) else 2
@@ -103,6 +106,8 @@ def pairwise_judge(req: SimRequest) -> str | dict[str, object]:
     low = max(1, high - rng.randint(1, 4))
     scores = (high, high) if winner == 0 else (high, low) if winner == 1 else (low, high)
     line = f"{scores[0]} {scores[1]}"
+    if req.body.get("logprobs"):
+        req.chosen.append(_grade_choice(req, scores, winner, sure, pair_key))
     which = {0: "Both answers serve the request about equally well.",
              1: "Answer 1 follows the request more closely than answer 2.",
              2: "Answer 2 follows the request more closely than answer 1."}[winner]
@@ -114,6 +119,20 @@ def pairwise_judge(req: SimRequest) -> str | dict[str, object]:
     if req.stage.startswith("grade"):  # grade-only (a cascade's sampled grades too)
         return line
     return f"{line}\n{which} {filler_text(rng, 40)}"
+
+
+def _grade_choice(req: SimRequest, scores: tuple[int, int], winner: int, sure: float,
+                  pair_key: tuple[str, ...]) -> ChosenValue:
+    """The second grade's distribution: the grade written with the chance of the winner named, and one
+    that names the other side with the rest (`pairwise_confidence: overconfident` claims 95-100 %)."""
+    if req.option("pairwise_confidence", "calibrated") == "overconfident":
+        sure = 0.95 + 0.0499 * stable_uniform(req.seed, "pw-overconfident", *pair_key)
+    sure = min(max(sure, 0.001), 0.999)
+    first, second = scores
+    other = max(1, first - 1) if winner in (0, 2) else min(10, first + 1)
+    if other == second:  # the first grade at an end of the scale: no grade on the other side
+        return ChosenValue(r"^\d+ (\d+)", ((str(second), 1.0),))
+    return ChosenValue(r"^\d+ (\d+)", ((str(second), sure), (str(other), 1 - sure)))
 
 
 @register_behaviour("reviser")

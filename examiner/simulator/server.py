@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover
 
 OPTION_NAMES = (
     "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "judge_difficulty",
-    "judge_confidence", "returns_logprobs",
+    "judge_confidence", "pairwise_confidence", "returns_logprobs",
     "report_usage",
     "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens", "degenerate",
     *BATCH_OPTION_NAMES,

@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
+from examiner.agents.judge.grade_confidence import verdict_probabilities
 from examiner.agents.judge.label_confidence import label_confidences
 from examiner.cli.main import main
+from examiner.core.labels import Preference
 from examiner.llm.ledger import answered
 from examiner.llm.types import TokenLogprob
 from examiner.simulator.logprobs import ChosenValue, token_logprobs
@@ -122,3 +124,71 @@ def test_the_command_line_chooses_how_confidence_is_read(tmp_path: Path) -> None
     assert yaml.safe_load((out / "config.yaml").read_text())["judge_cascade"]["confidence"] == "samples"
     records = [json.loads(line) for line in (out / "cascade.jsonl").read_text().splitlines()]
     assert records and {r["confidence_source"] for r in records} == {"samples"}
+
+
+def grade_line(first: dict[str, float], second: dict[str, float]) -> list[TokenLogprob]:
+    """A grade line whose score tokens list the given alternatives (the first of each is written)."""
+    def token(options: dict[str, float]) -> TokenLogprob:
+        chosen = next(iter(options))
+        return TokenLogprob(chosen, math.log(options[chosen]), {t: math.log(p) for t, p in options.items()})
+    return [token(first), TokenLogprob(" ", 0.0), token(second)]
+
+
+def test_a_verdicts_probability_combines_both_scores_distributions() -> None:
+    probabilities = verdict_probabilities(grade_line({"8": 0.6, "7": 0.2, " the": 0.2}, {"6": 0.5, "9": 0.5}))
+    assert probabilities is not None
+    assert probabilities[Preference.FIRST] == pytest.approx(0.5)  # 8 or 7 over 6: the first score is certain to be one
+    assert probabilities[Preference.SECOND] == pytest.approx(0.5)
+    with_ties = verdict_probabilities(grade_line({"8": 1.0}, {"8": 0.7, "6": 0.3}), tie_threshold=0)
+    assert with_ties is not None and with_ties[Preference.TIE] == pytest.approx(0.7)
+    bare = [TokenLogprob("8", math.log(0.9)), TokenLogprob(" ", 0.0), TokenLogprob("6", math.log(0.5))]
+    lower_bound = verdict_probabilities(bare)  # no alternatives listed: the grade line's own probability
+    assert lower_bound is not None and lower_bound[Preference.FIRST] == pytest.approx(0.45)
+    assert verdict_probabilities(None) is None
+    assert verdict_probabilities([TokenLogprob("Answer 1 is better", -0.1)]) is None
+
+
+PAIR_ENDPOINTS = {
+    "mini": {"provider": "simulated", "model": "sim-mini", "price_input_per_1m": 0.15, "price_output_per_1m": 0.6,
+             "options": {"pairwise_accuracy": 0.8, "pairwise_difficulty": 3}},
+    "big": {"provider": "simulated", "model": "sim-big", "price_input_per_1m": 2.5, "price_output_per_1m": 10.0,
+            "options": {"pairwise_accuracy": 0.95}}}
+
+
+def judge_pairs(tmp_path: Path, name: str, *flags: str, mini: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    endpoints = json.loads(json.dumps(PAIR_ENDPOINTS))
+    endpoints["mini"]["options"].update(mini or {})
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(yaml.safe_dump({"endpoints": endpoints}))
+    out = tmp_path / name
+    assert main(["judge", "llmbar:Adversarial_Neighbor", "--method", "pairwise", "--swap", "--config", str(config),
+                 "--quiet", "--judge-cascade", "mini,big", "--target-agreement", "0.75", "--cascade-risk", "0.2",
+                 "--calibration-share", "0.5", "--out", str(out), *flags]) == 0
+    return [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+
+
+def test_pairwise_cascade_reads_verdict_probabilities_from_one_grade_line_per_ordering(tmp_path: Path) -> None:
+    records = judge_pairs(tmp_path, "pairs")
+    originals = [r for r in records if r["order"] == "original"]
+    assert {r["confidence_source"] for r in originals} == {"logprobs"}
+    calls = cheap_calls_of(tmp_path / "pairs", "grade_cascade")
+    assert len(calls) == 2 * len(originals) and all(c.get("n", 1) == 1 for c in calls)
+    calibration = [r for r in originals if r["calibration"] and r["verdict"] is not None]
+    agree = [r["confidence"] for r in calibration if r["cheap_verdict"] == r["verdict"]]
+    disagree = [r["confidence"] for r in calibration if r["cheap_verdict"] != r["verdict"]]
+    assert agree and disagree and mean(agree) > mean(disagree) + 0.1
+    kept = [r for r in originals if r["tier"] == "cheap"]
+    assert kept and all("verdict probability" in r["reason"] for r in kept)
+    assert "one greedy grade line per ordering" in (tmp_path / "pairs" / "report.md").read_text()
+
+
+def test_pairwise_auto_falls_back_to_samples_and_samples_can_be_asked_for(tmp_path: Path) -> None:
+    fallen = judge_pairs(tmp_path, "auto", mini={"returns_logprobs": False})
+    assert {r["confidence_source"] for r in fallen} == {"samples"}
+    asked = judge_pairs(tmp_path, "asked", "--cascade-confidence", "samples")
+    assert {r["confidence_source"] for r in asked} == {"samples"}
+
+
+def cheap_calls_of(out: Path, stage: str) -> list[dict[str, Any]]:
+    ledger = answered(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
+    return [r for r in ledger if r.get("stage") == stage and not r.get("cache_hit")]

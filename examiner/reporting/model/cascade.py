@@ -58,6 +58,8 @@ class PairCascadeSection(Section):
     risk: float
     calibration_share: float
     samples: int
+    confidence_source: str = "samples"
+    """How the cheap judge's confidence was read (`logprobs`, `samples`, or both)."""
     rows: int
     settled_cheap: int
     settled_strong: int
