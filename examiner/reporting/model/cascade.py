@@ -15,7 +15,10 @@ class TierSpend(Section):
     cost_usd: float
 
 
-class CascadeSection(Section):
+class CascadePlan(Section):
+    """What every cascade section states first: the two judges, the promise, and how the cheap judge's
+    confidence was read and calibrated."""
+
     cheap: str
     strong: str
     target_agreement: float
@@ -25,6 +28,18 @@ class CascadeSection(Section):
     confidence_source: str = "samples"
     """How the cheap judge's confidence was read: `logprobs`, `samples`, or both in the order used (`auto`
     turned to samples when a reply came without log-probabilities)."""
+    threshold: Figure
+    """The last threshold in force (null: no threshold passed, the cheap judge kept nothing, or confidences
+    were read two ways, each with its own threshold)."""
+    calibration_agreement: Figure
+    """The cheap judge's raw agreement with the strong judge on the whole calibration sample."""
+    kept_agreement: Figure
+    """Agreement on the calibration items the last threshold keeps (in-sample, so optimistic)."""
+
+
+class CascadeSection(CascadePlan):
+    """An exam's cascade: unit verdicts per tier, the promise beside the measurement, and the spend."""
+
     units: int
     """Verdicts the cascade gave (one per unit per answer)."""
     settled_cheap: int
@@ -32,13 +47,6 @@ class CascadeSection(Section):
     """Escalated units, calibration units left out."""
     calibration_units: int
     cheap_share: Figure
-    threshold: Figure
-    """The last threshold in force (null: no threshold passed, the cheap judge kept nothing, or confidences
-    were read two ways, each with its own threshold)."""
-    calibration_agreement: Figure
-    """The cheap judge's raw agreement with the strong judge on every calibration unit."""
-    kept_agreement: Figure
-    """Agreement on the calibration units the last threshold keeps (in-sample, so optimistic)."""
     kept_agreement_low: Figure
     kept_agreement_high: Figure
     spend: list[TierSpend]
@@ -48,22 +56,11 @@ class CascadeSection(Section):
     """Cascade judging spend over `strong_only_usd`."""
 
 
-class PairCascadeSection(Section):
+class PairCascadeSection(CascadePlan):
     """A pairwise judging run's cascade (examiner/judging/pairwise_cascade.py): rows per tier, the
     calibration sample, the promise and what the sample measured."""
 
-    cheap: str
-    strong: str
-    target_agreement: float
-    risk: float
-    calibration_share: float
-    samples: int
-    confidence_source: str = "samples"
-    """How the cheap judge's confidence was read (`logprobs`, `samples`, or both)."""
     rows: int
     settled_cheap: int
     settled_strong: int
     calibration_rows: int
-    threshold: Figure
-    calibration_agreement: Figure
-    kept_agreement: Figure
