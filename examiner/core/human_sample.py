@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, Field, TypeAdapter
 
 from examiner.core.errors import UserError
 from examiner.core.jsonl import append_jsonl, read_jsonl, repair_tail
-from examiner.core.overrides import OverrideLabel
+from examiner.core.overrides import NonBlank, OverrideLabel
 from examiner.core.rundir import HUMAN_SAMPLE
 
 DrawMethod = Literal["uniform", "per-target"]
@@ -67,18 +67,11 @@ class SampleLabel(BaseModel):
     """The judge's verdict that decided the unit when drawn (a label of a unit now decided by another is stale)."""
     verdict: OverrideLabel
     """The person's label (named as in overrides.jsonl and verdicts.jsonl)."""
-    who: str
+    who: NonBlank
     at: str
     note: str = ""
     source: Literal["page", "import"] = "page"
     """Given on the review page's sample mode, or imported from a file (`examiner review --labels`)."""
-
-    @field_validator("who")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value.strip()
 
     @property
     def key(self) -> tuple[str, str]:

@@ -14,15 +14,25 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, field_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, Field
 from typing_extensions import Self
 
 from examiner.core.records import VerdictType
 
 OverrideLabel = Literal["correct", "incorrect", "unrelated"]
 """What a person may set a verdict to (a person always gives a label: never `unscored`)."""
+
+
+def _stripped_not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value.strip()
+
+
+NonBlank = Annotated[str, AfterValidator(_stripped_not_blank)]
+"""Text a person must give (who they are, why): stripped, and refused when blank."""
 
 
 class OverrideRecord(BaseModel):
@@ -35,17 +45,10 @@ class OverrideRecord(BaseModel):
     the previous override after that, so the rows of one verdict read as its history (`old` before)."""
     verdict: OverrideLabel = Field(validation_alias=AliasChoices("verdict", "new"))
     """The person's label, in force until a later row for the same verdict (`new` before)."""
-    reason: str
-    who: str
+    reason: NonBlank
+    who: NonBlank
     at: str
     """When, ISO 8601 in UTC (e.g. 2026-11-22T16:50:00Z)."""
-
-    @field_validator("reason", "who")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value.strip()
 
     @property
     def key(self) -> tuple[str, str]:
