@@ -16,6 +16,7 @@ from statsmodels.stats.proportion import proportion_confint
 from examiner.core.cascade_records import CascadeRecord
 from examiner.core.rundir import RunDir
 from examiner.llm.ledger import answered
+from examiner.reporting.layout import pct
 from examiner.reporting.model.cascade import CascadeSection, PairCascadeSection
 from examiner.reporting.run_reader import RunData
 
@@ -89,7 +90,6 @@ def confidence_words(source: str, samples: int, per: str) -> str:
 
 def cascade_paragraphs(section: CascadeSection) -> list[str]:
     """Who settled what, the promise beside the measurement, and the spend against strong-only."""
-    pct = _pct
     return [
         f"The cheap judge {section.cheap} settled {section.settled_cheap} of {section.units} unit verdicts "
         f"({pct(section.cheap_share)}); {section.strong} judged {section.settled_strong} escalated units and the "
@@ -130,14 +130,13 @@ def cascade_line(section: CascadeSection | None) -> str | None:
     """One terminal line."""
     if section is None:
         return None
-    return (f"judge cascade: {section.cheap} settled {_pct(section.cheap_share)} of {section.units} verdicts, "
-            f"measured agreement {_pct(section.kept_agreement)} (promised >= {_pct(section.target_agreement)} "
-            f"at risk {section.risk:g}), spend {_pct(section.spend_ratio)} of strong-only")
+    return (f"judge cascade: {section.cheap} settled {pct(section.cheap_share)} of {section.units} verdicts, "
+            f"measured agreement {pct(section.kept_agreement)} (promised >= {pct(section.target_agreement)} "
+            f"at risk {section.risk:g}), spend {pct(section.spend_ratio)} of strong-only")
 
 
 def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
     """A pairwise judging run's cascade, in the judging report."""
-    pct = _pct
     return [f"## {TITLE}", "",
             f"The cheap judge {section.cheap} settled {section.settled_cheap} of {section.rows} pairs; "
             f"{section.strong} judged {section.settled_strong} escalated pairs and the {section.calibration_rows} "
@@ -147,10 +146,6 @@ def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
             f"the cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
             f"sample: {pct(section.kept_agreement)} above the threshold ({_num(section.threshold)}; in-sample); the "
             f"cheap judge's raw agreement {pct(section.calibration_agreement)}.", ""]
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 def _num(value: float | None, digits: int = 2) -> str:

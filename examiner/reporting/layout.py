@@ -25,16 +25,18 @@ NAME_CHARS = 60
 """A cluster named by its question (no key terms) shows at most this many characters of it."""
 
 
-def _pct(x: float | None) -> str:
+def pct(x: float | None) -> str:
+    """A share as a percentage with one decimal, `n/a` when there is none."""
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def _with_ci(est: Estimate) -> str:
+def with_ci(est: Estimate) -> str:
+    """A share with its 95% interval, e.g. `83.3% [50.0, 100.0]`."""
     if est.value is None:
         return "n/a"
     if est.low is None or est.high is None:
-        return _pct(est.value)
-    return f"{_pct(est.value)} [{100 * est.low:.1f}, {100 * est.high:.1f}]"
+        return pct(est.value)
+    return f"{pct(est.value)} [{100 * est.low:.1f}, {100 * est.high:.1f}]"
 
 
 def corpus_name(report: ExamReport) -> str:
@@ -92,7 +94,7 @@ def headline_rows(report: ExamReport) -> list[list[str]]:
     rows = []
     for name, t in report.targets.items():
         c = t.counts
-        rows.append([name, tag + _with_ci(t.accuracy), tag + _with_ci(t.coverage),
+        rows.append([name, tag + with_ci(t.accuracy), tag + with_ci(t.coverage),
                      f"{c.correct} / {c.incorrect} / {c.unanswered + c.uncovered}"])
     return rows
 

@@ -22,9 +22,11 @@ from examiner.reporting.layout import (
     figure_mark,
     headline_rows,
     health_line,
+    pct,
     report_title,
     untrustworthy,
     went_wrong,
+    with_ci,
 )
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.model import ExamReport
@@ -33,7 +35,6 @@ from examiner.reporting.model.exam import (
     CostFigures,
     CostSection,
     CountsSection,
-    Estimate,
     IncorrectSample,
     JudgePanel,
     OverridesSection,
@@ -50,17 +51,6 @@ PER_CLUSTER_ROWS = 40
 there are no more, else the worst (lowest accuracy first); report.json keeps up to JSON_CLUSTER_ROWS."""
 
 
-def pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
-def with_ci(est: Estimate) -> str:
-    """A share with its 95% interval, e.g. `83.3% [50.0, 100.0]`."""
-    if est.value is None:
-        return "n/a"
-    if est.low is None or est.high is None:
-        return pct(est.value)
-    return f"{pct(est.value)} [{100 * est.low:.1f}, {100 * est.high:.1f}]"
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
