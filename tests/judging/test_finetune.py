@@ -136,7 +136,7 @@ def test_the_api_reads_a_distil_folder_and_names_what_is_missing(tiny: Path, tra
     from examiner.api.finetune import FinetuneOptions, finetune as api_finetune
 
     result = api_finetune(FinetuneOptions(data=str(train_file.parent), out=str(tmp_path / "judge"), base=str(tiny),
-                                          max_steps=1, grad_accum=1, max_length=64, device="cpu"),
+                                          max_steps=1, grad_accum=1, max_length=64, device="cpu", threads=1),
                           notes=lambda _: None)
     assert result.steps == 1 and (tmp_path / "judge" / "merged" / "config.json").is_file()
     with pytest.raises(UserError, match="no train.jsonl"):

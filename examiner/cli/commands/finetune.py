@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--save-every", type=int, default=20, metavar="N", help="checkpoint interval (default %(default)s)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=("cuda", "cpu"), help="default: the GPU when there is one")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="torch CPU threads (default one per core; on a CPU busy with other work 1 is faster)")
     p.set_defaults(func=run_finetune)
 
 
@@ -44,7 +46,7 @@ def run_finetune(args: argparse.Namespace) -> int:
                                       max_minutes=args.max_minutes, grad_accum=args.grad_accum,
                                       learning_rate=args.learning_rate, lora_r=args.lora_r,
                                       max_length=args.max_length, save_every=args.save_every, seed=args.seed,
-                                      device=args.device))
+                                      device=args.device, threads=args.threads))
     loss = "" if result.last_loss is None else f", loss {result.first_loss:.4f} -> {result.last_loss:.4f}"
     print(f"finetune: {result.steps}/{result.max_steps} steps (stopped by {result.stopped}{loss}) on {result.device} "
           f"in {result.train_s:.0f} s, peak memory {result.peak_rss_gb:.2f} GB")
