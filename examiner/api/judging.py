@@ -51,6 +51,9 @@ class JudgeOptions(JobOptions):
     """A cascade's promised agreement with the strong judge on the pairs the cheap judge keeps."""
     cascade_risk: float = 0.1
     """Chance allowed that a cascade's promise fails."""
+    cascade_reference: Literal["strong", "gold"] = "strong"
+    """What a cascade's promised agreement is with: the strong judge, or the rows' gold labels (calibrated
+    on the gold labels of its calibration rows)."""
     cascade_confidence: Literal["auto", "logprobs", "samples"] = "auto"
     """How a cascade's cheap judge's confidence is read: verdict probabilities from its grade line's
     log-probabilities, the agreement of its samples, or auto (logprobs where the endpoint gives them)."""
@@ -266,7 +269,12 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
     facts (judge, status, calls, tokens, dollars)."""
     from examiner.exam.progress import ExamProgress
     from examiner.judging.pairwise import PairwiseOptions, run_pairwise
-    from examiner.judging.pairwise_cascade import PairCascadePlan, cascade_summary, run_pairwise_cascade
+    from examiner.judging.pairwise_cascade import (
+        PairCascadePlan,
+        cascade_summary,
+        register_pairwise_gold,
+        run_pairwise_cascade,
+    )
     from examiner.judging.reviseval import CLASSIC_METRICS as KNOWN_METRICS, RevisEvalOptions, run_reviseval
     from examiner.judging.row_runner import RunFlags
     from examiner.judging.single import DEFAULT_CRITERION, DEFAULT_TASK, GEvalOptions, run_geval, run_reference
@@ -294,7 +302,10 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
             if options.method == "pairwise" and options.judge_cascade:
                 plan = PairCascadePlan(*_cascade_tiers(settings, options), target_agreement=options.target_agreement,
                                        risk=options.cascade_risk, calibration_share=options.calibration_share,
-                                       seed=options.seed, confidence=options.cascade_confidence)
+                                       seed=options.seed, confidence=options.cascade_confidence,
+                                       reference=options.cascade_reference)
+                if plan.reference == "gold":  # simulated judges then aim at the rows' gold labels
+                    await register_pairwise_gold(gw, rows, (plan.cheap, plan.strong))
                 records, threshold = await run_pairwise_cascade(gw, rows, pw, plan, flags,
                                                                 notes=lambda line: notes(f"examiner: {line}"))
                 cascade = cascade_summary(records, plan, threshold)

@@ -27,6 +27,7 @@ from typing import Any, Literal, get_args
 
 from examiner.agents.judge.pairwise_judge import grade_probabilities, sample_pair_preferences
 from examiner.core.cascade_records import ConfidenceSource
+from examiner.core.errors import UserError
 from examiner.core.labels import Preference, Preferred
 from examiner.judging.bias_audit import lengths
 from examiner.judging.cascade import in_calibration
@@ -34,6 +35,7 @@ from examiner.judging.dataset import Row
 from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_records, judge_row, number
 from examiner.judging.row_runner import RunFlags, judge_rows
 from examiner.llm.gateway import Gateway
+from examiner.simulator.judging_roles import pairwise_oracle
 from examiner.stats.cascade import CascadeThreshold, calibrate_threshold
 
 CHEAP_STAGE = "grade_cascade"
@@ -53,6 +55,9 @@ class PairCascadePlan:
     seed: int = 0
     confidence: Literal["auto", "logprobs", "samples"] = "auto"
     """How the cheap judge's confidence is read (as an exam cascade's `confidence`)."""
+    reference: Literal["strong", "gold"] = "strong"
+    """What the promised agreement is with: the strong judge's verdicts, or the rows' gold (human) labels
+    (calibration then compares the cheap verdict with the gold label of each calibration row)."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,15 @@ async def cheap_reading(gw: Gateway, row: Row, opts: PairwiseOptions, plan: Pair
     return majority(samples)
 
 
+async def register_pairwise_gold(gw: Gateway, rows: Sequence[Row], endpoints: Sequence[str]) -> None:
+    """Tell simulated endpoints the rows' gold labels, so a simulated judge's accuracy is measured against
+    them (real endpoints are left alone): what a cascade calibrated on gold labels is tested with."""
+    gold = pairwise_oracle((row.instruction, row.output_1, row.output_2, number(row.label) or 0)
+                           for row in rows if row.label is not None)
+    for name in dict.fromkeys(endpoints):
+        await gw.register_oracle(name, gold)
+
+
 def _strong_label(records: list[dict[str, Any]]) -> int | None:
     """The strong judge's verdict on a row: its original-order record's."""
     return next((r["verdict"] for r in records if r["order"] == "original"), None)
@@ -143,11 +157,15 @@ async def run_pairwise_cascade(gw: Gateway, rows: list[Row], opts: PairwiseOptio
     """Judgment records for every row (row order) and the threshold the cascade used (that of the way
     most rows' confidence was read; rows read the other way, after auto fell back, have their own)."""
     flags = flags or RunFlags()
+    if plan.reference == "gold" and not any(row.label is not None for row in rows):
+        raise UserError("a cascade calibrated on gold labels needs rows with a label (--label-field); "
+                        "these rows have none")
     cheap = CheapPairJudge(gw, opts, plan, notes)
     strong = PairwiseJudge(gw, replace(opts, endpoint=plan.strong), plan.strong)
     calibration = {row.id for row in rows if in_calibration(row.id, plan.calibration_share, plan.seed)}
     readings: dict[str, CheapPair] = {}
     strong_records: dict[str, list[dict[str, Any]]] = {}
+    by_id = {row.id: row for row in rows}
 
     async def first_pass(row: Row) -> list[dict[str, Any]]:
         readings[row.id] = await cheap.read(row)
@@ -160,7 +178,8 @@ async def run_pairwise_cascade(gw: Gateway, rows: list[Row], opts: PairwiseOptio
     for source in get_args(ConfidenceSource):
         confidences, agrees = [], []
         for row_id in sorted(calibration & set(strong_records)):
-            label = _strong_label(strong_records[row_id])
+            label = (number(by_id[row_id].label) if plan.reference == "gold"
+                     else _strong_label(strong_records[row_id]))
             if label is not None and readings[row_id].source == source:
                 confidences.append(readings[row_id].confidence)
                 agrees.append(number(readings[row_id].verdict) == label)
@@ -208,9 +227,11 @@ def _cheap_record(row: Row, order: str, reading: CheapPair, opts: PairwiseOption
 
 
 def cascade_summary(records: list[dict[str, Any]], plan: PairCascadePlan, threshold: CascadeThreshold) -> dict[str, Any]:
-    """Rows per tier, the calibration sample and its measured agreement (for the judging report)."""
+    """Rows per tier, the calibration sample and its measured agreement (for the judging report): with the
+    strong judge's verdict, or with the gold label when the cascade was calibrated on gold labels."""
     originals = [r for r in records if r.get("order") == "original" and "tier" in r]
-    calibration = [r for r in originals if r["calibration"] and r["verdict"] is not None]
+    against = "label" if plan.reference == "gold" else "verdict"
+    calibration = [r for r in originals if r["calibration"] and r.get(against) is not None]
     kept_cal = [r for r in calibration if threshold.keeps_any and r["confidence"] >= threshold.threshold]
     return {
         "cheap": plan.cheap, "strong": plan.strong, "target_agreement": plan.target_agreement, "risk": plan.risk,
@@ -221,12 +242,13 @@ def cascade_summary(records: list[dict[str, Any]], plan: PairCascadePlan, thresh
         "settled_strong": sum(1 for r in originals if r["tier"] == "strong" and not r["calibration"]),
         "calibration_rows": len(calibration),
         "threshold": threshold.threshold if threshold.keeps_any else None,
-        "calibration_agreement": (sum(r["cheap_verdict"] == r["verdict"] for r in calibration) / len(calibration)
+        "calibration_agreement": (sum(r["cheap_verdict"] == r.get(against) for r in calibration) / len(calibration)
                                   if calibration else None),
-        "kept_agreement": (sum(r["cheap_verdict"] == r["verdict"] for r in kept_cal) / len(kept_cal)
+        "kept_agreement": (sum(r["cheap_verdict"] == r.get(against) for r in kept_cal) / len(kept_cal)
                            if kept_cal else None),
+        "reference": plan.reference,
     }
 
 
 __all__ = ["CheapPair", "CheapPairJudge", "PairCascadePlan", "cascade_summary", "cheap_reading", "majority",
-           "most_probable", "run_pairwise_cascade"]
+           "most_probable", "register_pairwise_gold", "run_pairwise_cascade"]

@@ -137,12 +137,13 @@ def cascade_line(section: CascadeSection | None) -> str | None:
 
 def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
     """A pairwise judging run's cascade, in the judging report."""
+    whom = "the rows' gold labels" if section.reference == "gold" else section.strong
     return [f"## {TITLE}", "",
             f"The cheap judge {section.cheap} settled {section.settled_cheap} of {section.rows} pairs; "
             f"{section.strong} judged {section.settled_strong} escalated pairs and the {section.calibration_rows} "
             f"pairs of the calibration sample (rows drawn at {pct(section.calibration_share)}; "
             f"{confidence_words(section.confidence_source, section.samples, 'ordering')}).", "",
-            f"Promised: agreement with {section.strong} of at least {pct(section.target_agreement)} on the pairs "
+            f"Promised: agreement with {whom} of at least {pct(section.target_agreement)} on the pairs "
             f"the cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
             f"sample: {pct(section.kept_agreement)} above the threshold ({_num(section.threshold)}; in-sample); the "
             f"cheap judge's raw agreement {pct(section.calibration_agreement)}.", ""]

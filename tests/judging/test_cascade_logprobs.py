@@ -192,3 +192,21 @@ def test_pairwise_auto_falls_back_to_samples_and_samples_can_be_asked_for(tmp_pa
 def cheap_calls_of(out: Path, stage: str) -> list[dict[str, Any]]:
     ledger = answered(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
     return [r for r in ledger if r.get("stage") == stage and not r.get("cache_hit")]
+
+
+def test_a_pairwise_cascade_can_promise_agreement_with_the_gold_labels(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    records = judge_pairs(tmp_path, "gold", "--cascade-reference", "gold")
+    section = json.loads((tmp_path / "gold" / "report.json").read_text())["cascade"]
+    calibration = [r for r in records if r["order"] == "original" and r["calibration"] and r["label"] is not None]
+    assert section["reference"] == "gold" and calibration
+    assert section["calibration_agreement"] == pytest.approx(
+        sum(r["cheap_verdict"] == r["label"] for r in calibration) / len(calibration))
+    assert "agreement with the rows' gold labels" in (tmp_path / "gold" / "report.md").read_text()
+    unlabelled = tmp_path / "pairs.jsonl"
+    unlabelled.write_text("".join(json.dumps({"instruction": f"q{i}", "output_1": "a", "output_2": "b"}) + "\n"
+                                  for i in range(3)))
+    capsys.readouterr()
+    assert main(["judge", str(unlabelled), "--method", "pairwise", "--simulate", "--quiet", "--judge-cascade",
+                 "simulated,simulated", "--cascade-reference", "gold", "--out", str(tmp_path / "none")]) == 2
+    assert "needs rows with a label" in capsys.readouterr().err

@@ -57,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="cascade: promised agreement with the strong judge (default %(default)s)")
     pw.add_argument("--cascade-risk", type=float, default=0.1, metavar="R",
                     help="cascade: chance allowed that the promise fails (default %(default)s)")
+    pw.add_argument("--cascade-reference", choices=("strong", "gold"), default="strong",
+                    help="cascade: promise agreement with the strong judge, or with the rows' gold labels "
+                         "(calibrated on them; default %(default)s)")
     pw.add_argument("--cascade-confidence", choices=("auto", "logprobs", "samples"), default="auto",
                     help="cascade: read the cheap judge's confidence from its log-probabilities, its samples, or "
                          "auto: logprobs where the endpoint gives them (default %(default)s)")
@@ -140,7 +143,7 @@ def run_judge(args: argparse.Namespace) -> int:
     options = JudgeOptions(**job_flags(args), data=args.data, out=args.out, judges=tuple(args.judge),
                            judge_cascade=tuple(n.strip() for n in args.judge_cascade.split(",") if n.strip()),
                            target_agreement=args.target_agreement, cascade_risk=args.cascade_risk,
-                           cascade_confidence=args.cascade_confidence,
+                           cascade_confidence=args.cascade_confidence, cascade_reference=args.cascade_reference,
                            calibration_share=args.calibration_share,
                            human_range=_range(args.human_range, "--human-range"),
                            classic_metrics=tuple(m.strip() for m in args.classic_metrics.split(",") if m.strip()),

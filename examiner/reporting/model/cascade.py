@@ -60,6 +60,8 @@ class PairCascadeSection(CascadePlan):
     """A pairwise judging run's cascade (examiner/judging/pairwise_cascade.py): rows per tier, the
     calibration sample, the promise and what the sample measured."""
 
+    reference: str = "strong"
+    """What the promise is with: `strong` (the strong judge's verdicts) or `gold` (the rows' gold labels)."""
     rows: int
     settled_cheap: int
     settled_strong: int
