@@ -6,9 +6,10 @@ read; serving it over the same protocol as every other endpoint lets a config en
 cache and ledger. The standard library's HTTP server is enough: requests are answered one at a time
 (one model, a lock), like the llama.cpp server examiner starts for the embedded model.
 
-What it honours: `messages`, `max_tokens` (default 256), `temperature` (0 = greedy); `usage` is reported.
-`response_format` is accepted and not enforced (no grammar): judges parse and validate replies anyway.
-`n` > 1, tools and logprobs are not offered.
+What it honours: `messages`, `max_tokens` (default 256), `temperature` (0 = greedy), `logprobs` and
+`top_logprobs` (up to 20; from the raw logits, examiner/llm/hf_logprobs.py), so a served judge can be a
+cascade's cheap judge with log-probability confidence; `usage` is reported. `response_format` is accepted
+and not enforced (no grammar): judges parse and validate replies anyway. `n` > 1 and tools are not offered.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from examiner.llm.hf_logprobs import generate_scored
 from examiner.llm.hf_models import generate_reply, load_model
 
 MAX_BODY = 8 * 1024 * 1024
@@ -49,14 +51,22 @@ class ChatModel:
             chat.append({"role": m["role"], "content": str(content or "")})
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 256)
         temperature = float(body.get("temperature") or 0.0)
+        logprobs = None
         with self._lock:
-            text, prompt, completion = generate_reply(self.model, self.tokenizer, chat, max_new_tokens=max_tokens,
-                                                      temperature=temperature,
-                                                      max_prompt_tokens=self.max_prompt_tokens)
+            if body.get("logprobs"):
+                scored = generate_scored(self.model, self.tokenizer, chat, max_new_tokens=max_tokens,
+                                         temperature=temperature, top_logprobs=int(body.get("top_logprobs") or 0),
+                                         max_prompt_tokens=self.max_prompt_tokens)
+                text, prompt, completion = scored.text, scored.prompt_tokens, scored.completion_tokens
+                logprobs = {"content": scored.logprobs, "refusal": None}
+            else:
+                text, prompt, completion = generate_reply(self.model, self.tokenizer, chat,
+                                                          max_new_tokens=max_tokens, temperature=temperature,
+                                                          max_prompt_tokens=self.max_prompt_tokens)
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
             "model": self.name,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": logprobs,
                          "finish_reason": "length" if completion >= max_tokens else "stop"}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                       "total_tokens": prompt + completion},
