@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from examiner.reporting.languages import unit_language
 from examiner.reporting.model.compare import PairedSection, PairedSubgroup
 from examiner.reporting.run_reader import RunData
+from examiner.reporting.topics import cluster_names
 from examiner.reporting.writer import cell
 from examiner.stats.paired import compare_paired, paired_subgroups
 
@@ -54,6 +55,12 @@ def _round_one_topics(run: RunData, target: str) -> dict[str, str]:
     return {member: cluster.id for cluster in rounds[0].clusters for member in cluster.members}
 
 
+def topic_label(cluster_id: str, names: Mapping[str, Mapping[str, str | None]]) -> str:
+    """A subgroup's name a reader recognises: the cluster's key terms, its id after them in brackets."""
+    terms = (names.get(cluster_id) or {}).get("topic")
+    return f"{terms} [{cluster_id}]" if terms else cluster_id
+
+
 def _question_types(run: RunData, target: str) -> dict[str, str]:
     """Unit id -> type of the first question put to `target` about it."""
     types: dict[str, str] = {}
@@ -71,6 +78,7 @@ def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str) -
     shared = sorted(set(outcomes_a) & set(outcomes_b))
     records = {**run_b.units, **run_a.units}
     topics = _round_one_topics(run_a, target_a)
+    names = cluster_names(run_a, target_a)
     qtypes = _question_types(run_a, target_a)
     documents, clusters = [], []
     keys: dict[str, list[str]] = {name: [] for name in SUBGROUPS}
@@ -80,7 +88,7 @@ def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str) -
         topic = topics.get(unit_id) or outcomes_a[unit_id].cluster_id or f"unit:{unit_id}"
         documents.append(document)
         clusters.append(topic)
-        keys["topic"].append(topic)
+        keys["topic"].append(topic_label(topic, names))
         keys["document"].append(document)
         keys["question type"].append(qtypes.get(unit_id, "not asked"))
         keys["language"].append(unit_language(run_a, unit_id))

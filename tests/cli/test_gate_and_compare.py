@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -83,5 +84,7 @@ def test_compare_prints_the_paired_headline_and_writes_the_section(run_dir: Path
     (pair,) = data["paired"]
     assert (pair["a"], pair["b"]) == ("strong", "weak")
     assert {g["by"] for g in pair["subgroups"]} >= {"topic", "document"}
+    topics = [g["key"] for g in pair["subgroups"] if g["by"] == "topic"]
+    assert all(re.fullmatch(r"\w[\w ,'-]* \[r1-c\d+-\w+\]", t) for t in topics), topics  # key terms, then the id
     assert main(["compare", str(run_dir)]) == 0
     assert f"- {lines[3]}" in capsys.readouterr().out

@@ -113,6 +113,8 @@ class PairedSubgroup(Section):
     """What the subgroups are: the unit's round-1 exam cluster (topic), source document, the type of the
     question that first targeted it, or its language."""
     key: str
+    """The subgroup: a topic as its cluster's key terms with the cluster id in brackets
+    (`cosine, embeddings, similarity [r1-c5-351495]`), a document path, a question type or a language."""
     n_units: int
     n_documents: int
     accuracy_a: Figure
