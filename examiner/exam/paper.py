@@ -5,7 +5,9 @@ Why not the adaptive loop: the exam chooses each round's questions from what the
 covered, so two targets examined separately get different papers. Here the questions are fixed: every
 question and probe the earlier run's target was asked (in every round, as recorded) is put to each new
 target, and the run's judge marks each of its target units. Question ids are new (they name the new
-target); texts, rounds, clusters, kinds and targeted units are the paper's. A sitting that stopped (budget,
+target); texts, rounds, clusters, kinds and targeted units are the paper's. After the last round the
+judge re-marks a seeded sample of the answers (the self-check, as in an exam), so the re-sit's health is
+measured rather than incomplete. A sitting that stopped (budget,
 kill) continues with `examiner resume`: answers and verdicts already written are kept.
 
 Outcomes: a unit is covered (correct / incorrect) by its earliest correct or incorrect verdict; a unit the
@@ -37,6 +39,7 @@ from examiner.core.errors import UserError
 from examiner.exam.nodes.answers import answer_one, score_classic
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
 from examiner.exam.nodes.judge_units import judge_answer
+from examiner.exam.nodes.self_check import self_check
 
 _KIND_ORDER = {"question": 0, "top": 0, "probe": 1}
 
@@ -128,7 +131,10 @@ async def sit(ctx: ExamContext, paper: Paper) -> dict[str, Any]:
         ctx.store.append([v for j in marked.values for v in j.verdicts])
         if stop := stop_update(marked, "judging"):
             return stop
-    return {}
+    # the judge re-marks a seeded sample, as after an exam's last round, so the re-sit's health is measured
+    last = {"round": max((q.round for q in questions), default=1), "active": list(ctx.targets),
+            "pool_left": {t: 0 for t in ctx.targets}}
+    return await self_check(ctx, last) or {}  # type: ignore[arg-type]
 
 
 def outcomes(ctx: ExamContext) -> tuple[list[UnitOutcome], list[RoundSummary]]:

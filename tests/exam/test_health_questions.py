@@ -1,7 +1,7 @@
 """Degenerate examiners the health check now names (issue 29, finding 6): questions in another language
 than the corpus (a local model wrote 15 English questions out of 15 for a German corpus), questions that
-name the prompt's unit labels (U1, U2), and a frozen-paper re-sit, whose judge is not self-checked,
-reports its health INCOMPLETE rather than a PASS it did not check."""
+name the prompt's unit labels (U1, U2); and a frozen-paper re-sit, whose judge re-marks a sample as an
+exam's does (with the self-check turned off it reports INCOMPLETE rather than a PASS it did not check)."""
 
 from __future__ import annotations
 
@@ -108,14 +108,23 @@ def test_the_simulated_examiner_reads_the_language_line() -> None:
     assert language_probabilities(question_in("English", random.Random(0))).get("de", 0.0) < MIN_PROBABILITY
 
 
-def test_a_frozen_paper_resit_is_incomplete_not_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_frozen_paper_resit_checks_its_judge_and_without_a_self_check_is_incomplete_not_pass(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tests.helpers.sample_run import write_sample_run
 
     earlier = write_sample_run(tmp_path / "earlier")
     corpus = json.loads((earlier / "run.json").read_text(encoding="utf-8"))["corpus_paths"][0]
-    out = tmp_path / "resit"
+    checked = tmp_path / "resit"
+    assert main(["run", corpus, "--simulate", "--paper", str(earlier), "--paper-target", "alpha", "--out",
+                 str(checked), "--quiet"]) == 0
+    agreement = _check(_health(checked), "self_agreement")
+    assert agreement["status"] != "not_measured" and agreement["figure"] is not None
+    assert (checked / "self_check.jsonl").stat().st_size > 0
+    config = tmp_path / "no-self-check.yaml"
+    config.write_text("exam:\n  self_check_share: 0\n", encoding="utf-8")
+    out = tmp_path / "unchecked"
     assert main(["run", corpus, "--simulate", "--paper", str(earlier), "--paper-target", "alpha", "--out", str(out),
-                 "--quiet"]) == 0
+                 "--config", str(config), "--quiet"]) == 0
     health = _health(out)
     agreement = _check(health, "self_agreement")
     assert agreement["status"] == "not_measured" and agreement["figure"] is None
