@@ -130,7 +130,8 @@ def cascade_line(section: CascadeSection | None) -> str | None:
     """One terminal line."""
     if section is None:
         return None
-    return (f"judge cascade: {section.cheap} settled {pct(section.cheap_share)} of {section.units} verdicts, "
+    return (f"judge cascade: {section.cheap} settled {pct(section.cheap_share)} of {section.units} verdicts "
+            f"(confidence from {section.confidence_source}), "
             f"measured agreement {pct(section.kept_agreement)} (promised >= {pct(section.target_agreement)} "
             f"at risk {section.risk:g}), spend {pct(section.spend_ratio)} of strong-only")
 
