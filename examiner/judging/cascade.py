@@ -149,8 +149,8 @@ class ExamCascade:
                     or judgment is None:
                 return read_logprobs(judgment, confidences, ids)
             self.source = "samples"
-            self.notes(f"judge cascade: {self.plan.cheap} returned no log-probabilities; its confidence is read "
-                       f"from {self.plan.samples} samples per answer from now on")
+            self.notes(f"judge cascade: {self.plan.cheap} gave no log-probabilities of its labels; its "
+                       f"confidence is read from {self.plan.samples} samples per answer from now on")
         choices = await sample_judgments(self.gateway, task.question, task.answer, list(task.units),
                                          round=task.round, samples=self.plan.samples,
                                          temperature=self.plan.temperature, stage=CHEAP_STAGE,

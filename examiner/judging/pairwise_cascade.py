@@ -116,8 +116,8 @@ class CheapPairJudge:
             if self.plan.confidence == "logprobs" or read:
                 return most_probable(read) if len(read) == len(graded) else CheapPair(None, 0.0, "logprobs")
             self.source = "samples"
-            self.notes(f"judge cascade: {self.plan.cheap} returned no log-probabilities; its confidence is read "
-                       f"from {self.plan.samples} samples per ordering from now on")
+            self.notes(f"judge cascade: {self.plan.cheap} gave no log-probabilities of its grades; its "
+                       f"confidence is read from {self.plan.samples} samples per ordering from now on")
         return await cheap_reading(self.gw, row, self.opts, self.plan)
 
 
