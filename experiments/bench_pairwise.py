@@ -35,7 +35,7 @@ from examiner.core.labels import preference_from_text  # noqa: E402
 from examiner.judging.dataset import Row  # noqa: E402
 from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise  # noqa: E402
 from examiner.judging.sections import pairwise_section  # noqa: E402
-from examiner.simulator.judging_roles import pairwise_oracle  # noqa: E402
+from examiner.core.assessments import pairwise_oracle  # noqa: E402
 from examiner.simulator import SimulatedProcess  # noqa: E402
 
 SIM_OPTIONS = {"pairwise_accuracy": 0.8, "pairwise_position_bias": 0.1, "latency_s": 0}

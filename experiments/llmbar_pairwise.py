@@ -40,7 +40,7 @@ from examiner.judging.dataset import Row  # noqa: E402
 from examiner.core.labels import preference_from_text  # noqa: E402
 from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise  # noqa: E402
 from examiner.judging.sections import pairwise_section  # noqa: E402
-from examiner.simulator.judging_roles import pairwise_oracle  # noqa: E402
+from examiner.core.assessments import pairwise_oracle  # noqa: E402
 from examiner.llm.gateway import Gateway  # noqa: E402
 from examiner.simulator import SimulatedServer  # noqa: E402
 

@@ -14,7 +14,7 @@ append-only and read back keyed by id, which is what makes a run resumable.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
@@ -112,6 +112,21 @@ class MetaItem(BaseModel):
     def oracle_key(self) -> str:
         """sha1 of the item's content; the simulated backend's oracle holds gold under this key."""
         return oracle_key(self.kind, self.instruction, self.output_1, self.output_2, self.text)
+
+
+def text_key(text: str) -> str:
+    """The simulated backend's key for one text in a pairwise gold table: sha1 of the stripped text."""
+    return hashlib.sha1(text.strip().encode("utf-8")).hexdigest()
+
+
+def pairwise_oracle(items: Iterable[tuple[str, str, str, int]]) -> dict[str, str]:
+    """A pairwise gold table for the simulated backend from (instruction, output_1, output_2, label)
+    tuples, label 0 = tie: {text_key(instruction): text_key(the better output) or "tie"}. Here, not in the
+    simulator, so callers hand gold to it through an endpoint (the gateway's register_oracle)."""
+    out = {}
+    for instruction, output_1, output_2, label in items:
+        out[text_key(instruction)] = "tie" if label == 0 else text_key(output_1 if label == 1 else output_2)
+    return out
 
 
 def oracle_key(kind: str, instruction: str, output_1: str, output_2: str, text: str) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from examiner.agents.judge.pairwise_judge import grade_probabilities, sample_pair_preferences
+from examiner.core.assessments import pairwise_oracle
 from examiner.core.cascade_records import ConfidenceSource
 from examiner.core.errors import UserError
 from examiner.core.labels import Preference, Preferred
@@ -35,7 +36,6 @@ from examiner.judging.dataset import Row
 from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_records, judge_row, number
 from examiner.judging.row_runner import RunFlags, judge_rows
 from examiner.llm.gateway import Gateway
-from examiner.simulator.judging_roles import pairwise_oracle
 from examiner.stats.cascade import CascadeThreshold, calibrate_threshold
 
 CHEAP_STAGE = "grade_cascade"

@@ -3,9 +3,10 @@
 Importing the simulator package registers these behaviours with every simulated server.
 
 Pairwise judge (role `pairwise`; stage `grade` = grade-only, `explain` = grades then a reason):
-  gold: POST /sim/oracle (or SimulatedServer.register_oracle) with `pairwise_oracle(items)`, i.e.
-  {sha1(instruction): sha1(better response) or "tie"}. Without gold, a seeded "quality" per response
-  decides. Options (EndpointSpec.options of the simulated endpoint):
+  gold: POST /sim/oracle (or SimulatedServer.register_oracle) with
+  `examiner.core.assessments.pairwise_oracle(items)`, i.e. {sha1(instruction): sha1(better response) or
+  "tie"}. Without gold, a seeded "quality" per response decides. Options (EndpointSpec.options of the
+  simulated endpoint):
     pairwise_accuracy (default 0.8): share of pairs whose underlying preference matches gold; drawn per
       pair, independent of the order shown, so it does not create inconsistency by itself;
     pairwise_position_bias (default 0.0, -1..1): share of judgments (drawn per pair and order) that
@@ -25,10 +26,10 @@ Reviser: returns the response with one added sentence (claim markers kept, so ju
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
+from examiner.core.assessments import text_key
 from examiner.simulator import SimRequest, claim_markers, register_behaviour
 from examiner.simulator.behaviours import UNIT_RE, unescape
 from examiner.simulator.logprobs import ChosenValue
@@ -39,21 +40,13 @@ _TAG = {name: re.compile(rf"<{name}>\n?(.*?)\n?</{name}>", re.S)
 
 
 def sha1(text: str) -> str:
-    """The oracle's key function: sha1 of the stripped text."""
-    return hashlib.sha1(text.strip().encode("utf-8")).hexdigest()
+    """The oracle's key function: sha1 of the stripped text (examiner.core.assessments.text_key)."""
+    return text_key(text)
 
 
 def _tag(prompt: str, name: str) -> str:
     match = _TAG[name].search(prompt)
     return unescape(match.group(1)).strip() if match else ""
-
-
-def pairwise_oracle(items: Iterable[tuple[str, str, str, int]]) -> dict[str, str]:
-    """Oracle entries for (instruction, output_1, output_2, label) tuples; label 0 = tie."""
-    out = {}
-    for instruction, output_1, output_2, label in items:
-        out[sha1(instruction)] = "tie" if label == 0 else sha1(output_1 if label == 1 else output_2)
-    return out
 
 
 def _gold_first(req: SimRequest, instruction: str, a1: str, a2: str) -> int:

@@ -12,7 +12,7 @@ from examiner.core.labels import Unscored, preference_from_text
 from examiner.judging.exam_judges import GEvalJudge, RevisEvalJudge, label_from_agreement
 from examiner.judging.pairwise import PairwiseOptions, number, run_pairwise
 from examiner.judging.sections import pairwise_section
-from examiner.simulator.judging_roles import pairwise_oracle
+from examiner.core.assessments import pairwise_oracle
 from examiner.llm.gateway import Gateway
 from examiner.simulator import SimulatedServer
 
