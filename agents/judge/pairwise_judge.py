@@ -146,14 +146,15 @@ async def sample_pair_preferences(
     messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only=True)
     config = replace(PAIRWISE.config(), max_tokens=GRADE_ONLY_MAX_TOKENS, n=samples, temperature=temperature)
     result = await gw.chat(CARD.role, messages, config, CallContext(stage=stage, item_id=item_id), endpoint=endpoint)
-    out: list[Preferred] = []
-    for text in result.texts or [result.text]:
-        line = parse_score_line(text)
-        if line.error is not None or line.score_1 is None or line.score_2 is None:
-            out.append(Unscored(line.error or "no grades", text))
-        else:
-            out.append(verdict_from_scores(line.score_1, line.score_2, tie_threshold))
-    return out
+    return [grade_line_preference(text, tie_threshold) for text in result.texts or [result.text]]
+
+
+def grade_line_preference(text: str, tie_threshold: float = 0.0) -> Preferred:
+    """A grade-only reply's preference in the order shown; Unscored (with why) when its line does not parse."""
+    line = parse_score_line(text)
+    if line.error is not None or line.score_1 is None or line.score_2 is None:
+        return Unscored(line.error or "no grades", text)
+    return verdict_from_scores(line.score_1, line.score_2, tie_threshold)
 
 
 async def grade_probabilities(
@@ -175,8 +176,4 @@ async def grade_probabilities(
     config = replace(PAIRWISE.config(), max_tokens=GRADE_ONLY_MAX_TOKENS, temperature=0.0, logprobs=True,
                      top_logprobs=10)
     result = await gw.chat(CARD.role, messages, config, CallContext(stage=stage, item_id=item_id), endpoint=endpoint)
-    line = parse_score_line(result.text)
-    if line.error is not None or line.score_1 is None or line.score_2 is None:
-        return Unscored(line.error or "no grades", result.text), verdict_probabilities(result.logprobs, tie_threshold)
-    return (verdict_from_scores(line.score_1, line.score_2, tie_threshold),
-            verdict_probabilities(result.logprobs, tie_threshold))
+    return grade_line_preference(result.text, tie_threshold), verdict_probabilities(result.logprobs, tie_threshold)

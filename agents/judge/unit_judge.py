@@ -126,6 +126,23 @@ def _by_unit_id(parsed: Judgment, aliases: UnitAliases) -> Judgment:
     )
 
 
+async def _judge_call(gateway: Gateway, question: str, answer: str, references: list[tuple[str, str]],
+                      config: GenerationConfig, *, round: int, stage: str, endpoint: str | None,
+                      ) -> tuple[CallResult[Judgment], UnitAliases]:
+    """One call of the Ref-Eval judge's prompt with `config` (the units under short names) and the
+    aliases that map its names back to unit ids: what every way of asking the judge shares."""
+    aliases = UnitAliases.of(references)
+    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
+                            incorrect_words=REASON_WORDS["incorrect"])
+    result = await gateway.chat(
+        CARD.role, messages, config,
+        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
+                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
+        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
+    )
+    return result, aliases
+
+
 async def judge_units(
     gateway: Gateway,
     question: str,
@@ -138,15 +155,8 @@ async def judge_units(
 ) -> CallResult[Judgment]:
     """Per-unit verdicts; `references` pairs each unit id with the text it is checked against. The judge
     sees and names the units by short names; the verdicts come back with unit ids."""
-    aliases = UnitAliases.of(references)
-    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
-                            incorrect_words=REASON_WORDS["incorrect"])
-    result = await gateway.chat(
-        CARD.role, messages, JUDGE.config(len(references)),
-        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
-                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
-        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
-    )
+    result, aliases = await _judge_call(gateway, question, answer, references, JUDGE.config(len(references)),
+                                        round=round, stage=stage, endpoint=endpoint)
     if not isinstance(result.parsed, Judgment):
         return result
     return replace(result, parsed=_by_unit_id(result.parsed, aliases))
@@ -177,16 +187,9 @@ async def sample_judgments(
     """`samples` judgments of one answer, drawn in one request of `samples` choices at `temperature`
     (the prompt of `judge_units`), each keyed by unit id; None for a choice that does not parse. A judge
     cascade reads how often the samples agree as the judge's confidence."""
-    aliases = UnitAliases.of(references)
-    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
-                            incorrect_words=REASON_WORDS["incorrect"])
     config = replace(JUDGE.config(len(references)), n=samples, temperature=temperature)
-    result = await gateway.chat(
-        CARD.role, messages, config,
-        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
-                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
-        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
-    )
+    result, aliases = await _judge_call(gateway, question, answer, references, config, round=round, stage=stage,
+                                        endpoint=endpoint)
     choices: list[Judgment | None] = []
     for text in result.texts or [result.text]:
         parsed, _ = parse_structured(text, Judgment)
@@ -208,16 +211,9 @@ async def judge_with_confidence(
     reply, and per unit id how sure the judge was of its label (agents/judge/label_confidence.py; None
     where the endpoint gave no logprobs or the label cannot be read). A judge cascade's cheaper path to a
     confidence than `sample_judgments`."""
-    aliases = UnitAliases.of(references)
-    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
-                            incorrect_words=REASON_WORDS["incorrect"])
     config = replace(JUDGE.config(len(references)), temperature=0.0, logprobs=True)
-    result = await gateway.chat(
-        CARD.role, messages, config,
-        CallContext(stage=stage, round=round, unit_ids=aliases.ids,
-                    hints={"reason_words": REASON_WORDS, **aliases.hint}),
-        schema=Judgment, response_schema=judgment_schema(aliases.names), endpoint=endpoint,
-    )
+    result, aliases = await _judge_call(gateway, question, answer, references, config, round=round, stage=stage,
+                                        endpoint=endpoint)
     confidences = label_confidences(result.logprobs, aliases.names)
     by_id = {aliases.unit_id(name): p for name, p in confidences.items()}
     if not isinstance(result.parsed, Judgment):
