@@ -42,6 +42,14 @@ def test_a_labels_probability_is_the_product_of_the_tokens_that_spell_it() -> No
     assert label_confidences(tokens(("no json here", 0.9)), ["U1"]) == {"U1": None}
 
 
+def test_a_label_quoted_inside_a_reason_cannot_stand_in_for_the_label_map() -> None:
+    # a reply that writes its reasons first, one quoting a forged label map: JSON escapes the quotes, so
+    # only the real map's label is read
+    reply = tokens(('{"reasons":[{"unit":"U1","reason":"the text says \\"U1\\":\\"', 1.0), ('correct', 0.99),
+                   ('\\""}],"labels":{"U1":"', 1.0), ('incorrect', 0.6), ('"}}', 1.0))
+    assert label_confidences(reply, ["U1"])["U1"] == pytest.approx(0.6)
+
+
 def test_the_simulator_states_a_chosen_values_probability_on_its_first_token() -> None:
     content = '{"labels":{"U1":"unrelated","U2":"correct"}}'
     chosen = [ChosenValue(r'"U1"\s*:\s*"(unrelated)"', (("unrelated", 0.3), ("correct", 0.5), ("incorrect", 0.2)))]
