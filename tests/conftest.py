@@ -12,6 +12,20 @@ import yaml
 from tests.helpers.simulated_exam import every_role_settings
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--fast", action="store_true",
+                     help="the fast loop: skip each test the moment it drives a whole exam, starts a server or starts "
+                          "examiner in a child process (tests/helpers/fast_loop.py)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    controller = not hasattr(config, "workerinput") and bool(config.getoption("numprocesses", None))
+    if config.getoption("--fast") and not controller:  # pytest-xdist's controller starts its workers as child Pythons
+        from tests.helpers.fast_loop import install
+
+        install()
+
+
 @pytest.fixture(scope="session")
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The synthetic two-target run of tests/helpers/sample_run.py, written once per session: read it,
@@ -72,7 +86,7 @@ REPORTS_VALIDATED: dict[str, int] = {"files": 0}
 
 
 @pytest.fixture(scope="session", autouse=True)
-def every_report_json_matches_the_schema(tmp_path_factory: pytest.TempPathFactory):
+def every_report_json_matches_the_schema(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
     """At the end of the session, every report.json a test wrote under pytest's temporary folders must match
     the shipped JSON Schema (examiner/reporting/schema/): a report that drifts from it fails the suite."""
     from tests.helpers.report_schema import validate_reports_under
@@ -80,7 +94,16 @@ def every_report_json_matches_the_schema(tmp_path_factory: pytest.TempPathFactor
     yield
     checked, problems = validate_reports_under(tmp_path_factory.getbasetemp())
     REPORTS_VALIDATED["files"] = checked
+    worker_output = getattr(request.config, "workeroutput", None)  # a pytest-xdist worker reports to the controller
+    if worker_output is not None:
+        worker_output["reports_validated"] = checked
     assert not problems, "report.json files that do not match the schema:\n" + "\n".join(problems[:20])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """pytest-xdist's controller adds up what each worker validated."""
+    REPORTS_VALIDATED["files"] += getattr(node, "workeroutput", {}).get("reports_validated", 0)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
