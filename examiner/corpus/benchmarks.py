@@ -1,56 +1,40 @@
-"""Loaders for the public validation sets shipped with the package (examiner/data, see its README.md).
+"""Loaders for the public validation sets (LLMBar, MT-bench, PubMedQA, WikiText-2, LegalBench, SummEval).
 
 Each loader reads one set's real files into small frozen records, so experiments and tests do not parse
-raw JSON themselves; the loader of users' datasets is examiner/corpus/datasets.py. The data root is `$EXAMINER_DATA` when set (an override, e.g. a newer copy of the
-sets), else the package's own `data` folder, which a wheel installs with the code.
+raw JSON themselves; the loader of users' datasets is examiner/corpus/datasets.py. No set ships with the
+package: the files lie in the data folder (`$EXAMINER_DATA` when set, else the user's cache folder), where
+`examiner data pull NAME` puts them, pinned and hash-checked (examiner/corpus/public_sets.py, docs/DATA.md).
+A loader of a set that is not there raises a one-line UserError naming that command. Every loader takes
+`root` to read another folder laid out the same way.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import logging
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from examiner.corpus.public_sets import data_root as data_root  # re-exported: the folder the loaders read
+from examiner.corpus.public_sets import set_file
 from examiner.corpus.reading import Corpus, corpus_from_texts
 from examiner.core.errors import UserError
 
 log = logging.getLogger(__name__)
 
-PACKAGE_DATA = Path(__file__).resolve().parents[1] / "data"
-"""The validation sets installed with the package (sources, commits and licences in its README.md)."""
-
-
-def data_root() -> Path:
-    """Folder holding the validation sets: `$EXAMINER_DATA` when set, else the package's own copy."""
-    env = os.environ.get("EXAMINER_DATA")
-    if env:
-        root = Path(env).expanduser()
-        if not root.is_dir():
-            raise UserError(f"EXAMINER_DATA points to {root}, which is not a folder")
-        return root
-    if PACKAGE_DATA.is_dir():
-        return PACKAGE_DATA
-    raise UserError(f"validation data not found at {PACKAGE_DATA}: reinstall examiner, or set EXAMINER_DATA")
-
-
 def data_file(*parts: str, root: Path | None = None) -> Path:
-    path = (root or data_root()).joinpath(*parts)
-    if not path.exists():
-        raise UserError(f"validation data file missing: {path}")
-    return path
+    """`root/parts...` (the data folder by default) of a set's file; the first part names the set. A file
+    that is not there is a UserError saying how to pull its set."""
+    return set_file(*parts, root=root)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a shipped JSONL file, plain or gzip-compressed (`.jsonl.gz`)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
+    """The records of a JSONL file."""
+    with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -232,8 +216,9 @@ class SummEvalRow:
     """Mean expert score per aspect (coherence, consistency, fluency, relevance), 1-5."""
 
 
-SUMMEVAL_FILE = "summeval_1600.jsonl.gz"
-"""The SummEval rows, gzip-compressed (8.6 MB of JSONL, mostly the 100 articles repeated 16 times)."""
+SUMMEVAL_FILE = "summeval_1600.jsonl"
+"""The SummEval rows as JSONL (8.6 MB, mostly the 100 articles repeated 16 times), converted from the
+upstream pickle by `examiner data pull summeval` (examiner/corpus/summeval_source.py)."""
 
 
 def load_summeval(root: Path | None = None) -> list[SummEvalRow]:

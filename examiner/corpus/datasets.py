@@ -1,10 +1,10 @@
-"""The one loader of users' datasets (JSONL, JSON arrays, the shipped `llmbar:SUBSET` and `summeval` sets)
-that `examiner judge`, `examiner meta` and `examiner metric-stats` share.
+"""The one loader of users' datasets (JSONL, JSON arrays, the public `llmbar:SUBSET` and `summeval` sets, read
+from the data folder where `examiner data pull` puts them) that `examiner judge`, `examiner meta` and
+`examiner metric-stats` share.
 """
 
 from __future__ import annotations
 
-import gzip
 import logging
 import math
 from collections.abc import Callable
@@ -94,19 +94,18 @@ class RowError(Exception):
 
 
 SHIPPED_JSONL = {"summeval": ("summeval", SUMMEVAL_FILE)}
-"""Built-in dataset names (besides `llmbar:SUBSET`) and the shipped JSONL file each stands for."""
+"""Dataset names (besides `llmbar:SUBSET`) and the JSONL file in the data folder each stands for."""
 
 
 def read_records(spec: str, what: str = "dataset") -> list[SourceRecord]:
-    """Every record of `llmbar:SUBSET[,SUBSET]`, a shipped set (`summeval`), a .json array file or a JSONL
+    """Every record of `llmbar:SUBSET[,SUBSET]`, a public set by name (`summeval`), a .json array file or a JSONL
     file, in order (a JSONL line that is not JSON comes back `broken`). UserError only when the file as a
     whole is unusable."""
     if spec.startswith("llmbar:"):
         names = [s for s in spec.removeprefix("llmbar:").split(",") if s]
         return [SourceRecord(r, f"{name}/{i}", i + 1, name, i) for name, i, r in llmbar_records(names)]
     if spec in SHIPPED_JSONL:
-        with gzip.open(data_file(*SHIPPED_JSONL[spec]), "rt", encoding="utf-8") as fh:
-            return _jsonl_source_records(fh.read(), spec)
+        return _jsonl_source_records(data_file(*SHIPPED_JSONL[spec]).read_text(encoding="utf-8"), spec)
     path = Path(spec)
     if not path.is_file():
         raise UserError(f"{what} {path} does not exist (or use llmbar:SUBSET or {', '.join(SHIPPED_JSONL)})")
