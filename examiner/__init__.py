@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DemoOptions", "EstimateOptions",
+__all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DataPullOptions", "DataPullResult",
+           "DataStatus", "DemoOptions", "EstimateOptions",
            "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "GateOptions",
            "GateResult", "JobOptions", "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult",
            "JudgeVsPeopleOptions", "JudgeVsPeopleResult", "JudgmentRow", "MetaOptions", "MetaResult",
-           "MetricStatsOptions", "MetricStatsResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions",
+           "MetricStatsOptions", "MetricStatsResult", "OutcomeRow", "PulledSet", "RankedEvaluator", "ResumeOptions",
            "ReviewSampleOptions", "ReviewSampleResult", "RoleEstimate", "Rows", "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs",
-           "estimate_exam", "export_run", "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate",
-           "metric_stats", "read_exam", "resolve_settings", "resume_exam", "review_sample", "run_demo", "run_exam"]
+           "data_path", "data_status", "estimate_exam", "export_run", "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate",
+           "metric_stats", "pull_data", "read_exam", "resolve_settings", "resume_exam", "review_sample", "run_demo", "run_exam"]
 """The public API: examiner.api.__all__, spelled out so `import examiner` loads nothing (tests/api holds the
 two equal)."""
 

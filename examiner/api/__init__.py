@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from examiner.api.compare import CompareOptions, ComparedTarget, CompareResult, compare_runs
+    from examiner.api.data import DataPullOptions, DataPullResult, DataStatus, PulledSet, data_path, data_status, pull_data
     from examiner.api.exam import (DemoOptions, EstimateOptions, EstimateResult, ExamOptions, ExamResult, Figure,
                                    ResumeOptions, RoleEstimate, TargetResult, estimate_exam, read_exam, resume_exam,
                                    run_demo, run_exam)
@@ -45,6 +46,7 @@ MODULES = {
     "compare": ("CompareOptions", "CompareResult", "ComparedTarget", "compare_runs"),
     "export": ("ExportOptions", "ExportResult", "export_run"),
     "gating": ("GateOptions", "GateResult", "gate"),
+    "data": ("DataPullOptions", "DataPullResult", "DataStatus", "PulledSet", "data_status", "data_path", "pull_data"),
     "rows": ("Rows", "UnitRow", "VerdictRow", "OutcomeRow", "CallCost", "JudgmentRow"),
     "settings": ("JobOptions", "SettingsSource", "resolve_settings"),
 }
@@ -52,15 +54,18 @@ MODULES = {
 
 _HOME = {name: module for module, names in MODULES.items() for name in names}
 
-__all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DemoOptions", "EstimateOptions",
+__all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "DataPullOptions", "DataPullResult",
+           "DataStatus", "DemoOptions", "EstimateOptions",
            "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "GateOptions",
            "GateResult", "JobOptions",
            "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgeVsPeopleOptions",
            "JudgeVsPeopleResult", "JudgmentRow", "MetaOptions", "MetaResult", "MetricStatsOptions",
-           "MetricStatsResult", "OutcomeRow", "RankedEvaluator", "ResumeOptions", "ReviewSampleOptions",
+           "MetricStatsResult", "OutcomeRow", "PulledSet", "RankedEvaluator", "ResumeOptions", "ReviewSampleOptions",
            "ReviewSampleResult", "RoleEstimate", "Rows",
-           "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "estimate_exam", "export_run",
-           "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "read_exam",
+           "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "data_path", "data_status",
+           "estimate_exam", "export_run",
+           "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "pull_data",
+           "read_exam",
            "resolve_settings", "resume_exam", "review_sample", "run_demo", "run_exam"]
 """The public names (each defined in the module MODULES gives; tests/api/test_docs.py holds the two equal)."""
 
