@@ -20,8 +20,25 @@ if TYPE_CHECKING:
 
     from examiner.core.config import Settings
 
-__all__ = ["add_cache_flag", "add_command", "add_config_flags", "fitted_table",
+__all__ = ["IntermixedParser", "add_cache_flag", "add_command", "add_config_flags", "fitted_table",
            "job_flags", "output_dir", "parse_roles", "print_table", "settings_from_args"]
+
+
+class IntermixedParser(argparse.ArgumentParser):
+    """Options and positionals in any order (`RUN_DIR --to jsonl OUT` with OUT optional, `data pull --all`
+    or `data pull --base-url URL NAME`): argparse alone gives an optional positional the empty match as soon
+    as it meets the positional before it. A command's parser takes it with `parser.__class__ = IntermixedParser`."""
+
+    _inside = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        if self._inside:  # parse_known_intermixed_args calls back here for its two passes
+            return super().parse_known_args(args, namespace)
+        self._inside = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inside = False
 
 
 def add_command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,

@@ -232,7 +232,7 @@ def _closed_port() -> int:
 
 def test_no_network_is_one_line_naming_the_url_and_the_folder(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = f"http://127.0.0.1:{_closed_port()}"
-    assert main(["data", "pull", "toy", "--base-url", base]) == 2
+    assert main(["data", "pull", "--base-url", base, "toy"]) == 2  # NAMEs may follow the flags
     lines = errors(capsys.readouterr().err)
     assert len(lines) == 1
     assert f"cannot fetch {base}/someone/toy/{COMMIT}/data/pairs.jsonl" in lines[0]
@@ -281,11 +281,12 @@ def test_path_prints_the_set_folder(data: Path, capsys: pytest.CaptureFixture[st
     assert "unknown data set 'nothing'" in errors(capsys.readouterr().err)[0]
 
 
-def test_pull_needs_names_or_all(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["data", "pull"]) == 2
-    assert main(["data", "pull", "toy", "--all"]) == 2
-    assert main(["data", "pull", "toy", "--base-url", "ftp://example.org"]) == 2
-    assert len(errors(capsys.readouterr().err)) == 3
+@pytest.mark.parametrize("argv", [["pull"], ["pull", "toy", "--all"], ["pull", "toy", "--base-url", "ftp://example.org"],
+                                  ["list", "toy"], ["list", "--all"], ["path"], ["path", "toy", "toysum"],
+                                  ["path", "toy", "--base-url", "http://127.0.0.1:1"]])
+def test_each_action_takes_only_its_arguments(data: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert main(["data", *argv]) == 2
+    assert len(errors(capsys.readouterr().err)) == 1 and not data.exists()
 
 
 def test_a_missing_set_names_the_pull_command(data: Path) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from examiner.cli.flags import add_command
+from examiner.cli.flags import IntermixedParser, add_command
 
+ACTIONS = ("list", "pull", "path")
 SET_NAMES = ("llmbar", "mt_bench", "pubmedqa", "wikitext2", "legalbench", "summeval")
 """The registry's names, spelled out so building the parser loads nothing (a test holds the two equal)."""
 
@@ -26,20 +27,35 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(laid out as BASE/REPO/COMMIT/PATH). docs/DATA.md describes the sets and placing files by hand.",
         "examiner data list\nexaminer data pull llmbar summeval\nexaminer data pull --all\n"
         "examiner data path pubmedqa")
-    actions = p.add_subparsers(dest="data_action", metavar="ACTION", title="actions", required=True)
-    listing = actions.add_parser("list", help="every set: source, licence, size, present / missing / damaged")
-    listing.set_defaults(func=run_list)
-    pull = actions.add_parser("pull", help="fetch sets into the data folder (pinned commit, sha256 checked)")
-    pull.add_argument("names", nargs="*", metavar="NAME",
-                      help=f"sets to fetch: {', '.join(SET_NAMES)}")
-    pull.add_argument("--all", action="store_true", help="fetch every set")
-    pull.add_argument("--base-url", metavar="URL",
-                      help="a mirror laid out as URL/REPO/COMMIT/PATH (default $EXAMINER_DATA_URL, else "
-                           "https://raw.githubusercontent.com)")
-    pull.set_defaults(func=run_pull)
-    path = actions.add_parser("path", help="print the folder of a set")
-    path.add_argument("name", metavar="NAME", help=f"one of {', '.join(SET_NAMES)}")
-    path.set_defaults(func=run_path)
+    p.__class__ = IntermixedParser  # `pull --base-url URL NAME`: NAMEs after a flag
+    p.add_argument("action", choices=ACTIONS,
+                   help="list: every set with its source, licence, size and state (present, missing, or damaged: "
+                        "other bytes than the pinned sha256); pull: fetch the NAMEd sets (or --all), resuming a "
+                        "killed pull, files already there not fetched again; path: print set NAME's folder")
+    p.add_argument("names", nargs="*", metavar="NAME", help=f"sets: {', '.join(SET_NAMES)}")
+    p.add_argument("--all", action="store_true", help="pull: every set")
+    p.add_argument("--base-url", metavar="URL",
+                   help="pull: a mirror laid out as URL/REPO/COMMIT/PATH (default $EXAMINER_DATA_URL, else "
+                        "https://raw.githubusercontent.com)")
+    p.set_defaults(func=run_data)
+
+
+def run_data(args: argparse.Namespace) -> int:
+    from examiner.core.errors import UserError
+
+    if args.action != "pull" and (args.all or args.base_url):
+        raise UserError(f"--all and --base-url are for `examiner data pull`, not `{args.action}`")
+    if args.action == "list":
+        if args.names:
+            raise UserError("`examiner data list` takes no NAME (it lists every set)")
+        return run_list(args)
+    if args.action == "path":
+        if len(args.names) != 1:
+            raise UserError("`examiner data path` takes one NAME: " + ", ".join(SET_NAMES))
+        return run_path(args)
+    if bool(args.names) == bool(args.all):
+        raise UserError("name the sets to pull (" + ", ".join(SET_NAMES) + ") or give --all, not both")
+    return run_pull(args)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -53,10 +69,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_pull(args: argparse.Namespace) -> int:
     from examiner.api.data import DataPullOptions, pull_data
     from examiner.cli.output.data import DownloadProgress
-    from examiner.core.errors import UserError
 
-    if bool(args.names) == bool(args.all):
-        raise UserError("name the sets to pull (" + ", ".join(SET_NAMES) + ") or give --all, not both")
     options = DataPullOptions(names=tuple(args.names), all=args.all, base_url=args.base_url)
     with DownloadProgress() as progress:
         pull_data(options, notes=progress.note, progress=progress.update)
@@ -68,8 +81,9 @@ def run_path(args: argparse.Namespace) -> int:
 
     from examiner.api.data import data_path, data_status
 
-    print(data_path(args.name))
-    state = next(s for s in data_status().sets if s.set.name == args.name).state
+    name = args.names[0]
+    print(data_path(name))
+    state = next(s for s in data_status().sets if s.set.name == name).state
     if state != "present":
-        print(f"examiner: note: {args.name} is {state} in that folder: run \"examiner data pull {args.name}\"", file=sys.stderr)
+        print(f"examiner: note: {name} is {state} in that folder: run \"examiner data pull {name}\"", file=sys.stderr)
     return 0

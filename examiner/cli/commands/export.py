@@ -12,29 +12,13 @@ from __future__ import annotations
 
 import argparse
 
-from examiner.cli.flags import add_command
+from examiner.cli.flags import IntermixedParser, add_command
 from examiner.core.errors import UserError
 
 FORMATS = ("jsonl", "parquet", "hf")
 """The dataset formats --to accepts (examiner/reporting/exports.py writes each; a test keeps the two equal)."""
 LOGS = ("inspect", "otel")
 """The log formats --to accepts: an Inspect AI eval log, OpenTelemetry GenAI spans."""
-
-
-class _Intermixed(argparse.ArgumentParser):
-    """Options and positionals in any order (`RUN_DIR --to jsonl OUT`, with OUT optional): argparse alone
-    gives an optional positional the empty match as soon as it meets RUN_DIR."""
-
-    _inside = False
-
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
-        if self._inside:  # parse_known_intermixed_args calls back here for its two passes
-            return super().parse_known_args(args, namespace)
-        self._inside = True
-        try:
-            return self.parse_known_intermixed_args(args, namespace)
-        finally:
-            self._inside = False
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "examiner export runs/pubmed --to hf exports/pubmed-hf   # datasets.load_from_disk(\"exports/pubmed-hf\")\n"
         "examiner export runs/pubmed --to inspect --out logs   # inspect view --log-dir logs\n"
         "examiner export runs/pubmed --to otel --otlp-endpoint http://localhost:4318/v1/traces")
-    p.__class__ = _Intermixed
+    p.__class__ = IntermixedParser  # `RUN_DIR --to jsonl OUT`, OUT optional
     p.add_argument("run_dir", metavar="RUN_DIR", help="an exam run directory")
     p.add_argument("--to", required=True, choices=FORMATS + LOGS, dest="format",
                    help="jsonl (no extra needed), parquet, hf (a folder for datasets.load_from_disk), inspect (an "
