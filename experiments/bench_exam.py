@@ -1,6 +1,6 @@
 """Ref-Eval vs the Top baseline on the same ~2,000 knowledge units, simulated backend, one run.
 
-The corpus is PubMedQA abstracts shipped in examiner/data (as many as give >= --units sentence units).
+The corpus is PubMedQA abstracts (examiner data pull pubmedqa; as many as give >= --units sentence units).
 Both modes use the same simulated examiner / candidate / judge and the same price table (GPT-4-turbo
 list prices by default, the paper's judge). Figures per unit follow the paper's layout: #questions,
 evaluation API calls per unit (examiner + judge; the candidate's calls are shown beside), input +

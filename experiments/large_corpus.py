@@ -2,7 +2,7 @@
 model call.
 
 A synthetic text of --mb megabytes is built in a temporary folder from WikiText-2 valid + test (raw files
-of the shared data folder), copy after copy, each copy's sentences numbered "(copy)" so that no two
+of the data folder: examiner data pull wikitext2), copy after copy, each copy's sentences numbered "(copy)" so that no two
 copies make the same unit. Each measurement runs in a fresh process, so its peak memory
 (resource.getrusage ru_maxrss) is its own:
 
@@ -39,15 +39,13 @@ sys.path.insert(0, str(ROOT))
 from finish import RESULTS, print_result, save_json  # noqa: E402
 
 from examiner.core.config import ExamSettings  # noqa: E402
-from examiner.corpus.benchmarks import data_root  # noqa: E402
-
-WIKITEXT = data_root() / "wikitext2"
+from examiner.corpus.benchmarks import data_file  # noqa: E402
 
 
 def build_text(path: Path, megabytes: float) -> int:
     """Write about `megabytes` MB (characters) of numbered WikiText-2 copies to `path`, the last copy cut at
     a paragraph; returns the copies begun."""
-    source = "".join((WIKITEXT / f"{split}.txt").read_text(encoding="utf-8") for split in ("valid", "test"))
+    source = "".join(data_file("wikitext2", f"{split}.txt").read_text(encoding="utf-8") for split in ("valid", "test"))
     copies, left = 0, int(megabytes * 1e6)
     with open(path, "w", encoding="utf-8") as fh:
         while left > 0:

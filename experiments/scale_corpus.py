@@ -1,4 +1,4 @@
-"""A corpus of any size for the scale benchmark, built from WikiText-2 (valid + test, shipped in examiner/data).
+"""A corpus of any size for the scale benchmark, built from WikiText-2 (valid + test: examiner data pull wikitext2).
 
 The first copy is WikiText-2 with every sentence marked "(1)". A later copy N cannot repeat it: the exam merges near-duplicate
 units (cosine >= exam.dedup_threshold, 0.95), and sentences that differ only by a marker are merged, so
@@ -18,13 +18,14 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-WIKITEXT = Path(__file__).resolve().parents[1] / "examiner" / "data" / "wikitext2"
 PART_CHARS = 312_000
 """Characters per file: WikiText-2 makes about 6,400 sentence units per MB, so about 2,000 units."""
 
 
 def _copies() -> Iterator[str]:
-    source = "".join((WIKITEXT / f"{split}.txt").read_text(encoding="utf-8") for split in ("valid", "test"))
+    from examiner.corpus.benchmarks import data_file
+
+    source = "".join(data_file("wikitext2", f"{split}.txt").read_text(encoding="utf-8") for split in ("valid", "test"))
     yield source.replace(" . ", " . (1) ")  # the first copy's sentences numbered, as the corpus always was
     sentences = [s.strip() for s in source.replace("\n", " ").split(" . ") if len(s.split()) >= 4]
     copy = 1

@@ -20,10 +20,10 @@ NOTHING_JUDGED = 4
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "judge", "judge a JSONL dataset (RevisEval, G-Eval, pairwise, reference judge)",
-        "Judge every row of a dataset (.jsonl, a .json array, or a shipped llmbar:SUBSET) with one method and\n"
-        "write judgments.jsonl, report.json/.md (agreement with gold labels, swap consistency, correlations\n"
-        "with human scores), the ledger and a response cache into --out. Exits 4 when no row could be\n"
-        "judged (every judgment failed or was unparseable), after writing what was computed.",
+        "Judge every row of a dataset (.jsonl, a .json array, or llmbar:SUBSET, fetched by `examiner data pull\n"
+        "llmbar`) with one method and write judgments.jsonl, report.json/.md (agreement with gold labels, swap\n"
+        "consistency, correlations with human scores), the ledger and a response cache into --out. Exits 4\n"
+        "when no row could be judged (every judgment failed or was unparseable), after writing what was computed.",
         "examiner judge pairs.jsonl --method pairwise --swap --judge openai --out runs/j1\n"
         "examiner judge llmbar:Natural --method pairwise --limit 20 --simulate --out runs/natural\n"
         "examiner judge summ.jsonl --method geval --criterion 'Coherence (1-5): ...' --human-field coherence "

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "    --candidate-field system_output --reference-field references \\\n"
         "    --human-field scores.coherence,scores.relevance --group-field doc_id --system-field system_id")
     p.add_argument("data", help="a .jsonl or .json file of rows with a candidate text, references and human "
-                                "scores, or `summeval` (the shipped SummEval set)")
+                                "scores, or `summeval` (SummEval: examiner data pull summeval)")
     p.add_argument("--metric", required=True, metavar="NAMES",
                    help="comma-separated: rouge1, rouge2, rougeL (sentence-level LCS), rougeLsum (summary-level "
                         "LCS, what SummEval tables use), bleu, bertscore, embedding")
