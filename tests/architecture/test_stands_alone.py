@@ -63,12 +63,22 @@ def test_every_relative_markdown_link_resolves_inside_the_repository() -> None:
     assert broken == [], "links that do not resolve inside the repository:\n" + "\n".join(broken)
 
 
-def test_builtin_datasets_resolve_inside_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With EXAMINER_DATA unset, the data root is the package's own folder, and every shipped set loads."""
+def test_public_sets_resolve_to_the_user_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The package ships no dataset: with EXAMINER_DATA unset the data root is the user cache folder, and a
+    set that is not there is one line naming the command that fetches it."""
+    import platformdirs
+
+    from examiner.core.errors import UserError
     from examiner.corpus import benchmarks, datasets
 
     monkeypatch.delenv("EXAMINER_DATA", raising=False)
+    assert not (ROOT / "examiner" / "data").exists()
+    assert benchmarks.data_root() == platformdirs.user_cache_path("examiner") / "data"
+    monkeypatch.setattr(platformdirs, "user_cache_path", lambda name: tmp_path / "cache" / name)  # an empty cache
     root = benchmarks.data_root()
-    assert root == ROOT / "examiner" / "data" and (root / "README.md").is_file()
-    assert len(datasets.read_records("llmbar:Natural")) == 100
-    assert len(datasets.read_records("summeval")) == 1600
+    assert root == tmp_path / "cache" / "examiner" / "data"
+    for spec, name in (("llmbar:Natural", "llmbar"), ("summeval", "summeval")):
+        with pytest.raises(UserError) as caught:
+            datasets.read_records(spec)
+        assert str(caught.value) == f'{name} is not in {root}: run "examiner data pull {name}" (or set EXAMINER_DATA)'
+    assert not root.exists()  # reading creates nothing
