@@ -59,8 +59,11 @@ Method (docs/GUIDE.md "Estimating a run" says the same for users):
    resample that would run one round longer than the pilot did costs that round at the pilot's last
    round's usage per unit in the pool. The central figure is the extrapolation of the sample itself.
    What the range cannot hold: a corpus whose unsampled part behaves unlike the sample. The figures are
-   every call of the run, those a shared response cache answers for free included (with the pilot's
-   cache, its round-1 calls: the notes say how many and what they cost, `_pilot_notes`).
+   every call of the run priced as if nothing were cached: a pilot call its response cache answered
+   (a warm shared `--cache`) counts as the call it reuses, at the tokens of the reply it carries
+   (`_as_sent`), so a cold and a warm cache give the same figures. What a shared cache saves is said
+   apart: the run gets the pilot's round-1 calls from it (the notes say how many and what they cost at
+   list prices, and how many the cache already held, `_pilot_notes`).
 
 `replay_simulated` keeps the older estimate: the whole exam replayed against the simulated backend at the
 configured prices. It predicts a simulated run exactly and a real one poorly (simulated replies have
@@ -312,13 +315,15 @@ NEVER = 10**6
 
 
 def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
-    """Usage, trajectories and cluster density of the pilot (module docstring, step 2), and its records."""
+    """Usage, trajectories and cluster density of the pilot (module docstring, step 2), from its calls as
+    sent (`_as_sent`); its answered ledger records as they are (`ledger`) and as sent (`sent`)."""
     chosen = json.loads((pilot_dir / rundir.PILOT).read_text(encoding="utf-8"))
     run = RunDir(pilot_dir)
     info = run.read_info()
     units: list[str] = chosen["units"]
     index = {uid: i for i, uid in enumerate(units)}
-    records = answered(run.read_ledger())
+    ledger = answered(run.read_ledger())
+    records = _as_sent(ledger)
     rounds = max([int(r.get("round", 0)) for r in records] + [1])
     keys = sorted({(r["role"], r["endpoint"]) for r in records if r.get("unit_ids")})
     # The self-check's calls are a term of their own (step 3b), not usage per unit or per cluster.
@@ -336,7 +341,7 @@ def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
                         usage[index[uid], rnd - 1, k, :, kind] = [shares[m] for m in METRICS]
     fixed: dict[tuple[str, str], np.ndarray] = defaultdict(lambda: np.zeros(len(METRICS)))
     for record in records:
-        if not record.get("unit_ids") and not record.get("cache_hit"):
+        if not record.get("unit_ids"):
             fixed[(record["role"], record["endpoint"])] += [1, record["prompt_tokens"], record["completion_tokens"]]
     targets = list(info.targets)
     exits = np.full((len(targets), len(units)), NEVER)
@@ -370,7 +375,15 @@ def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
                 drawable[index[uid], answer.round - 1] += 1 / len(named)
     check = _self_check_pilot(records, len(store.all(SelfCheckRecord)), len(judged))
     data = PilotData(units, keys, usage, exits, covered, dict(fixed), density, drawable, check)
-    return data, {"info": info, "chosen": chosen, "records": records, "rounds": len({r.round for r in info.rounds})}
+    return data, {"info": info, "chosen": chosen, "ledger": ledger, "sent": records,
+                  "rounds": len({r.round for r in info.rounds})}
+
+
+def _as_sent(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pilot's answered calls as a run with nothing cached sends them: a response-cache hit carries
+    the tokens of the reply it reuses (examiner.llm.ledger), so it counts as that call, unmarked. The
+    estimate prices the run this way, whatever the cache held when the pilot ran."""
+    return [{**r, "cache_hit": False} if r.get("cache_hit") else r for r in records]
 
 
 def _requests(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -401,10 +414,11 @@ def _worst_cut(requests: list[list[dict[str, Any]]]) -> np.ndarray:
 
 def _self_check_pilot(records: list[dict[str, Any]], rejudged: int, judged: int) -> SelfCheckPilot:
     """Tokens per re-judgment and requests per re-judged answer, from the pilot's `self_check` requests, or
-    from its judge's requests about two or more units when it made fewer than MIN_SELF_CHECK_CALLS calls."""
-    paid = [r for r in records if not r.get("cache_hit")]
-    measured = [r for r in paid if r.get("stage") == SELF_CHECK_STAGE]
-    judge = [r for r in paid if r["role"] == "judge" and r.get("stage") != SELF_CHECK_STAGE]
+    from its judge's requests about two or more units when it made fewer than MIN_SELF_CHECK_CALLS calls.
+    A call the response cache answered counts as the call it reuses (its record carries that reply's
+    tokens): the run is priced as if nothing were cached."""
+    measured = [r for r in records if r.get("stage") == SELF_CHECK_STAGE]
+    judge = [r for r in records if r["role"] == "judge" and r.get("stage") != SELF_CHECK_STAGE]
     fallback = len(measured) < MIN_SELF_CHECK_CALLS or not rejudged
     if fallback:
         # A re-judgment is the judge's request with the units reordered: its first judgments of answers
@@ -554,7 +568,7 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
     """Figures of the full exam from a finished pilot directory (module docstring, steps 2 to 4)."""
     pilot_dir = Path(pilot_dir)
     data, extra = _pilot_data(pilot_dir)
-    info, chosen, records = extra["info"], extra["chosen"], extra["records"]
+    info, chosen, records = extra["info"], extra["chosen"], extra["ledger"]
     mode = json.loads((pilot_dir / rundir.REQUEST).read_text(encoding="utf-8"))["mode"]
     counts = round_counts(data)
     rng = np.random.default_rng(seed)
@@ -568,7 +582,7 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
         return np.vstack([u, np.zeros((len(keys) - len(u), len(METRICS)))]) + fixed
 
     shares = {(row["role"], row["endpoint"]): row["cached_input_share"] or 0.0
-              for row in aggregate(records, by=("role", "endpoint"))}
+              for row in aggregate(extra["sent"], by=("role", "endpoint"))}
 
     def usd(u: np.ndarray, pricing: str) -> np.ndarray:
         return np.array([dollars(u[k, 1], u[k, 2], settings.endpoint(endpoint), pricing=pricing,
@@ -620,13 +634,25 @@ def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[dict[
         notes.append(f"{why}: the judge's first judgments stand in for the self-check's tokens per call, widened "
                      f"{FALLBACK_SPREAD:g}x either way")
     if settings.cache_dir:
-        reusable = [r for r in records if not r.get("cache_hit") and int(r.get("round") or 0) <= 1
-                    and r.get("stage") != SELF_CHECK_STAGE]
+        # Every round-1 call of the pilot is in the cache now, paid by this pilot or found there.
+        reusable = [r for r in records if int(r.get("round") or 0) <= 1 and r.get("stage") != SELF_CHECK_STAGE]
         if reusable:
-            usd = sum(float(r.get("cost_usd", 0.0)) for r in reusable)
-            notes.append(f"with this --cache the run gets the pilot's {len(reusable)} round-1 calls (${usd:.4f}) from "
-                         f"the cache: they are in the figures above, and the run will not pay them again")
+            notes.append(f"the cache would answer {len(reusable)} of the calls above: with this --cache the run gets the pilot's "
+                         f"round-1 calls (${_list_usd(settings, reusable):.4f} at list prices) from the cache; the "
+                         f"figures above count them, as if nothing were cached")
+        hits = [r for r in records if r.get("cache_hit")]
+        if hits:
+            held = f"all {len(hits)}" if len(hits) == len(records) else f"{len(hits)} of the {len(records)}"
+            notes.append(f"the cache already held {held} of the pilot's calls (${_list_usd(settings, hits):.4f} at "
+                         f"list prices, not paid by the pilot): an earlier run filled it, so the run may get more "
+                         f"of its calls from it than the pilot's")
     return notes
+
+
+def _list_usd(settings: Settings, records: list[dict[str, Any]]) -> float:
+    """What calls cost at their endpoints' list prices, from the tokens their records carry (a cache hit's
+    are its reply's): what a cache saves."""
+    return sum(dollars(r["prompt_tokens"], r["completion_tokens"], settings.endpoint(r["endpoint"])) for r in records)
 
 
 # -------------------------------------------------------------------------------- simulated replay

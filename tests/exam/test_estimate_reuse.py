@@ -100,3 +100,27 @@ def test_pilot_rounds_flag_default_is_the_modules() -> None:
     assert command.PILOT_ROUNDS == estimate_module.PILOT_ROUNDS == EstimateOptions.model_fields["pilot_rounds"].default
     with pytest.raises(Exception, match="--pilot-rounds"):
         api_estimate(EstimateOptions(corpus=tuple(CORPUS), simulate=True, pilot_rounds=0))
+
+
+def test_a_warm_cache_leaves_the_estimate_as_it_was(tmp_path: Path) -> None:
+    """The same estimate (with a --detect plan) on a cold, then a warm shared cache: the figures price every
+    call as if nothing were cached (a cache hit carries its reply's tokens), so calls, dollars and the
+    plan's dollars agree exactly; the warm one says apart what the cache already held."""
+    settings = sim_settings(max_rounds=3).merged({"cache_dir": str(tmp_path / "cache")})
+    results = [api_estimate(EstimateOptions(corpus=tuple(CORPUS), out=str(tmp_path / name), pilot_clusters=2,
+                                            detect=0.2), settings) for name in ("cold", "warm")]
+    cold, warm = (result.estimate for result in results)
+    assert cold is not None and warm is not None
+    warm_ledger = answered(RunDir(tmp_path / "warm").read_ledger())
+    assert warm_ledger and all(r.get("cache_hit") for r in warm_ledger), "the second pilot paid nothing"
+    assert cold.total.calls.value > 0 and cold.total.dollars.value > 0
+    assert warm.total == cold.total and warm.by_role == cold.by_role
+    assert warm.self_check_calls == cold.self_check_calls
+    plans = [result.plans for result in results]
+    assert plans[0] is not None and plans[1] is not None and plans[0].plans[0].dollars
+    assert plans[1].plans[0].dollars == plans[0].plans[0].dollars
+    calls = sum(1 for r in warm_ledger if int(r.get("round") or 0) <= 1 and r.get("stage") != SELF_CHECK_STAGE)
+    for estimate in (cold, warm):
+        assert f"the cache would answer {calls} of the calls above" in " ".join(estimate.notes)
+    assert f"the cache already held all {len(warm_ledger)} of the pilot's calls" in " ".join(warm.notes)
+    assert "already held" not in " ".join(cold.notes)
