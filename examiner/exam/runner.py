@@ -23,14 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
 from examiner.core.allocator import fix_mmap_threshold
 from examiner.core.version import VERSION
 from examiner.core.config import Settings, read_settings_file, validate_settings
 from examiner.corpus.reading import check_corpus_size, configure_reading, limits_from_settings
 from examiner.core.errors import BudgetExhausted, UserError, note_run_dir
 from examiner.exam.bookends import load_for_resume
+from examiner.exam.checkpoints import checkpoint_problem, exam_checkpointer
 from examiner.exam.graph import Sample, build_exam_graph
 from examiner.exam.health import exam_health
 from examiner.exam.modes import MODES
@@ -207,7 +206,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
         config: dict[str, Any] = {"configurable": {"thread_id": request.run_id}, "recursion_limit": 10_000}
         lost_checkpoints = resume and not (run_dir / rundir.CHECKPOINTS).is_file() and (run_dir / rundir.STATE).is_file()
         try:
-            async with AsyncSqliteSaver.from_conn_string(str(run_dir / rundir.CHECKPOINTS)) as saver:
+            async with exam_checkpointer(run_dir / rundir.CHECKPOINTS) as saver:
                 app = graph.compile(checkpointer=saver)
                 start: tuple[Any, dict[str, Any]] | None = ({}, config)
                 if resume:
@@ -379,6 +378,11 @@ def load_run(run_dir: str | Path, config_file: str | None = None) -> tuple[Setti
                           "(replies already paid for come from its response cache)") if path is checkpoints else \
                     "the run cannot continue from its checkpoint; start it again with `examiner run`"
                 raise UserError(f"{path} is damaged ({problem}): {afresh}")
+        if checkpoints.is_file():
+            foreign = checkpoint_problem(checkpoints)
+            if foreign is not None:
+                raise UserError(f"{checkpoints} was not written by examiner ({foreign}); refusing to load it "
+                                "(a run folder from elsewhere is data: remove the file to start the run over)")
     return settings, request
 
 

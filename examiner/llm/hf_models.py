@@ -94,17 +94,24 @@ def resolve_base(base: str, notes: Any = print) -> Path:
 
 
 def load_model(path: Path, *, device: str | None = None) -> tuple[Any, Any]:
-    """(model, tokenizer) from a transformers folder, on the GPU when there is one, else the CPU."""
+    """(model, tokenizer) from a transformers folder, on the GPU when there is one, else the CPU; the weights
+    are read from safetensors only and no code the folder ships is run (UserError for a folder without
+    safetensors)."""
     require_finetune_packages()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     where = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    if not any(path.glob("*.safetensors")):
+        raise UserError(f"{path} holds no .safetensors weights: examiner reads model weights only from "
+                        "safetensors files (pickled weights such as pytorch_model.bin can carry code)")
+    # A model folder may come from elsewhere: never run code it ships (auto_map) nor unpickle its weights.
+    tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     dtype = torch.bfloat16 if where == "cuda" else torch.float32
-    model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
+    model: Any = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, trust_remote_code=False,
+                                                      use_safetensors=True)
     model = model.to(where)
     return model, tokenizer
 
