@@ -43,6 +43,9 @@ class CorpusOptions(JobOptions):
     """Corpus files or folders (.txt .md .jsonl .html .pdf .docx ...): the PATH arguments."""
     targets: tuple[str, ...] = ()
     """Endpoints to examine (`--target`, repeatable); empty: the candidate role's endpoint."""
+    allow_simulated_roles: bool = False
+    """Let simulated and real endpoints share the exam (`--allow-simulated-roles`); otherwise such a mix
+    is refused in one line (examiner.exam.role_mix). True sets the setting `allow_simulated_roles`."""
     mode: Literal["refeval", "top", "noref"] = "refeval"
     """refeval (clustered questions), top (one unit at a time), noref (judged without reference text)."""
     judge_mode: Literal["refeval", "reviseval", "geval"] = "refeval"
@@ -332,6 +335,7 @@ def prepare_exam(options: CorpusOptions, settings: SettingsSource = None) -> tup
     """The exam request and settings the options describe, checked before anything is created (a typo in
     a corpus path leaves no run folder behind); configures the corpus reader's limits."""
     from examiner.corpus.reading import configure_reading, limits_from_settings
+    from examiner.exam.role_mix import check_role_mix
     from examiner.exam.runner import ExamRequest
 
     resolved = resolve_settings(settings, options)
@@ -351,6 +355,9 @@ def prepare_exam(options: CorpusOptions, settings: SettingsSource = None) -> tup
         targets = [simulated_name(resolved, t) for t in targets]
         judges = [simulated_name(resolved, j) for j in judges]
     resolved = _with_cascade(resolved, options)
+    if options.allow_simulated_roles:
+        resolved = resolved.merged({"allow_simulated_roles": True})
+    check_role_mix(resolved, targets, judges)
     paper = getattr(options, "paper", None) or ""
     request = ExamRequest(corpus_paths=list(options.corpus), targets=targets, mode=options.mode,
                           judge_mode=options.judge_mode, judges=judges, jsonl_field=options.jsonl_field,

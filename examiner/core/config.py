@@ -326,6 +326,10 @@ class Settings(BaseModel):
     budget_usd: float | None = Field(None, ge=0)
     """Most a run may spend, in US dollars at the endpoints' prices (None: no limit); a call that could
     exceed it is not made and the run stops as `budget_exhausted`."""
+    allow_simulated_roles: bool = False
+    """Let an exam mix simulated and real endpoints among its examiner, judge(s) and target(s)
+    (`--allow-simulated-roles`). Off, such a mix is refused before the run starts: a simulated examiner asks
+    filler questions and a simulated judge's verdicts say nothing about a real target (examiner.exam.role_mix)."""
     cache: bool = True
     """Whether model replies are cached (cache.sqlite) and reused on resume."""
     cache_dir: str | None = None

@@ -184,6 +184,7 @@ def foreign_endpoint(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
                               "max_attempts": 2, "backoff_base_s": 0.01},
                       "sim": {"provider": "simulated", "model": "sim"}},
         "roles": {"examiner": "web", "candidate": "web", "judge": "sim"},
+        "allow_simulated_roles": True,  # a mix on purpose: the foreign endpoint is the one under test
         "exam": {"max_rounds": 1},
     }), encoding="utf-8")
     yield config, content_type.split(";")[0]
@@ -238,6 +239,7 @@ def test_dead_endpoint_is_one_warning_and_one_error(corpus: Path, tmp_path: Path
         "endpoints": {"dead": {"base_url": "http://127.0.0.1:9/v1", "max_attempts": 2, "backoff_base_s": 0.01},
                       "sim": {"provider": "simulated", "model": "sim"}},
         "roles": {"examiner": "dead", "candidate": "sim", "judge": "sim"},
+        "allow_simulated_roles": True,  # a mix on purpose: only the examiner's endpoint is dead
     }), encoding="utf-8")
     code, lines, _ = run_cli(["run", str(corpus), "--config", str(config), "--out", str(tmp_path / "r"), "--quiet"],
                              capsys, caplog)

@@ -82,6 +82,9 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedding-cache", metavar="FILE",
                         help="SQLite file of embeddings shared between runs, so a corpus examined before is not "
                              "embedded again (default: embeddings.sqlite inside the run's own folder)")
+    parser.add_argument("--allow-simulated-roles", action="store_true",
+                        help="let simulated and real endpoints share the exam (refused otherwise: a simulated "
+                             "examiner or judge says nothing about a real target)")
     add_config_flags(parser)
 
 
@@ -207,7 +210,7 @@ CORPUS_FLAGS = ("jsonl_field", "cluster_size", "max_rounds", "max_probes", "seed
                 "follow_links", "max_document_mb", "max_document_text_mb", "max_document_pages",
                 "max_document_seconds", "max_nesting_depth", "embedding_cache", "mode", "judge_mode", "units",
                 "quiet", "judge_cascade", "target_agreement", "cascade_risk",
-                "cascade_confidence")
+                "cascade_confidence", "allow_simulated_roles")
 """Flags of `run` and `estimate` whose option has the flag's own name."""
 
 
