@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from examiner.api.checks import Notes, output_dir, to_stderr
+from examiner.api.judge_method_options import check_method_options
 from examiner.api.rows import CallCost, JudgmentRow, Rows, judgment_rows, read_costs
 from examiner.api.settings import JobOptions, SettingsSource, path_text, resolve_settings
 from examiner.core.errors import UserError
@@ -210,6 +211,7 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
     from examiner.judging.dataset import Requirements, load_rows
     from examiner.judging.sections import build_report, write_outputs
 
+    check_method_options(options)
     resolved = resolve_settings(settings, options)
     out = output_dir(options.out)
     if options.limit is not None and options.limit < 1:

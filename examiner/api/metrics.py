@@ -107,42 +107,31 @@ def _metric_names(given_names: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _lookup(obj: dict[str, Any], key: str) -> Any:
-    """obj[key], or for a dotted key not present as such, the value down that path (None when absent)."""
-    if key in obj:
-        return obj[key]
-    value: Any = obj
-    for part in key.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
 def _load_rows(options: MetricStatsOptions, human_fields: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Usable rows (id, candidate, references, human scores by field, group, system) and skipped rows."""
     from examiner.corpus.datasets import RowError, SourceRecord, load_dataset, parse_number
+    from examiner.corpus.record_fields import field_value
 
     def row(source: SourceRecord) -> dict[str, Any]:
         obj = source.data
-        candidate = _lookup(obj, options.candidate_field)
+        candidate = field_value(obj, options.candidate_field)
         if not isinstance(candidate, str) or not candidate.strip():
             raise RowError(options.candidate_field, f"missing or empty text in field '{options.candidate_field}'")
-        refs = _lookup(obj, options.reference_field)
+        refs = field_value(obj, options.reference_field)
         refs = [refs] if isinstance(refs, str) else refs
         if not isinstance(refs, list) or not refs or not all(isinstance(r, str) and r.strip() for r in refs):
             raise RowError(options.reference_field,
                            f"field '{options.reference_field}' must be a text or a list of non-empty texts")
         human = {}
         for name in human_fields:
-            value = _lookup(obj, name)
+            value = field_value(obj, name)
             if value is None:
                 raise RowError(name, f"missing field '{name}'")
             human[name] = parse_number(value, name)
-        row_id = _lookup(obj, options.id_field)
+        row_id = field_value(obj, options.id_field)
         return {"id": str(row_id) if row_id is not None else source.place, "candidate": candidate,
-                "references": refs, "human": human, "group": _lookup(obj, options.group_field),
-                "system": _lookup(obj, options.system_field)}
+                "references": refs, "human": human, "group": field_value(obj, options.group_field),
+                "system": field_value(obj, options.system_field)}
 
     rows, skipped = load_dataset(options.data, row, lambda r: r["id"], id_field=options.id_field, limit=options.limit)
     return rows, [s.to_dict() for s in skipped]

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from examiner.core.labels import Preference, preference_from_text
 from examiner.corpus.reading import decode_text
+from examiner.corpus.record_fields import field_value
 from examiner.core.errors import UserError
 
 from examiner.corpus.benchmarks import SUMMEVAL_FILE, data_file, llmbar_records
@@ -188,12 +189,13 @@ def load_dataset(spec: str, make: Callable[[SourceRecord], T], row_id: Callable[
 def field_text(obj: dict[str, Any], key: str, *, required: bool, allow_empty: bool = False) -> str | None:
     """The text under `key`; None when absent (or blank, unless `allow_empty`) and not required.
 
-    RowError when a required field is missing or blank, or when the value is not text."""
-    if key not in obj or obj[key] is None:
+    RowError when a required field is missing or blank, or when the value is not text. A dotted key reads
+    inside nested objects (examiner.corpus.record_fields)."""
+    value = field_value(obj, key)
+    if value is None:
         if required:
             raise RowError(key, f"missing field '{key}'")
         return None
-    value = obj[key]
     if not isinstance(value, str):
         raise RowError(key, f"field '{key}' must be text, got {type(value).__name__}")
     if not value.strip() and not allow_empty:

@@ -14,6 +14,7 @@ from typing import Any
 
 from examiner.core.labels import Preference
 from examiner.corpus.datasets import FieldMap, RowError, Skipped, SourceRecord, field_text, load_dataset, parse_number, parse_preference
+from examiner.corpus.record_fields import field_value
 
 
 @dataclass
@@ -50,8 +51,10 @@ class Requirements:
 
 
 def _row(record: SourceRecord, fields: FieldMap, req: Requirements) -> Row:
+    """A record as a Row; every key may be dotted (`scores.coherence`), read as metric-stats reads it."""
     obj, line = record.data, record.line
-    row = Row(line=line, id=str(obj.get(fields.id, f"row{line}")))
+    row_id = field_value(obj, fields.id)
+    row = Row(line=line, id=str(row_id if row_id is not None else f"row{line}"))
     for name in req.text_fields:
         setattr(row, name, field_text(obj, getattr(fields, name), required=True))
     for name in req.optional_text:
@@ -60,18 +63,20 @@ def _row(record: SourceRecord, fields: FieldMap, req: Requirements) -> Row:
             setattr(row, name, value)
     ref = field_text(obj, fields.reference, required=req.need_reference)
     row.reference = ref
-    if fields.label in obj and obj[fields.label] is not None:
-        row.label = parse_preference(obj[fields.label], fields.label)
+    label = field_value(obj, fields.label)
+    if label is not None:
+        row.label = parse_preference(label, fields.label)
     elif req.need_label:
         raise RowError(fields.label, f"missing field '{fields.label}'")
-    if fields.human in obj and obj[fields.human] is not None:
-        row.human = parse_number(obj[fields.human], fields.human, req.human_range)
+    human = field_value(obj, fields.human)
+    if human is not None:
+        row.human = parse_number(human, fields.human, req.human_range)
     elif req.need_human:
         raise RowError(fields.human, f"missing field '{fields.human}'")
     for name in ("group", "system"):
-        key = getattr(fields, name)
-        if key in obj and obj[key] is not None:
-            setattr(row, name, str(obj[key]))
+        value = field_value(obj, getattr(fields, name))
+        if value is not None:
+            setattr(row, name, str(value))
     return row
 
 

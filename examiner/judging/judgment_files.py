@@ -112,8 +112,10 @@ def read_scores(path: str, fields: JudgmentFields, human: Mapping[str, float] | 
                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Normalised single-score records (id, score or None, human, group, system, failed; G-Eval's path and
     unparseable-sample count when present) and skipped rows. `human` (id -> score, from a labels file)
-    replaces the records' own human scores."""
+    replaces the records' own human scores. The human, group and system keys may be dotted
+    (`scores.coherence`), read as `examiner judge` and `metric-stats` read them."""
     from examiner.corpus.datasets import RowError, SourceRecord, load_dataset, parse_number
+    from examiner.corpus.record_fields import field_value
 
     f = fields
 
@@ -125,10 +127,10 @@ def read_scores(path: str, fields: JudgmentFields, human: Mapping[str, float] | 
         if f.score_field not in obj:
             raise RowError(f.score_field, f"missing field '{f.score_field}'")
         score = obj[f.score_field]
-        gold = human.get(row_id) if human is not None else obj.get(f.human_field)
+        gold = human.get(row_id) if human is not None else field_value(obj, f.human_field)
         return {"id": row_id, "score": None if score is None else parse_number(score, f.score_field, f.score_range),
                 "human": None if gold is None else parse_number(gold, f.human_field),
-                "group": obj.get(f.group_field), "system": obj.get(f.system_field),
+                "group": field_value(obj, f.group_field), "system": field_value(obj, f.system_field),
                 "failed": bool(obj.get("failed")), "path": obj.get("path"),
                 "n_unparseable": obj.get("n_unparseable")}
 
@@ -137,16 +139,19 @@ def read_scores(path: str, fields: JudgmentFields, human: Mapping[str, float] | 
 
 
 def _by_id(path: str, fields: JudgmentFields, key: str, parse: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """id -> parse(value of `key`) from a labels file, and its skipped rows (named as the labels')."""
+    """id -> parse(value of `key`, which may be dotted) from a labels file, and its skipped rows (named as
+    the labels')."""
     from examiner.corpus.datasets import RowError, SourceRecord, load_dataset
+    from examiner.corpus.record_fields import field_value
 
     def label(source: SourceRecord) -> tuple[str, Any]:
         obj = source.data
         if obj.get(fields.id_field) is None:
             raise RowError(fields.id_field, f"missing field '{fields.id_field}'")
-        if obj.get(key) is None:
+        value = field_value(obj, key)
+        if value is None:
             raise RowError(key, f"missing field '{key}'")
-        return str(obj[fields.id_field]), parse(obj[key], key)
+        return str(obj[fields.id_field]), parse(value, key)
 
     labels, skipped = load_dataset(path, label, lambda pair: pair[0], id_field=fields.id_field, what="labels file")
     return dict(labels), [dict(s.to_dict(), message=f"labels {s.message}") for s in skipped]

@@ -23,8 +23,9 @@ def _write(path: Path, rows: list) -> Path:
 
 
 def _flags(tmp_path: Path) -> list[str]:
+    """The pairs' keys (the reference key only where a judge reads it: --with-reference)."""
     return ["--instruction-field", "question", "--output1-field", "a", "--output2-field", "b", "--label-field", "gold",
-            "--reference-field", "ref", "--simulate"]
+            "--simulate"]
 
 
 def test_pairwise_swap_end_to_end_with_bad_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,7 +75,7 @@ def test_grade_only_and_reference(tmp_path: Path) -> None:
     data = _write(tmp_path / "pairs.jsonl", PAIRS)
     out = tmp_path / "g"
     assert main(["judge", str(data), "--method", "pairwise", "--grade-only", "--with-reference", "--tie-threshold", "1",
-                 "--out", str(out), *_flags(tmp_path)]) == 0
+                 "--reference-field", "ref", "--out", str(out), *_flags(tmp_path)]) == 0
     records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
     assert all(r["reason"] == "" and r["reference_used"] for r in records)
     ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]

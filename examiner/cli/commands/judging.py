@@ -68,8 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     pw.add_argument("--single", action="store_true", help="reviseval: one response per row (--output-field), not pairs")
     pw.add_argument("--rubric", help="reviseval: rubric given to the reviser")
     pw.add_argument("--seed", type=int, default=0, help="reviseval: seed for which response gets revised")
-    pw.add_argument("--classic-metrics", default="bleu,rouge1,rouge2,rougeL,bertscore,embedding",
-                    help="reviseval: metrics vs the revised reference, comma-separated, or 'none'")
+    pw.add_argument("--classic-metrics", metavar="NAMES",
+                    help="reviseval: metrics vs the revised reference, comma-separated, or 'none' "
+                         "(default: bleu,rouge1,rouge2,rougeL,bertscore,embedding)")
     g = p.add_argument_group("geval / reference")
     g.add_argument("--task", help="geval: task introduction")
     g.add_argument("--criterion", help="geval: criterion with its scale, e.g. 'Coherence (1-5): ...'")
@@ -146,7 +147,8 @@ def run_judge(args: argparse.Namespace) -> int:
                            cascade_confidence=args.cascade_confidence, cascade_reference=args.cascade_reference,
                            calibration_share=args.calibration_share,
                            human_range=_range(args.human_range, "--human-range"),
-                           classic_metrics=tuple(m.strip() for m in args.classic_metrics.split(",") if m.strip()),
+                           classic_metrics=None if args.classic_metrics is None else
+                           tuple(m.strip() for m in args.classic_metrics.split(",") if m.strip()),
                            **{name: getattr(args, name) for name in JUDGE_FLAGS})
     result = judge(options, args.config)
     print_summary(result.report, result.paths)
