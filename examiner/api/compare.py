@@ -16,6 +16,7 @@ from examiner.api.exam import read_exam
 from examiner.api.rows import Rows
 from examiner.api.settings import path_text, path_texts
 from examiner.core.errors import UserError
+from examiner.core.owned import check_replaceable, write_output
 from examiner.reporting.model.compare import CompareReport, PairedSection
 
 
@@ -121,10 +122,11 @@ def compare_runs(options: CompareOptions) -> CompareResult:
         md_path = Path(options.out)
         if md_path.parent and not md_path.parent.exists():
             raise UserError(f"output folder does not exist: {md_path.parent}")
-        md_path.write_text(markdown, encoding="utf-8")
-        html_path = md_path.with_suffix(".html")
-        html_path.write_text(html, encoding="utf-8")
-        json_path = md_path.with_suffix(".json")
-        json_path.write_text(dumps(report_data(report)) + "\n", encoding="utf-8")
+        html_path, json_path = md_path.with_suffix(".html"), md_path.with_suffix(".json")
+        for path in (md_path, html_path, json_path):  # all three checked before any is written
+            check_replaceable(path, "--out")
+        write_output(md_path, markdown, "--out")
+        write_output(html_path, html, "--out")
+        write_output(json_path, dumps(report_data(report)) + "\n", "--out")
     return CompareResult(Rows(ComparedTarget, rows), tuple(report.paired), report, markdown, html, md_path,
                          html_path, json_path)

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from examiner.api.checks import output_dir
+from examiner.core.owned import check_replaceable
 from examiner.api.settings import path_text
 
 
@@ -89,6 +90,8 @@ def _inspect(options: ExportOptions) -> ExportResult:
 
     out = Path(str(options.out))
     output_dir(out.parent if out.suffix == ".json" else out, "OUT")
+    if out.suffix == ".json":
+        check_replaceable(out, "OUT")  # before the run is read: one line, nothing written
     written = write_inspect_log(load_run(options.run_dir), out, _health_status(options.run_dir))
     path = Path(written["path"])
     return ExportResult(rows=int(written["samples"]), folder=path.parent, files=(path.name,), kind="samples")
@@ -102,6 +105,7 @@ def _otel(options: ExportOptions) -> ExportResult:
     if options.out is not None:
         path = Path(options.out)
         output_dir(path.parent, "OUT")
+        check_replaceable(path, "OUT")
         written = export_spans(load_run(options.run_dir), out=path)
         return ExportResult(rows=int(written["spans"]), folder=path.parent, files=(path.name,), kind="spans",
                             events=int(written["events"]))

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from examiner.api.settings import path_text
 from examiner.core.errors import UserError
+from examiner.core.owned import check_replaceable, write_output
 
 
 class ReviewSampleOptions(BaseModel):
@@ -102,6 +103,8 @@ def review_sample(options: ReviewSampleOptions) -> ReviewSampleResult:
     from examiner.reporting.human_sample import draw_sample, label_rows, sheet
     from examiner.reporting.run_reader import load_run
 
+    if options.sheet:  # before anything is drawn or written
+        check_replaceable(Path(options.sheet), "--sheet")
     run = load_run(options.run_dir)
     method: Literal["uniform", "per-target"] = "per-target" if options.per_target else "uniform"
     drawn_now = False
@@ -131,8 +134,8 @@ def review_sample(options: ReviewSampleOptions) -> ReviewSampleResult:
     if options.sheet:
         sheet_path = Path(options.sheet)
         sheet_path.parent.mkdir(parents=True, exist_ok=True)
-        sheet_path.write_text("".join(json.dumps(row.to_dict(), ensure_ascii=False) + "\n"
-                                      for row in sheet(run, sample)), encoding="utf-8")
+        write_output(sheet_path, "".join(json.dumps(row.to_dict(), ensure_ascii=False) + "\n"
+                                         for row in sheet(run, sample)), "--sheet")
     labels = sample.labels()
     per_target: dict[str, dict[str, int]] = {}
     for unit in sample.draw.units:

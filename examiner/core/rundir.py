@@ -36,6 +36,7 @@ from examiner.core.records import (
 )
 from examiner.core.redact import redact_data, redact_text
 from examiner.core.errors import UserError
+from examiner.core.owned import FOLDER_MARK
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -98,7 +99,7 @@ LOG = "examiner.log"
 EXAM_OUTPUTS = frozenset({
     RUN_INFO, REQUEST, CONFIG, UNITS, PASSAGES, QUESTIONS, ANSWERS, VERDICTS, OUTCOMES, SELF_CHECK, CLUSTERS,
     LEDGER, CACHE, CHECKPOINTS, STATE, EMBEDDINGS, LOCK, REPORT_JSON, REPORT_MD, REPORT_HTML, FIGURES, PROVENANCE,
-    PILOT, ESTIMATE, OVERRIDES, HUMAN_SAMPLE, BATCHES, LOG,
+    PILOT, ESTIMATE, OVERRIDES, HUMAN_SAMPLE, BATCHES, LOG, FOLDER_MARK,
 })
 """Every name an exam run writes into its folder: what a restart or `demo` may remove, and nothing else."""
 _OUTPUT_SUFFIXES = ("", ".tmp", "-wal", "-shm", "-journal", ".damaged", ".damaged-wal", ".damaged-shm")
@@ -118,12 +119,12 @@ def foreign_entries(folder: Path) -> list[str]:
 
 def remove_exam_outputs(folder: Path) -> list[str]:
     """Remove what an exam run wrote into `folder` (only names in EXAM_OUTPUTS; the lock file stays, as
-    its holder may be this process); returns the names removed."""
+    its holder may be this process, and so does examiner's marker); returns the names removed."""
     import shutil
 
     removed = []
     for entry in sorted(folder.iterdir()):
-        if entry.name == LOCK or not exam_output(entry.name):
+        if entry.name in (LOCK, FOLDER_MARK) or not exam_output(entry.name):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)

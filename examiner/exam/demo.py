@@ -7,6 +7,7 @@ from pathlib import Path
 
 from examiner.core import rundir
 from examiner.core.errors import UserError
+from examiner.core.owned import FOLDER_MARK
 from examiner.core.runlock import refuse_if_in_use
 
 
@@ -18,7 +19,7 @@ def clear_earlier_demo(run_dir: Path) -> None:
         return
     if not run_dir.is_dir():
         raise UserError(f"--out {run_dir}: a file, not a folder")
-    if not any(p.name != rundir.LOCK for p in run_dir.iterdir()):
+    if not any(p.name not in (rundir.LOCK, FOLDER_MARK) for p in run_dir.iterdir()):
         return
     foreign = rundir.foreign_entries(run_dir)
     if foreign:

@@ -38,6 +38,7 @@ from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
 from examiner.core.records import RunInfo, UnitOutcome
 from examiner.core.rundir import RunDir
+from examiner.core.owned import FOLDER_MARK, is_marked, mark_folder
 from examiner.core.runlock import hold_run_dir, refuse_if_in_use
 from examiner.core.stopping import was_cancelled
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
@@ -294,6 +295,7 @@ async def start_exam(
     note_run_dir(run_dir)  # where the full trace of an unexpected error goes (examiner.log)
     with hold_run_dir(run_dir):
         _refuse_non_empty(run_dir)  # another `run` may have filled it between the check and the lock
+        mark_folder(run_dir)  # examiner's own folder from here on: a restart may clear its outputs
         _write_start(run_dir, settings, request)
         info = await _drive(run_dir, settings, request, resume=False, quiet=quiet, sample=sample)
         if report:
@@ -305,7 +307,7 @@ def _refuse_non_empty(run_dir: Path) -> None:
     """A new run needs an empty directory (its lock file aside); a live run in it is named as such. A
     run that stopped before its first model call (nothing paid, no file but its own) is cleared and
     started again in the same folder."""
-    if run_dir.is_dir() and any(p.name != rundir.LOCK for p in run_dir.iterdir()):
+    if run_dir.is_dir() and any(p.name not in (rundir.LOCK, FOLDER_MARK) for p in run_dir.iterdir()):
         refuse_if_in_use(run_dir)
         if restartable(run_dir):
             log.info("%s held a run that stopped before its first model call: starting it afresh", run_dir)
@@ -323,8 +325,9 @@ def _refuse_non_empty(run_dir: Path) -> None:
 def restartable(run_dir: Path) -> bool:
     """Whether `run_dir` holds only an exam run's own files, from a run that stopped (failed, or killed)
     before its first model call: no ledger row, a run.json (if any) that is not completed or stopped by
-    its budget. Such a run may be cleared and started again."""
-    if rundir.foreign_entries(run_dir):
+    its budget. Such a run may be cleared and started again. Only a folder examiner created (its marker,
+    examiner.core.owned) counts: a user's folder that holds only names an exam also writes is not one."""
+    if not is_marked(run_dir) or rundir.foreign_entries(run_dir):
         return False
     run = RunDir(run_dir)
     try:

@@ -60,6 +60,6 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     summary["figures"] = {k: str(v.relative_to(out_dir)) for k, v in pngs.items()}
     report = ExamReport.model_validate(summary)
     paths: dict[str, Path] = write_report(out_dir, report, markdown=render_markdown(report),
-                                          html=render_html(report, pngs))
+                                          html=render_html(report, pngs), run_folder=True)
     paths.update({f"figure:{k}": v for k, v in pngs.items()})
     return paths

@@ -35,6 +35,7 @@ from examiner.reporting.export_labels import (corpus_name, endpoint_model, endpo
 from examiner.reporting.run_reader import RunData
 from examiner.reporting.summary import target_scores
 from examiner.reporting.with_overrides import apply_overrides
+from examiner.core.owned import write_output
 
 TASK = "examiner/exam"
 """The eval log's task name."""
@@ -229,7 +230,7 @@ def write_inspect_log(run: RunData, out: str | Path, health_status: str | None =
     path = Path(out) if str(out).endswith(".json") else Path(out) / log_file_name(run)
     log = inspect_log(run, health_status)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(log, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_output(path, json.dumps(log, ensure_ascii=False, indent=1), "OUT")
     return {"path": path, "samples": len(log["samples"]), "calls": len(billed(run))}
 
 

@@ -29,6 +29,7 @@ from examiner.core.records import QuestionRecord
 from examiner.llm.ledger import ANSWERED, OUTCOMES, STARTED, request_key, tokens_of
 from examiner.reporting.export_labels import endpoint_model, endpoint_provider, human_labels, label_columns
 from examiner.reporting.run_reader import RunData
+from examiner.core.owned import write_output
 
 EXTRA_HINT = "pip install 'examiner[otel]'"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -197,8 +198,8 @@ def export_spans(run: RunData, *, endpoint: str | None = None, out: str | Path |
         return {**counts, "to": "the OTLP endpoint"}
     path = Path(str(out))
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([json.loads(span.to_json()) for span in finished], ensure_ascii=False, indent=1),
-                    encoding="utf-8")
+    write_output(path, json.dumps([json.loads(span.to_json()) for span in finished], ensure_ascii=False, indent=1),
+                 "OUT")
     return {**counts, "to": str(path)}
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from examiner.core.owned import check_replaceable, refuse_link, write_output
 from examiner.core.redact import redact_text
 from examiner.core.rundir import report_paths
 from examiner.reporting.model import REPORT, Section
@@ -118,23 +119,27 @@ def report_data(report: Section) -> dict[str, Any]:
 
 
 def write_report(folder: Path, report: Section | Mapping[str, Any], *, markdown: str | None = None,
-                 html: str | None = None, stem: str = "") -> dict[str, Path]:
+                 html: str | None = None, stem: str = "", run_folder: bool = False) -> dict[str, Path]:
     """report.json (always), report.md and report.html (when the method renders them) in `folder`.
 
     Returns {"json", "md", "html"} -> path for the files written; `stem` prefixes the names. Every file
     goes through examiner.core.redact on its way out, so a credential that an older run folder still holds
     (its config.yaml or run.json written before redaction) never reaches a report.
+
+    An existing file is replaced only when examiner wrote it (examiner.core.owned), else one UserError
+    before anything is written; `run_folder`: `folder` is a run read as such, whose reports are its own
+    (only links are refused there). Files are replaced, never written through a link.
     """
     folder.mkdir(parents=True, exist_ok=True)
     paths = report_paths(folder, stem)
-    text = redact_text(dumps(report_data(as_report(report))) + "\n")
-    paths["json"].write_text(text, encoding="utf-8")
-    written = {"json": paths["json"]}
-    for kind, rendered in (("md", markdown), ("html", html)):
-        if rendered is not None:
-            paths[kind].write_text(redact_text(rendered), encoding="utf-8")
-            written[kind] = paths[kind]
-    return written
+    rendered = {"json": dumps(report_data(as_report(report))) + "\n", "md": markdown, "html": html}
+    wanted = {kind: text for kind, text in rendered.items() if text is not None}
+    for kind in wanted:
+        if run_folder:
+            refuse_link(paths[kind])
+        else:
+            check_replaceable(paths[kind])
+    return {kind: write_output(paths[kind], redact_text(text), run_folder=run_folder) for kind, text in wanted.items()}
 
 
 def cell(value: Any, digits: int = 3) -> str:
