@@ -83,6 +83,18 @@ def record_written(path: Path, data: bytes | None = None) -> None:
     _write_replacing(ledger, (json.dumps(known, sort_keys=True, indent=0) + "\n").encode("utf-8"))
 
 
+def refuse_links(folder: Path) -> None:
+    """UserError (one line) naming the first symbolic link inside run folder `folder` (at any depth; the
+    folder itself may be one). Why: a run folder may come from elsewhere, and writing a report, a ledger
+    row or an override through a link it holds would write a file the link names, anywhere."""
+    for top, folders, files in os.walk(folder):
+        for name in sorted(folders + files):
+            path = Path(top) / name
+            if path.is_symlink():
+                raise UserError(f"{path} is a symbolic link: examiner does not write through links in a run "
+                                "folder (replace it with the file it names)")
+
+
 def _recorded(path: Path) -> str | None:
     value = _read_ledger(path.parent / WRITTEN).get(path.name)
     return value if isinstance(value, str) else None

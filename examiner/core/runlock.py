@@ -18,6 +18,10 @@ from pathlib import Path
 
 from examiner.core.rundir import LOCK
 from examiner.core.errors import UserError
+from examiner.core.owned import refuse_links
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class RunDirInUse(UserError):
@@ -48,9 +52,11 @@ def _take(fd: int, run_dir: str | Path) -> None:
 def hold_run_dir(run_dir: str | Path) -> Iterator[None]:
     """Hold the run directory's lock for the duration of the block; RunDirInUse if another process has
     it. A refused process writes nothing: the lock file is opened without truncation and only the
-    holder rewrites it."""
+    holder rewrites it. A run folder holding a symbolic link is refused first (examiner.core.owned): every
+    writer of a run holds this lock, so none writes through a link, the lock file's included."""
+    refuse_links(Path(run_dir))
     path = Path(run_dir) / LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
     try:
         _take(fd, run_dir)
         os.ftruncate(fd, 0)
@@ -63,7 +69,7 @@ def hold_run_dir(run_dir: str | Path) -> Iterator[None]:
 def refuse_if_in_use(run_dir: str | Path) -> None:
     """RunDirInUse if a live process holds the run directory's lock; writes nothing either way."""
     try:
-        fd = os.open(Path(run_dir) / LOCK, os.O_RDONLY)
+        fd = os.open(Path(run_dir) / LOCK, os.O_RDONLY | _NOFOLLOW)
     except FileNotFoundError:
         return
     try:

@@ -38,7 +38,7 @@ from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
 from examiner.core.records import RunInfo, UnitOutcome
 from examiner.core.rundir import RunDir
-from examiner.core.owned import FOLDER_MARK, is_marked, mark_folder
+from examiner.core.owned import FOLDER_MARK, is_marked, mark_folder, refuse_links
 from examiner.core.runlock import hold_run_dir, refuse_if_in_use
 from examiner.core.stopping import was_cancelled
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
@@ -261,9 +261,12 @@ async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
 
 def build_reports(run_dir: str | Path, *, map_rounds: list[int] | None = None) -> dict[str, Path]:
     """report.json/.md/.html (with the run's health, recomputed from its records) and provenance.graphml
-    (left out of the result when the run is over its size limit)."""
+    (left out of the result when the run is over its size limit). A run folder holding a symbolic link
+    is refused first: no report, figure or graph is written through one."""
     from examiner.reporting.provenance import build_provenance
     from examiner.reporting import build_report
+
+    refuse_links(Path(run_dir))
 
     health = exam_health(RunDir(run_dir).read())
     paths = dict(build_report(run_dir, map_rounds=map_rounds, health=health.to_dict()))

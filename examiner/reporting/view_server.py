@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from examiner.core.overrides import OverrideRecord, utc_now
 from examiner.core.rundir import VERDICTS, RunDir
 from examiner.core.errors import UserError
+from examiner.core.owned import refuse_links
 from examiner.core.runlock import RunDirInUse, hold_run_dir, refuse_if_in_use
 from examiner.reporting.html import passage_html
 from examiner.reporting.review_style import PAGE_CSS
@@ -171,6 +172,8 @@ class ReviewServer:
                 self.rundir.append_override(row)
         except RunDirInUse as exc:
             return _error(409, f"override not saved: {exc} (the run is being written; try when it has stopped)")
+        except UserError as exc:  # a link in the run folder
+            return _error(409, f"override not saved: {exc}")
         except OSError as exc:  # a read-only run directory, a full disk: say so on the page, keep serving
             where = exc.filename or self.run_dir
             return _error(500, f"override not saved: cannot write {where}: {exc.strerror or exc}")
@@ -267,6 +270,7 @@ def render_page(server: ReviewServer, rows: list[ReviewRow], wanted: dict[str, s
 
 async def serve(run_dir: str | Path, *, port: int, who: str, ready: Callable[[str], None]) -> None:
     """Serve the review page on 127.0.0.1:port (0: any free port) until cancelled; `ready` gets the URL."""
+    refuse_links(Path(run_dir))  # overrides are written into the run folder: never through a link
     server = ReviewServer(run_dir, who)
     server.rows()  # read the run before listening: a damaged run fails here with its one-line error
     runner = web.AppRunner(server.app(), access_log=None)
