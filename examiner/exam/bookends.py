@@ -62,6 +62,8 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
         ctx.gateway.language = exam_language(corpus, exam.language)
         if exam.unit_mode == "llm":
             extracted = await extract_corpus(ctx, corpus)
+            if extracted.stop:  # calls failed for good: stop before any unit is written (resume extracts again)
+                return {**start_state(ctx, []), **extracted.stop}
             units, skipped = units_from_statements(extracted.found), extracted.skipped
         else:
             units = await asyncio.to_thread(_sentence_units, ctx, corpus)

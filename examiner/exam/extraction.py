@@ -9,18 +9,22 @@ cannot be parsed splits its batch in two halves, each asked again, down to singl
 of a usable reply that got no statement are asked again one by one. A passage that still yields no
 statement is a `SkippedPassage` (document, passage id, reason), recorded in run.json and counted in the
 reports: never replaced by something the model did not say.
+
+A call that fails for good (an endpoint that times out or errors past its retries) is a model failure,
+not a bug: the run stops `incomplete` (some calls failed) or `failed` (all did) with one line, as every
+exam node stops (nodes.context.stop_update), and `resume` extracts again, the cache answering every call
+that succeeded.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from examiner.corpus.reading import Corpus, Passage
 from examiner.core.tokens import count_tokens
 from examiner.core.errors import BudgetExhausted
-from examiner.exam.nodes.context import ExamContext
-from examiner.llm.gateway import ModelCallError
+from examiner.exam.nodes.context import ExamContext, stop_update
 from examiner.agents.examiner.extractor import EXTRACT_MAX_TOKENS, REPLY_TOKENS_PER_PASSAGE_TOKEN, extract_statements
 from examiner.llm.fanout import run_bounded
 
@@ -47,6 +51,9 @@ class Extracted:
     found: list[tuple[Passage, str]]
     skipped: list[SkippedPassage]
     unknown: int = 0
+    stop: dict[str, str] = field(default_factory=dict)
+    """The run's stop when extraction calls failed for good (status `incomplete` or `failed` and its
+    reason); empty when every batch was answered."""
 
 
 def batch_budget(context_tokens: int, max_tokens: int = EXTRACT_MAX_TOKENS) -> int:
@@ -101,7 +108,8 @@ def merge(parts: list[Extracted]) -> Extracted:
 
 async def extract_corpus(ctx: ExamContext, corpus: Corpus) -> Extracted:
     """Every passage's statements, batches in parallel (runtime policy). A budget stop or a failed call
-    ends the run: the units are the start of the exam."""
+    ends the run: the units are the start of the exam. A budget stop raises BudgetExhausted; calls that
+    failed for good give an Extracted whose `stop` says how the run ends (module docstring)."""
     _, spec = ctx.settings.endpoint_for("examiner")
     todo = batches(corpus.passages, batch_budget(spec.context_tokens))
     with ctx.progress.stage(0, "extract units", len(todo), 0) as tick:
@@ -109,7 +117,7 @@ async def extract_corpus(ctx: ExamContext, corpus: Corpus) -> Extracted:
     if summary.budget_stopped:
         raise BudgetExhausted("budget exhausted during unit extraction")
     if summary.failed:
-        raise ModelCallError(f"unit extraction failed: {summary.first_error()}", [])
+        return Extracted([], [], stop=stop_update(summary, "unit extraction"))
     result = merge(list(summary.values))
     if result.unknown:
         log.warning("ignored %d extracted statements naming an unknown passage", result.unknown)

@@ -70,7 +70,8 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
 
     async def prepare(state: ExamState) -> dict[str, Any]:
         start = await prepare_units(ctx, corpus_paths, jsonl_field)
-        return start if sample is None else sample(ctx, start)
+        # calls that failed for good stopped it: nothing to sample, the graph goes on to finish
+        return start if sample is None or start["status"] != "running" else sample(ctx, start)
 
     async def wrap_up(state: ExamState) -> dict[str, Any]:
         return finish(ctx, state)
@@ -87,7 +88,7 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
     graph.add_node("finish", wrap_up)
 
     graph.add_edge(START, "prepare_units")
-    graph.add_edge("prepare_units", "cluster")
+    graph.add_conditional_edges("prepare_units", continue_to("cluster"), {"cluster": "cluster", "finish": "finish"})
     graph.add_edge("cluster", "generate_questions")
     graph.add_conditional_edges(
         "generate_questions", continue_to("collect_answers"),
