@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers.datasets import FIXTURE_DATA
 from tests.helpers.simulated_exam import every_role_settings
 
 
@@ -60,6 +61,14 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = sorted(Path("corpora/examiner-handbook").glob("0*.md"))[0]
     shutil.copy(source, folder / source.name)
     return folder
+
+
+@pytest.fixture()
+def fixture_data(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$EXAMINER_DATA set to tests/fixtures/data for the test: the public sets' names (`llmbar:Natural`,
+    `summeval`) and loaders read the invented stand-ins, whatever data folder the run was given."""
+    monkeypatch.setenv("EXAMINER_DATA", str(FIXTURE_DATA))
+    return FIXTURE_DATA
 
 
 @pytest.fixture(scope="module")
