@@ -2,13 +2,13 @@
 
 The SummEval figures must match experiments/summeval_classic.py (its headline protocol: all 11 references,
 per-reference ROUGE F-measure averaged, stemmed, rougeLsum as ROUGE-L, summary level per document): a fast
-test on the first three documents through the experiment's own functions, and a slow one on all 1,600 rows
-against the figures the experiment recorded in experiments/results/summeval_classic.json.
+test of the mechanics on the invented SummEval rows of tests/fixtures/data through the experiment's own
+functions, and a slow reproduction on the real 1,600 rows against the figures the experiment recorded in
+experiments/results/summeval_classic.json.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -19,6 +19,7 @@ import pytest
 from examiner.corpus import benchmarks as ds
 from examiner.stats import correlation as stats, reference_metrics as metrics
 from examiner.cli.main import main
+from tests.helpers.datasets import requires_real_data
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMEVAL_FLAGS = ["--candidate-field", "system_output", "--reference-field", "references",
@@ -36,12 +37,6 @@ def _experiment():  # noqa: ANN202 - the experiment module
     return summeval_classic
 
 
-def _summeval_lines() -> list[str]:
-    """The shipped SummEval file's JSONL lines (it is stored gzip-compressed)."""
-    with gzip.open(ds.data_root() / "summeval" / ds.SUMMEVAL_FILE, "rt", encoding="utf-8") as fh:
-        return fh.read().splitlines()
-
-
 def _metric_stats(tmp_path: Path, data: Path | str, *extra: str) -> dict:
     out = tmp_path / "stats"
     assert main(["metric-stats", str(data), "--metric", "rouge1,rouge2,rougeLsum", "--human-field", HUMAN,
@@ -49,15 +44,13 @@ def _metric_stats(tmp_path: Path, data: Path | str, *extra: str) -> dict:
     return json.loads((out / "report.json").read_text())
 
 
-def test_summeval_subset_matches_the_experiment(tmp_path: Path) -> None:
-    lines = _summeval_lines()[:48]  # 3 documents x 16 systems
-    subset = tmp_path / "summeval48.jsonl"
-    subset.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    report = _metric_stats(tmp_path, subset)
-    assert report["rows_used"] == 48 and report["multi_reference"] == "mean"
+def test_summeval_rows_match_the_experiment(tmp_path: Path, fixture_data: Path) -> None:
+    """The invented rows (4 documents x 6 systems) by the built-in name, as the experiment computes them."""
+    report = _metric_stats(tmp_path, "summeval")
+    assert report["rows_used"] == 24 and report["multi_reference"] == "mean"
 
     experiment = _experiment()
-    rows = ds.load_summeval()[:48]
+    rows = ds.load_summeval()
     table = metrics.rouge_table([r.summary for r in rows], [r.references for r in rows],
                                 types=experiment.ROUGE_TYPES)
     docs = [r.doc_id for r in rows]
@@ -68,12 +61,13 @@ def test_summeval_subset_matches_the_experiment(tmp_path: Path) -> None:
             ours = report["correlation_with_human"][name][f"scores.{aspect}"]["summary"]
             assert ours["spearman"] == pytest.approx(expected[aspect]["spearman"], abs=1e-12), (label, aspect)
             assert ours["kendall"] == pytest.approx(expected[aspect]["kendall"], abs=1e-12), (label, aspect)
-            assert ours["n_groups_used"] == expected[aspect]["used"]
+            assert ours["n_groups_used"] == expected[aspect]["used"] == 4
 
 
 @pytest.mark.slow
+@requires_real_data("summeval")
 def test_summeval_full_matches_the_recorded_experiment(tmp_path: Path) -> None:
-    report = _metric_stats(tmp_path, "summeval")  # the built-in name of the shipped set
+    report = _metric_stats(tmp_path, "summeval")  # the built-in name of the real set in the data folder
     assert report["rows_used"] == 1600
     recorded = json.loads((ROOT / "experiments" / "results" / "summeval_classic.json").read_text())
     headline = recorded["variants"][recorded["headline_variant"]]
