@@ -16,23 +16,23 @@ from rich.console import Console
 
 from examiner.core.config import Settings
 from examiner.corpus.reading import check_corpus_size, corpus_bytes, corpus_from_texts, load_corpus
-from examiner.corpus.benchmarks import PACKAGE_DATA
 from examiner.core.errors import UserError
 from examiner.exam import bookends
 from examiner.exam.progress import ExamProgress
 from examiner.corpus.units import Source, make_unit, merge_near_duplicates, sentence_units
 from examiner.llm.gateway import Totals
 from tests.helpers.cli_runs import assert_one_error, run_cli
+from tests.helpers.datasets import FIXTURE_DATA
 
-WIKITEXT = PACKAGE_DATA / "wikitext2" / "valid.txt"
+WIKITEXT = FIXTURE_DATA / "wikitext2" / "valid.txt"
+"""Invented articles in WikiText's tokenised form (sentences end in " . "), copied up to the size wanted."""
 
 
 @pytest.fixture(scope="module")
 def big_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """About 3 MB: WikiText-2 valid (or the handbook corpus where the data is absent), copies numbered
-    sentence by sentence so no two copies share a unit."""
-    source = (WIKITEXT.read_text(encoding="utf-8") if WIKITEXT.exists() else
-              "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))))
+    """About 3 MB: copies of the WikiText-shaped fixture, numbered sentence by sentence so no two copies
+    share a unit."""
+    source = WIKITEXT.read_text(encoding="utf-8")
     path = tmp_path_factory.mktemp("large") / "big.txt"
     with open(path, "w", encoding="utf-8") as fh:
         copy, size = 0, 0
