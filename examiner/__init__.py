@@ -4,7 +4,7 @@ The Python API (examiner.api, docs/API.md) is loaded on first use, so `import ex
 `examiner --help`) stays light:
 
     import examiner
-    exam = examiner.run_exam(examiner.ExamOptions(corpus="corpora/pubmedqa-mini", out="runs/sim", simulate=True))
+    exam = examiner.run_exam(examiner.ExamOptions(corpus="corpora/harbor-water", out="runs/sim", simulate=True))
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Any
 
 from examiner.api import CompareOptions, ExamOptions, compare_runs, run_exam
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "pubmedqa-mini"
+CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "harbor-water"
 TARGETS = ("simulated", "local")
 """Two endpoints every configuration has; with simulate=True, `local` is examined as its simulated twin
 `sim-local`, so the two targets answer differently."""

@@ -10,7 +10,7 @@ endpoint (the local model and its simulated twin) is priced $0.15 per 1M prompt 
     python experiments/estimate_error.py --local        # adds the embedded model (slow: minutes)
     python experiments/estimate_error.py --only local_handbook3
 
-Cases: examiner-handbook and pubmedqa-mini on the simulator (`--simulate`), and with `--local` the
+Cases: examiner-handbook and harbor-water on the simulator (`--simulate`), and with `--local` the
 embedded SmolLM2 model (llama.cpp) on three handbook files with at most 2 rounds and a pilot of 2 clusters
 (so that the pilot examines a part of the corpus and the full run stays under ten minutes).
 """
@@ -39,7 +39,7 @@ PRICE_IN, PRICE_OUT = 0.15, 0.60
 
 SIM_CASES: dict[str, tuple[list[str], list[str]]] = {
     "sim_handbook": (["corpora/examiner-handbook", "--simulate"], []),
-    "sim_pubmedqa": (["corpora/pubmedqa-mini", "--simulate"], []),
+    "sim_harbor": (["corpora/harbor-water", "--simulate"], []),
 }
 """Case -> (flags of both `estimate` and `run`, flags of `estimate` only)."""
 HANDBOOK3 = [f"corpora/examiner-handbook/{name}.md" for name in ("01-exam", "02-clustering", "03-judging")]

@@ -6,7 +6,7 @@ its reply (a hit carries the request id of the reply it reuses: examiner.llm.led
 reused / pilot calls (the pilot's paid calls); the run's own figures (calls, calls served from the cache)
 are printed beside it, and the estimate's figures (with their 90 % range) beside what the run made.
 
-    python experiments/estimate_reuse.py                # simulator: pubmedqa-mini and examiner-handbook
+    python experiments/estimate_reuse.py                # simulator: harbor-water and examiner-handbook
     python experiments/estimate_reuse.py --local        # adds the embedded SmolLM2 model (llama.cpp; minutes)
     python experiments/estimate_reuse.py --pilot-rounds 3   # a pilot that also runs later rounds
 
@@ -35,7 +35,7 @@ from examiner.core.rundir import RunDir
 from examiner.llm.ledger import answered, reused
 
 SIM_CASES: dict[str, list[str]] = {
-    "sim_pubmedqa": ["corpora/pubmedqa-mini", "--simulate"],
+    "sim_harbor": ["corpora/harbor-water", "--simulate"],
     "sim_handbook": ["corpora/examiner-handbook", "--simulate"],
 }
 """Case -> flags of both `estimate` and `run`."""

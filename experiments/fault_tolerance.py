@@ -2,7 +2,7 @@
 40 % mixed faults (429 with Retry-After, 500, stalls past the client timeout, malformed and truncated
 JSON, empty choices, in equal shares).
 
-    python experiments/fault_tolerance.py [--corpus corpora/pubmedqa-mini] [--rates 0.2,0.4]
+    python experiments/fault_tolerance.py [--corpus corpora/harbor-water] [--rates 0.2,0.4]
 
 Prints, per fault rate, the outcome agreement with the clean run (units whose final status is the clean
 run's), accuracy and coverage with their 95 % cluster-bootstrap intervals, requests served, faults
@@ -88,7 +88,7 @@ def interval(figure: dict[str, Any]) -> str:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--corpus", type=Path, default=Path("corpora/pubmedqa-mini"))
+    parser.add_argument("--corpus", type=Path, default=Path("corpora/harbor-water"))
     parser.add_argument("--rates", default="0.2,0.4", help="fault rates to compare with the clean run")
     args = parser.parse_args()
     rates = [float(r) for r in args.rates.split(",")]

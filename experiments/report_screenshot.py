@@ -4,7 +4,7 @@ Runs a simulated exam of the corpus (or takes a finished run folder), opens its 
 Chromium (Debian's `chromium`, driven by Playwright) at 1100 x 1000 pixels, and saves the first screen, and
 the per-cluster table, as small palette PNGs:
 
-    python experiments/report_screenshot.py                       # corpora/pubmedqa-mini, simulated
+    python experiments/report_screenshot.py                       # corpora/harbor-water, simulated
     python experiments/report_screenshot.py --run RUN_DIR         # an existing run
 
 Writes experiments/results/report-layout.png and report-layout-clusters.png; prints their paths and the
@@ -59,7 +59,7 @@ def shoot(html: Path, out: Path) -> str:
 
 def main_() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default="corpora/pubmedqa-mini")
+    parser.add_argument("--corpus", default="corpora/harbor-water")
     parser.add_argument("--run", type=Path, help="a finished run folder (default: run a simulated exam)")
     parser.add_argument("--out", type=Path, default=RESULTS / "report-layout.png")
     args = parser.parse_args()

@@ -2,7 +2,7 @@
 returning a typed result with row-level access (docs/API.md).
 
     from examiner.api import ExamOptions, run_exam
-    exam = run_exam(ExamOptions(corpus="corpora/pubmedqa-mini", out="runs/sim", simulate=True))
+    exam = run_exam(ExamOptions(corpus="corpora/harbor-water", out="runs/sim", simulate=True))
     print(exam.status, exam.targets[exam.target].accuracy)
     frame = exam.verdicts().to_pandas()
 

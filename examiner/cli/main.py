@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="examiner",
         description="Audit what language models know about a reference corpus, and audit their judges.",
-        epilog="Examples:\n  examiner run corpora/pubmedqa-mini --simulate --out runs/sim\n"
+        epilog="Examples:\n  examiner run corpora/harbor-water --simulate --out runs/sim\n"
                "  examiner report runs/sim\n  examiner COMMAND --help   (what a command does, with an example)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -40,7 +40,7 @@ def with_ci(est: Estimate) -> str:
 
 
 def corpus_name(report: ExamReport) -> str:
-    """The corpus as a reader names it: the last part of its first path (`pubmedqa-mini`), `+N more`."""
+    """The corpus as a reader names it: the last part of its first path (`harbor-water`), `+N more`."""
     paths = report.run.corpus_paths
     if not paths:
         return "an empty corpus"
@@ -55,7 +55,7 @@ def run_date(report: ExamReport) -> str | None:
 
 
 def report_title(report: ExamReport) -> str:
-    """`Exam of pubmedqa-mini: sim-local, 2026-11-24` (the run id is in the details, not the title)."""
+    """`Exam of harbor-water: sim-local, 2026-11-26` (the run id is in the details, not the title)."""
     targets = ", ".join(report.run.targets) or "no target"
     date = run_date(report)
     return f"Exam of {corpus_name(report)}: {targets}" + (f", {date}" if date else "")

@@ -143,7 +143,7 @@ def test_split_passages_offsets() -> None:
     assert [(p.start, p.end, p.text) for p in split_passages("d", text)] == [(2, 6, "A b."), (11, 15, "C d.")]
 
 
-@pytest.mark.parametrize("name", ["examiner-handbook", "pubmedqa-mini", "lunyu-xueer"])
+@pytest.mark.parametrize("name", ["examiner-handbook", "harbor-water", "lunyu-xueer"])
 def test_sample_corpora_load_cleanly(name: str) -> None:
     corpus = load_corpus([REPO / "corpora" / name])
     assert corpus.documents and not corpus.skipped and not corpus.decoded_with_replacement

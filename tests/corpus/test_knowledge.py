@@ -141,6 +141,7 @@ def test_sample_corpus_unit_count() -> None:
     from examiner.corpus.reading import load_corpus
 
     root = Path(__file__).resolve().parents[2] / "corpora"
-    n_pubmed = len(sentence_units(load_corpus([root / "pubmedqa-mini"])))
+    n_harbor = len(sentence_units(load_corpus([root / "harbor-water"])))
     n_handbook = len(sentence_units(load_corpus([root / "examiner-handbook"])))
-    assert 60 <= n_pubmed <= 100 and 40 <= n_handbook <= 60
+    assert n_harbor == 185, "corpora/harbor-water/SOURCE.md and the README's worked example quote 185 units"
+    assert 40 <= n_handbook <= 60

@@ -47,7 +47,7 @@ def noise_for(agreement: float) -> float:
 async def test_known_consistency_is_recovered(tmp_path: Path) -> None:
     noise = noise_for(0.8)
     assert abs(expected_agreement(noise) - 0.8) < 1e-9
-    await start_exam(noisy_settings(noise), ExamRequest(["corpora/examiner-handbook", "corpora/pubmedqa-mini"]),
+    await start_exam(noisy_settings(noise), ExamRequest(["corpora/harbor-water"]),
                      tmp_path, quiet=True, report=False)
     agreement = exam_health(RunDir(tmp_path).read()).self_agreement
     assert agreement.compared >= 200, agreement.compared

@@ -49,9 +49,9 @@ async def test_a_simulated_twin_times_out_like_a_slow_server(tmp_path: Path) -> 
 
 @pytest.mark.slow
 async def test_twenty_percent_mixed_faults_change_no_outcome(tmp_path: Path) -> None:
-    """The exam of experiments/fault_tolerance.py (87 units of corpora/pubmedqa-mini, about 180 requests,
+    """The exam of experiments/fault_tolerance.py (185 units of corpora/harbor-water, 374 requests,
     enough for every fault kind), clean and at 20 % mixed faults."""
-    corpus = Path("corpora/pubmedqa-mini")
+    corpus = Path("corpora/harbor-water")
     clean = await exam_at(0.0, corpus, tmp_path / "clean")
     faulty = await exam_at(0.2, corpus, tmp_path / "faulty")
     assert clean["status"] == faulty["status"] == "completed"

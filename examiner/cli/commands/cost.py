@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Sum a run's ledger.jsonl: calls, cache hits, tokens and dollars grouped by role, stage, round or\n"
         "endpoint, then how the calls ended: billed, possibly billed (killed in flight) and cancelled\n"
         "before a reply, and the ledger lines torn by a kill.",
-        "examiner cost runs/pubmed --by role,stage,round\nexaminer cost runs/pubmed --per-unit --top 5")
+        "examiner cost runs/water --by role,stage,round\nexaminer cost runs/water --per-unit --top 5")
     parser.add_argument("run_dir", help="a run directory (holds ledger.jsonl)")
     parser.add_argument("--by", default="role,stage",
                         help="comma-separated grouping fields (role, stage, round, endpoint, batch); batch is added "

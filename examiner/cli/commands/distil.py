@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "examiner distil --data llmbar:Natural --out runs/distil-llmbar\n"
         "examiner distil --data llmbar:Natural --data llmbar:Processed_MT-Bench_200 --out runs/distil-mix\n"
         "examiner distil --data pairs.jsonl --judgments runs/gpt4-judge/judgments.jsonl --out runs/distil\n"
-        "examiner distil --exam runs/pubmed --out runs/distil-exam --validation-share 0.25")
+        "examiner distil --exam runs/water --out runs/distil-exam --validation-share 0.25")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", metavar="DATA", action="append",
                         help="a pairwise dataset (.jsonl, .json, llmbar:SUBSET); repeat it to combine several "

@@ -95,8 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cluster, collect each target's answers, judge every unit against its reference text and ask again\n"
         "until the pool of uncovered units stops shrinking. Writes run.json, the records, the ledger and\n"
         "report.json/.md/.html into the run directory; a budget stop exits 3 and keeps what was computed.",
-        "examiner run corpora/pubmedqa-mini --simulate --out runs/sim\n"
-        "examiner run corpora/pubmedqa-mini --config examples/config.yaml --out runs/pubmed --budget-usd 2")
+        "examiner run corpora/harbor-water --simulate --out runs/sim\n"
+        "examiner run corpora/harbor-water --config examples/config.yaml --out runs/water --budget-usd 2")
     _exam_flags(run)
     run.add_argument("--out", metavar="RUN_DIR", help="run directory (default: runs/exam-<time>)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
@@ -120,7 +120,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run directory's LangGraph checkpoint, with the run's own configuration. Replies already paid for\n"
         "come from the run's response cache, so no finished call is paid twice; a finished run only gets\n"
         "its reports rebuilt.",
-        "examiner resume runs/pubmed\nexaminer resume runs/pubmed --budget-usd 4")
+        "examiner resume runs/water\nexaminer resume runs/water --budget-usd 4")
     resume.add_argument("run_dir", help="the run directory `examiner run` wrote (holds run.json)")
     resume.add_argument("--budget-usd", type=float, metavar="X",
                         help="the run's new spending cap, money already spent included (default: "
@@ -142,9 +142,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--replay-simulated replays the whole exam on the simulator instead (exact only for simulated runs).\n"
         "--detect D / --half-width W add a sample-size plan from the pilot's verdicts (their intraclass\n"
         "correlation within documents and clusters): the units, documents and dollars needed.",
-        "examiner estimate corpora/pubmedqa-mini --config examples/config.yaml\n"
-        "examiner estimate corpora/pubmedqa-mini --simulate --json\n"
-        "examiner estimate corpora/pubmedqa-mini --target gpt-a --target gpt-b --detect 0.03")
+        "examiner estimate corpora/harbor-water --config examples/config.yaml\n"
+        "examiner estimate corpora/harbor-water --simulate --json\n"
+        "examiner estimate corpora/harbor-water --target gpt-a --target gpt-b --detect 0.03")
     _exam_flags(estimate)
     estimate.add_argument("--out", metavar="PILOT_DIR",
                           help="folder for the pilot's records, its ledger and estimate.json "

@@ -31,10 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "inspect: an Inspect AI eval log (JSON): one sample per question with its units' labels, usage and cost.\n"
         "otel: OpenTelemetry GenAI spans, one per model call, one gen_ai.evaluation.result event per verdict,\n"
         "to a JSON file or --otlp-endpoint URL: pip install 'examiner[otel]'. Nothing else is uploaded.",
-        "examiner export runs/pubmed --to parquet exports/pubmed\n"
-        "examiner export runs/pubmed --to hf exports/pubmed-hf   # datasets.load_from_disk(\"exports/pubmed-hf\")\n"
-        "examiner export runs/pubmed --to inspect --out logs   # inspect view --log-dir logs\n"
-        "examiner export runs/pubmed --to otel --otlp-endpoint http://localhost:4318/v1/traces")
+        "examiner export runs/water --to parquet exports/water\n"
+        "examiner export runs/water --to hf exports/water-hf   # datasets.load_from_disk(\"exports/water-hf\")\n"
+        "examiner export runs/water --to inspect --out logs   # inspect view --log-dir logs\n"
+        "examiner export runs/water --to otel --otlp-endpoint http://localhost:4318/v1/traces")
     p.__class__ = IntermixedParser  # `RUN_DIR --to jsonl OUT`, OUT optional
     p.add_argument("run_dir", metavar="RUN_DIR", help="an exam run directory")
     p.add_argument("--to", required=True, choices=FORMATS + LOGS, dest="format",

@@ -88,7 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "agreement with a teacher's judgments. Prints them as tables; --out also writes report.json/.md.\n"
         "With --human-from-run RUN_DIR: the exam's judge against the people's overrides of that run.",
         "examiner judge-stats runs/j1/judgments.jsonl --labels gold.jsonl\n"
-        "examiner judge-stats --human-from-run runs/pubmed")
+        "examiner judge-stats --human-from-run runs/water")
     s.add_argument("judgments", nargs="?", help="JSONL of judgments (from `examiner judge` or elsewhere)")
     s.add_argument("--human-from-run", metavar="RUN_DIR",
                    help="instead of a judgments file: the exam's judge against the run's overrides (examiner view)")

@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "assessments and meta-judgments are read from DIR and model replies are cached.",
         "examiner meta llmbar:Natural --evaluators E1,E2 --method jdeval --limit 20 --simulate --out runs/m1\n"
         "examiner meta DATA.jsonl --evaluators E1,E2,E3 --method mdeval --meta-judge ENDPOINT --out DIR\n"
-        "examiner meta --exam runs/pubmed --evaluators J1,J2 --out runs/m2")
+        "examiner meta --exam runs/water --evaluators J1,J2 --out runs/m2")
     add_config_flags(p)
     p.add_argument("data", nargs="?", help="items: a .jsonl / .json file, or llmbar:SUBSET[,SUBSET]")
     p.add_argument("--exam", metavar="RUN_DIR", help="meta-evaluate judges on an exam run's (question, answer, unit) triples")

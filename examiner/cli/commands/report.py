@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Rebuild an exam run's reports from its records (run.json, units, questions, answers, verdicts,\n"
         "ledger): report.json, report.md, report.html with their figures, and the provenance graph that\n"
         "links every verdict to its question, answer, unit and source passage. Makes no model call.",
-        "examiner report runs/pubmed\nexaminer report runs/pubmed --map-rounds 1,3")
+        "examiner report runs/water\nexaminer report runs/water --map-rounds 1,3")
     parser.add_argument("run_dir", help="a run directory (holds run.json)")
     parser.add_argument("--map-rounds", metavar="N,N,...",
                         help="rounds drawn in the 2-D maps (default: 1, 2 and the last)")

@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "object per line with target, unit_id and verdict: correct, incorrect or unrelated). `examiner report`\n"
         "then calibrates each target's accuracy with them (PPI++). Overrides made in `examiner view` are\n"
         "never used as sample labels. The review page offers the same sample to label in a browser.",
-        "examiner review runs/pubmed --sample 100 --seed 1 --sheet sample.jsonl\n"
-        "examiner review runs/pubmed --labels sample.jsonl && examiner report runs/pubmed")
+        "examiner review runs/water --sample 100 --seed 1 --sheet sample.jsonl\n"
+        "examiner review runs/water --labels sample.jsonl && examiner report runs/water")
     p.add_argument("run_dir", help="an exam run directory (holds run.json)")
     p.add_argument("--sample", type=int, metavar="N", help="draw N judged units (per target with --per-target) "
                    "when the run has no sample yet")

@@ -19,8 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and the verdict on each unit. Reads the run's JSONL records, so it works on runs of any size\n"
         "(provenance.graphml is only written for smaller runs). Unit and question ids are in report.md,\n"
         "units.jsonl and questions.jsonl.",
-        "examiner trace runs/pubmed ku-8e9756792e\n"
-        "examiner trace runs/pubmed q-d7653e6e5a")
+        "examiner trace runs/water ku-8e9756792e\n"
+        "examiner trace runs/water q-d7653e6e5a")
     p.add_argument("run_dir", metavar="RUN_DIR", help="an exam run directory")
     p.add_argument("record_id", metavar="ID", help="a unit id or a question id of the run")
     p.set_defaults(func=run_trace)
