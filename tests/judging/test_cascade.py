@@ -156,4 +156,4 @@ def test_pairwise_judging_through_a_cascade(tmp_path: Path, capsys: pytest.Captu
     assert {r.get("endpoint") for r in ledger if r.get("stage") == "grade_cascade"} == {"mini"}
     assert main(["judge", "llmbar:Adversarial_Neighbor", "--method", "geval", "--config", str(config), "--quiet",
                  "--judge-cascade", "mini,big", "--out", str(tmp_path / "g")]) == 2
-    assert "works with --method pairwise" in capsys.readouterr().err
+    assert "--judge-cascade is not read by --method geval" in capsys.readouterr().err
