@@ -132,6 +132,7 @@ def test_the_command_line_names_a_cascade_and_the_run_records_it(tmp_path: Path,
     assert "need a judge cascade" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_pairwise_judging_through_a_cascade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "pairwise.yaml"
     config.write_text(yaml.safe_dump({"endpoints": {

@@ -164,6 +164,8 @@ PAIR_ENDPOINTS = {
 
 
 def judge_pairs(tmp_path: Path, name: str, *flags: str, mini: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Judge llmbar:Adversarial_Neighbor (the test takes `fixture_data`: the 40 invented pairs) through a
+    mini,big cascade."""
     endpoints = json.loads(json.dumps(PAIR_ENDPOINTS))
     endpoints["mini"]["options"].update(mini or {})
     config = tmp_path / f"{name}.yaml"
@@ -175,6 +177,7 @@ def judge_pairs(tmp_path: Path, name: str, *flags: str, mini: dict[str, Any] | N
     return [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_pairwise_cascade_reads_verdict_probabilities_from_one_grade_line_per_ordering(tmp_path: Path) -> None:
     records = judge_pairs(tmp_path, "pairs")
     originals = [r for r in records if r["order"] == "original"]
@@ -190,6 +193,7 @@ def test_pairwise_cascade_reads_verdict_probabilities_from_one_grade_line_per_or
     assert "one greedy grade line per ordering" in (tmp_path / "pairs" / "report.md").read_text()
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_pairwise_auto_falls_back_to_samples_and_samples_can_be_asked_for(tmp_path: Path) -> None:
     fallen = judge_pairs(tmp_path, "auto", mini={"returns_logprobs": False})
     assert {r["confidence_source"] for r in fallen} == {"samples"}
@@ -202,6 +206,7 @@ def cheap_calls_of(out: Path, stage: str) -> list[dict[str, Any]]:
     return [r for r in ledger if r.get("stage") == stage and not r.get("cache_hit")]
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_a_pairwise_cascade_can_promise_agreement_with_the_gold_labels(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     records = judge_pairs(tmp_path, "gold", "--cascade-reference", "gold")

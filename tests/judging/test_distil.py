@@ -77,6 +77,7 @@ def test_the_split_keeps_each_group_on_one_side() -> None:
     assert all(split_of(g, 0.2, seed=3) == s for g, s in sides.items())
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_cli_writes_the_sets_and_refuses_a_folder_with_files(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "llmbar"
@@ -84,7 +85,7 @@ def test_cli_writes_the_sets_and_refuses_a_folder_with_files(tmp_path: Path,
     assert "teacher gold" in capsys.readouterr().out
     train = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
     validation = [json.loads(line) for line in (out / "validation.jsonl").read_text().splitlines()]
-    assert len(train) + len(validation) == 200  # 100 pairs, both orders
+    assert len(train) + len(validation) == 32  # the fixture's 16 pairs, both orders
     assert not {e["group"] for e in train} & {e["group"] for e in validation}
     assert json.loads((out / "distil.json").read_text())["examples"] == {"train": len(train),
                                                                           "validation": len(validation)}
@@ -92,12 +93,13 @@ def test_cli_writes_the_sets_and_refuses_a_folder_with_files(tmp_path: Path,
     assert "not an empty folder" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_several_datasets_combine_with_their_ids_kept_apart(tmp_path: Path) -> None:
     out = tmp_path / "mix"
     assert main(["distil", "--data", "llmbar:Natural", "--data", "llmbar:Processed_FairEval", "--out", str(out)]) == 0
     rows = [json.loads(line) for name in ("train.jsonl", "validation.jsonl")
             for line in (out / name).read_text().splitlines()]
-    assert len(rows) == 2 * (100 + 66)  # both sets' pairs (each set numbers its rows from row1), both orders
+    assert len(rows) == 2 * (16 + 6)  # both sets' pairs (each set numbers its rows from row1), both orders
     assert {r["meta"]["dataset"] for r in rows} == {"llmbar:Natural", "llmbar:Processed_FairEval"}
     assert all(r["group"].startswith(r["meta"]["dataset"] + ":") for r in rows)
     train = {r["group"] for r in rows if r["split"] == "train"}

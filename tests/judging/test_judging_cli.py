@@ -146,6 +146,7 @@ def test_json_grades_variant(tmp_path: Path) -> None:
     assert len(records) == 12 and all(r["verdict"] in (0, 1, 2) and r["reason"] for r in records)
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_an_llmbar_subset_is_read_with_llmbar_field_names(tmp_path: Path) -> None:
     """`examiner judge llmbar:Natural` reads LLMBar's keys as `examiner meta` does (every row used: before,
     every row was skipped for a missing 'instruction'); a field flag still overrides them."""
@@ -159,11 +160,10 @@ def test_an_llmbar_subset_is_read_with_llmbar_field_names(tmp_path: Path) -> Non
                  "--instruction-field", "no_such_key"]) == 2
 
 
-def test_a_shipped_llmbar_json_array_file_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_llmbar_json_array_file_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           fixture_data: Path) -> None:
     """A .json file holding an array (LLMBar's own files) is read row by row, as `examiner meta` does."""
-    from examiner.corpus.benchmarks import data_root
-
-    natural = data_root() / "llmbar" / "Natural.json"
+    natural = fixture_data / "llmbar" / "Natural.json"
     assert natural.read_text(encoding="utf-8").lstrip().startswith("[")
     out = tmp_path / "natural-json"
     assert main(["judge", str(natural), "--method", "pairwise", "--limit", "5", "--instruction-field", "input",
@@ -174,13 +174,12 @@ def test_a_shipped_llmbar_json_array_file_is_read(tmp_path: Path, capsys: pytest
     assert "not valid JSON" not in capsys.readouterr().err
 
 
-def test_llmbar_files_are_read_with_llmbar_keys_without_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_llmbar_files_are_read_with_llmbar_keys_without_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              fixture_data: Path) -> None:
     """A user who points `examiner judge` at LLMBar's own file gets its rows judged, not skipped for a
     missing `instruction` (LLMBar calls it `input`); a file in examiner's own keys is read as before."""
-    from examiner.corpus.benchmarks import data_root
-
     out = tmp_path / "natural"
-    assert main(["judge", str(data_root() / "llmbar" / "Natural.json"), "--method", "pairwise", "--limit", "4",
+    assert main(["judge", str(fixture_data / "llmbar" / "Natural.json"), "--method", "pairwise", "--limit", "4",
                  "--simulate", "--quiet", "--out", str(out)]) == 0
     report = json.loads((out / "report.json").read_text())
     assert report["rows_judged"] == 4 and report["rows_skipped"] == 0

@@ -103,6 +103,7 @@ def test_models_table_fits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert re.search(r"│\s+2\.5 │\s+10 │\s+16 │", out), "a number was folded or cut"
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_meta_summary_fits_and_says_why_agreement_is_undefined(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """Two evaluators with the same baseline accuracy: no rank correlation, and no top-1 'match'."""
@@ -134,6 +135,7 @@ def test_agreement_line_undefined_when_baselines_or_ratings_tie() -> None:
     assert line == "Elo vs baseline: Kendall tau 1.000, Spearman rho 1.000, top-1 match yes"
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_judge_and_judge_stats_summaries_fit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "natural"
     assert main(["judge", "llmbar:Natural", "--method", "pairwise", "--swap", "--limit", "6", "--simulate", "--quiet",
