@@ -17,17 +17,19 @@ from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import answered, outcomes as outcome_records
 from examiner.simulator import unit_category
+from tests.helpers.datasets import FIXTURE_DATA
 from tests.helpers.killing import kill_examiner_when
 from tests.helpers.simulated_exam import PROFILE, outcomes_of, sim_settings
 
 
 @pytest.fixture(scope="module")
 def medical_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """About 250 knowledge units from PubMedQA abstracts (shared data), one file per abstract."""
+    """About 250 knowledge units from the invented PubMedQA-shaped abstracts of tests/fixtures/data, one
+    file per abstract."""
     from examiner.corpus.benchmarks import load_pubmedqa
 
     folder = tmp_path_factory.mktemp("pubmedqa")
-    for item in load_pubmedqa()[:28]:
+    for item in load_pubmedqa(root=FIXTURE_DATA)[:28]:
         (folder / f"{item.pubid}.txt").write_text("\n\n".join(item.contexts), encoding="utf-8")
     return folder
 

@@ -17,6 +17,7 @@ from examiner.exam.runner import ExamRequest, resume_exam, start_exam
 from examiner.exam import statestore
 from examiner.exam.statestore import StateStore
 from examiner.exam.run_writer import RunStore
+from tests.helpers.datasets import FIXTURE_DATA
 from tests.helpers.simulated_exam import sim_settings
 
 
@@ -29,11 +30,12 @@ def largest_checkpoint(run_dir: Path) -> int:
 
 
 def corpus_of(folder: Path, documents: int) -> Path:
-    """`documents` PubMedQA abstracts, one file each (about 9 knowledge units per abstract)."""
+    """`documents` of the invented PubMedQA-shaped abstracts (tests/fixtures/data), one file each (about 10
+    knowledge units per abstract)."""
     from examiner.corpus.benchmarks import load_pubmedqa
 
     folder.mkdir()
-    for item in load_pubmedqa()[:documents]:
+    for item in load_pubmedqa(root=FIXTURE_DATA)[:documents]:
         (folder / f"{item.pubid}.txt").write_text("\n\n".join(item.contexts), encoding="utf-8")
     return folder
 
