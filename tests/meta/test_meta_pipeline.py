@@ -162,6 +162,7 @@ def test_cli_bad_records_are_named_skipped_and_counted(tmp_path: Path, capsys):
     assert report["problems"][0].startswith("5 input record(s) could not be used and were skipped")
 
 
+@pytest.mark.usefixtures("fixture_data")
 def test_cli_bad_input_messages(tmp_path: Path, capsys):
     cfg = str(_write_config(tmp_path))
     assert main(["meta", "llmbar:Natural", "--config", cfg, "--evaluators", "e80", "--out", str(tmp_path / "x")]) == 2
