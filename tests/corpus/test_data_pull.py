@@ -2,7 +2,7 @@
 
 A local HTTP server on 127.0.0.1 serves a mirror (`{base}/{repo}/{commit}/{path}`) of small files these tests
 write themselves, with a registry built from their hashes; it logs every Range header it receives. One test
-serves the real sets from `$EXAMINER_DATA` through the same mirror to prove the real registry's hashes.
+serves the real sets from the data folder through the same mirror to prove the real registry's hashes.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from examiner.corpus import public_sets
 from examiner.corpus.data_fetch import file_url, pull_sets, set_status
 from examiner.corpus.public_sets import DataFile, PublicSet
 from examiner.corpus.summeval_source import summeval_jsonl
+from tests.helpers.datasets import requires_real_data
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 PLAIN = b'{"instruction": "Name a colour.", "output_1": "Blue.", "output_2": "Seven.", "label": 1}\n' * 400
@@ -378,14 +379,13 @@ def test_the_registry_is_the_command_line_list() -> None:
     assert all(f.local.split("/")[0] == s.name for s in public_sets.PUBLIC_SETS for f in s.files)
 
 
+@requires_real_data(*public_sets.set_names())
 def test_every_real_file_passes_the_hash_check_through_the_mirror(tmp_path: Path) -> None:
-    """Serves the real sets from $EXAMINER_DATA (direct files under their upstream paths) and pulls them into
-    an empty folder: every pinned size and sha256 of the registry must hold. SummEval's JSONL, converted
+    """Serves the real sets from the data folder (direct files under their upstream paths) and pulls them
+    into an empty folder: every pinned size and sha256 of the registry must hold. SummEval's JSONL, converted
     from a pickle the folder does not keep, is checked against its pinned hash where it lies."""
-    root = os.environ.get("EXAMINER_DATA")
+    root = public_sets.configured_root()
     registry = public_sets.PUBLIC_SETS
-    if not root or any(set_status(Path(root), s).state == "missing" for s in registry):
-        pytest.skip("needs the real sets: set EXAMINER_DATA to a folder holding them (examiner data pull --all)")
     direct = [PublicSet(s.name, s.what, s.repo, s.commit, s.licence, tuple(f for f in s.files if f.convert is None))
               for s in registry if any(f.convert is None for f in s.files)]
     served = Mirror()

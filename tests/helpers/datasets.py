@@ -30,7 +30,7 @@ def missing_real_files(names: tuple[str, ...], root: Path) -> list[str]:
 
 def real_data_reason(names: tuple[str, ...]) -> str:
     """Why a reproduction is skipped, and the command that enables it."""
-    sets = " and ".join(names)
+    sets = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     return (f'needs the real {sets} set{"s" if len(names) > 1 else ""}: run "examiner data pull {" ".join(names)}" '
             f"or set {DATA_ENV}")
 
