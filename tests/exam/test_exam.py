@@ -192,6 +192,7 @@ def test_unreachable_endpoint_is_one_clear_line(tmp_path: Path, capsys: pytest.C
     config.write_text(
         "endpoints:\n  dead:\n    base_url: http://127.0.0.1:9/v1\n    model: x\n    max_attempts: 2\n"
         "    backoff_base_s: 0.01\nroles:\n  examiner: dead\n  judge: simulated\n  candidate: simulated\n"
+        "allow_simulated_roles: true\n"  # the dead examiner beside simulated roles is the point here
     )
     code = main(["run", "corpora/examiner-handbook", "--config", str(config), "--out", str(tmp_path / "run"), "--quiet"])
     assert code == 2
