@@ -24,7 +24,9 @@ def readme_python() -> str:
     return blocks[0]
 
 
-def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                              fixture_data: Path) -> None:
+    """`llmbar:Natural` reads the invented stand-in (a user pulls the real set first, as README says)."""
     (tmp_path / "corpora").symlink_to(ROOT / "corpora")
     monkeypatch.chdir(tmp_path)
     scope: dict[str, object] = {}
