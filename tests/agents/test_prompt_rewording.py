@@ -146,7 +146,7 @@ def _judge(folder: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     pairs.write_text("".join(json.dumps(r) + "\n" for r in PAIRS), encoding="utf-8")
     scored.write_text("".join(json.dumps(r) + "\n" for r in SCORED), encoding="utf-8")
     pair_flags = ["--instruction-field", "question", "--output1-field", "a", "--output2-field", "b",
-                  "--label-field", "gold", "--reference-field", "ref", "--simulate"]
+                  "--label-field", "gold", "--simulate"]  # neither method reads a reference here (3bb9115 refuses it)
     assert main(["judge", str(pairs), "--method", "pairwise", "--swap", "--out", str(folder / "pw"), *pair_flags]) == 0
     assert main(["judge", str(pairs), "--method", "reviseval", "--out", str(folder / "rv"), *pair_flags]) == 0
     assert main(["judge", str(scored), "--method", "geval", "--human-range", "1,5", "--simulate",
