@@ -42,6 +42,7 @@ from examiner.reporting.model.exam import (
     RunSection,
     TargetSection,
 )
+from examiner.core.plain_text import markdown_inline, one_line
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.summary import worst_clusters
 from examiner.reporting.writer import cell
@@ -55,7 +56,7 @@ there are no more, else the worst (lowest accuracy first); report.json keeps up 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
     def escaped(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
+        return one_line(str(v)).replace("|", "\\|")
 
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(escaped(v) for v in row) + " |" for row in rows]
@@ -317,8 +318,8 @@ def ignored_rows(report: ExamReport) -> list[list[Any]]:
 def source_line(src: Any) -> str:
     """One source span of an incorrect unit, with the passage around it."""
     origin = "" if src.origin == "corpus" else f" ({src.origin}; corpus file unavailable)"
-    return (f"   - source `{src.document}` chars {src.start}-{src.end}{origin}: "
-            f"> {' '.join(src.passage_text.split())}")
+    return (f"   - source `{markdown_inline(src.document)}` chars {src.start}-{src.end}{origin}: "
+            f"> {markdown_inline(' '.join(src.passage_text.split()))}")
 
 
 MdSection = Callable[[ExamReport], list[str]]
@@ -394,13 +395,13 @@ def md_incorrect(report: ExamReport) -> list[str]:
     out = ["## Incorrect units", ""]
     for name, t in report.targets.items():
         sample = t.incorrect_sample
-        out += [f"### {name} ({sample.total})", ""]
+        out += [f"### {markdown_inline(name)} ({sample.total})", ""]
         out += [incorrect_note(sample) if t.incorrect else "None.", ""]
-        for i, row in enumerate(t.incorrect, 1):
-            out += [f"{i}. **{row.unit_text}** (`{row.unit_id}`, round {row.round})",
-                    f"   - question: {row.question}",
-                    f"   - answer: {row.answer_excerpt}",
-                    f"   - judge: {row.reason}"]
+        for i, row in enumerate(t.incorrect, 1):  # the unit, question, answer and reason are others' text
+            out += [f"{i}. **{markdown_inline(row.unit_text)}** (`{row.unit_id}`, round {row.round})",
+                    f"   - question: {markdown_inline(row.question)}",
+                    f"   - answer: {markdown_inline(row.answer_excerpt)}",
+                    f"   - judge: {markdown_inline(row.reason)}"]
             out += [source_line(src) for src in row.sources]
             out.append("")
     return out
@@ -457,8 +458,9 @@ def md_counts(report: ExamReport) -> list[str]:
     c = report.counts
     out = ["## Skipped, unparseable, rejected, ignored", "",
            table(["what", "count"], [[label, getattr(c, key)] for key, label in COUNT_LABELS]), ""]
-    out += [f"- skipped `{item.path}`: {item.reason}" for item in c.skipped_file_list]
-    out += [f"- no unit from passage `{p.passage_id}` of `{p.document}`: {p.reason}" for p in c.skipped_passage_list]
+    out += [f"- skipped `{markdown_inline(item.path)}`: {markdown_inline(item.reason)}" for item in c.skipped_file_list]
+    out += [f"- no unit from passage `{p.passage_id}` of `{markdown_inline(p.document)}`: {markdown_inline(p.reason)}"
+            for p in c.skipped_passage_list]
     more = skipped_note(c)
     return out + ([more] if more else [])
 

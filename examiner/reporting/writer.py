@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from examiner.core.owned import check_replaceable, refuse_link, write_output
+from examiner.core.plain_text import visible_controls
 from examiner.core.redact import redact_text
 from examiner.core.rundir import report_paths
 from examiner.reporting.model import REPORT, Section
@@ -139,6 +140,8 @@ def write_report(folder: Path, report: Section | Mapping[str, Any], *, markdown:
             refuse_link(paths[kind])
         else:
             check_replaceable(paths[kind])
+    if "md" in wanted:  # nothing examiner writes into Markdown is a control character; someone else's text may be
+        wanted["md"] = visible_controls(wanted["md"])
     return {kind: write_output(paths[kind], redact_text(text), run_folder=run_folder) for kind, text in wanted.items()}
 
 

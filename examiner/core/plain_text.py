@@ -1,0 +1,36 @@
+"""Text from models, corpora and names made safe for a human-readable output.
+
+Why: an answer, a judge's reason or a document name is written by someone else. Raw, a control sequence
+in it reaches the reader's terminal (a clipboard write, a terminal reset) and a line break in it lets it
+write its own lines into report.md: a forged heading, a bare command line. Each output neutralises it in
+its own way: control characters become visible escapes (`\\x1b`), and text placed inside a line of
+Markdown stays on that line, its raw HTML shown as text. JSON and HTML escape on their own.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL, except tab and line feed (text layout of examiner's own)."""
+
+_LINE_BREAKS = re.compile(r"\r\n|[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+"""Everything a Markdown reader or a terminal may take as the end of a line."""
+
+
+def visible_controls(text: str) -> str:
+    """`text` with each control character but tab and line feed written as a visible `\\xNN` escape."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line (each line break a space) with its control characters visible."""
+    return visible_controls(_LINE_BREAKS.sub(" ", text))
+
+
+def markdown_inline(text: str) -> str:
+    """Someone else's text inside a line of Markdown: one line, `<` and `>` shown rather than read as HTML."""
+    return one_line(text).replace("<", "&lt;").replace(">", "&gt;")
+
+
+__all__ = ["markdown_inline", "one_line", "visible_controls"]
