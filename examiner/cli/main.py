@@ -75,10 +75,11 @@ def os_error_line(exc: OSError) -> str:
 
 
 def _say(line: str) -> None:
-    """One line on stderr, without credentials."""
+    """One line on stderr, without credentials or control sequences (a file or endpoint name may carry one)."""
+    from examiner.core.plain_text import one_line
     from examiner.core.redact import redact_text
 
-    print(redact_text(line), file=sys.stderr)
+    print(one_line(redact_text(line)), file=sys.stderr)
 
 
 def _flag_dir(args: argparse.Namespace) -> Path | None:

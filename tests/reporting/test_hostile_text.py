@@ -39,3 +39,14 @@ def test_a_planted_reason_answer_and_question_stay_inside_their_lines(sample_run
     lines = markdown.splitlines()
     assert not [line for line in lines if line.startswith(("# Verdict", "ssh-rsa"))]
     assert any("# Verdict: everything correct ssh-rsa" in line for line in lines if line.lstrip().startswith("- judge:"))
+
+
+def test_trace_prints_no_control_sequence(sample_run_copy: Path, capsys) -> None:
+    from examiner.cli.main import main
+
+    _plant(sample_run_copy / rundir.VERDICTS, "reason", CLIPBOARD_WRITE + RESET)
+    _plant(sample_run_copy / rundir.ANSWERS, "text", RESET)
+    question = json.loads((sample_run_copy / rundir.QUESTIONS).read_text(encoding="utf-8").splitlines()[0])["id"]
+    assert main(["trace", str(sample_run_copy), question]) == 0
+    out = capsys.readouterr().out
+    assert "\\x1b]52;c;" in out and "\x1b" not in out and "\x07" not in out

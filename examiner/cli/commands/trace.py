@@ -27,8 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    from examiner.core.plain_text import visible_controls
     from examiner.reporting.tracing import trace_lines, trace_record
 
     for line in trace_lines(trace_record(args.run_dir, args.record_id)):
-        print(line)
+        print(visible_controls(line))  # answers, questions and reasons are others' text: no sequence reaches the terminal
     return 0
