@@ -3,12 +3,11 @@ line instead of being dropped (e.g. --human-field with --method pairwise, whose 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
+
+from pydantic import BaseModel
 
 from examiner.core.errors import UserError
-
-if TYPE_CHECKING:
-    from examiner.api.judging import JudgeOptions
 
 PAIRS = ("pairwise", "reviseval")
 """Methods (reviseval without --single) that judge a pair of outputs against a gold preference."""
@@ -34,9 +33,10 @@ CASCADE_KNOBS = ("target_agreement", "cascade_risk", "cascade_reference", "casca
 """Options only a judge cascade reads."""
 
 
-def method_of(options: "JudgeOptions") -> str:
-    """The method as READ_BY names it (RevisEval on single outputs is its own)."""
-    return "reviseval --single" if options.method == "reviseval" and options.single else options.method
+def method_of(options: Any) -> str:
+    """The method as READ_BY names it (RevisEval on single outputs is its own). `options`: a JudgeOptions, read
+    by its field names (this module sits below examiner.api.judging, which calls it)."""
+    return "reviseval --single" if options.method == "reviseval" and options.single else str(options.method)
 
 
 def flag(option: str) -> str:
@@ -44,11 +44,12 @@ def flag(option: str) -> str:
     return "--" + option.replace("_", "-")
 
 
-def check_method_options(options: "JudgeOptions") -> None:
+def check_method_options(options: BaseModel) -> None:
     """UserError (one line) naming the first option given (not at its default) that the method does not
     read, and the methods that do; likewise a cascade's knobs (and pairwise's --seed) without
     --judge-cascade, and a pair method's --reference-field without --with-reference."""
     method = method_of(options)
+    fields: Any = options  # a JudgeOptions: its fields are read by name below
     defaults = type(options).model_fields
     given = [name for name in READ_BY if getattr(options, name) != defaults[name].get_default(call_default_factory=True)]
     for name in given:
@@ -56,10 +57,10 @@ def check_method_options(options: "JudgeOptions") -> None:
             raise UserError(f"{flag(name)} is not read by --method {method} (it applies to "
                             f"{', '.join(READ_BY[name])}): drop it or choose a method that reads it")
     knobs = [name for name in given if name in CASCADE_KNOBS or (name == "seed" and method == "pairwise")]
-    if knobs and not options.judge_cascade:
+    if knobs and not fields.judge_cascade:
         raise UserError(f"{flag(knobs[0])} applies to a judge cascade with --method {method}: give "
                         "--judge-cascade CHEAP,STRONG or drop it")
-    if "reference_field" in given and method == "pairwise" and not options.with_reference:
+    if "reference_field" in given and method == "pairwise" and not fields.with_reference:
         raise UserError(f"--reference-field is read by --method {method} only with --with-reference: give it or "
                         "drop --reference-field")
 
