@@ -335,9 +335,11 @@ def prepare_exam(options: CorpusOptions, settings: SettingsSource = None) -> tup
     """The exam request and settings the options describe, checked before anything is created (a typo in
     a corpus path leaves no run folder behind); configures the corpus reader's limits."""
     from examiner.corpus.reading import configure_reading, limits_from_settings
+    from examiner.exam.option_fit import check_options_fit
     from examiner.exam.role_mix import check_role_mix
     from examiner.exam.runner import ExamRequest
 
+    check_options_fit(options)
     resolved = resolve_settings(settings, options)
     for path in options.corpus:
         if not Path(path).expanduser().exists():

@@ -17,7 +17,7 @@ from examiner.core.errors import UserError
 from examiner.exam.extraction import SkippedPassage, extract_corpus
 from examiner.exam.nodes.context import ExamContext
 from examiner.core.records import QuestionRecord, RunInfo, SourceRef, UnitOutcome, UnitRecord, VerdictRecord
-from examiner.exam.state import WORK_LISTS, CoverageBook, ExamState
+from examiner.exam.state import COUNTERS, WORK_LISTS, CoverageBook, ExamState
 from examiner.corpus.units import KnowledgeUnit, merge_near_duplicates, sentence_units, split_oversized, units_from_statements
 from examiner.corpus.vectors import EMBED_CHUNK
 
@@ -111,7 +111,7 @@ def start_state(ctx: ExamContext, pool: list[str]) -> dict[str, Any]:
         **{name: nothing for name in WORK_LISTS},
         "probes_done": 0,
         "rounds": [],
-        "counters": {"ignored_verdicts": 0, "unparseable_judgments": 0, "unparseable_questions": 0, "leak_rejections": 0},
+        "counters": dict.fromkeys(COUNTERS, 0),
     }
 
 

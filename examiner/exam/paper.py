@@ -4,11 +4,14 @@ same knowledge units, so that results taken months apart compare.
 Why not the adaptive loop: the exam chooses each round's questions from what the target has not yet
 covered, so two targets examined separately get different papers. Here the questions are fixed: every
 question and probe the earlier run's target was asked (in every round, as recorded) is put to each new
-target, and the run's judge marks each of its target units. Question ids are new (they name the new
-target); texts, rounds, clusters, kinds and targeted units are the paper's. After the last round the
-judge re-marks a seeded sample of the answers (the self-check, as in an exam), so the re-sit's health is
-measured rather than incomplete. A sitting that stopped (budget,
-kill) continues with `examiner resume`: answers and verdicts already written are kept.
+target, and the run's judge marks each of its target units (a judge cascade, when the run has one,
+through the exam's own cascade node: cheap where sure enough, strong elsewhere, with cascade records).
+Question ids are new (they name the new target); texts, rounds, clusters, kinds and targeted units are
+the paper's. After the last round the judge re-marks a seeded sample of the answers (the self-check, as
+in an exam), so the re-sit's health is measured rather than incomplete. A sitting that stopped (budget,
+kill) continues with `examiner resume`: answers and verdicts already written are kept. Options that
+shape the paper (mode, units, clusters, rounds, probes, corpus preparation) are the paper's: asked for
+with --paper they are refused in one line (examiner.exam.option_fit).
 
 Outcomes: a unit is covered (correct / incorrect) by its earliest correct or incorrect verdict; a unit the
 paper asked about that was never covered is `unanswered`; a unit the paper never asked about stays
@@ -38,8 +41,10 @@ from examiner.core.rundir import RunDir
 from examiner.core.errors import UserError
 from examiner.exam.nodes.answers import answer_one, score_classic
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
+from examiner.exam.nodes.judge_cascade import judge_with_cascade
 from examiner.exam.nodes.judge_units import judge_answer
 from examiner.exam.nodes.self_check import self_check
+from examiner.exam.state import COUNTERS
 
 _KIND_ORDER = {"question": 0, "top": 0, "probe": 1}
 
@@ -58,6 +63,8 @@ class Paper:
     clusters: list[ClusterRound]
     questions: list[QuestionRecord]
     """The questions that were put to the target (those with a recorded answer), in round order."""
+    language: str = ""
+    """The earlier run's exam language (empty for runs before examiner recorded it: English)."""
 
 
 def read_paper(run_dir: str | Path, target: str | None = None) -> Paper:
@@ -78,7 +85,8 @@ def read_paper(run_dir: str | Path, target: str | None = None) -> Paper:
         raise UserError(f"{run_dir} holds no answered questions for '{target}': no paper to sit")
     return Paper(source=str(Path(run_dir).resolve()), run_id=records.info.run_id, target=target,
                  mode=records.info.mode, units=records.units, passages=list(records.passages.values()),
-                 clusters=records.clusters.get(target, []), questions=questions)
+                 clusters=records.clusters.get(target, []), questions=questions,
+                 language=records.info.language)
 
 
 def paper_questions(paper: Paper, target: str) -> list[QuestionRecord]:
@@ -104,7 +112,10 @@ def write_paper_start(ctx: ExamContext, paper: Paper) -> None:
         store.append([q for target in ctx.targets for q in paper_questions(paper, target)])
     ctx.units = store.all(UnitRecord)
     ctx.passages = {p["id"]: p["text"] for p in paper.passages}
+    # answers and judging in the paper's language, unless --language (the setting) names another
+    ctx.gateway.language = ctx.exam.language if ctx.exam.language != "auto" else paper.language
     info = store.read_info()
+    info.language = ctx.gateway.language
     info.units, info.passages = len(ctx.units), len(paper.passages)
     info.documents = len({s.document for u in ctx.units.values() for s in u.sources})
     store.write_info(info)
@@ -127,14 +138,26 @@ async def sit(ctx: ExamContext, paper: Paper) -> dict[str, Any]:
         judged = {v.answer_id for v in ctx.store.all(VerdictRecord).values()}
         round_ids = {q.id for q in questions if q.round == rnd}
         answers = [a for a in ctx.store.all(AnswerRecord).values() if a.question_id in round_ids and a.id not in judged]
-        marked = await fan_out(ctx, state, "paper judge", answers, lambda a, rnd=rnd: judge_answer(ctx, a, rnd))  # type: ignore[arg-type]
-        ctx.store.append([v for j in marked.values for v in j.verdicts])
-        if stop := stop_update(marked, "judging"):
+        if stop := await _judge(ctx, state, answers, rnd):
             return stop
     # the judge re-marks a seeded sample, as after an exam's last round, so the re-sit's health is measured
     last = {"round": max((q.round for q in questions), default=1), "active": list(ctx.targets),
             "pool_left": {t: 0 for t in ctx.targets}}
     return await self_check(ctx, last) or {}  # type: ignore[arg-type]
+
+
+async def _judge(ctx: ExamContext, state: dict[str, Any], answers: list[AnswerRecord], rnd: int) -> dict[str, Any]:
+    """The round's answers judged as the exam judges them: by the judge cascade when the run has one (the
+    exam's own cascade node, so calibration, thresholds and cascade records are the exam's), else by the
+    run's judge or panel. A stop update, or {} when every answer was judged."""
+    if ctx.cascade is not None:
+        cascade_state = dict(state, to_judge=ctx.keep([a.id for a in answers]), round_verdicts=ctx.keep([]),
+                             counters=dict.fromkeys(COUNTERS, 0))
+        update = await judge_with_cascade(ctx, cascade_state)  # type: ignore[arg-type]
+        return {key: update[key] for key in ("status", "stop_reason") if key in update}
+    marked = await fan_out(ctx, state, "paper judge", answers, lambda a: judge_answer(ctx, a, rnd))  # type: ignore[arg-type]
+    ctx.store.append([v for j in marked.values for v in j.verdicts])
+    return stop_update(marked, "judging")
 
 
 def outcomes(ctx: ExamContext) -> tuple[list[UnitOutcome], list[RoundSummary]]:

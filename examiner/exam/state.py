@@ -47,6 +47,10 @@ WORK_LISTS = ("pending", "to_judge", "judged", "round_verdicts")
 """The state's keys that name a list of record ids in the state store."""
 
 
+COUNTERS = ("ignored_verdicts", "unparseable_judgments", "unparseable_questions", "leak_rejections")
+"""The exam's counters (ExamState.counters), each 0 when a run starts."""
+
+
 class ExamState(TypedDict, total=False):
     round: int
     """The round in progress (1-based)."""
