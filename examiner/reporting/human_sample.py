@@ -23,7 +23,6 @@ from examiner.core.human_sample import DrawMethod, HumanSample, SampleDraw, Samp
 from examiner.core.labels import COVERING
 from examiner.core.overrides import utc_now
 from examiner.reporting.run_reader import RunData
-from examiner.reporting.summary import excerpt
 
 POPULATION_RULE = ("every target's judged units (outcome correct or incorrect, with the verdict that decided "
                    "it), sorted by (target, unit id); numpy.random.default_rng(seed).choice without replacement")
@@ -72,6 +71,7 @@ class SheetRow:
     unit_id: str
     question: str
     answer: str
+    """The whole answer (people label what they read: no excerpt)."""
     unit_text: str
     verdict: str | None
     """The person's label in force (None: not labelled yet)."""
@@ -92,7 +92,7 @@ def sheet(run: RunData, sample: HumanSample) -> list[SheetRow]:
         record = run.units.get(unit.unit_id)
         given = labels.get((unit.target, unit.unit_id))
         rows.append(SheetRow(position=i, target=unit.target, unit_id=unit.unit_id,
-                             question=question.text if question else "", answer=excerpt(answer.text) if answer else "",
+                             question=question.text if question else "", answer=answer.text if answer else "",
                              unit_text=record.text if record else "", verdict=given.verdict if given else None,
                              who=given.who if given else None))
     return rows

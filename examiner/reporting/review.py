@@ -1,6 +1,6 @@
 """What the review page (`examiner view`) lists: one row per verdict of a run, with its evidence.
 
-Why a module apart from the server: the rows are plain data (question, answer excerpt, the judge's
+Why a module apart from the server: the rows are plain data (question, the whole answer, the judge's
 verdict and reason, the unit's source passages, the override in force), so the filters and the page can
 be tested without a browser, and the server only renders and writes.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from examiner.core.overrides import OverrideRecord
 from examiner.reporting.model.exam import SourceSpan
 from examiner.reporting.run_reader import RunData
-from examiner.reporting.summary import PassageReader, excerpt, unit_sources
+from examiner.reporting.summary import PassageReader, unit_sources
 
 FILTERS = ("target", "cluster", "verdict", "qtype", "overridden")
 """Query parameters the page filters on; `verdict` is the judge's original verdict."""
@@ -30,7 +30,8 @@ class ReviewRow:
     cluster: str
     qtype: str
     question: str
-    answer_excerpt: str
+    answer: str
+    """The whole answer (the page folds a long one: reporting/answer_fold.py)."""
     verdict: str
     """The judge's verdict (verdicts.jsonl); `unscored` when it gave none."""
     reason: str
@@ -56,7 +57,7 @@ def review_rows(run: RunData) -> list[ReviewRow]:
         rows.append(ReviewRow(
             verdict_id=v.id, question_id=v.question_id, unit_id=v.unit_id, target=v.target, round=v.round,
             cluster=question.cluster_id if question else "", qtype=question.qtype if question else "other",
-            question=question.text if question else "", answer_excerpt=excerpt(answer.text) if answer else "",
+            question=question.text if question else "", answer=answer.text if answer else "",
             verdict=v.verdict, reason=v.reason, unit_text=unit.text if unit else "", sources=[SourceSpan.model_validate(src) for src in unit_sources(unit, reader)],
             override=run.overrides.get((v.question_id, v.unit_id)),
         ))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from examiner.reporting.answer_fold import FOLD_CSS
 from examiner.reporting.html import CSS
 
 PAGE_CSS = CSS + """
@@ -16,6 +17,6 @@ article.row.v-unscored{border-left-color:#b35900}
 form.override{display:flex;gap:.5em;flex-wrap:wrap;margin-top:.4em}
 form.override input[name=reason]{flex:1;min-width:18em}
 .banner{background:#fde2e1;border:1px solid #c62828;padding:.5em .8em}
-"""
+""" + FOLD_CSS
 
 __all__ = ["PAGE_CSS"]

@@ -23,6 +23,7 @@ from examiner.core.errors import UserError
 from examiner.core.human_sample import HumanSample, SampleLabel, append_labels, read_sample, write_draw
 from examiner.core.overrides import utc_now
 from examiner.core.runlock import RunDirInUse, hold_run_dir
+from examiner.reporting.answer_fold import answer_html
 from examiner.reporting.html import passage_html
 from examiner.reporting.human_sample import draw_sample, population
 from examiner.reporting.review import ReviewRow
@@ -77,7 +78,7 @@ def _unit_html(server: ReviewServer, position: int, unit: Any, row: Any, given: 
              f"<div class=\"note\">#{position} · {e(unit.target)} · unit <code>{e(unit.unit_id)}</code></div>"]
     if row is not None:
         parts += [f"<div><span class=\"label\">question</span> {e(row.question)}</div>",
-                  f"<div><span class=\"label\">answer</span> {e(row.answer_excerpt)}</div>",
+                  f"<div><span class=\"label\">answer</span> {answer_html(row.answer)}</div>",
                   f"<div><span class=\"label\">unit</span> {e(row.unit_text)}</div>"]
         parts += [passage_html(src) for src in row.sources]
     if given is not None:

@@ -35,6 +35,7 @@ from examiner.core.rundir import VERDICTS, RunDir
 from examiner.core.errors import UserError
 from examiner.core.owned import refuse_links
 from examiner.core.runlock import RunDirInUse, hold_run_dir, refuse_if_in_use
+from examiner.reporting.answer_fold import answer_html
 from examiner.reporting.html import passage_html
 from examiner.reporting.review_style import PAGE_CSS
 from examiner.reporting.with_overrides import LABELS
@@ -212,7 +213,7 @@ def _row_html(server: ReviewServer, row: ReviewRow, wanted: dict[str, str]) -> s
              f"<div class=\"note\">{e(row.target)} · round {row.round} · cluster <code>{e(row.cluster)}</code> · "
              f"{e(row.qtype)} · unit <code>{e(row.unit_id)}</code></div>",
              f"<div><span class=\"label\">question</span> {e(row.question)}</div>",
-             f"<div><span class=\"label\">answer</span> {e(row.answer_excerpt)}</div>",
+             f"<div><span class=\"label\">answer</span> {answer_html(row.answer)}</div>",
              f"<div><span class=\"label\">verdict</span> <b class=\"verdict\">{e(row.verdict)}</b> "
              f"<span class=\"reason\">{e(row.reason)}</span></div>",
              f"<div><span class=\"label\">unit</span> {e(row.unit_text)}</div>"]

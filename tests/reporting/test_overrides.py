@@ -174,7 +174,7 @@ def test_review_rows_filter_and_carry_the_evidence(run_dir: Path) -> None:
     assert len(rows) == len(run.verdicts)
     wrong = filtered(rows, {"target": "alpha", "verdict": "incorrect"})
     assert len(wrong) == 2 and all(r.target == "alpha" and r.verdict == "incorrect" for r in wrong)
-    assert all(r.question and r.answer_excerpt and r.reason and r.sources for r in wrong)
+    assert all(r.question and r.answer and r.reason and r.sources for r in wrong)
     source = wrong[0].sources[0]
     assert source.document and source.end > source.start and source.span_text
     cluster = wrong[0].cluster
