@@ -25,6 +25,7 @@ from examiner.api.rows import (CallCost, OutcomeRow, Rows, UnitRow, VerdictRow, 
 from examiner.api.settings import (JobOptions, SettingsSource, path_text, path_texts, resolve_settings,
                                    simulated_name)
 from examiner.core.errors import ConfigError, UserError
+from examiner.core.names import ExamJudgeMethod, ExamModeName
 from examiner.core.stopping import run_stoppable
 
 if TYPE_CHECKING:
@@ -46,9 +47,9 @@ class CorpusOptions(JobOptions):
     allow_simulated_roles: bool = False
     """Let simulated and real endpoints share the exam (`--allow-simulated-roles`); otherwise such a mix
     is refused in one line (examiner.exam.role_mix). True sets the setting `allow_simulated_roles`."""
-    mode: Literal["refeval", "top", "noref"] = "refeval"
+    mode: ExamModeName = "refeval"
     """refeval (clustered questions), top (one unit at a time), noref (judged without reference text)."""
-    judge_mode: Literal["refeval", "reviseval", "geval"] = "refeval"
+    judge_mode: ExamJudgeMethod = "refeval"
     """How answers are judged: the reference judge, RevisEval (reviser + judge) or G-Eval."""
     judges: tuple[str, ...] = ()
     """Judge endpoints (`--judge`); two or more make a panel whose majority gives each verdict."""

@@ -24,6 +24,7 @@ from examiner.api.judge_method_options import check_method_options
 from examiner.api.rows import CallCost, JudgmentRow, Rows, judgment_rows, read_costs
 from examiner.api.settings import JobOptions, SettingsSource, path_text, resolve_settings
 from examiner.core.errors import UserError
+from examiner.core.names import JudgeMethod
 
 if TYPE_CHECKING:
     from examiner.core.config import Settings
@@ -37,7 +38,7 @@ class JudgeOptions(JobOptions):
 
     data: str
     """A .jsonl or .json file, or llmbar:SUBSET[,SUBSET] (LLMBar's field names)."""
-    method: Literal["pairwise", "reviseval", "geval", "reference"]
+    method: JudgeMethod
     """pairwise (JudgeLM-style, optionally both orders), reviseval, geval, or reference (graded against
     the row's reference)."""
     out: str

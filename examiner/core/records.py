@@ -16,6 +16,7 @@ from typing_extensions import Self
 
 from examiner.core.contract import Mark
 from examiner.core.labels import Unscored, Verdict
+from examiner.core.names import ExamJudgeMethod, ExamModeName
 
 VerdictType = Literal["correct", "incorrect", "unrelated", "unscored"]
 """A verdict's label in memory; `unscored` is a unit the judge gave no usable verdict for (its reason says
@@ -163,7 +164,7 @@ class VerdictRecord(_OnDisk):
     unit_id: str
     round: int
     target: str
-    mode: Literal["refeval", "top", "noref"] = "refeval"
+    mode: ExamModeName = "refeval"
     members: dict[str, MemberVerdict] = Field(default_factory=dict)
     """With a judge panel: each member's own verdict, by member (endpoint) name; empty for one judge."""
 
@@ -248,8 +249,8 @@ class RunInfo(BaseModel):
     run_id: str
     status: RunStatus = "running"
     stop_reason: str = ""
-    mode: Literal["refeval", "top", "noref"] = "refeval"
-    judge_mode: str = "refeval"
+    mode: ExamModeName = "refeval"
+    judge_mode: ExamJudgeMethod = "refeval"
     """Which judge gave the verdicts: `refeval` (the reference judge), `reviseval` or `geval`."""
     judges: list[str] = Field(default_factory=list)
     """The judge panel's endpoints (empty: one judge, the `judge` role's endpoint)."""

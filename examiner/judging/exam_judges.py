@@ -137,7 +137,8 @@ _BUILD: dict[str, Callable[[Gateway, str, str | None, str], Judge[ExamTask, Verd
     "geval": lambda gw, stage, endpoint, name: GEvalJudge(gw, endpoint, name),
 }
 JUDGE_METHODS = tuple(_BUILD)
-"""How an answer is judged against references (`--judge-mode`)."""
+"""How an answer is judged against references (`--judge-mode`): examiner.core.names.EXAM_JUDGE_METHODS, in
+its order (tests/core/test_names.py)."""
 
 
 def exam_judge(

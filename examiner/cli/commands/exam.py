@@ -10,17 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from examiner.core.names import EXAM_JUDGE_METHODS, EXAM_MODES
 from examiner.cli.flags import add_cache_flag, add_command, add_config_flags, job_flags
 from examiner.cli.output.exam import budget_stop_message, print_estimate, print_replay, summarise
 
 if TYPE_CHECKING:
     from examiner.api.exam import EstimateOptions, ExamOptions, ExamResult
 
-MODE_NAMES = ("refeval", "top", "noref")
-"""`--mode` choices: the names of examiner.exam.modes.MODES, spelled out so that building the parser
-(`examiner --help`) does not load the exam (tests/cli/test_cli_help.py holds them equal)."""
-JUDGE_MODE_NAMES = ("refeval", "reviseval", "geval")
-"""`--judge-mode` choices: examiner.judging.exam_judges.JUDGE_METHODS, spelled out for the same reason."""
 
 PILOT_CLUSTERS = 4
 """`estimate --pilot-clusters` default: examiner.exam.estimate.PILOT_CLUSTERS, spelled out so that building
@@ -49,10 +45,10 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", default=[], metavar="ENDPOINT",
                         help="endpoint to examine (repeat to give several targets the same paper); "
                              "default: the candidate role's endpoint")
-    parser.add_argument("--mode", choices=MODE_NAMES, default="refeval",
+    parser.add_argument("--mode", choices=EXAM_MODES, default="refeval",
                         help="refeval (clustered questions), top (one unit at a time, judged against its "
                              "passage), noref (judge without reference text)")
-    parser.add_argument("--judge-mode", choices=JUDGE_MODE_NAMES, default="refeval",
+    parser.add_argument("--judge-mode", choices=EXAM_JUDGE_METHODS, default="refeval",
                         help="how answers are judged: refeval judge, RevisEval reviser+judge, or G-Eval")
     parser.add_argument("--judge", action="append", default=[], metavar="ENDPOINT",
                         help="judge endpoint; repeat for a panel whose majority gives each unit's verdict "

@@ -10,8 +10,8 @@ import sys
 from examiner.cli.flags import add_command, add_config_flags, job_flags
 from examiner.cli.output.judging import print_summary
 from examiner.core.errors import BudgetExhausted, UserError
+from examiner.core.names import JUDGE_METHODS
 
-METHODS = ("pairwise", "reviseval", "geval", "reference")
 UNPARSEABLE = ("drop", "wrong")
 NOTHING_JUDGED = 4
 """Exit code of `examiner judge` when rows were read but not one got a verdict or a score."""
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "examiner judge summ.jsonl --method geval --criterion 'Coherence (1-5): ...' --human-field coherence "
         "--out runs/g1 --simulate")
     p.add_argument("data", help="a .jsonl or .json file, or llmbar:SUBSET[,SUBSET] (LLMBar's field names)")
-    p.add_argument("--method", required=True, choices=METHODS)
+    p.add_argument("--method", required=True, choices=JUDGE_METHODS)
     p.add_argument("--judge", metavar="ENDPOINT", action="append", default=[],
                    help="endpoint for every judging call (default: each role's endpoint); give it two or more "
                         "times for a judge panel (pairwise): the majority decides, ties stay unscored")

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from examiner.core.names import ExamJudgeMethod, ExamModeName
 from examiner.core.records import RunStatus
 from examiner.reporting.model.cascade import CascadeSection
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
@@ -28,8 +29,8 @@ class RunSection(Section):
     run_id: str
     status: RunStatus
     stop_reason: str | None
-    mode: Literal["refeval", "top", "noref"]
-    judge_mode: str
+    mode: ExamModeName
+    judge_mode: ExamJudgeMethod
     judges: list[str]
     targets: list[str]
     corpus_paths: list[str]
