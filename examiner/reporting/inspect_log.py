@@ -6,7 +6,8 @@ Why written by hand and not through inspect_ai: the log is plain JSON following 
 tests read every log back with inspect_ai itself (a dev dependency), so a change of schema shows there.
 
 The mapping: one sample per question (input: the question; target: the reference texts of the units it
-targeted; output: the target's answer; scores: `units`, every targeted unit's label in force (a person's
+targeted; output: the target's answer, repeated as each score's `answer`, the field `inspect view`'s Answer
+column shows; scores: `units`, every targeted unit's label in force (a person's
 label, else the judge's), and `question`, the share of its scored units labelled correct; metadata: the
 target, cluster, round, documents and passages, each unit's judge and human labels). One log holds every
 target of the run: `results.scores` has one entry per target with accuracy and coverage as the report
@@ -113,14 +114,14 @@ def _sample(run: RunData, q: QuestionRecord, people: dict[str, Any], calls: list
         columns["judge_reason"] = verdicts[uid].reason if uid in verdicts else None
     sources = [s for uid in q.targets if uid in run.units for s in run.units[uid].sources]
     finals = [c["final_label"] for c in units.values() if c["final_label"] in ("correct", "incorrect")]
-    scores: dict[str, Any] = {"units": {"value": {uid: c["final_label"] for uid, c in units.items()},
+    text = answer.text if answer else ""
+    scores: dict[str, Any] = {"units": {"value": {uid: c["final_label"] for uid, c in units.items()}, "answer": text,
                                        "explanation": "each targeted unit's label in force: a person's, else the judge's",
                                        "metadata": units}}
     if finals:
-        scores["question"] = {"value": finals.count("correct") / len(finals),
+        scores["question"] = {"value": finals.count("correct") / len(finals), "answer": text,
                               "explanation": f"{finals.count('correct')} of {len(finals)} scored units correct"}
     model = model_name(run, q.target)
-    text = answer.text if answer else ""
     share = {id(call): weight for call, weight in calls}
     usage = _by(run, [call for call, _ in calls], share)
     messages = [{"role": "user", "content": q.text, "source": "input"}]

@@ -8,7 +8,8 @@ gen_ai.request.model, gen_ai.usage.input_tokens / output_tokens on billed calls,
 start and end from the ledger's times); examiner's own cache hits are spans without usage, failed calls
 spans with an error status. Every verdict is one `gen_ai.evaluation.result` event (gen_ai.evaluation.name,
 gen_ai.evaluation.score.label and .value, gen_ai.evaluation.explanation), on the span of the target's
-answer it judged when the ledger has that call, else on the root span.
+answer it judged when the ledger has that call, else on the root span. The file form is OTLP/JSON
+(examiner.reporting.otlp_json), what a collector's file receiver or an OTLP/HTTP JSON endpoint reads.
 
 Nothing secret goes into an attribute: endpoint names and model names, never URLs or keys. The OTLP
 exporter takes its headers (e.g. an API key of the collector) from OTEL_EXPORTER_OTLP_HEADERS as usual.
@@ -27,6 +28,7 @@ from typing import Any
 from examiner.core.errors import UserError
 from examiner.core.records import QuestionRecord
 from examiner.llm.ledger import ANSWERED, OUTCOMES, STARTED, request_key, tokens_of
+from examiner.reporting.otlp_json import export_request
 from examiner.reporting.export_labels import endpoint_model, endpoint_provider, human_labels, label_columns
 from examiner.reporting.run_reader import RunData
 from examiner.core.owned import write_output
@@ -172,8 +174,8 @@ def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
 
 def export_spans(run: RunData, *, endpoint: str | None = None, out: str | Path | None = None,
                  timeout_s: float = 10.0) -> dict[str, Any]:
-    """Send the spans to an OTLP/HTTP `endpoint` in one request, or write them to `out` as a JSON list
-    (span.to_json()); a failed send is a one-line UserError that never repeats the URL (it may hold a
+    """Send the spans to an OTLP/HTTP `endpoint` in one request, or write them to `out` as OTLP/JSON (one
+    ExportTraceServiceRequest, which a collector's OTLP JSON file receiver reads); a failed send is a one-line UserError that never repeats the URL (it may hold a
     password)."""
     if (endpoint is None) == (out is None):
         raise UserError("--to otel takes either --otlp-endpoint URL or an output file, not both and not neither")
@@ -198,8 +200,7 @@ def export_spans(run: RunData, *, endpoint: str | None = None, out: str | Path |
         return {**counts, "to": "the OTLP endpoint"}
     path = Path(str(out))
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_output(path, json.dumps([json.loads(span.to_json()) for span in finished], ensure_ascii=False, indent=1),
-                 "OUT")
+    write_output(path, json.dumps(export_request(finished), ensure_ascii=False, indent=1), "OUT")
     return {**counts, "to": str(path)}
 
 

@@ -59,6 +59,9 @@ def test_inspect_log_reads_back_with_the_reports_figures(labelled: Path, tmp_pat
         question = records.questions[str(sample.id)]
         assert sample.input == question.text and sample.metadata["target"] == question.target
         units = sample.scores["units"].value
+        answer = next((a for a in records.answers.values() if a.question_id == question.id), None)
+        # inspect view's Answer column is the score's answer: it shows the target's answer, as output does
+        assert sample.scores["units"].answer == sample.output.completion == (answer.text if answer else "")
         assert set(units) == set(question.targets)
         assert all(units[u] == final[(question.id, u)] for u in units)
         scored = [label for label in units.values() if label in ("correct", "incorrect")]
@@ -67,6 +70,9 @@ def test_inspect_log_reads_back_with_the_reports_figures(labelled: Path, tmp_pat
     overridden = [s for s in log.samples if any(m["human_label_source"] == "override"
                                                 for m in s.scores["units"].metadata.values())]
     assert len(overridden) == 1
+    summaries = log_module.read_eval_log_sample_summaries(listed[0])  # what inspect view's sample list reads
+    assert [s.scores["units"].answer for s in summaries] == [s.output.completion for s in log.samples]
+    assert any(s.output.completion for s in log.samples)
     # the eval's scores are the report's headline figures, per target, with and without the overrides
     scores = {s.name: s for s in log.results.scores}
     assert set(scores) == set(report["targets"])
@@ -93,7 +99,14 @@ def test_inspect_log_reads_back_with_the_reports_figures(labelled: Path, tmp_pat
 
 
 def _spans(path: Path) -> list[dict[str, Any]]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The file's OTLP/JSON spans with their attributes (and their events') as plain mappings."""
+    from examiner.reporting.otlp_json import plain_attributes, spans_of
+
+    spans = []
+    for span in spans_of(json.loads(path.read_text(encoding="utf-8"))):
+        events = [{**e, "attributes": plain_attributes(e.get("attributes"))} for e in span.get("events", [])]
+        spans.append({**span, "attributes": plain_attributes(span.get("attributes")), "events": events})
+    return spans
 
 
 def test_otel_spans_carry_the_ledgers_tokens_and_one_event_per_verdict(labelled: Path, tmp_path: Path) -> None:
@@ -111,7 +124,7 @@ def test_otel_spans_carry_the_ledgers_tokens_and_one_event_per_verdict(labelled:
     assert sum(s["attributes"].get("examiner.cost_usd", 0.0) for s in calls) == pytest.approx(ledger.cost_usd)
     assert all(s["attributes"]["gen_ai.operation.name"] == "chat" and s["attributes"]["gen_ai.request.model"]
                for s in calls)
-    assert sum(1 for s in calls if s["status"]["status_code"] == "ERROR") == 1  # the failed unit extraction
+    assert sum(1 for s in calls if s["status"].get("code") == 2) == 1  # the failed unit extraction (STATUS_CODE_ERROR)
     events = [e for s in spans for e in s["events"]]
     assert len(events) == len(records.verdicts)
     assert all(e["name"] == "gen_ai.evaluation.result" and e["attributes"]["gen_ai.evaluation.name"] for e in events)
