@@ -1,7 +1,7 @@
 """People's labels of a random sample of an exam's verdicts, without a browser (`examiner review`).
 
-Draw the sample (recorded in the run's human_sample.jsonl), write a sheet of the drawn units to fill in,
-and import the filled-in labels; `examiner report RUN_DIR` then calibrates each target's accuracy with
+Draw the sample (recorded in the run's human_sample.jsonl), extend it with the next units of the same
+seeded order, write a sheet of the drawn units to fill in, and import the filled-in labels; `examiner report RUN_DIR` then calibrates each target's accuracy with
 them (docs/STATISTICS.md, section 3). The review page (`examiner view`) offers the same sample to label
 in a browser. Every write holds the run's lock, as the review page's do.
 """
@@ -30,7 +30,10 @@ class ReviewSampleOptions(BaseModel):
     """An exam run folder."""
     size: int | None = None
     """Draw this many judged units (per target with `per_target`) when the run has no sample yet; a run
-    that has one keeps it (a different size, seed or method is refused: move human_sample.jsonl aside)."""
+    that has one keeps it (a different size, seed or method is refused: extend it with `extend`)."""
+    extend: int | None = None
+    """Add this many units (per target with a per-target draw) to the run's sample: the next ones of the same
+    seeded order, so the labels given stay valid and the sample stays a uniform random draw."""
     seed: int = 0
     """The draw's seed (numpy default_rng): the same run, size and seed draw the same units."""
     per_target: bool = False
@@ -61,6 +64,10 @@ class ReviewSampleResult:
     per_target: dict[str, dict[str, int]] = field(default_factory=dict)
     """Per target: units drawn and labelled."""
     sheet: Path | None = None
+    extended: int = 0
+    """Units added to the sample by this call (`extend`)."""
+    minimum: int = 20
+    """Labelled units per target the calibrated (PPI++) figure needs."""
 
     def lines(self) -> list[str]:
         """What `examiner review` prints."""
@@ -68,10 +75,17 @@ class ReviewSampleResult:
         verb = "drew" if self.drawn_now else "sample"
         out = [f"{verb} {d['draw_id']}: {d['drawn']} of {d['population']} judged units ({d['method']}, seed "
                f"{d['seed']}, size {d['size']}, by {d['who']} at {d['at']})"]
+        if self.extended:
+            out.append(f"extended the sample by {self.extended} units, the next of its seeded order "
+                       f"({d['drawn']} drawn now; the labels given stay)")
         if self.imported:
             out.append(f"imported {self.imported} labels")
         out += [f"{target}: {c['labelled']} of {c['drawn']} drawn units labelled"
                 for target, c in self.per_target.items()]
+        short = [target for target, c in self.per_target.items() if c["labelled"] < self.minimum]
+        if short:
+            out.append(f"the calibrated (PPI++) figure needs {self.minimum} labelled units per target ({', '.join(short)} "
+                       f"below): label the rest, or add units with --extend N")
         if self.sheet is not None:
             out.append(f"sheet: {self.sheet} (fill in `verdict`, then --labels {self.sheet})")
         return out
@@ -98,9 +112,10 @@ def _read_label_file(path: str) -> list[dict[str, Any]]:
 
 def review_sample(options: ReviewSampleOptions) -> ReviewSampleResult:
     """Draw (when asked and none is drawn), write the sheet, import labels, as `examiner review` does."""
-    from examiner.core.human_sample import append_labels, read_sample, write_draw
+    from examiner.core.human_sample import append_extension, append_labels, read_sample, write_draw
     from examiner.core.runlock import hold_run_dir
-    from examiner.reporting.human_sample import draw_sample, label_rows, sheet
+    from examiner.reporting.calibration_section import MIN_LABELS
+    from examiner.reporting.human_sample import draw_sample, extend_sample, label_rows, sheet
     from examiner.reporting.run_reader import load_run
 
     if options.sheet:  # before anything is drawn or written
@@ -108,7 +123,7 @@ def review_sample(options: ReviewSampleOptions) -> ReviewSampleResult:
     run = load_run(options.run_dir)
     method: Literal["uniform", "per-target"] = "per-target" if options.per_target else "uniform"
     drawn_now = False
-    imported = 0
+    imported = extended = 0
     with hold_run_dir(options.run_dir):
         sample = read_sample(options.run_dir)
         if sample is None:
@@ -121,9 +136,15 @@ def review_sample(options: ReviewSampleOptions) -> ReviewSampleResult:
                 options.size, options.seed, method):
             d = sample.draw
             raise UserError(f"{options.run_dir}: a sample was already drawn ({d.method}, size {d.size}, seed {d.seed}); "
-                            "move human_sample.jsonl aside to draw another")
+                            "add units to it with --extend N, or move human_sample.jsonl aside to draw another")
         sample = read_sample(options.run_dir)
         assert sample is not None
+        if options.extend is not None:
+            extension = extend_sample(run, sample, options.extend, who=options.who)
+            append_extension(options.run_dir, extension)
+            extended = len(extension.units)
+            sample = read_sample(options.run_dir)
+            assert sample is not None
         if options.labels:
             rows = label_rows(sample, _read_label_file(options.labels), who=options.who)
             append_labels(options.run_dir, rows)
@@ -138,13 +159,14 @@ def review_sample(options: ReviewSampleOptions) -> ReviewSampleResult:
                                          for row in sheet(run, sample)), "--sheet")
     labels = sample.labels()
     per_target: dict[str, dict[str, int]] = {}
-    for unit in sample.draw.units:
+    for unit in sample.units:
         counts = per_target.setdefault(unit.target, {"drawn": 0, "labelled": 0})
         counts["drawn"] += 1
         counts["labelled"] += (unit.target, unit.unit_id) in labels
-    draw = {**sample.draw.model_dump(exclude={"units"}), "drawn": len(sample.draw.units)}
+    draw = {**sample.draw.model_dump(exclude={"units"}), "drawn": len(sample.units)}
     return ReviewSampleResult(run_dir=Path(options.run_dir), draw=draw, drawn_now=drawn_now, imported=imported,
-                              labelled=len(labels), per_target=per_target, sheet=sheet_path)
+                              labelled=len(labels), per_target=per_target, sheet=sheet_path, extended=extended,
+                              minimum=MIN_LABELS)
 
 
 __all__ = ["ReviewSampleOptions", "ReviewSampleResult", "review_sample"]

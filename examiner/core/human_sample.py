@@ -5,7 +5,9 @@ only when the labelled units were drawn at random, independently of what anyone 
 while browsing (a reviewer stops on the answers that look wrong), so they are never used as a sample. This
 file holds one draw record first (how the sample was drawn: seed, method, population and sample sizes,
 who, when, the units in the order drawn), then one label row per label given, appended; the latest label
-per (target, unit) wins and the earlier ones stay as history, as in overrides.jsonl. The judge's
+per (target, unit) wins and the earlier ones stay as history, as in overrides.jsonl. An extension row
+adds units drawn later from the same seeded order (`examiner review --extend N`: reporting/human_sample.py),
+so the labels already given stay valid and the whole sample stays a uniform random draw. The judge's
 verdict is not in the file: the page that collects the labels hides it.
 """
 
@@ -56,6 +58,20 @@ class SampleDraw(BaseModel):
     units: list[SampledUnit]
 
 
+class SampleExtension(BaseModel):
+    """A row adding units to the draw: the next `added` units (per target with `per-target`) of its seeded order."""
+
+    kind: Literal["extend"] = "extend"
+    draw_id: str
+    added: int
+    """The number asked for (per target with `per-target`); `units` holds fewer when the population ran out."""
+    rule: str
+    """In words: the seeded order the units were taken from."""
+    who: str
+    at: str
+    units: list[SampledUnit]
+
+
 class SampleLabel(BaseModel):
     """A person's label of one drawn unit (the answer to its question, about that unit)."""
 
@@ -78,20 +94,26 @@ class SampleLabel(BaseModel):
         return (self.target, self.unit_id)
 
 
-SampleRow = Annotated[SampleDraw | SampleLabel, Field(discriminator="kind")]
+SampleRow = Annotated[SampleDraw | SampleLabel | SampleExtension, Field(discriminator="kind")]
 _ROW = TypeAdapter(SampleRow)
 
 
 class HumanSample(BaseModel):
-    """human_sample.jsonl as read: the draw, the label rows in the order written, a torn last line."""
+    """human_sample.jsonl as read: the draw, the label rows in the order written, its extensions, a torn last line."""
 
     draw: SampleDraw
     rows: list[SampleLabel]
+    extensions: list[SampleExtension] = []
     torn_tail: bool = False
 
+    @property
+    def units(self) -> list[SampledUnit]:
+        """Every unit of the sample in the order drawn: the draw's, then each extension's."""
+        return [*self.draw.units, *(u for ext in self.extensions for u in ext.units)]
+
     def labels(self) -> dict[tuple[str, str], SampleLabel]:
-        """The label in force per (target, unit) of the draw: the last row written for it."""
-        drawn = {(u.target, u.unit_id) for u in self.draw.units}
+        """The label in force per (target, unit) of the sample: the last row written for it."""
+        drawn = {(u.target, u.unit_id) for u in self.units}
         current: dict[tuple[str, str], SampleLabel] = {}
         for row in self.rows:
             if row.draw_id == self.draw.draw_id and row.key in drawn:
@@ -112,7 +134,11 @@ def read_sample(run_dir: str | Path) -> HumanSample | None:
     first, rest = read.rows[0], read.rows[1:]
     if not isinstance(first, SampleDraw) or any(isinstance(row, SampleDraw) for row in rest):
         raise UserError(f"{path}: the first row must be the one draw record (move the file aside to draw again)")
-    return HumanSample(draw=first, rows=list(rest), torn_tail=read.torn_tail)
+    extensions = [row for row in rest if isinstance(row, SampleExtension)]
+    if any(ext.draw_id != first.draw_id for ext in extensions):
+        raise UserError(f"{path}: an extension row names another draw than the file's first row")
+    return HumanSample(draw=first, rows=[row for row in rest if isinstance(row, SampleLabel)], extensions=extensions,
+                       torn_tail=read.torn_tail)
 
 
 def write_draw(run_dir: str | Path, draw: SampleDraw) -> None:
@@ -124,6 +150,13 @@ def write_draw(run_dir: str | Path, draw: SampleDraw) -> None:
     append_jsonl(path, [draw.model_dump_json()])
 
 
+def append_extension(run_dir: str | Path, extension: SampleExtension) -> None:
+    """Append an extension row (after cutting off a torn tail); the caller holds the run's lock."""
+    path = sample_path(run_dir)
+    repair_tail(path)
+    append_jsonl(path, [extension.model_dump_json()])
+
+
 def append_labels(run_dir: str | Path, rows: list[SampleLabel]) -> None:
     """Append label rows (cutting off a torn tail first: each append is its own writer)."""
     path = sample_path(run_dir)
@@ -131,5 +164,5 @@ def append_labels(run_dir: str | Path, rows: list[SampleLabel]) -> None:
     append_jsonl(path, [row.model_dump_json() for row in rows])
 
 
-__all__ = ["DrawMethod", "HumanSample", "SampleDraw", "SampleLabel", "SampledUnit", "append_labels", "read_sample",
-           "sample_path", "write_draw"]
+__all__ = ["DrawMethod", "HumanSample", "SampleDraw", "SampleExtension", "SampleLabel", "SampledUnit",
+           "append_extension", "append_labels", "read_sample", "sample_path", "write_draw"]

@@ -24,6 +24,10 @@ from examiner.reporting.model.calibration import ExamCalibration, JudgeCalibrati
 from examiner.reporting.run_reader import RunData
 from examiner.stats.ppi import agreement, calibrated_accuracy
 
+EXTEND_HINT = ("If every drawn unit is labelled, extend the sample with the next units of its seeded order "
+               "(`examiner review RUN_DIR --extend N`, or \"add units\" on the review page's sample): the labels "
+               "given stay valid.")
+"""What the exam report adds to a target's note when it has too few labels for the PPI++ figure."""
 MIN_LABELS = 20
 """Fewest people-labelled units an estimand needs for its PPI++ figure (docs/STATISTICS.md section 3 has
 the simulation behind it); below it the report gives the human sample's own figure and says so."""
@@ -98,13 +102,17 @@ def exam_calibration(run: RunData) -> dict[str, Any] | None:
         given = [labels.get((target, u.unit_id)) for u in mine]
         people = [row.verdict if row is not None and row.verdict_id == u.verdict_id else None
                   for row, u in zip(given, mine)]
-        targets[target] = calibrated_figure(
+        figure = calibrated_figure(
             [int(s == "correct") for s in status], [None if p is None else int(p == "correct") for p in people],
             status, people)
+        if figure["labelled"] < MIN_LABELS < figure["population"]:  # more labels would give the PPI++ figure
+            figure["note"] = f"{figure['note']} {EXTEND_HINT}"
+        targets[target] = figure
     draw = sample.draw
     facts = {**draw.model_dump(include={"draw_id", "method", "seed", "size", "population", "population_rule", "blind",
                                         "who", "at"}),
-             "drawn": len(draw.units), "labelled": len(labels), "stale": stale}
+             "drawn": len(sample.units), "extended": len(sample.units) - len(draw.units), "labelled": len(labels),
+             "stale": stale}
     return ExamCalibration.model_validate({"file": HUMAN_SAMPLE, "minimum": MIN_LABELS,
                                            "human_label_rule": HUMAN_LABEL_RULE, "draw": facts,
                                            "targets": targets}).model_dump()
@@ -195,8 +203,9 @@ def draw_text(section: Any) -> str:
     data = _plain(section)
     d = data["draw"]
     stale = f"; {d['stale']} stale labels left out (their unit is now decided by another verdict)" if d["stale"] else ""
+    extended = (f", {d['extended']} of them added later from the same seeded order" if d.get("extended") else "")
     return (f"Sample {d['draw_id']}: {d['drawn']} of {d['population']} judged units drawn {d['method']} "
-            f"(seed {d['seed']}, size {d['size']}) by {d['who']} at {d['at']}; {d['labelled']} labelled{stale}. "
+            f"(seed {d['seed']}, size {d['size']}{extended}) by {d['who']} at {d['at']}; {d['labelled']} labelled{stale}. "
             f"Labels: {data['human_label_rule']}.")
 
 
@@ -291,6 +300,6 @@ def judge_calibration_markdown(section: Any, table: Callable[[list[str], list[li
     return out
 
 
-__all__ = ["CALIBRATION_HEADER", "HUMAN_LABEL_RULE", "LABEL_HEADER", "MIN_LABELS", "calibrated_figure",
+__all__ = ["CALIBRATION_HEADER", "EXTEND_HINT", "HUMAN_LABEL_RULE", "LABEL_HEADER", "MIN_LABELS", "calibrated_figure",
            "calibration_html", "calibration_lines", "calibration_markdown", "calibration_rows", "exam_calibration",
            "judge_calibration", "judge_calibration_lines", "judge_calibration_markdown", "label_rows", "mean_text"]

@@ -5,6 +5,12 @@ unbiased only for a random sample. The population is every target's judged units
 outcome is correct or incorrect: what accuracy counts), each with the verdict that decided it; the draw
 is numpy's default_rng(seed) choosing without replacement, so the same run, size and seed draw the same
 units. The draw is recorded in human_sample.jsonl (core/human_sample.py) before anyone labels.
+
+A sample too small for the calibrated figure can be extended (`examiner review --extend N`) without moving
+the file aside: the units the first draw left out are put in one seeded order (EXTEND_RULE), and each
+extension takes the next N of it. The first draw is a uniform random subset and the rest is taken in a
+uniformly random order from an independent stream of the same seed, so the sample stays a uniform random
+draw of its new size, and the labels already given stay valid.
 """
 
 from __future__ import annotations
@@ -19,13 +25,16 @@ import numpy as np
 from pydantic import ValidationError
 
 from examiner.core.errors import UserError
-from examiner.core.human_sample import DrawMethod, HumanSample, SampleDraw, SampledUnit, SampleLabel
+from examiner.core.human_sample import DrawMethod, HumanSample, SampleDraw, SampledUnit, SampleExtension, SampleLabel
 from examiner.core.labels import COVERING
 from examiner.core.overrides import utc_now
 from examiner.reporting.run_reader import RunData
 
 POPULATION_RULE = ("every target's judged units (outcome correct or incorrect, with the verdict that decided "
                    "it), sorted by (target, unit id); numpy.random.default_rng(seed).choice without replacement")
+EXTEND_RULE = ("the judged units the first draw left out (per target with per-target), sorted by (target, unit id), "
+               "shuffled by numpy.random.default_rng(numpy.random.SeedSequence(seed).spawn(1)[0]).permutation, "
+               "target after target; each extension takes the next units of that order")
 
 
 def population(run: RunData) -> list[SampledUnit]:
@@ -62,6 +71,44 @@ def draw_sample(run: RunData, size: int, *, seed: int = 0, method: DrawMethod = 
                       who=who, at=utc_now(), units=picked)
 
 
+def extension_order(run: RunData, draw: SampleDraw) -> dict[str, list[SampledUnit]]:
+    """The seeded order extensions take units in, per stratum (the target with `per-target`; "" for uniform):
+    the units the first draw left out, shuffled (EXTEND_RULE). Refused when the run's judged units are no
+    longer those the draw was made from (a resumed run): the extension would not be the same random draw."""
+    units = population(run)
+    now = {(u.target, u.unit_id): u.verdict_id for u in units}
+    changed = (len(units) != draw.population or dict(Counter(u.target for u in units)) != draw.population_per_target
+               or any(now.get((u.target, u.unit_id)) != u.verdict_id for u in draw.units))
+    if changed:
+        raise UserError(f"{run.path}: the run's judged units changed since the sample was drawn ({draw.population} "
+                        f"then, {len(units)} now), so it cannot be extended as the same random draw; move "
+                        "human_sample.jsonl aside to draw a new sample")
+    first = {(u.target, u.unit_id) for u in draw.units}
+    rng = np.random.default_rng(np.random.SeedSequence(draw.seed).spawn(1)[0])
+    strata = sorted({u.target for u in units}) if draw.method == "per-target" else [""]
+    order = {}
+    for stratum in strata:
+        left = [u for u in units if (u.target, u.unit_id) not in first and stratum in ("", u.target)]
+        order[stratum] = [left[i] for i in rng.permutation(len(left))]
+    return order
+
+
+def extend_sample(run: RunData, sample: HumanSample, more: int, *, who: str = "reviewer") -> SampleExtension:
+    """The next `more` units (per target with `per-target`) of the sample's seeded order, as an extension row;
+    a population with none left is a UserError."""
+    if more < 1:
+        raise UserError(f"the extension must add 1 unit or more, got {more}")
+    taken = {(u.target, u.unit_id) for u in sample.units}
+    picked: list[SampledUnit] = []
+    for order in extension_order(run, sample.draw).values():
+        left = [u for u in order if (u.target, u.unit_id) not in taken]
+        picked += left[:more]
+    if not picked:
+        raise UserError(f"{run.path}: every judged unit is in the sample already ({len(taken)}); nothing to extend")
+    return SampleExtension(draw_id=sample.draw.draw_id, added=more, rule=EXTEND_RULE, who=who, at=utc_now(),
+                           units=picked)
+
+
 @dataclass(frozen=True)
 class SheetRow:
     """One drawn unit as a person labels it: the question, the answer and the unit, without the judge's verdict."""
@@ -85,7 +132,7 @@ def sheet(run: RunData, sample: HumanSample) -> list[SheetRow]:
     """The drawn units in the order drawn, with the label in force (None: not labelled yet)."""
     labels = sample.labels()
     rows = []
-    for i, unit in enumerate(sample.draw.units, 1):
+    for i, unit in enumerate(sample.units, 1):
         verdict = run.verdicts.get(unit.verdict_id)
         question = run.questions.get(unit.question_id)
         answer = run.answers.get(verdict.answer_id) if verdict else None
@@ -104,7 +151,7 @@ def label_rows(sample: HumanSample, given: Iterable[Mapping[str, Any]], *, who: 
 
     Records whose label is empty are skipped (a sheet not filled in yet); a unit not in the draw, or a label
     that is not correct / incorrect / unrelated, is a UserError naming the record."""
-    drawn = {(u.target, u.unit_id): u for u in sample.draw.units}
+    drawn = {(u.target, u.unit_id): u for u in sample.units}
     rows = []
     at = utc_now()
     for n, record in enumerate(given, 1):
@@ -126,4 +173,5 @@ def label_rows(sample: HumanSample, given: Iterable[Mapping[str, Any]], *, who: 
     return rows
 
 
-__all__ = ["POPULATION_RULE", "SheetRow", "draw_sample", "label_rows", "population", "sheet"]
+__all__ = ["EXTEND_RULE", "POPULATION_RULE", "SheetRow", "draw_sample", "extend_sample", "extension_order", "label_rows",
+           "population", "sheet"]

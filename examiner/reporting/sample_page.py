@@ -6,7 +6,9 @@ human_sample.jsonl before anyone labels: reporting/human_sample.py), shows the d
 other in the order drawn, and hides the judge's verdict and reason so the person labels the answer
 itself. Labels are appended to human_sample.jsonl under the run's lock, as overrides are; overrides.jsonl
 is never written here. The same checks guard every write as on the main page (the server's middleware:
-loopback Host, Origin; here the page's token).
+loopback Host, Origin; here the page's token). A sample too small for the calibrated figure (PPI++ needs
+MIN_LABELS labels per target) can be extended here ("add units") or with `examiner review --extend N`:
+the next units of the same seeded order, the labels given kept.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from examiner.core.errors import UserError
-from examiner.core.human_sample import HumanSample, SampleLabel, append_labels, read_sample, write_draw
+from examiner.core.human_sample import (HumanSample, SampleLabel, append_extension, append_labels, read_sample,
+                                        write_draw)
 from examiner.core.overrides import utc_now
 from examiner.core.runlock import RunDirInUse, hold_run_dir
 from examiner.reporting.answer_fold import answer_html
 from examiner.reporting.html import passage_html
-from examiner.reporting.human_sample import draw_sample, population
+from examiner.reporting.calibration_section import MIN_LABELS
+from examiner.reporting.human_sample import draw_sample, extend_sample, population
 from examiner.reporting.review import ReviewRow
 from examiner.reporting.review_style import PAGE_CSS
 from examiner.reporting.run_reader import load_run
@@ -71,6 +75,33 @@ def _draw_form(server: ReviewServer) -> str:
             "<button type=\"submit\" id=\"draw\">draw the sample</button></form>")
 
 
+def _extend_form(server: ReviewServer) -> str:
+    e = escape
+    return ("<form class=\"draw\" method=\"post\" action=\"/sample/extend\">"
+            f"<input type=\"hidden\" name=\"token\" value=\"{e(server.token)}\">"
+            "<label>more units <input name=\"more\" type=\"number\" min=\"1\" value=\"10\" required></label> "
+            f"<label>who <input name=\"who\" required value=\"{e(server.who)}\" size=\"10\"></label> "
+            "<button type=\"submit\" id=\"extend\">add units</button></form>")
+
+
+def labels_text(sample: HumanSample) -> str:
+    """How many labels each target has, that the calibrated figure needs MIN_LABELS, and how to get there."""
+    labels = sample.labels()
+    counts: dict[str, list[int]] = {}
+    for unit in sample.units:
+        c = counts.setdefault(unit.target, [0, 0])
+        c[0] += 1
+        c[1] += (unit.target, unit.unit_id) in labels
+    per_target = "; ".join(f"{target}: {labelled} labels of {drawn} drawn" for target, (drawn, labelled) in counts.items())
+    short = [target for target, (_, labelled) in counts.items() if labelled < MIN_LABELS]
+    need = (f"The calibrated (PPI++) accuracy needs {MIN_LABELS} labels per target"
+            + (f" ({', '.join(short)} below it): label the drawn units, and when every one is labelled add "
+               "more with \"add units\" below (or `examiner review RUN_DIR --extend N`). The units added are the "
+               "next of the same seeded order, so the labels given stay valid and the sample stays a uniform "
+               "random draw." if short else "; every target has them."))
+    return f"{per_target}. {need}"
+
+
 def _unit_html(server: ReviewServer, position: int, unit: Any, row: Any, given: SampleLabel | None) -> str:
     e = escape
     parts = [f"<article class=\"row sample\" id=\"s-{position}\" data-unit-id=\"{e(unit.unit_id)}\" "
@@ -113,13 +144,18 @@ def render_sample_page(server: ReviewServer, sample: HumanSample | None, in_use:
         out += [f"<p id=\"no-sample\">No sample drawn yet. examiner draws it at random (seeded) from the "
                 f"{population_size} judged units and records how in human_sample.jsonl.</p>", _draw_form(server)]
         return "".join(out) + "</body></html>"
-    d, labels = sample.draw, sample.labels()
-    drawn = {u.verdict_id for u in d.units}
+    d, labels, units = sample.draw, sample.labels(), sample.units
+    drawn = {u.verdict_id for u in units}
     rows = {(r.target, r.unit_id): r for r in server.rows() if r.verdict_id in drawn}
-    out.append(f"<p class=\"note\" id=\"draw-facts\">Sample {e(d.draw_id)}: {len(d.units)} of {d.population} judged "
-               f"units drawn {e(d.method)} (seed {d.seed}, size {d.size}) by {e(d.who)} at {e(d.at)}. "
-               f"<span id=\"labelled\">{len(labels)}</span> of {len(d.units)} labelled.</p>")
-    for position, unit in enumerate(d.units, 1):
+    added = len(units) - len(d.units)
+    extended = f", {added} of them added later from the same seeded order" if added else ""
+    out.append(f"<p class=\"note\" id=\"draw-facts\">Sample {e(d.draw_id)}: {len(units)} of {d.population} judged "
+               f"units drawn {e(d.method)} (seed {d.seed}, size {d.size}{extended}) by {e(d.who)} at {e(d.at)}. "
+               f"<span id=\"labelled\">{len(labels)}</span> of {len(units)} labelled.</p>")
+    out.append(f"<p class=\"note\" id=\"ppi-needs\">{e(labels_text(sample))}</p>")
+    if len(units) < d.population:
+        out.append(_extend_form(server))
+    for position, unit in enumerate(units, 1):
         out.append(_unit_html(server, position, unit, rows.get((unit.target, unit.unit_id)),
                               labels.get((unit.target, unit.unit_id))))
     return "".join(out) + "</body></html>"
@@ -139,7 +175,8 @@ def _headers(response: web.Response) -> web.Response:
 
 
 def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
-    """GET /sample (the mode's page), POST /sample/draw (draw once), POST /sample/label (append a label)."""
+    """GET /sample (the mode's page), POST /sample/draw (draw once), POST /sample/extend (add the next units of
+    the seeded order), POST /sample/label (append a label)."""
 
     async def page(request: web.Request) -> web.Response:
         server.rows()  # reads the run (and its id) when it changed
@@ -169,6 +206,30 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
             return _error(500, f"sample not drawn: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
         raise web.HTTPSeeOther("/sample")
 
+    async def extend(request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        if not _token_ok(server, form):
+            return _error(403, "extension refused: the page's token does not match (reload the page)")
+        try:
+            more = int(str(form.get("more", "")))
+        except ValueError:
+            return _error(400, "sample not extended: the number of units must be a whole number")
+        who = str(form.get("who", "")).strip() or server.who
+        try:
+            with hold_run_dir(server.run_dir):
+                sample = read_sample(server.run_dir)
+                if sample is None:
+                    return _error(400, "sample not extended: no sample drawn yet")
+                before = len(sample.units)
+                append_extension(server.run_dir, extend_sample(load_run(server.run_dir), sample, more, who=who))
+        except RunDirInUse as exc:
+            return _error(409, f"sample not extended: {exc} (the run is being written; try when it has stopped)")
+        except UserError as exc:
+            return _error(400, f"sample not extended: {exc}")
+        except OSError as exc:
+            return _error(500, f"sample not extended: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
+        raise web.HTTPSeeOther(f"/sample#s-{before + 1}")
+
     async def label(request: web.Request) -> web.StreamResponse:
         form = await request.post()
         if not _token_ok(server, form):
@@ -177,7 +238,7 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
         try:
             with hold_run_dir(server.run_dir):
                 sample = read_sample(server.run_dir)
-                unit = next((u for u in sample.draw.units if (u.target, u.unit_id) == key), None) if sample else None
+                unit = next((u for u in sample.units if (u.target, u.unit_id) == key), None) if sample else None
                 if sample is None or unit is None:
                     return _error(400, "label not saved: that unit is not in the drawn sample")
                 row = SampleLabel(draw_id=sample.draw.draw_id, target=unit.target, unit_id=unit.unit_id,
@@ -197,7 +258,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
 
     app.router.add_get("/sample", page)
     app.router.add_post("/sample/draw", draw)
+    app.router.add_post("/sample/extend", extend)
     app.router.add_post("/sample/label", label)
 
 
-__all__ = ["SAMPLE_NOTE", "add_sample_routes", "render_sample_page"]
+__all__ = ["SAMPLE_NOTE", "add_sample_routes", "labels_text", "render_sample_page"]

@@ -79,6 +79,8 @@ class SampleDrawFacts(Section):
     who: str
     at: str
     drawn: int
+    extended: int = 0
+    """Of `drawn`, the units added after the draw (`examiner review --extend N`: the next of its seeded order)."""
     labelled: int
     stale: int
     """Labels of units whose deciding verdict changed since the draw (a resumed run): left out."""
