@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,8 @@ import yaml
 from examiner.cli.main import main
 from examiner.core import rundir
 from examiner.core.rundir import RunDir
+from examiner.llm import Gateway, GenerationConfig
+from examiner.llm import cache as cache_module
 from examiner.llm.cache import ResponseCache, cache_key, response_cache_path
 from examiner.llm.ledger import answered, spent_usd
 from tests.helpers.paid_runs import CORPUS, paid_bodies
@@ -81,7 +86,58 @@ def test_two_open_handles_share_one_file(tmp_path: Path) -> None:
         a.put("k1", {"texts": ["one"]})
         b.put("k2", {"texts": ["two"]})
         assert b.get("k1") == {"texts": ["one"]} and a.get("k2") == {"texts": ["two"]}
-        assert a._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert a._writer_db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         a.close()
         b.close()
+
+
+async def test_a_cache_locked_by_another_process_costs_a_warning_not_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Another process holds the shared cache's write lock past the wait: the paid reply still reaches its
+    caller, a second call is answered meanwhile (the write waits in its own thread, not on the event loop),
+    a repeat of the first call is a hit from memory, one warning names the cache, and the reply is stored
+    once the lock is free."""
+    monkeypatch.setattr(cache_module, "BUSY_TIMEOUT_S", 2.0)
+    shared, run_dir = tmp_path / "shared", tmp_path / "run"
+    settings = sim_settings().merged({"cache_dir": str(shared)})
+    ask = [{"role": "user", "content": "Name one fact about zebrafish."}]
+    other = [{"role": "user", "content": "Name one fact about quokkas."}]
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    with caplog.at_level(logging.WARNING):
+        async with Gateway(settings, run_dir) as gw:
+            assert gw.cache is not None
+            holder = sqlite3.connect(str(shared / rundir.CACHE), isolation_level=None)
+            holder.execute("BEGIN EXCLUSIVE")  # another process's write lock
+            beat = asyncio.create_task(ticker())
+            first = await gw.chat("judge", ask, GenerationConfig(max_tokens=16))
+            assert first.text and not first.cache_hit
+            second = await gw.chat("judge", other, GenerationConfig(max_tokens=16))
+            assert second.text and not second.cache_hit
+            assert gw.cache.unsaved == 0, "the second call waited for the first one's write"
+            seen = ticks
+            while gw.cache.unsaved == 0:  # the writer gives up after the wait
+                await asyncio.sleep(0.05)
+            assert ticks > seen, "the event loop stalled while the write waited for the lock"
+            again = await gw.chat("judge", ask, GenerationConfig(max_tokens=16))
+            assert again.cache_hit and again.text == first.text
+            assert gw.cache.status() is not None and str(shared / rundir.CACHE) in (gw.cache.status() or "")
+            beat.cancel()
+            holder.execute("ROLLBACK")
+            holder.close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and str(shared / rundir.CACHE) in warnings[0], warnings
+    stored = ResponseCache(shared / rundir.CACHE)
+    try:
+        assert len(stored) == 2, "the replies the locked write left in memory went in once the lock was free"
+    finally:
+        stored.close()
+    records = answered(RunDir(run_dir).read_ledger())
+    assert [r["cache_hit"] for r in records] == [False, False, True]
