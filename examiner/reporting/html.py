@@ -133,8 +133,8 @@ def passage_html(src: SourceSpan) -> str:
         body = escape(text[:a]) + "<mark>" + escape(text[a:b]) + "</mark>" + escape(text[b:])
     else:
         body = escape(text)
-    origin = {"corpus": "", "unit text": " <span class=\"note\">(unit text: corpus file unavailable)</span>"}.get(
-        src.origin, f" <span class=\"note\">(from the {escape(src.origin)}: corpus file unavailable)</span>")
+    origin = " <span class=\"note\">(the unit's text: the run recorded no passage for it)</span>" \
+        if src.origin == "unit text" else ""
     page = f"page {escape(str(src.page))}, " if src.page is not None else ""
     return (f"<div><span class=\"label\">source</span> <code>{escape(src.document)}</code> "
             f"{page}chars {src.start}–{src.end}{origin}<blockquote>{body}</blockquote></div>")

@@ -317,7 +317,7 @@ def ignored_rows(report: ExamReport) -> list[list[Any]]:
 
 def source_line(src: Any) -> str:
     """One source span of an incorrect unit, with the passage around it."""
-    origin = "" if src.origin == "corpus" else f" ({src.origin}; corpus file unavailable)"
+    origin = " (the unit's text: the run recorded no passage for it)" if src.origin == "unit text" else ""
     return (f"   - source `{markdown_inline(src.document)}` chars {src.start}-{src.end}{origin}: "
             f"> {markdown_inline(' '.join(src.passage_text.split()))}")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -241,78 +240,62 @@ def baselines(run: RunData, target: str) -> dict[str, Any]:
     return out
 
 
+PASSAGES_ORIGIN = "run passages.jsonl"
+"""`origin` of a source passage read from the run's passages.jsonl."""
+UNIT_TEXT_ORIGIN = "unit text"
+"""`origin` of a source shown as its unit's text (no passage recorded for it)."""
+
+
 class PassageReader:
-    """Source passage text from the corpus files the run recorded, when they are still there."""
+    """Source passage text from the run's own passages.jsonl (the passages as the exam read them).
+
+    Why not the corpus files run.json names: a run folder may come from someone else, and its
+    `corpus_paths` may name any file on the reader's machine; a report that read them would copy that
+    file's text into report.md/html/json. The run folder holds the text it needs.
+    """
 
     def __init__(self, run: RunData) -> None:
         self.run = run
-        self._docs: dict[str, str] | None = None
-        self._passages: dict[str, tuple[int, int, str]] = {}
-        self._snapshot: dict[str, tuple[str, int, int, str]] = {}
-        self.error: str | None = None
+        self._snapshot: dict[str, tuple[str, int, int, str]] | None = None
 
-    def _load(self) -> dict[str, str]:
-        if self._docs is not None:
-            return self._docs
-        self._docs = {}
-        from examiner.corpus.reading import load_corpus  # only needed when a report lists incorrect units
+    @property
+    def error(self) -> str | None:
+        """Why source passages show the unit text: a run folder without passages.jsonl (older runs)."""
+        if self._passages() or not any(u.sources for u in self.run.units.values()):
+            return None
+        return "the run folder has no passages.jsonl (the run predates it): each source shows its unit's text"
 
-        paths = []
-        for raw in self.run.info.corpus_paths:
-            p = Path(raw)
-            candidates = [p] if p.is_absolute() else [p, self.run.path / p, self.run.path.parent / p]
-            found = next((c for c in candidates if c.exists()), None)
-            if found is None:
-                self.error = f"corpus path not found: {raw}"
-                continue
-            paths.append(found)
-        if paths:
-            try:
-                corpus = load_corpus(paths)
-            except Exception as exc:  # a report must not fail because the corpus moved or changed
-                self.error = f"corpus not readable: {exc}"
-            else:
-                self._docs = {d.id: d.text for d in corpus.documents}
-                self._passages = {p.id: (p.start, p.end, p.text) for p in corpus.passages}
-        self._snapshot = self._read_snapshot()
-        return self._docs
-
-    def _read_snapshot(self) -> dict[str, tuple[str, int, int, str]]:
-        """passages.jsonl of the run (the passages as the exam read them), when the engine wrote it."""
-        return {pid: (row["document"], int(row["start"]), int(row["end"]), row["text"])
-                for pid, row in self.run.passages.items()}
+    def _passages(self) -> dict[str, tuple[str, int, int, str]]:
+        if self._snapshot is None:
+            self._snapshot = {pid: (row["document"], int(row["start"]), int(row["end"]), row["text"])
+                              for pid, row in self.run.passages.items()}
+        return self._snapshot
 
     def source(self, document: str, passage_id: str, start: int, end: int) -> dict[str, Any] | None:
-        """The recorded span's text and the passage around it, or None when neither the corpus file nor the
-        run's passages.jsonl match the record. `origin` says which of the two was read."""
-        text = self._load().get(document)
-        if text is not None and 0 <= start < end <= len(text):
-            p_start, p_end, p_text = self._passages.get(passage_id, (start, end, text[start:end]))
-            if not (p_start <= start and end <= p_end):
-                p_start, p_end, p_text = start, end, text[start:end]
-            return {"span_text": text[start:end], "passage_text": p_text, "passage_start": p_start,
-                    "passage_end": p_end, "origin": "corpus"}
-        snap = self._snapshot.get(passage_id)
+        """The recorded span's text and the passage around it from the run's passages.jsonl, or None when
+        it holds no passage that matches the record. `origin` says what was read."""
+        snap = self._passages().get(passage_id)
         if snap and snap[0] == document and snap[1] <= start < end <= snap[2]:
             p_doc, p_start, p_end, p_text = snap
             return {"span_text": p_text[start - p_start:end - p_start], "passage_text": p_text,
-                    "passage_start": p_start, "passage_end": p_end, "origin": "run passages.jsonl"}
+                    "passage_start": p_start, "passage_end": p_end, "origin": PASSAGES_ORIGIN}
         return None
 
 
 def unit_sources(unit: UnitRecord | None, reader: PassageReader) -> list[dict[str, Any]]:
     """A unit's source spans with their passages (document, start, end, page when the passage has one),
-    read from the corpus, else the run's passages.jsonl, else the unit's own text."""
+    read from the run's passages.jsonl, else the unit's own text. `from_corpus` stays in the rows for
+    readers of older reports; it is false since no corpus file is read again."""
     sources = []
     for src in unit.sources if unit else []:
         found = reader.source(src.document, src.passage_id, src.start, src.end)
         row = {"document": src.document, "passage_id": src.passage_id, "start": src.start, "end": src.end,
-               "from_corpus": found is not None and found["origin"] == "corpus"}
+               "from_corpus": False}
         page = reader.run.passages.get(src.passage_id, {}).get("page")
         if page is not None:
             row["page"] = page
         row.update(found or {"span_text": unit.text, "passage_text": unit.text, "passage_start": src.start,
-                             "passage_end": src.end, "origin": "unit text"})
+                             "passage_end": src.end, "origin": UNIT_TEXT_ORIGIN})
         sources.append(row)
     return sources
 

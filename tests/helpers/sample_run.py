@@ -31,7 +31,7 @@ from examiner.core.records import (
     UnitRecord,
     VerdictRecord,
 )
-from examiner.core.rundir import CONFIG, LEDGER, RunDir
+from examiner.core.rundir import CONFIG, LEDGER, PASSAGES, RunDir
 
 DOCUMENTS = {
     "rivers.txt": (
@@ -74,8 +74,9 @@ def _dump(path: Path, records: list[BaseModel], duplicate_every: int = 0) -> Non
 
 def write_sample_run(run_dir: str | Path, corpus_dir: str | Path | None = None, *,
                      targets: tuple[str, ...] = ("alpha", "beta"), status: str = "completed",
-                     stop_reason: str = "pool_empty", with_outcomes: bool = True) -> Path:
-    """Write the corpus (beside the run unless given) and a run directory; returns the run directory."""
+                     stop_reason: str = "pool_empty", with_outcomes: bool = True, with_passages: bool = False) -> Path:
+    """Write the corpus (beside the run unless given) and a run directory; returns the run directory.
+    `with_passages` adds passages.jsonl (id, document, span, text), where reports read source passages."""
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
     files = RunDir(run)
@@ -199,6 +200,10 @@ def write_sample_run(run_dir: str | Path, corpus_dir: str | Path | None = None, 
     _dump(files.record_file(VerdictRecord), verdicts, duplicate_every=5)
     if with_outcomes:
         _dump(files.record_file(UnitOutcome), outcomes, duplicate_every=4)
+    if with_passages:
+        rows = [{"id": p.id, "document": p.document, "start": p.start, "end": p.end, "text": p.text}
+                for p in corpus.passages]
+        files.file(PASSAGES).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     call("examiner", "extract_units", 0, [], 0, 0, "examiner-model")
     ledger[-1]["outcome"] = "failed"
     text = "\n".join(json.dumps(r) for r in ledger) + "\n" + '{"role": "judge", "stage'  # torn by a kill

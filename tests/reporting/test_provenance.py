@@ -16,7 +16,7 @@ from tests.helpers.sample_run import write_sample_run
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("prov")
-    return write_sample_run(root / "run", root / "corpus")
+    return write_sample_run(root / "run", root / "corpus", with_passages=True)
 
 
 def test_every_verdict_traces_to_its_document(run_dir: Path) -> None:

@@ -21,7 +21,8 @@ from examiner.reporting.summary import summarize
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
     root = tmp_path_factory.mktemp("report")
-    run = write_sample_run(root / "run", root / "corpus", status="budget_exhausted", stop_reason="budget_exhausted")
+    run = write_sample_run(root / "run", root / "corpus", status="budget_exhausted", stop_reason="budget_exhausted",
+                           with_passages=True)
     return run, build_report(run)
 
 
@@ -90,39 +91,48 @@ def test_baselines(report: dict) -> None:
     assert b["bleu"]["pearson"] > 0  # the sample's BLEU grows with the share of known units
 
 
-def test_incorrect_units_carry_answer_reason_and_passage(report: dict) -> None:
+def test_incorrect_units_carry_answer_reason_and_source(report: dict) -> None:
     wrong = report["targets"]["alpha"]["incorrect"]
     assert len(wrong) == 2
     danube = next(w for w in wrong if w["unit_text"].startswith("Vienna"))
     assert danube["answer_excerpt"] and "reference says" in danube["reason"]
     src = danube["sources"][0]
-    assert src["from_corpus"] and src["document"].endswith("rivers.txt")
+    assert src["document"].endswith("rivers.txt") and src["origin"] == "run passages.jsonl"
     assert src["span_text"] == danube["unit_text"]
     assert "Budapest grew from the towns of Buda and Pest" in src["passage_text"]
 
 
-def test_incorrect_units_fall_back_to_unit_text_without_corpus(tmp_path: Path) -> None:
+def test_without_passages_jsonl_the_sources_are_the_unit_text_and_the_report_says_so(tmp_path: Path) -> None:
     run = write_sample_run(tmp_path / "run", tmp_path / "corpus")
-    shutil.rmtree(tmp_path / "corpus")
     summary = summarize(load_run(run))
     src = summary["targets"]["alpha"]["incorrect"][0]["sources"][0]
-    assert not src["from_corpus"]
+    assert src["origin"] == "unit text"
     assert src["passage_text"] == summary["targets"]["alpha"]["incorrect"][0]["unit_text"]
-    assert "corpus path not found" in summary["run"]["passage_source_note"]
+    assert "no passages.jsonl" in summary["run"]["passage_source_note"]
 
 
-def test_incorrect_units_read_the_runs_passage_snapshot_without_corpus(tmp_path: Path) -> None:
-    from examiner.corpus.reading import load_corpus
-
-    run = write_sample_run(tmp_path / "run", tmp_path / "corpus")
-    rows = [{"id": p.id, "document": p.document, "start": p.start, "end": p.end, "text": p.text}
-            for p in load_corpus(tmp_path / "corpus").passages]
-    (run / "passages.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+def test_incorrect_units_read_the_runs_passage_snapshot(tmp_path: Path) -> None:
+    run = write_sample_run(tmp_path / "run", tmp_path / "corpus", with_passages=True)
     shutil.rmtree(tmp_path / "corpus")
-    wrong = summarize(load_run(run))["targets"]["alpha"]["incorrect"]
-    src = next(w for w in wrong if w["unit_text"].startswith("Vienna"))["sources"][0]
+    summary = summarize(load_run(run))
+    src = next(w for w in summary["targets"]["alpha"]["incorrect"] if w["unit_text"].startswith("Vienna"))["sources"][0]
     assert src["origin"] == "run passages.jsonl" and not src["from_corpus"]
     assert src["span_text"].startswith("Vienna") and "Buda and Pest" in src["passage_text"]
+    assert summary["run"]["passage_source_note"] is None
+
+
+def test_a_report_copies_no_text_from_the_files_run_json_names(tmp_path: Path) -> None:
+    """run.json's corpus_paths may name any file of the reader's (the folder came from someone else): the
+    report shows the run's own passages, never what those files hold now."""
+    run = write_sample_run(tmp_path / "run", tmp_path / "corpus", with_passages=True)
+    rivers = tmp_path / "corpus" / "rivers.txt"
+    text = rivers.read_text(encoding="utf-8")
+    rivers.write_text(text.replace("Budapest", "XSECRETX"), encoding="utf-8")  # same spans, other text
+    paths = build_report(run)
+    for kind in ("json", "md", "html"):
+        written = paths[kind].read_text(encoding="utf-8")
+        assert "XSECRETX" not in written, kind
+        assert "Budapest" in written, kind
 
 
 def test_counts_and_status(report: dict, built) -> None:
