@@ -34,6 +34,10 @@ class ExportOptions(BaseModel):
     otlp_endpoint: str | None = None
     """otel only: send the spans to this OTLP/HTTP traces URL (e.g. http://localhost:4318/v1/traces) instead of
     writing a file; headers from OTEL_EXPORTER_OTLP_HEADERS."""
+    corpus: tuple[str, ...] = ()
+    """jsonl, parquet, hf: the corpus folders the run examined, whose SOURCE.md `Licence:` line or LICENSE file
+    gives the card's licence (unknown without them). The run folder's own corpus_paths are not read: the
+    folder may come from someone else and name any file."""
 
     _paths = field_validator("run_dir", "out", mode="before")(path_text)
 
@@ -80,7 +84,7 @@ def export_run(options: ExportOptions) -> ExportResult:
 
     out = str(options.out)
     output_dir(out, "DIR")
-    written = export(options.run_dir, options.format, out, _health_status(options.run_dir))
+    written = export(options.run_dir, options.format, out, _health_status(options.run_dir), corpus=options.corpus)
     return ExportResult(rows=int(written["rows"]), folder=Path(written["folder"]), files=tuple(written["files"]))
 
 

@@ -146,10 +146,11 @@ def _models(run: RunData) -> list[tuple[str, str, str]]:
     return out
 
 
-def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str]) -> str:
-    """README.md: front matter for dataset hubs, then corpus, models, prompts, figures, licence, columns."""
+def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str], corpus: Iterable[str] = ()) -> str:
+    """README.md: front matter for dataset hubs, then corpus, models, prompts, figures, licence, columns.
+    The licence is read from `corpus`, the folders the user names, never from the run's corpus_paths."""
     info = run.info
-    licence = corpus_licence(info.corpus_paths)
+    licence = corpus_licence(corpus)
     verdicts = Counter(r["verdict"] or "unscored" for r in data)
     prompts = (f"sha256 {info.prompts_sha256} of the prompt files (examiner {info.examiner_version})"
                if info.prompts_sha256 else
@@ -249,9 +250,11 @@ def _write_hf(data: list[dict[str, Any]], folder: Path) -> list[str]:
 WRITERS = {"jsonl": _write_jsonl, "parquet": _write_parquet, "hf": _write_hf}
 
 
-def export_run(run_dir: str | Path, fmt: str, out: str | Path, health_status: str | None = None) -> dict[str, Any]:
+def export_run(run_dir: str | Path, fmt: str, out: str | Path, health_status: str | None = None,
+               corpus: Iterable[str] = ()) -> dict[str, Any]:
     """Write the run's rows in `fmt` and the card into `out` (a new or empty folder); what was written.
-    `health_status`: the run's health verdict for the health_status column (examiner.api.export computes it)."""
+    `health_status`: the run's health verdict for the health_status column (examiner.api.export computes it);
+    `corpus`: the corpus folders the user names, where the card's licence is read."""
     if fmt not in WRITERS:
         raise UserError(f"unknown export format '{fmt}' (choose from {', '.join(FORMATS)})")
     check_extra(fmt)
@@ -264,5 +267,5 @@ def export_run(run_dir: str | Path, fmt: str, out: str | Path, health_status: st
     data = rows(run, health_status)
     folder.mkdir(parents=True, exist_ok=True)
     files = WRITERS[fmt](data, folder)
-    (folder / CARD).write_text(card(run, data, fmt, files), encoding="utf-8")
+    (folder / CARD).write_text(card(run, data, fmt, files, corpus), encoding="utf-8")
     return {"folder": folder, "rows": len(data), "files": [*files, CARD]}

@@ -84,10 +84,20 @@ def test_parquet_round_trip_with_corpus_licence(run_dir: Path, tmp_path: Path) -
     (tmp_path / "sample-corpus" / "SOURCE.md").write_text("# sample\n\n- Licence: MIT (the sample text)\n",
                                                          encoding="utf-8")
     out = tmp_path / "parquet"
-    assert main(["export", str(run_dir), "--to", "parquet", str(out)]) == 0
+    assert main(["export", str(run_dir), "--to", "parquet", str(out), "--corpus", str(tmp_path / "sample-corpus")]) == 0
     _check_rows(pq.read_table(out / "data.parquet").to_pylist(), run_dir)
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlicense: mit\n") and "corpus licence: MIT (the sample text)" in card
+
+
+def test_the_card_reads_no_licence_from_the_folders_run_json_names(run_dir: Path, tmp_path: Path) -> None:
+    """run.json's corpus_paths may name any folder of the reader's: its LICENSE is read only when the user
+    names that folder with --corpus."""
+    (tmp_path / "sample-corpus" / "LICENSE").write_text("XSECRETX first line\n", encoding="utf-8")
+    out = tmp_path / "jsonl"
+    assert main(["export", str(run_dir), "--to", "jsonl", str(out)]) == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "XSECRETX" not in card and f"corpus licence: {UNKNOWN_LICENCE}" in card
 
 
 def test_hf_folder_loads_with_datasets(run_dir: Path, tmp_path: Path) -> None:

@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", dest="out_flag", metavar="OUT", help="OUT given as a flag")
     p.add_argument("--otlp-endpoint", metavar="URL",
                    help="otel: send the spans to this OTLP/HTTP traces URL instead of a file")
+    p.add_argument("--corpus", action="append", default=[], metavar="PATH",
+                   help="jsonl, parquet, hf: the corpus folder the run examined (repeat for several), whose SOURCE.md "
+                        "or LICENSE gives the card's licence; the run folder's own corpus paths are not read")
     p.set_defaults(func=run_export)
 
 
@@ -63,7 +66,7 @@ def run_export(args: argparse.Namespace) -> int:
         what = "a folder of logs or a .json file" if args.format == "inspect" else "a new folder"
         raise UserError(f"--to {args.format} needs OUT ({what})")
     written = export_run(ExportOptions(run_dir=args.run_dir, format=args.format, out=out,
-                                       otlp_endpoint=args.otlp_endpoint))
+                                       otlp_endpoint=args.otlp_endpoint, corpus=tuple(args.corpus)))
     if written.kind == "rows":
         print(f"exported {written.rows} rows to {written.folder}: {', '.join(written.files)}")
     elif written.kind == "samples" and written.folder is not None:
