@@ -19,20 +19,23 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from examiner.exam.bookends import finish, prepare_units
 from examiner.exam.nodes.answers import collect_answers
 from examiner.exam.nodes.cluster import cluster
-from examiner.exam.nodes.context import ExamContext, running
+from examiner.exam.nodes.context import ExamContext, Sample, running
 from examiner.exam.nodes.coverage import route_after_update, update_coverage
 from examiner.exam.nodes.judge_cascade import judge_with_cascade
-from examiner.exam.nodes.judge_units import judge
+from examiner.exam.nodes.judge_units import judge as judge_one_by_one
 from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
 from examiner.exam.nodes.questions import generate_questions
 from examiner.exam.nodes.self_check import self_check
 from examiner.exam.state import ExamState
 
 Node = Callable[[ExamContext, ExamState], Awaitable[dict[str, Any]]]
+"""An exam step: the run's context (examiner.exam.nodes.context) and the graph state in, a state update out."""
+Router = Callable[[ExamContext, ExamState], str]
 
 
 def continue_to(next_node: str) -> Callable[[ExamState], str]:
@@ -45,47 +48,58 @@ def continue_to(next_node: str) -> Callable[[ExamState], str]:
     return route
 
 
-Sample = Callable[[ExamContext, dict[str, Any]], dict[str, Any]]
-"""Narrows the exam's starting state to a sample of its units (the estimate's pilot, exam/estimate.py)."""
+def node(step: Node) -> Callable[[ExamState, Runtime[ExamContext]], Awaitable[dict[str, Any]]]:
+    """A step as a LangGraph node: the run's context comes from the graph's runtime (`context=` at
+    invoke), so one compiled graph serves every run and nothing is bound by closure."""
+
+    async def run(state: ExamState, runtime: Runtime[ExamContext]) -> dict[str, Any]:
+        return await step(runtime.context, state)
+
+    run.__name__ = step.__name__
+    return run
 
 
-def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str = "text",
-                     sample: Sample | None = None) -> StateGraph:
-    """The uncompiled graph for one run (compile it with a checkpointer); `sample`, if given, narrows the
-    pools `prepare_units` starts with."""
+def decide(router: Router) -> Callable[[ExamState, Runtime[ExamContext]], str]:
+    """A router as a LangGraph path function, with the run's context from the runtime."""
 
-    def node(step: Node) -> Callable[[ExamState], Awaitable[dict[str, Any]]]:
-        async def run(state: ExamState) -> dict[str, Any]:
-            return await step(ctx, state)
+    def route(state: ExamState, runtime: Runtime[ExamContext]) -> str:
+        return router(runtime.context, state)
 
-        run.__name__ = step.__name__
-        return run
+    route.__name__ = router.__name__
+    return route
 
-    def decide(router: Callable[[ExamContext, ExamState], str]) -> Callable[[ExamState], str]:
-        def route(state: ExamState) -> str:
-            return router(ctx, state)
 
-        route.__name__ = router.__name__
-        return route
+async def prepare(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
+    """Node `prepare_units`: the corpus read, cut into units and embedded; narrowed to `ctx.sample` (the
+    estimate's pilot) when one is set."""
+    start = await prepare_units(ctx, ctx.corpus_paths, ctx.jsonl_field)
+    # calls that failed for good stopped it: nothing to sample, the graph goes on to finish
+    return start if ctx.sample is None or start["status"] != "running" else ctx.sample(ctx, start)
 
-    async def prepare(state: ExamState) -> dict[str, Any]:
-        start = await prepare_units(ctx, corpus_paths, jsonl_field)
-        # calls that failed for good stopped it: nothing to sample, the graph goes on to finish
-        return start if sample is None or start["status"] != "running" else sample(ctx, start)
 
-    async def wrap_up(state: ExamState) -> dict[str, Any]:
-        return finish(ctx, state)
+async def judge(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
+    """Node `judge`: through the judge cascade when the run has one, else the run's judge or panel."""
+    return await (judge_one_by_one if ctx.cascade is None else judge_with_cascade)(ctx, state)
 
-    graph = StateGraph(ExamState)
-    graph.add_node("prepare_units", prepare)
+
+async def wrap_up(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
+    """Node `finish`."""
+    return finish(ctx, state)
+
+
+def build_exam_graph() -> StateGraph:
+    """The uncompiled graph (compile it with a checkpointer, invoke it with `context=` the run's
+    ExamContext)."""
+    graph = StateGraph(ExamState, context_schema=ExamContext)
+    graph.add_node("prepare_units", node(prepare))
     graph.add_node("cluster", node(cluster))
     graph.add_node("generate_questions", node(generate_questions))
     graph.add_node("collect_answers", node(collect_answers))
-    graph.add_node("judge", node(judge if ctx.cascade is None else judge_with_cascade))
+    graph.add_node("judge", node(judge))
     graph.add_node("probe", node(probe))
     graph.add_node("update_coverage", node(update_coverage))
     graph.add_node("self_check", node(self_check))
-    graph.add_node("finish", wrap_up)
+    graph.add_node("finish", node(wrap_up))
 
     graph.add_edge(START, "prepare_units")
     graph.add_conditional_edges("prepare_units", continue_to("cluster"), {"cluster": "cluster", "finish": "finish"})
@@ -108,3 +122,6 @@ def build_exam_graph(ctx: ExamContext, corpus_paths: list[str], jsonl_field: str
     graph.add_edge("self_check", "finish")
     graph.add_edge("finish", END)
     return graph
+
+
+__all__ = ["Node", "Sample", "build_exam_graph", "continue_to"]

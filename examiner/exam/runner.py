@@ -194,6 +194,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             targets=request.targets, mode=mode, judge=judge, progress=ExamProgress(gateway.totals, enabled=not quiet),
             cascade=exam_cascade(gateway, settings, request.judge_mode, mode.reads_references, mode.judge_stage,
                                  notes=lambda line: gateway.notes(line)),
+            corpus_paths=request.corpus_paths, jsonl_field=request.jsonl_field, sample=sample,
         )
         gateway.notes = ctx.progress.note  # provider batch progress, above the bars (not when quiet)
         if request.paper:
@@ -203,7 +204,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
                 embed_cache.close()
         if resume:
             load_for_resume(ctx)
-        graph = build_exam_graph(ctx, request.corpus_paths, request.jsonl_field, sample)
+        graph = build_exam_graph()
         config: dict[str, Any] = {"configurable": {"thread_id": request.run_id}, "recursion_limit": 10_000}
         lost_checkpoints = resume and not (run_dir / rundir.CHECKPOINTS).is_file() and (run_dir / rundir.STATE).is_file()
         try:
@@ -219,7 +220,7 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
                 if start is None:
                     return store.read_info()
                 _reopen(store)
-                await app.ainvoke(*start)
+                await app.ainvoke(*start, context=ctx)
         except BudgetExhausted as exc:  # a stop before the first checkpoint (unit extraction)
             info = store.read_info()
             info.status, info.stop_reason = "budget_exhausted", str(exc)

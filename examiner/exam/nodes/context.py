@@ -36,6 +36,10 @@ def stable_id(*parts: object) -> str:
     return hashlib.sha1("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()[:16]
 
 
+Sample = Callable[["ExamContext", dict[str, Any]], dict[str, Any]]
+"""Narrows the exam's starting state to a sample of its units (the estimate's pilot, exam/estimate.py)."""
+
+
 @dataclass
 class ExamContext:
     """Resources the nodes share; rebuilt on resume (the checkpointer saves only the state)."""
@@ -55,6 +59,12 @@ class ExamContext:
     cascade: ExamCascade | None = None
     """A judge cascade (Settings.judge_cascade): the judge node then settles units cheap or strong
     (examiner/exam/nodes/judge_cascade.py); `judge` stays the strong judge (the self-check uses it)."""
+    corpus_paths: list[str] = field(default_factory=list)
+    """The corpus files and folders `prepare_units` reads."""
+    jsonl_field: str = "text"
+    """Text field of .jsonl corpus files."""
+    sample: Sample | None = None
+    """Narrows the pools `prepare_units` starts with (the estimate's pilot); None: the whole corpus."""
     _vectors: UnitVectors = field(default_factory=lambda: UnitVectors())
 
     @property
