@@ -1,5 +1,8 @@
 """Errors a user can act on: the CLI prints them as one line and exits with code 2.
 
+The exit codes every command shares live here too, so that a job system can tell a retryable outage
+(EXIT_OUTAGE) from input it should not retry (EXIT_USER_ERROR) and from a bug (EXIT_INTERNAL_ERROR).
+
 Also the little the CLI's last-resort handler needs to know about the command that failed: the run
 folder it was writing (`note_run_dir`), where the full traceback of an unexpected error is kept.
 """
@@ -11,6 +14,9 @@ from pathlib import Path
 
 EXIT_USER_ERROR = 2
 """Bad input, a refused file or folder, a full disk: one line on stderr."""
+EXIT_OUTAGE = 75
+"""A run stopped `failed` because every model call of a stage failed (endpoint down, unreachable, timing
+out): nothing is wrong with the input, so trying again later (`examiner resume`) may succeed (EX_TEMPFAIL)."""
 EXIT_INTERNAL_ERROR = 70
 """An unexpected error (a bug): one line on stderr, the traceback in the run folder's log (EX_SOFTWARE)."""
 
@@ -74,5 +80,5 @@ def disk_full(exc: BaseException) -> BaseException | None:
     return None
 
 
-__all__ = ["BudgetExhausted", "CallError", "ConfigError", "EXIT_INTERNAL_ERROR", "EXIT_USER_ERROR", "UserError", "causes",
+__all__ = ["BudgetExhausted", "CallError", "ConfigError", "EXIT_INTERNAL_ERROR", "EXIT_OUTAGE", "EXIT_USER_ERROR", "UserError", "causes",
            "current_run_dir", "disk_full", "forget_run_dirs", "note_run_dir"]
