@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from tests.helpers.fast_loop import install
 
         install()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_data_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user's data folder (XDG_DATA_HOME: the endpoints a user confirmed for resumes) inside pytest's
+    temporary folder, so that no test reads or writes the real one."""
+    with pytest.MonkeyPatch.context() as patch:
+        folder = tmp_path_factory.mktemp("user-data")
+        patch.setenv("XDG_DATA_HOME", str(folder))
+        yield folder
 
 
 @pytest.fixture(scope="session")

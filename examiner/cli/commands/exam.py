@@ -123,8 +123,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "EXAMINER_BUDGET_USD, else the cap the run was started with)")
     add_cache_flag(resume)
     resume.add_argument("--config", metavar="FILE",
-                        help="the configuration file the run was started with, when an endpoint URL in it holds "
-                             "credentials (the run folder keeps URLs without them); only those URLs are read")
+                        help="the configuration file the run was started with: gives back credentials of endpoint "
+                             "URLs (the run folder keeps URLs without them) and vouches for the endpoints that get "
+                             "an API key, each named as the run folder does")
+    resume.add_argument("--trust-endpoints", action="store_true",
+                        help="send API keys to the endpoints the run folder names (a folder someone else wrote "
+                             "is refused otherwise: its config.yaml could send your key anywhere)")
     resume.add_argument("--quiet", action="store_true", help="no progress display")
     add_strict_flag(resume)
     resume.set_defaults(func=run_resume)
@@ -256,7 +260,8 @@ def run_resume(args: argparse.Namespace) -> int:
     from examiner.api.exam import ResumeOptions, resume_exam
 
     result = resume_exam(ResumeOptions(run_dir=args.run_dir, budget_usd=args.budget_usd,
-                                       cache_dir=args.cache, config_file=args.config, quiet=args.quiet))
+                                       cache_dir=args.cache, config_file=args.config,
+                                       trust_endpoints=args.trust_endpoints, quiet=args.quiet))
     summarise(result, result.run_dir)
     return strict_exit(_exit_code(result), result.run_dir, args.strict)
 
