@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from examiner.api.checks import cache_folder, check_budget
 from examiner.core.config import Settings, load_settings, validate_settings
+from examiner.core.sim_prices import with_illustrative_prices
 
 SettingsSource = Union[Settings, Mapping[str, Any], str, Path, None]
 """What a job takes as its configuration: Settings as they are; a mapping validated as config.yaml is;
@@ -52,7 +53,9 @@ def resolve_settings(source: SettingsSource, options: JobOptions) -> Settings:
     cache_dir = cache_folder(options.cache_dir)
     if cache_dir is not None:
         settings = settings.merged({"cache_dir": cache_dir})
-    return settings.simulated() if options.simulate else settings
+    if not options.simulate:
+        return settings
+    return with_illustrative_prices(settings.simulated())
 
 
 def simulated_name(settings: Settings, name: str) -> str:

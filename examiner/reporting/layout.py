@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import PurePath
 
+from examiner.core.sim_prices import illustrative_note
 from examiner.reporting.health_section import failed, headline, health_rows
 from examiner.reporting.model import ExamReport
 from examiner.reporting.model.exam import ClusterRow, Estimate, TargetSection
@@ -102,8 +103,9 @@ def headline_rows(report: ExamReport) -> list[list[str]]:
 def cost_line(report: ExamReport) -> str:
     """The run's cost in one line."""
     total, units = report.cost.total, max(report.cost.units, 1)
+    note = illustrative_note(report.run.path)
     return (f"Cost: ${total.cost_usd:.4f} for {total.calls} model calls ({100 * total.cost_usd / units:.3f} cents "
-            f"per unit; {total.cache_hits} answered from the cache).")
+            f"per unit; {total.cache_hits} answered from the cache)" + (f"; {note}." if note else "."))
 
 
 def health_line(report: ExamReport) -> str:

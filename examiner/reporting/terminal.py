@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from examiner.core.sim_prices import illustrative_note
 from examiner.core.console import make_console, prose_width
 
 from examiner.reporting.bias_render import bias_line
@@ -134,6 +135,8 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
     out.append(f"cost ${total.cost_usd:.4f}: {total.calls} calls ({total.batch_calls} batch), "
                f"{100 * share:.1f}% of prompt tokens from the provider's prompt cache "
                f"(examiner cost {run_dir} splits it)")
+    if note := illustrative_note(run_dir):
+        out.append(f"  {note}")
     # `health: FAIL (...)` as the CLI always printed it (scripts grep for it); report.md says `Health: FAIL`
     if report.health:
         out += [headline(report.health), f"  {self_agreement_text(report.health)}"]

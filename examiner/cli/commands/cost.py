@@ -52,6 +52,7 @@ def _key_cell(name: str, value: Any) -> str:
 
 def run_cost(args: argparse.Namespace) -> int:
     from examiner.core.rundir import LEDGER, RunDir
+    from examiner.core.sim_prices import illustrative_note
     from examiner.llm.ledger import PART_HEADERS, aggregate, answered, settlement, settlement_lines, shown_parts, torn_lines
 
     run = RunDir(args.run_dir)
@@ -79,6 +80,8 @@ def run_cost(args: argparse.Namespace) -> int:
         print(f"prompt-cache hit share: {100 * (share or 0):.1f}% of prompt tokens; batch calls: {batch} "
               f"of {totals[0]['calls']} (${totals[0]['batch_usd']:.6f})")
         print(TOKEN_NOTE)
+    if note := illustrative_note(run.path):
+        print(f"dollars: {note}")
     for line in settlement_lines(settlement(ledger), torn_lines(run.path, torn_tail=bool(run.torn.get(LEDGER)))):
         print(line)
     if args.per_unit:
