@@ -369,7 +369,21 @@ def candidate_answer(req: SimRequest) -> Completion:
         body = ""
     used = 12 + 20 * len(claims)
     rest = filler_text(rng, max(25, 150 - used))
-    return " ".join(part for part in (opening, body, rest) if part)
+    answer = " ".join(part for part in (opening, body, rest) if part)
+    return runaway(answer, int(req.option("answer_chars", 0)), rng)
+
+
+def runaway(answer: str, chars: int, rng: random.Random) -> str:
+    """`answer` padded with filler to `chars` characters (option `answer_chars`, with `ignores_max_tokens`:
+    a target that writes on past its max_tokens, what Settings.max_passed_chars guards the judge against);
+    as it is when `chars` is not longer."""
+    parts = [answer]
+    size = len(answer)
+    while size < chars:
+        more = " " + filler_text(rng, 400)
+        parts.append(more)
+        size += len(more)
+    return "".join(parts)[:max(chars, len(answer))]
 
 
 # ---------------------------------------------------------------- judge

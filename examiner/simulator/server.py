@@ -44,7 +44,8 @@ except ImportError:  # pragma: no cover
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 OPTION_NAMES = (
-    "seed", "model", "knowledge", "recall", "targets_per_question", "judge_noise", "judge_difficulty",
+    "seed", "model", "knowledge", "recall", "answer_chars", "ignores_max_tokens", "targets_per_question",
+    "judge_noise", "judge_difficulty",
     "judge_confidence", "pairwise_confidence", "returns_logprobs",
     "report_usage",
     "latency_s", "faults", "retry_after_s", "timeout_sleep_s", "prompt_cache", "reasoning_tokens", "degenerate",
@@ -188,7 +189,8 @@ def _choice(state: SimState, body: dict[str, Any], role: str, stage: str, hints:
     enc = encoding()
     tokens = enc.encode(content, disallowed_special=())
     hidden = state.reasoning_tokens if req.max_tokens is None else min(state.reasoning_tokens, req.max_tokens)
-    limit = None if req.max_tokens is None else req.max_tokens - hidden
+    # `ignores_max_tokens`: an endpoint that writes past the request's max_tokens (a runaway target)
+    limit = None if req.max_tokens is None or req.option("ignores_max_tokens", False) else req.max_tokens - hidden
     if limit is not None and len(tokens) > limit:
         tokens = tokens[: max(0, limit)]
         content = enc.decode(tokens)
