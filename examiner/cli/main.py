@@ -32,7 +32,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Sequence  # noqa: E402
 
-from examiner.core.stopping import Interrupted  # noqa: E402
+from examiner.core.stopping import Interrupted, forget_stops, hold_stop_signals, restore_signals  # noqa: E402
 from examiner.core.version import VERSION  # noqa: E402
 from examiner.core.errors import (EXIT_INTERNAL_ERROR, EXIT_USER_ERROR, BudgetExhausted, UserError,  # noqa: E402
                              current_run_dir, disk_full, forget_run_dirs)
@@ -133,12 +133,26 @@ def _keep_trace(exc: BaseException, args: argparse.Namespace, command: Sequence[
 
 
 def interrupted_line(stop: Interrupted) -> str:
-    """What a stop signal left, and how to continue when a run folder was being written."""
+    """What a stop signal left, and how to continue when a run folder was being written (a run that had
+    finished when the signal came, during its reports, needs only them)."""
     run_dir = current_run_dir()
     if run_dir is None or not (run_dir / "run.json").is_file():
         return f"examiner: interrupted by {stop}"
+    if _run_status(run_dir) == "completed":
+        return (f"examiner: interrupted by {stop} while writing the reports of a completed run: write them with "
+                f"examiner report {shlex.quote(str(run_dir))}")
     return (f"examiner: interrupted by {stop}; the run is saved as interrupted: continue it with "
             f"examiner resume {shlex.quote(str(run_dir))}")
+
+
+def _run_status(run_dir: Path) -> str:
+    """run.json's status ('' when it cannot be read)."""
+    import json
+
+    try:
+        return str(json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("status", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
 
 
 def internal_error_line(exc: BaseException, where: str) -> str:
@@ -162,6 +176,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print("examiner: error: no command given (`examiner --help` lists them)", file=sys.stderr)
         return 2
+    forget_stops()
+    # SIGTERM and SIGINT are handled until the process ends (examiner.core.stopping); called from Python
+    # with arguments (a test, a script), the caller's own handlers come back when the command returns.
+    previous = hold_stop_signals()
+    try:
+        return _run(args, argv)
+    finally:
+        if argv is not None:
+            restore_signals(previous)
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """The command, every error turned into one line and an exit code."""
     try:
         return int(args.func(args) or 0)
     except Interrupted as stop:
