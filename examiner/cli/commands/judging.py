@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from examiner.cli.flags import add_command, add_config_flags, job_flags
 from examiner.cli.output.judging import print_summary
@@ -131,6 +133,23 @@ def _range(text: str | None, flag: str) -> tuple[float, float] | None:
     return lo, hi
 
 
+JSON_GRADES_HINT = ("; the judge replied but no grade line could be read: a small judge that does not keep the "
+                    "`S1 S2` line format is often read with --json-grades (its grades asked as a JSON object)")
+"""What the exit-4 line adds when --json-grades would likely help."""
+
+
+def nothing_judged_line(report: Mapping[str, Any], rows: int, report_md: str, json_grades: bool) -> str:
+    """The one error line of a judging run that judged nothing (exit 4); it suggests --json-grades when a single
+    pairwise judge's replies arrived and none could be read, and the flag was not given (a panel that never
+    agrees, or calls that all failed, are not helped by it)."""
+    line = (f"examiner: error: nothing could be judged: every judgment of the {rows} rows failed or was "
+            f"unparseable (see {report_md})")
+    section = report.get("pairwise") or {}
+    read_nothing = int(section.get("n_unparseable") or 0) - int(section.get("n_failed_calls") or 0) > 0
+    single = not str(report.get("judge", "")).startswith(("panel of", "cascade of"))
+    return line + (JSON_GRADES_HINT if read_nothing and single and not json_grades else "")
+
+
 JUDGE_FLAGS = ("method", "limit", "no_cache", "quiet", "id_field", "instruction_field", "output_field",
                "output1_field", "output2_field", "reference_field", "label_field", "human_field", "source_field",
                "group_field", "system_field", "swap", "grade_only", "tie_threshold", "json_grades", "with_reference",
@@ -155,8 +174,8 @@ def run_judge(args: argparse.Namespace) -> int:
     if result.status == "budget_exhausted":
         raise BudgetExhausted(f"budget reached; {result.report['rows_judged']} rows written to {args.out}")
     if result.judged == 0:
-        print(f"examiner: error: nothing could be judged: every judgment of the {result.rows} rows "
-              f"failed or was unparseable (see {result.paths['report_md']})", file=sys.stderr)
+        print(nothing_judged_line(result.report, result.rows, str(result.paths["report_md"]), args.json_grades),
+              file=sys.stderr)
         return NOTHING_JUDGED
     return 0
 

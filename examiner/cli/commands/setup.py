@@ -148,9 +148,23 @@ def _faiss_probe() -> str:
     return f"faiss {faiss.__version__}: GPU x{gpus}, a GPU k-means ran"
 
 
+def _answers_models(settings: Settings, name: str) -> bool:
+    """Whether the endpoint's server answers GET /models with any HTTP reply (it is up and listening)."""
+    import httpx
+
+    spec = settings.endpoints[name]
+    try:
+        httpx.get(f"{str(spec.base_url).rstrip('/')}/models", timeout=min(spec.timeout_s, 10.0),
+                  headers={"Authorization": f"Bearer {spec.api_key()}"})
+    except Exception:  # noqa: BLE001 - any failure means "not answering"; the chat probe says why
+        return False
+    return True
+
+
 def _endpoint_probe(settings: Settings, name: str) -> Callable[[], str]:
     def probe() -> str:
-        from examiner.llm import CallContext, Gateway, GenerationConfig
+        from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError
+        from examiner.llm.llama_server import DROPPED_ON_COMPLETION
 
         async def ping() -> str:
             async with Gateway(settings, cache=False) as gateway:
@@ -160,7 +174,14 @@ def _endpoint_probe(settings: Settings, name: str) -> Callable[[], str]:
                 )
                 return f"replied {result.text.strip()[:20]!r} in {result.latency_s:.2f}s"
 
-        return asyncio.run(ping())
+        up = _answers_models(settings, name)
+        try:
+            return asyncio.run(ping())
+        except ModelCallError as exc:
+            attempts = getattr(exc, "attempts", [])
+            if up and attempts and all(a.status == "connection" for a in attempts):
+                raise UserError(f"{exc}; {DROPPED_ON_COMPLETION}") from exc
+            raise
 
     return probe
 
@@ -179,8 +200,10 @@ def run_doctor(args: argparse.Namespace) -> int:
         if settings.endpoints[name].provider == "openai":
             checks.append(_check(f"endpoint {name}", _endpoint_probe(settings, name)))
     table = fitted_table("examiner doctor", ("check", "status", "detail"), numeric=("status",))
+    from rich.text import Text  # styled by examiner: the console reads no markup in strings
+
     for name, ok, detail in checks:
-        table.add_row(name, "[green]ok[/green]" if ok else "[red]FAIL[/red]", detail)
+        table.add_row(name, Text("ok", style="green") if ok else Text("FAIL", style="red"), detail)
     print_table(table)
     failed = [name for name, ok, _ in checks if not ok]
     if failed:
