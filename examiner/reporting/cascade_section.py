@@ -19,6 +19,7 @@ from examiner.llm.ledger import answered
 from examiner.reporting.layout import pct
 from examiner.reporting.model.cascade import CascadeSection, PairCascadeSection
 from examiner.reporting.run_reader import RunData
+from examiner.stats.cascade import min_testable
 
 CHEAP_STAGE = "judge_cascade"
 STRONG_STAGES = ("judge", "judge_top")
@@ -101,8 +102,39 @@ def cascade_paragraphs(section: CascadeSection) -> list[str]:
         f"{pct(section.kept_agreement_high)}] above the last threshold ({_num(section.threshold)}; in-sample, "
         f"so optimistic); the cheap judge's raw agreement {pct(section.calibration_agreement)}.",
         f"The strong judge alone would have cost about ${_num(section.strong_only_usd, 4)} (its dollars per unit "
-        f"judged, times every unit); the cascade's judging spent {pct(section.spend_ratio)} of that.",
+        f"judged, times every unit); the cascade's judging spent {pct(section.spend_ratio)} of that."
+        + (f" {why}" if (why := why_nothing_settled(section)) else ""),
     ]
+
+
+def why_nothing_settled(section: CascadeSection) -> str | None:
+    """Why the cheap judge settled no unit, and why the cascade then cost more than the strong judge alone:
+    its calibration sample was smaller than the promise can be tested on (min_testable), or no confidence
+    threshold passed the test on it. None when the cheap judge settled some unit."""
+    if section.settled_cheap:
+        return None
+    floor = min_testable(section.target_agreement, section.risk)
+    if section.calibration_units < floor:
+        why = (f"its calibration sample held {section.calibration_units} units, and a promise of "
+               f"{pct(section.target_agreement)} at risk {section.risk:g} can only be tested on at least {floor} "
+               "kept units, so no confidence threshold could pass (a larger exam, a larger calibration_share, a "
+               "lower --target-agreement or a higher --cascade-risk can)")
+    else:
+        why = (f"no confidence threshold passed the test on its {section.calibration_units} calibration units "
+               f"(raw agreement with {section.strong} {pct(section.calibration_agreement)}, promise "
+               f"{pct(section.target_agreement)} at risk {section.risk:g})")
+    extra = (f"; the cheap judge's calls bought nothing, so the cascade spent {pct(section.spend_ratio)} of "
+             "strong-only" if section.spend_ratio is not None and section.spend_ratio > 1 else "")
+    return f"Why the cheap judge settled nothing: {why}; every unit went to {section.strong}{extra}."
+
+
+def cascade_headline(section: CascadeSection | None) -> str | None:
+    """The cascade in a headline sentence: who settled what share, and the spend against strong-only."""
+    if section is None:
+        return None
+    return (f"Judge cascade: {section.cheap} settled {section.settled_cheap} of {section.units} verdicts "
+            f"({pct(section.cheap_share)}), spend {pct(section.spend_ratio)} of {section.strong} alone"
+            + (" (it settled nothing: see Judge cascade)." if not section.settled_cheap else "."))
 
 
 def spend_rows(section: CascadeSection) -> list[list[Any]]:
@@ -133,7 +165,8 @@ def cascade_line(section: CascadeSection | None) -> str | None:
     return (f"judge cascade: {section.cheap} settled {pct(section.cheap_share)} of {section.units} verdicts "
             f"(confidence from {section.confidence_source}), "
             f"measured agreement {pct(section.kept_agreement)} (promised >= {pct(section.target_agreement)} "
-            f"at risk {section.risk:g}), spend {pct(section.spend_ratio)} of strong-only")
+            f"at risk {section.risk:g}), spend {pct(section.spend_ratio)} of strong-only"
+            + (f"\n  {why}" if (why := why_nothing_settled(section)) else ""))
 
 
 def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
@@ -154,4 +187,5 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "none passed" if value is None else f"{value:.{digits}f}"
 
 
-__all__ = ["pair_cascade_markdown", "cascade_html", "cascade_line", "cascade_markdown", "exam_cascade_section"]
+__all__ = ["pair_cascade_markdown", "cascade_headline", "cascade_html", "cascade_line", "cascade_markdown",
+           "exam_cascade_section", "why_nothing_settled"]

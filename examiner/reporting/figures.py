@@ -34,8 +34,17 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
+def interval_caption(targets: dict[str, dict[str, Any]]) -> str:
+    """The figure's caption: the method(s) that actually made the intervals shown (each estimate's `method`:
+    the cluster bootstrap, or the small-sample Wilson interval below SMALL_SAMPLE_GROUPS documents)."""
+    methods = sorted({str(est["method"]) for target in targets.values() for key in ("accuracy", "coverage")
+                      if isinstance(est := target.get(key), dict) and est.get("method")
+                      and est.get("low") is not None})
+    return "95% intervals" + (f": {'; '.join(methods)}" if methods else "")
+
+
 def scores_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
-    """Accuracy and coverage per target with their 95% cluster-bootstrap intervals."""
+    """Accuracy and coverage per target with their 95% intervals, captioned with the method that made them."""
     names = list(targets)
     fig, axes = plt.subplots(1, 2, figsize=(max(6, 1.6 * len(names) + 3), 3.2))
     for ax, key in zip(axes, ("accuracy", "coverage")):
@@ -50,7 +59,7 @@ def scores_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
         ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 3 else 0)
         ax.set_ylim(0, 1.05)
         ax.set_title(key)
-    fig.suptitle("95% intervals: bootstrap over clusters", fontsize=9)
+    fig.suptitle(interval_caption(targets), fontsize=9)
     return _save(fig, path)
 
 

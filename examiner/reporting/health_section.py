@@ -19,8 +19,13 @@ def _plain(health: Health) -> Mapping[str, Any]:
     return health.model_dump() if isinstance(health, HealthSection) else health
 
 HEALTH_HEADER = ["check", "status", "figure", "threshold", "measured", "examples"]
+NEXT_STEP = ("Next: the failing checks in Health name the role at fault (questions: the examiner; answers: the "
+             "target; reasons and verdicts: the judge); give that role a stronger model (--role examiner=ENDPOINT, "
+             "--role judge=ENDPOINT, or roles: in the config) and run the exam again.")
+"""What to do after an UNTRUSTWORTHY verdict, in one line under it."""
 UNTRUSTWORTHY = ("UNTRUSTWORTHY: the exam's health check failed (see What went wrong and Health below), so "
-                 "these figures describe a degenerate examiner or judge rather than the target's knowledge.")
+                 "these figures describe a degenerate examiner or judge rather than the target's knowledge. "
+                 + NEXT_STEP)
 NOTE = ("Each check reads the run's own records (questions, answers, verdicts, the judge self-check) and "
         "compares one figure with its thresholds; any fail makes the health fail. Thresholds: docs/GUIDE.md, "
         "\"Exam health\".")

@@ -101,11 +101,16 @@ def headline_rows(report: ExamReport) -> list[list[str]]:
 
 
 def cost_line(report: ExamReport) -> str:
-    """The run's cost in one line."""
+    """The run's cost in one line, then, for a run with a judge cascade, what the cascade settled and spent
+    (the headline of report.md and report.html shows this line)."""
+    from examiner.reporting.cascade_section import cascade_headline  # it imports this module
+
     total, units = report.cost.total, max(report.cost.units, 1)
     note = illustrative_note(report.run.path)
+    cascade = cascade_headline(report.cascade)
     return (f"Cost: ${total.cost_usd:.4f} for {total.calls} model calls ({100 * total.cost_usd / units:.3f} cents "
-            f"per unit; {total.cache_hits} answered from the cache)" + (f"; {note}." if note else "."))
+            f"per unit; {total.cache_hits} answered from the cache)" + (f"; {note}." if note else ".")
+            + (f" {cascade}" if cascade else ""))
 
 
 def health_line(report: ExamReport) -> str:
