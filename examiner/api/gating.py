@@ -135,7 +135,7 @@ def gate(options: GateOptions) -> GateResult:
     base = apply_overrides(judged_base)
     new = base if judged_new is judged_base else apply_overrides(judged_new)
     overrides = len(judged_base.overrides) + (0 if judged_new is judged_base else len(judged_new.overrides))
-    units = paired_units(base, base_target, new, new_target)
+    units = paired_units(base, base_target, new, new_target, subgroups=False)
     if not units.unit_ids:
         raise UserError(f"{options.base} and {options.new} share no unit: gate two runs over the same corpus")
     if not units.covered_by_both:

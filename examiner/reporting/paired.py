@@ -72,14 +72,17 @@ def _question_types(run: RunData, target: str) -> dict[str, str]:
     return types
 
 
-def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str) -> PairedUnits:
-    """The units both targets' runs hold, with what the paired statistics need (module docstring)."""
+def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str, *,
+                 subgroups: bool = True) -> PairedUnits:
+    """The units both targets' runs hold, with what the paired statistics need (module docstring).
+    subgroups=False leaves `groups` empty: the gate decides on the whole, and naming topics loads
+    scikit-learn."""
     outcomes_a, outcomes_b = run_a.outcomes.get(target_a, {}), run_b.outcomes.get(target_b, {})
     shared = sorted(set(outcomes_a) & set(outcomes_b))
     records = {**run_b.units, **run_a.units}
     topics = _round_one_topics(run_a, target_a)
-    names = cluster_names(run_a, target_a)
-    qtypes = _question_types(run_a, target_a)
+    names = cluster_names(run_a, target_a) if subgroups else {}
+    qtypes = _question_types(run_a, target_a) if subgroups else {}
     documents, clusters = [], []
     keys: dict[str, list[str]] = {name: [] for name in SUBGROUPS}
     for unit_id in shared:
@@ -88,6 +91,8 @@ def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str) -
         topic = topics.get(unit_id) or outcomes_a[unit_id].cluster_id or f"unit:{unit_id}"
         documents.append(document)
         clusters.append(topic)
+        if not subgroups:
+            continue
         keys["topic"].append(topic_label(topic, names))
         keys["document"].append(document)
         keys["question type"].append(qtypes.get(unit_id, "not asked"))
@@ -98,7 +103,7 @@ def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str) -
         b=tuple(OUTCOME.get(outcomes_b[u].status) for u in shared),
         documents=tuple(documents),
         clusters=tuple(clusters),
-        groups={name: tuple(values) for name, values in keys.items() if len(set(values)) > 1},
+        groups={name: tuple(values) for name, values in keys.items() if len(set(values)) > 1} if subgroups else {},
     )
 
 

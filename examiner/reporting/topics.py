@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-
-from sklearn.feature_extraction.text import TfidfVectorizer
+from typing import TYPE_CHECKING
 
 from examiner.reporting.run_reader import RunData
+
+if TYPE_CHECKING:  # scikit-learn loads when topics are named, not when gate or compare import this module
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 TOPIC_TERMS = 3
 """Key terms per cluster topic."""
@@ -31,6 +33,8 @@ def natural_key(text: str | None) -> tuple[tuple[int, int | str], ...]:
 
 
 def _vectorizer(language: str, clusters: int) -> TfidfVectorizer:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     # A term in more than half of several clusters tells them apart poorly; with one or two clusters keep all.
     max_df = 0.5 if clusters >= 4 else 1.0
     if language in CHARACTER_SCRIPTS:

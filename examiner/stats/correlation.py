@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
 
 __all__ = [
     "Figures",
@@ -100,12 +99,20 @@ def _constant(x: np.ndarray) -> bool:
     return x.size == 0 or bool(np.all(x == x[0]))
 
 
+def _scipy_stats() -> Any:
+    """scipy.stats, imported when a correlation is computed: this module's Figures and intervals are
+    imported by every figure-reading command, which need not pay for scipy.stats."""
+    from scipy import stats
+
+    return stats
+
+
 def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Pearson r; nan when fewer than 2 items or either side is constant."""
     a, b = _pair(x, y)
     if a.size < 2 or _constant(a) or _constant(b):
         return float("nan")
-    return float(_sps.pearsonr(a, b)[0])
+    return float(_scipy_stats().pearsonr(a, b)[0])
 
 
 def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
@@ -113,7 +120,7 @@ def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -
     a, b = _pair(x, y)
     if a.size < 2 or _constant(a) or _constant(b):
         return float("nan")
-    return float(_sps.spearmanr(a, b)[0])
+    return float(_scipy_stats().spearmanr(a, b)[0])
 
 
 def kendall(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
@@ -121,7 +128,7 @@ def kendall(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
     a, b = _pair(x, y)
     if a.size < 2 or _constant(a) or _constant(b):
         return float("nan")
-    return float(_sps.kendalltau(a, b, variant="b")[0])
+    return float(_scipy_stats().kendalltau(a, b, variant="b")[0])
 
 
 def sample_level(metric: Sequence[float] | np.ndarray, human: Sequence[float] | np.ndarray) -> Correlation:
@@ -158,10 +165,11 @@ def summary_level(
         if gx.size < 2 or _constant(gx) or _constant(gy):
             skipped += 1
             continue
+        sps = _scipy_stats()
         sums += (
-            _sps.pearsonr(gx, gy)[0],
-            _sps.spearmanr(gx, gy)[0],
-            _sps.kendalltau(gx, gy, variant="b")[0],
+            sps.pearsonr(gx, gy)[0],
+            sps.spearmanr(gx, gy)[0],
+            sps.kendalltau(gx, gy, variant="b")[0],
         )
         used += 1
     if used == 0:

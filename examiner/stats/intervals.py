@@ -21,10 +21,10 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from examiner.stats.clusters import bootstrap_totals, grouping, ratio_residuals, robust_variance, totals_by
 from examiner.stats.correlation import Figures, percentile_interval
+from examiner.stats.distributions import norm_ppf, t_ppf
 
 __all__ = [
     "SMALL_SAMPLE_GROUPS",
@@ -65,7 +65,7 @@ def is_small_sample(n_groups: int) -> bool:
 
 
 def _t(level: float, df: int) -> float:
-    return float(sps.t.ppf(0.5 + level / 2, max(df, 1)))
+    return t_ppf(0.5 + level / 2, max(df, 1))
 
 
 def wilson_design_effect(
@@ -76,7 +76,7 @@ def wilson_design_effect(
     if n <= 0:
         return float("nan"), float("nan")
     p = successes / n
-    z = float(sps.norm.ppf(0.5 + level / 2))
+    z = norm_ppf(0.5 + level / 2)
     n_eff = n / max(design_effect, 1.0) * (z / _t(level, n_groups - 1)) ** 2
     denominator = 1 + z * z / n_eff
     centre = (p + z * z / (2 * n_eff)) / denominator

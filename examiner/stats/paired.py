@@ -33,12 +33,10 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
-from statsmodels.stats.contingency_tables import mcnemar as _mcnemar
-from statsmodels.stats.multitest import multipletests
 
 from examiner.stats.clusters import Grouping, bootstrap_totals, grouping, icc_anova, ratio_residuals, robust_variance, totals_by
 from examiner.stats.correlation import Figures, percentile_interval
+from examiner.stats.distributions import binom_cdf, t_sf
 from examiner.stats.intervals import Estimate, agresti_min_variance, is_small_sample, t_interval
 from examiner.stats.planning import minimum_detectable_effect, power_at
 
@@ -135,14 +133,15 @@ def _as_arrays(a: Sequence[Outcome], b: Sequence[Outcome]) -> np.ndarray:
 
 
 def mcnemar_exact(a: Sequence[Outcome], b: Sequence[Outcome]) -> McNemar:
-    """McNemar's exact test on the units both targets covered (statsmodels, binomial on discordant units)."""
+    """McNemar's exact test on the units both targets covered (binomial on discordant units, as statsmodels's)."""
     cols = _as_arrays(a, b)
     both = (cols[:, _A_COVERED] == 1) & (cols[:, _B_COVERED] == 1)
     ya, yb = cols[both, _A_CORRECT], cols[both, _B_CORRECT]
     a_only = int(np.sum((ya == 1) & (yb == 0)))
     b_only = int(np.sum((ya == 0) & (yb == 1)))
-    table = [[int(np.sum((ya == 1) & (yb == 1))), a_only], [b_only, int(np.sum((ya == 0) & (yb == 0)))]]
-    p = float(_mcnemar(table, exact=True).pvalue) if a_only + b_only else 1.0
+    # statsmodels' mcnemar(exact=True): twice the binomial(a_only + b_only, 1/2) tail of the smaller count,
+    # capped at 1 (computed here so that gate and compare do not import statsmodels and pandas).
+    p = min(1.0, 2 * binom_cdf(min(a_only, b_only), a_only + b_only, 0.5)) if a_only + b_only else 1.0
     return McNemar(a_only, b_only, int(both.sum()), p)
 
 
@@ -237,7 +236,7 @@ def compare_paired(
     se = accuracy.standard_error
     df = max(g.n_documents - 1, 1)
     statistic = acc_diff / se if se > 0 else (0.0 if acc_diff == 0 or math.isnan(acc_diff) else math.copysign(math.inf, acc_diff))
-    p_value = float(2 * sps.t.sf(abs(statistic), df)) if math.isfinite(acc_diff) else math.nan
+    p_value = 2 * t_sf(abs(statistic), df) if math.isfinite(acc_diff) else math.nan
     clustered = ClusteredTest(
         statistic=float(statistic),
         df=df,
@@ -332,6 +331,8 @@ def paired_subgroups(
     adjusted = np.full(p_values.shape, math.nan)
     reject = np.zeros(p_values.shape, dtype=bool)
     if finite.any():
+        from statsmodels.stats.multitest import multipletests
+
         reject[finite], adjusted[finite], _, _ = multipletests(p_values[finite], alpha=false_discovery_rate, method="fdr_bh")
     return tuple(
         Subgroup(
@@ -403,7 +404,7 @@ def non_inferiority(
     d = result.accuracy_difference
     df = result.clustered_test.df
     se = d.standard_error
-    p_value = float(sps.t.sf((d.estimate + margin) / se, df)) if se > 0 else float(d.estimate + margin <= 0)
+    p_value = t_sf((d.estimate + margin) / se, df) if se > 0 else float(d.estimate + margin <= 0)
     return NonInferiority(
         passed=bool(d.low > -margin),
         difference=d.estimate,

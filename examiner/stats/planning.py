@@ -20,11 +20,11 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-from scipy import stats as sps
+from scipy.optimize import brentq
 
 from examiner.stats.clusters import grouping, icc_anova, ratio_residuals, robust_variance, totals_by
 from examiner.stats.correlation import Figures
+from examiner.stats.distributions import nct_cdf, nct_sf, norm_cdf, norm_ppf, norm_sf, t_ppf
 
 __all__ = [
     "Design",
@@ -41,7 +41,7 @@ Outcome = int | bool | None
 
 def _critical(alpha: float, df: float | None, sides: int) -> float:
     q = 1 - alpha / sides
-    return float(sps.norm.ppf(q) if df is None else sps.t.ppf(q, df))
+    return norm_ppf(q) if df is None else t_ppf(q, df)
 
 
 def power_at(effect: float, standard_error: float, alpha: float = 0.05, df: float | None = None, sides: int = 2) -> float:
@@ -53,11 +53,11 @@ def power_at(effect: float, standard_error: float, alpha: float = 0.05, df: floa
     ncp = abs(effect) / standard_error
     crit = _critical(alpha, df, sides)
     if df is None:
-        upper = float(sps.norm.sf(crit - ncp))
-        lower = float(sps.norm.cdf(-crit - ncp)) if sides == 2 else 0.0
+        upper = norm_sf(crit - ncp)
+        lower = norm_cdf(-crit - ncp) if sides == 2 else 0.0
     else:
-        upper = float(sps.nct.sf(crit, df, ncp))
-        lower = float(sps.nct.cdf(-crit, df, ncp)) if sides == 2 else 0.0
+        upper = nct_sf(crit, df, ncp)
+        lower = nct_cdf(-crit, df, ncp) if sides == 2 else 0.0
         if math.isnan(upper + lower):  # scipy's noncentral t gives up far in the tail, where power is ~1
             return 1.0
     return min(1.0, upper + lower)
@@ -70,13 +70,13 @@ def minimum_detectable_effect(
     estimate's standard error (solves power_at(effect) = power)."""
     if standard_error <= 0 or not math.isfinite(standard_error):
         return float("nan")
-    guess = (_critical(alpha, df, sides) + float(sps.norm.ppf(power))) * standard_error
+    guess = (_critical(alpha, df, sides) + norm_ppf(power)) * standard_error
     if df is None:
         return guess
     high = guess
     while power_at(high, standard_error, alpha, df, sides) < power:
         high *= 2
-    return float(optimize.brentq(lambda e: power_at(e, standard_error, alpha, df, sides) - power, 1e-12, high))
+    return float(brentq(lambda e: power_at(e, standard_error, alpha, df, sides) - power, 1e-12, high))
 
 
 @dataclass(frozen=True)
@@ -205,8 +205,8 @@ def plan(
     m = design.units_per_document if units_per_document is None else units_per_document
     rho = 0.0 if math.isnan(design.icc_documents) else design.icc_documents
     deff = 1 + (m - 1) * rho
-    z_alpha = float(sps.norm.ppf(1 - alpha / 2))
-    multiplier = z_alpha + float(sps.norm.ppf(power)) if detect is not None else z_alpha
+    z_alpha = norm_ppf(1 - alpha / 2)
+    multiplier = z_alpha + norm_ppf(power) if detect is not None else z_alpha
     documents = max(2, math.ceil(multiplier**2 * design.unit_variance * deff / goal_size**2 / m))
 
     def met(docs: int) -> bool:

@@ -13,7 +13,8 @@ import pytest
 
 from examiner.cli.main import main
 from examiner.core.errors import UserError
-from examiner.reporting import build_report, compare, load_run
+from examiner.reporting import build_report, load_run
+from examiner.reporting.compare import compare
 from tests.helpers.sample_run import write_sample_run
 from examiner.reporting.summary import summarize
 

@@ -14,7 +14,8 @@ from rich.console import Console
 
 from examiner.core.records import UnitOutcome, UnitRecord
 from examiner.core.rundir import RunDir
-from examiner.reporting import build_report, compare, load_run
+from examiner.reporting import build_report, load_run
+from examiner.reporting.compare import compare
 from examiner.reporting.model import ExamReport
 from examiner.reporting.reading import load_report
 from examiner.reporting.score_intervals import ratio_estimate, small_sample_note, target_estimates

@@ -1,0 +1,59 @@
+"""Commands that call no model start quickly: `examiner gate` and `examiner compare` on a run folder load
+neither the embedder and model stacks (torch, sentence-transformers, faiss, langgraph, the provider
+clients) nor, for the gate, the report writers' libraries (matplotlib, scikit-learn, statsmodels,
+scipy.stats). Held by the modules a child python has loaded, not by a clock (experiments/startup_time.py
+measures the seconds)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.sample_run import write_sample_run
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL_STACK = ("torch", "sentence_transformers", "transformers", "faiss", "langgraph", "openai", "httpx")
+REPORT_STACK = ("matplotlib", "sklearn", "statsmodels", "pandas", "scipy.stats")
+
+
+def loaded_after(argv: list[str]) -> set[str]:
+    """The modules a fresh python holds after `examiner ARGV` (its exit code ignored: the gate exits 1
+    on a failed decision)."""
+    code = ("import json, sys\nfrom examiner.cli.main import main\n"
+            "try:\n    main(json.loads(sys.argv[1]))\nexcept SystemExit:\n    pass\n"
+            "print('MODULES ' + json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("MODULES ")), None)
+    assert line is not None, f"examiner {' '.join(argv)} did not finish: {done.stderr[-2000:]}"
+    return set(json.loads(line[len("MODULES "):]))
+
+
+def heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(name for name in names if any(m == name or m.startswith(name + ".") for m in loaded))
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_sample_run(tmp_path_factory.mktemp("startup") / "run")
+
+
+def test_gate_help_loads_no_model_stack() -> None:
+    assert heavy(loaded_after(["gate", "--help"]), MODEL_STACK + REPORT_STACK) == []
+
+
+def test_gate_on_a_run_loads_neither_models_nor_report_writers(run_dir: Path) -> None:
+    loaded = loaded_after(["gate", str(run_dir), str(run_dir), "--target", "alpha", "--margin", "0.5",
+                           "--allow-unhealthy"])
+    assert "examiner.stats.paired" in loaded, "the gate did not run: the test would prove nothing"
+    assert heavy(loaded, MODEL_STACK + REPORT_STACK) == []
+
+
+def test_compare_on_a_run_loads_no_model_stack(run_dir: Path) -> None:
+    loaded = loaded_after(["compare", str(run_dir)])
+    assert "examiner.reporting.compare" in loaded, "compare did not run: the test would prove nothing"
+    assert heavy(loaded, MODEL_STACK) == []
