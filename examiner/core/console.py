@@ -9,6 +9,7 @@ is the width either way (what `COLUMNS=100 examiner run ... | less` asks for).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -56,11 +57,29 @@ def prose_width(stream: IO[str] | Any = None) -> int | None:
     return None
 
 
-def make_console(*, stderr: bool = False) -> Any:
-    """A rich Console on stdout (or stderr) of `output_width` columns."""
+@functools.cache
+def _literal_console() -> Any:
+    """The rich Console class of `make_console` (made on first use: rich loads in tenths of a second)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, width=output_width(sys.stderr if stderr else sys.stdout))
+    from examiner.core.plain_text import visible_controls
+
+    class LiteralConsole(Console):
+        """Prints each string as it is written: a target's name, a question or a document's name in a
+        table cell or a line reads `[bold red]` as text, not as rich markup, and its control characters
+        as visible escapes (`\\x1b`), never as a terminal sequence. Styles come from Text objects."""
+
+        def render_str(self, text: str, **options: Any) -> Any:
+            return super().render_str(visible_controls(text), **options)
+
+    return LiteralConsole
+
+
+def make_console(*, stderr: bool = False) -> Any:
+    """A rich Console on stdout (or stderr) of `output_width` columns that shows text from others as it is:
+    no markup or emoji code read in a string, control characters escaped (examiner.core.plain_text)."""
+    return _literal_console()(stderr=stderr, width=output_width(sys.stderr if stderr else sys.stdout),
+                              markup=False, emoji=False)
 
 
 __all__ = ["PIPED_WIDTH", "make_console", "output_width", "prose_width"]

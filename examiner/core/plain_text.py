@@ -33,4 +33,24 @@ def markdown_inline(text: str) -> str:
     return one_line(text).replace("<", "&lt;").replace(">", "&gt;")
 
 
-__all__ = ["markdown_inline", "one_line", "visible_controls"]
+_BLOCK_START = re.compile(r"^(?:[#>+*=|~`_-]|\d+[.)])")
+"""What makes a line of Markdown more than a paragraph's text: a heading, a quote, a list item, a rule, a
+table row, a fence (escaped with a backslash where it opens a line)."""
+
+
+def markdown_quote(text: str, indent: str = "") -> list[str]:
+    """Someone else's text (a judge's reason) as the lines of a Markdown quoted block, each `indent> ...`:
+    each of its lines stays inside the quote as plain text (no heading, list or fence of its own), with its
+    control characters visible and its raw HTML shown as text."""
+    lines = []
+    for raw in _LINE_BREAKS.split(text.strip()):
+        line = markdown_inline(raw.strip())
+        start = _BLOCK_START.match(line)
+        if start:  # `\#`, `\-`; a numbered item's `1\.` (a backslash escapes punctuation only)
+            at = start.end() - 1 if line[0].isdigit() else 0
+            line = line[:at] + "\\" + line[at:]
+        lines.append(f"{indent}> {line}".rstrip())
+    return lines
+
+
+__all__ = ["markdown_inline", "markdown_quote", "one_line", "visible_controls"]

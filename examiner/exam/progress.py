@@ -20,6 +20,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, Text
                            TimeRemainingColumn)
 
 from examiner.core.console import make_console
+from examiner.core.plain_text import visible_controls
 from examiner.llm.gateway import Totals
 
 PIPED_EVERY_S = 10.0
@@ -38,7 +39,7 @@ class ExamProgress:
         self.piped = not self.console.is_terminal
         """Whole progress lines instead of bars (see the module docstring)."""
         self._progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),  # it names targets: shown as written
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[money]}"),
@@ -67,7 +68,7 @@ class ExamProgress:
     def task(self, description: str, total: int) -> Iterator["StageTicker"]:
         """A bar for `total` work items (an exam stage, or every row of `examiner judge`)."""
         with self._progress:
-            task = self._progress.add_task(description, total=total, money=self._money())
+            task = self._progress.add_task(visible_controls(description), total=total, money=self._money())
             ticker = StageTicker(self, task, description, total)
             yield ticker
             self._progress.update(task, completed=total, money=self._money())

@@ -17,6 +17,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from examiner.core.plain_text import one_line  # noqa: E402
 from examiner.core.records import ClusterRound  # noqa: E402
 
 DPI = 110
@@ -24,6 +25,12 @@ DPI = 110
 
 def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "target"
+
+
+def shown(name: str) -> str:
+    """A target's name as a figure draws it: one line, control characters as visible escapes (matplotlib
+    warns with the raw character, which reaches the terminal), `$` as text rather than a formula's start."""
+    return one_line(name).replace("$", r"\$")
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
@@ -56,7 +63,7 @@ def scores_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
             lows.append(v - est["low"] if est["low"] is not None else 0.0)
             highs.append(est["high"] - v if est["high"] is not None else 0.0)
         ax.bar(range(len(names)), values, yerr=[lows, highs], capsize=4, color="#4c78a8")
-        ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 3 else 0)
+        ax.set_xticks(range(len(names)), [shown(n) for n in names], rotation=20 if len(names) > 3 else 0)
         ax.set_ylim(0, 1.05)
         ax.set_title(key)
     fig.suptitle(interval_caption(targets), fontsize=9)
@@ -68,7 +75,7 @@ def convergence_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 3.2))
     for name, data in targets.items():
         rows = data["convergence"]
-        ax.plot([r["round"] for r in rows], [r["remaining"] for r in rows], marker="o", label=name)
+        ax.plot([r["round"] for r in rows], [r["remaining"] for r in rows], marker="o", label=shown(name))
     ax.set_xlabel("round")
     ax.set_ylabel("uncovered units left")
     ax.set_title("convergence")
@@ -86,7 +93,7 @@ def ignored_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
     for j, name in enumerate(names):
         hist = {int(k): v for k, v in targets[name]["ignored_histogram"].items()}
         ax.bar([k + (j - (len(names) - 1) / 2) * width for k in ks], [hist.get(k, 0) for k in ks], width,
-               label=name)
+               label=shown(name))
     ax.set_xticks(ks)
     ax.set_xlabel("times targeted without coverage")
     ax.set_ylabel("units")
@@ -105,7 +112,7 @@ def qtype_figure(targets: dict[str, dict[str, Any]], path: Path) -> Path:
         rows = {r["qtype"]: r for r in targets[name]["per_qtype"]}
         xs = [i + (j - (len(names) - 1) / 2) * width for i in range(len(qtypes))]
         ys = [rows[q]["accuracy"] if rows.get(q) and rows[q]["accuracy"] is not None else 0.0 for q in qtypes]
-        ax.bar(xs, ys, width, label=name)
+        ax.bar(xs, ys, width, label=shown(name))
     ax.set_xticks(range(len(qtypes)), qtypes)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy")
@@ -192,7 +199,7 @@ def map_figure(rounds: list[ClusterRound], target: str, path: Path, chosen: list
         ax.set_title(title + (f"\n{sample.note}" if sample.note else ""), fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.suptitle(f"uncovered units by cluster - {target}", fontsize=10)
+    fig.suptitle(f"uncovered units by cluster - {shown(target)}", fontsize=10)
     return _save(fig, path)
 
 

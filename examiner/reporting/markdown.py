@@ -42,7 +42,7 @@ from examiner.reporting.model.exam import (
     RunSection,
     TargetSection,
 )
-from examiner.core.plain_text import markdown_inline, one_line
+from examiner.core.plain_text import markdown_inline, markdown_quote, one_line
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.summary import worst_clusters
 from examiner.reporting.writer import cell
@@ -401,7 +401,7 @@ def md_incorrect(report: ExamReport) -> list[str]:
             out += [f"{i}. **{markdown_inline(row.unit_text)}** (`{row.unit_id}`, round {row.round})",
                     f"   - question: {markdown_inline(row.question)}",
                     f"   - answer: {markdown_inline(row.answer_excerpt)}",
-                    f"   - judge: {markdown_inline(row.reason)}"]
+                    "   - judge:", *markdown_quote(row.reason, "     ")]  # a quote: no heading of its own
             out += [source_line(src) for src in row.sources]
             out.append("")
     return out

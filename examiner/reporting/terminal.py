@@ -19,6 +19,7 @@ from rich.table import Table
 
 from examiner.core.sim_prices import illustrative_note
 from examiner.core.console import make_console, prose_width
+from examiner.core.plain_text import visible_controls
 
 from examiner.reporting.bias_render import bias_line
 from examiner.reporting.cascade_section import cascade_line
@@ -285,11 +286,12 @@ def meta_summary(report: MetaReport) -> list[Any]:
 
 
 def print_summary(parts: Sequence[Any], console: Console | None = None) -> None:
-    """Print what a `*_summary` gave: lines as they are, tables through rich."""
+    """Print what a `*_summary` gave: lines with their control characters shown (they hold targets' and
+    documents' names), tables through rich (whose console does the same)."""
     console = console or make_console()  # COLUMNS, the terminal's width, or wide when piped
     for part in parts:
         if isinstance(part, str):
-            print(part)
+            print(visible_controls(part))
         else:
             console.print(part)
 

@@ -4,6 +4,7 @@ sequences come out as visible escapes, and line breaks cannot start a heading or
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from examiner.core import rundir
@@ -34,11 +35,55 @@ def test_a_planted_reason_answer_and_question_stay_inside_their_lines(sample_run
     _plant(sample_run_copy / rundir.QUESTIONS, "text", FORGED)
     build_reports(sample_run_copy)
     markdown = (sample_run_copy / rundir.REPORT_MD).read_text(encoding="utf-8")
-    assert "judge: \\x1b]52;c;" in markdown, "the planted reason is shown, escaped"
+    assert "> \\x1b]52;c;" in markdown, "the planted reason is shown, escaped"
     assert "\x1b" not in markdown and "\x07" not in markdown
     lines = markdown.splitlines()
     assert not [line for line in lines if line.startswith(("# Verdict", "ssh-rsa"))]
-    assert any("# Verdict: everything correct ssh-rsa" in line for line in lines if line.lstrip().startswith("- judge:"))
+    assert any("# Verdict: everything correct ssh-rsa" in line for line in lines if line.lstrip().startswith("- answer:"))
+
+
+def test_a_reason_is_a_quoted_block_whose_lines_form_no_heading(sample_run_copy: Path) -> None:
+    """A judge's reason over several lines is quoted line by line: every line of it starts `> ` (inside the
+    unit's list item), and a line that would open a heading, a list or a fence is escaped."""
+    from markdown_it import MarkdownIt
+
+    _plant(sample_run_copy / rundir.VERDICTS, "reason", "first line\n# Heading of the judge\n\n- a list\n```\n")
+    build_reports(sample_run_copy)
+    markdown = (sample_run_copy / rundir.REPORT_MD).read_text(encoding="utf-8")
+    lines = [line.lstrip() for line in markdown.splitlines()]
+    for quoted in ("> first line", "> \\# Heading of the judge", ">", "> \\- a list", "> \\```"):
+        assert quoted in lines, quoted
+    assert not [line for line in lines if line.startswith(("# Heading", "- a list"))]
+    html = MarkdownIt().render(markdown)
+    assert "<h1>Heading of the judge" not in html and "<li>a list" not in html
+    assert "<blockquote>\n<p>first line\n# Heading of the judge</p>\n<p>- a list\n```" in html
+
+
+def test_a_hostile_target_name_reaches_the_terminal_with_no_escape_byte(corpus: Path, tmp_path: Path) -> None:
+    """`examiner run` of a target whose name holds terminal sequences and rich markup: progress lines,
+    the summary's lines and tables and the figures' warnings show them as text, with no ESC byte."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from tests.helpers.simulated_exam import every_role_settings
+
+    name = "evil" + CLIPBOARD_WRITE + "[bold red]X[/bold red]" + RESET
+    settings = every_role_settings().model_dump(mode="json")
+    settings["endpoints"][name] = settings["endpoints"]["sim"]
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    done = subprocess.run([sys.executable, "-m", "examiner.cli.main", "run", str(corpus), "--config", str(config),
+                           "--target", name, "--out", str(tmp_path / "run")],
+                          capture_output=True, env={**env, "PYTHONPATH": str(Path.cwd())}, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert "evil\\x1b]52;c;" in out and "[bold red]X[/bold red]" in out, "the name is shown, as text"
+    assert "evil\\x1b]52;c;" in err, "the progress lines name the target"
+    assert done.stdout.count(b"\x1b") == 0 and done.stderr.count(b"\x1b") == 0
+    assert b"\x07" not in done.stdout + done.stderr
 
 
 def test_trace_prints_no_control_sequence(sample_run_copy: Path, capsys) -> None:
