@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from examiner.core.plain_text import visible_controls
+
 MASK = "***"
 """What stands in for a removed credential."""
 
@@ -94,7 +96,9 @@ def redact_data(value: object) -> object:
 
 
 class RedactingFilter(logging.Filter):
-    """A handler filter that redacts each record's message, arguments and traceback text in place.
+    """A handler filter that redacts each record's message, arguments and traceback text in place, and
+    shows their control characters as visible escapes (a message names a document, a target or an error
+    text someone else wrote: no terminal sequence of theirs reaches the user's terminal or log).
 
     Put on handlers (not loggers): records of every library's loggers reach the root logger's handlers
     (httpx logs each request's URL at INFO, openai its options at DEBUG)."""
@@ -104,13 +108,13 @@ class RedactingFilter(logging.Filter):
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed record: let the handler report it as usual
             return True
-        cleaned = redact_text(message)
+        cleaned = visible_controls(redact_text(message))
         if cleaned is not message and cleaned != message:
             record.msg, record.args = cleaned, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = redact_text(record.exc_text)
+            record.exc_text = visible_controls(redact_text(record.exc_text))
         if record.stack_info:
             record.stack_info = redact_text(record.stack_info)
         return True

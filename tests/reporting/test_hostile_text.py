@@ -95,3 +95,16 @@ def test_trace_prints_no_control_sequence(sample_run_copy: Path, capsys) -> None
     assert main(["trace", str(sample_run_copy), question]) == 0
     out = capsys.readouterr().out
     assert "\\x1b]52;c;" in out and "\x1b" not in out and "\x07" not in out
+
+
+def test_a_log_line_shows_control_characters_as_text() -> None:
+    """A warning naming a document (or quoting an error text) that holds a terminal sequence: the filter on
+    every log handler shows it escaped, as it redacts credentials."""
+    import logging
+
+    from examiner.core.redact import RedactingFilter
+
+    record = logging.LogRecord("examiner.corpus", logging.WARNING, __file__, 1, "skipped %s", ("doc" + RESET + ".md",),
+                               None)
+    assert RedactingFilter().filter(record)
+    assert record.getMessage() == "skipped doc\\x1bc.md"
