@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from examiner.core.human_sample import read_sample
 from examiner.core.records import VerdictRecord
+from examiner.reporting.endpoint_identity import model_text
 from examiner.reporting.run_reader import RunData
 
 HumanSource = Literal["override", "random_sample", "none"]
@@ -83,9 +84,9 @@ def label_columns(verdict: VerdictRecord | None, human: HumanLabel | None) -> di
 
 
 def endpoint_model(run: RunData, endpoint: str) -> str:
-    """The model an endpoint of the run's settings names ('?' when the settings do not say)."""
-    spec = (run.config.get("endpoints") or {}).get(endpoint) or {}
-    return str(spec.get("model") or "?")
+    """The model an endpoint of the run's settings names ('?' when the settings do not say); a simulated one
+    is `simulated` (with the model its twin stands in for), never that model's name alone."""
+    return model_text(run, endpoint)
 
 
 def endpoint_provider(run: RunData, endpoint: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 from examiner.core.version import VERSION
 from examiner.core.rundir import RUN_INFO
 from examiner.core.errors import UserError
+from examiner.reporting.endpoint_identity import endpoint_identities
 from examiner.reporting.export_labels import IDENTITY_COLUMNS, LABEL_COLUMNS, human_labels, identity_columns, label_columns
 from examiner.reporting.run_reader import RunData, load_run
 from examiner.reporting.summary import target_scores
@@ -134,16 +135,10 @@ def corpus_licence(corpus_paths: Iterable[str]) -> Licence:
 
 
 def _models(run: RunData) -> list[tuple[str, str, str]]:
-    """(role, endpoint, model) for every role the run's settings name, the targets and the judge panel."""
-    endpoints = run.config.get("endpoints") or {}
-
-    def model(name: str) -> str:
-        return str((endpoints.get(name) or {}).get("model") or "?")
-
-    out = [("target", t, model(t)) for t in run.info.targets]
-    out += [("judge (panel member)", j, model(j)) for j in run.info.judges]
-    out += [(role, str(name), model(str(name))) for role, name in (run.config.get("roles") or {}).items()]
-    return out
+    """(role, endpoint, model and server) for the targets, the judge panel and every role the settings name:
+    a simulated endpoint says so (never the name of the model it stands in for alone), a URL has no credentials."""
+    known = endpoint_identities(run)
+    return [(role, name, ident.text.replace("|", "\\|")) for name, ident in known.items() for role in ident.roles]
 
 
 def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str], corpus: Iterable[str] = ()) -> str:
@@ -162,7 +157,7 @@ def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str], c
              "and the judge's verdict for every knowledge unit each question targeted.", "",
              "## Corpus", "", f"- paths: {', '.join(info.corpus_paths) or '-'}",
              f"- documents: {info.documents}, passages: {info.passages}, knowledge units: {info.units}", "",
-             "## Models", "", "| role | endpoint | model |", "|---|---|---|"]
+             "## Models", "", "| role | endpoint | model and server |", "|---|---|---|"]
     lines += [f"| {role} | {endpoint} | {model} |" for role, endpoint, model in _models(run)]
     lines += ["", "## Prompts", "", f"- {prompts}", f"- judge mode: {info.judge_mode}; exam mode: {info.mode}", "",
               "## Figures", "", f"- run status: {info.status} ({info.stop_reason or 'no stop reason'})",

@@ -31,6 +31,8 @@ from typing import Any
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.core.version import VERSION
 from examiner.llm.ledger import answered, tokens_of
+from examiner.reporting.endpoint_identity import endpoint_identities
+from examiner.reporting.model.endpoints import EndpointIdentity
 from examiner.reporting.export_labels import (corpus_name, endpoint_model, endpoint_provider, examiner_endpoint,
                                               human_labels, judge_endpoints, label_columns)
 from examiner.reporting.run_reader import RunData
@@ -54,8 +56,18 @@ def _utc(epoch: float | None) -> str:
 
 
 def model_name(run: RunData, endpoint: str) -> str:
-    """Inspect's `provider/model` for an endpoint of the run's settings."""
+    """Inspect's `provider/model` for an endpoint of the run's settings; a simulated one is
+    `simulated/<endpoint>` (no model ran: never the name of the model its twin stands in for)."""
+    if endpoint_provider(run, endpoint) == "simulated":
+        return f"simulated/{endpoint}"
     return f"{endpoint_provider(run, endpoint)}/{endpoint_model(run, endpoint)}"
+
+
+def _model_config(run: RunData, endpoint: str, known: dict[str, EndpointIdentity]) -> dict[str, Any]:
+    """Inspect's ModelConfig of a role: the model, and the server's URL without credentials where there is one."""
+    ident = known.get(endpoint)
+    url = ident.base_url if ident is not None else None
+    return {"model": model_name(run, endpoint), **({"base_url": url} if url else {})}
 
 
 def _usage(records: list[dict[str, Any]], share: dict[int, float] | None = None) -> dict[str, Any]:
@@ -182,11 +194,12 @@ def inspect_log(run: RunData, health_status: str | None = None, seed: int = 0) -
                                verdicts_of.get(answer.id, {}) if answer else {}))
     targets = run.targets
     corrected = apply_overrides(run) if run.overrides else None
-    roles: dict[str, Any] = {f"target:{t}": {"model": model_name(run, t)} for t in targets}
-    roles.update({f"judge:{j}": {"model": model_name(run, j)} for j in judge_endpoints(run)})
+    known = endpoint_identities(run)
+    roles: dict[str, Any] = {f"target:{t}": _model_config(run, t, known) for t in targets}
+    roles.update({f"judge:{j}": _model_config(run, j, known) for j in judge_endpoints(run)})
     examiner = examiner_endpoint(run)
     if examiner:
-        roles["examiner"] = {"model": model_name(run, examiner)}
+        roles["examiner"] = _model_config(run, examiner, known)
     info = run.info
     role_usage: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for call in calls:
@@ -205,7 +218,8 @@ def inspect_log(run: RunData, health_status: str | None = None, seed: int = 0) -
             "metadata": {"examiner_run_id": info.run_id, "health_status": health_status or "not computed",
                          "run_status": info.status, "stop_reason": info.stop_reason, "mode": info.mode,
                          "judge_mode": info.judge_mode, "corpus_paths": list(info.corpus_paths),
-                         "targets": {t: model_name(run, t) for t in targets}},
+                         "targets": {t: model_name(run, t) for t in targets},
+                         "endpoints": {name: ident.text for name, ident in known.items()}},
         },
         "plan": {"name": "plan", "steps": [{"solver": "examiner_exam", "params": {"mode": info.mode}}]},
         "results": {"total_samples": len(samples), "completed_samples": sum(s["completed"] for s in samples),

@@ -12,6 +12,7 @@ import datetime as dt
 from pathlib import PurePath
 
 from examiner.core.sim_prices import illustrative_note
+from examiner.reporting.endpoint_identity import endpoints_line
 from examiner.reporting.health_section import failed, headline, health_rows
 from examiner.reporting.model import ExamReport
 from examiner.reporting.model.exam import ClusterRow, Estimate, TargetSection
@@ -77,7 +78,7 @@ def _endpoints(report: ExamReport, roles: tuple[str, ...]) -> list[str]:
 
 
 def examined_lines(report: ExamReport) -> list[str]:
-    """What was examined and by whom, in two sentences."""
+    """What was examined and by whom, in two sentences, then what each endpoint is (its model and server)."""
     run = report.run
     corpus = ", ".join(run.corpus_paths) or "-"
     what = (f"Examined: {run.units} knowledge units from {run.documents} documents ({run.passages} passages) "
@@ -86,7 +87,8 @@ def examined_lines(report: ExamReport) -> list[str]:
     judges = ", ".join(run.judges) or ", ".join(_endpoints(report, ("judge", "reviser", "geval"))) or "-"
     who = (f"Who: {', '.join(run.targets) or 'no target'} answered; {examiner} asked; {judges} judged "
            f"(judge {run.judge_mode}, mode {run.mode}).")
-    return [what, who]
+    endpoints = endpoints_line(report.endpoints)
+    return [what, who, *([endpoints] if endpoints else [])]
 
 
 def headline_rows(report: ExamReport) -> list[list[str]]:

@@ -24,11 +24,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from examiner.core.errors import UserError
 from examiner.core.records import QuestionRecord
 from examiner.llm.ledger import ANSWERED, OUTCOMES, STARTED, request_key, tokens_of
 from examiner.reporting.otlp_json import export_request
+from examiner.reporting.endpoint_identity import endpoint_identities
+from examiner.reporting.model.endpoints import EndpointIdentity
 from examiner.reporting.export_labels import endpoint_model, endpoint_provider, human_labels, label_columns
 from examiner.reporting.run_reader import RunData
 from examiner.core.owned import write_output
@@ -72,11 +75,33 @@ def _calls(run: RunData) -> list[tuple[dict[str, Any], float, float]]:
     return out
 
 
-def _attributes(run: RunData, record: dict[str, Any]) -> dict[str, Any]:
+def _server(ident: EndpointIdentity | None) -> dict[str, Any]:
+    """What the call's span says of the server: examiner.endpoint.served_by, and server.address / server.port
+    from the URL without credentials."""
+    if ident is None:
+        return {}
+    out: dict[str, Any] = {"examiner.endpoint.served_by": ident.served_by}
+    if ident.base_url:
+        parts = urlsplit(ident.base_url)
+        if parts.hostname:
+            out["server.address"] = parts.hostname
+        try:
+            if parts.port:
+                out["server.port"] = parts.port
+        except ValueError:
+            pass
+    return out
+
+
+def _attributes(run: RunData, record: dict[str, Any], known: dict[str, EndpointIdentity] | None = None) -> dict[str, Any]:
     endpoint = str(record.get("endpoint", ""))
+    ident = (known or {}).get(endpoint)
+    simulated = endpoint_provider(run, endpoint) == "simulated"  # no model ran: never the real model's name
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "chat", "gen_ai.provider.name": endpoint_provider(run, endpoint),
-        "gen_ai.request.model": str(record.get("model") or endpoint_model(run, endpoint)),
+        "gen_ai.request.model": endpoint_model(run, endpoint) if simulated else str(record.get("model")
+                                                                                      or endpoint_model(run, endpoint)),
+        **_server(ident),
         "examiner.endpoint": endpoint, "examiner.role": str(record.get("role", "")),
         "examiner.stage": str(record.get("stage", "")), "examiner.round": int(record.get("round") or 0),
         "examiner.outcome": str(record.get("outcome", "ok")), "examiner.cache_hit": bool(record.get("cache_hit")),
@@ -144,9 +169,11 @@ def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
     calls = _calls(run)
     start = min([t for t in (run.info.started, *(s for _, s, _ in calls)) if t], default=0.0)
     end = max([run.info.finished or 0.0, *(e for _, _, e in calls)])
+    known = endpoint_identities(run)
     root = tracer.start_span(f"examiner exam {run.info.run_id}", start_time=_ns(start),
                              attributes={"examiner.run_id": run.info.run_id, "examiner.status": run.info.status,
-                                         "examiner.targets": list(run.info.targets)})
+                                         "examiner.targets": list(run.info.targets),
+                                         "examiner.endpoints": [f"{n} = {i.text}" for n, i in known.items()]})
     parent = trace.set_span_in_context(root)
     answer_of = _answer_calls(calls, run.questions.values())
     events: dict[int | None, list[Any]] = defaultdict(list)
@@ -155,8 +182,9 @@ def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
     people = human_labels(run)
     spans = usage = 0
     for i, (record, began, ended) in enumerate(calls):
-        span = tracer.start_span(f"chat {record.get('model') or record.get('endpoint', '')}", context=parent,
-                                 kind=trace.SpanKind.CLIENT, start_time=_ns(began), attributes=_attributes(run, record))
+        attributes = _attributes(run, record, known)
+        span = tracer.start_span(f"chat {attributes['gen_ai.request.model'] or record.get('endpoint', '')}",
+                                 context=parent, kind=trace.SpanKind.CLIENT, start_time=_ns(began), attributes=attributes)
         if record.get("outcome", "ok") not in ANSWERED:
             span.set_status(trace.Status(trace.StatusCode.ERROR, str(record.get("outcome"))))
             span.set_attribute("error.type", str(record.get("outcome")))

@@ -18,6 +18,7 @@ from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.calibration import ExamCalibration
 from examiner.reporting.model.common import BilledTotals
+from examiner.reporting.model.endpoints import EndpointIdentity
 
 HealthStatus = Literal["pass", "warn", "fail", "info", "not_measured", "incomplete"]
 
@@ -447,5 +448,8 @@ class ExamReport(Section):
     """A judge cascade's tiers, calibration and spend (examiner/reporting/cascade_section.py); None without one."""
     figures: dict[str, str] = Field(default_factory=dict)
     """Figure name -> PNG path relative to the run folder (`map:<target>` for the maps)."""
+    endpoints: dict[str, EndpointIdentity] = Field(default_factory=dict)
+    """Endpoint alias -> its model, server (URL without credentials) and roles (reporting/endpoint_identity.py);
+    empty in reports written before it."""
 
 
