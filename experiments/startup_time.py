@@ -7,7 +7,8 @@ The "before" side is a git worktree of REV (default: the commit the lazy imports
 "after" side a worktree of --after (default: this checkout as it is). Both run with this Python, from
 their own folder (`python -m examiner.cli.main`), alternating before / after for every repeat so that a
 change in the machine's load falls on both. The run folder both read is a simulated exam of the examiner
-handbook, written once by the after side unless --run names one.
+handbook, written once by this checkout unless --run names one. (The editable install maps the top-level
+agents/ folder to `examiner.agents` of this checkout: both sides import that one copy.)
 
 Figures per command and side: the median wall time (startup_s: what a user waits) and the median CPU time
 of the child (cpu_s: user + system, which a loaded machine inflates far less than the wall time; on an
@@ -76,11 +77,10 @@ def package_of(tree: Path) -> str:
                           env={**os.environ, "PYTHONPATH": str(tree)}).stdout.strip()
 
 
-def simulated_run(tree: Path, out: Path) -> Path:
-    """A simulated exam of the examiner handbook (4 documents), written by the checkout at `tree`."""
+def simulated_run(out: Path) -> Path:
+    """A simulated exam of the examiner handbook (4 documents), written by this checkout."""
     subprocess.run([sys.executable, "-m", "examiner.cli.main", "run", str(ROOT / "corpora" / "examiner-handbook"),
-                    "--simulate", "--out", str(out), "--quiet"], cwd=tree, check=True, capture_output=True,
-                   env={**os.environ, "PYTHONPATH": str(tree)})
+                    "--simulate", "--out", str(out), "--quiet"], cwd=ROOT, check=True, capture_output=True)
     return out
 
 
@@ -101,7 +101,7 @@ def main() -> None:
                 found = package_of(tree)
                 if not found.startswith(str(tree)):
                     raise SystemExit(f"the {side} side imports examiner from {found}, not from {tree}")
-            run_dir = args.run or simulated_run(trees["after"], work / "run")
+            run_dir = args.run or simulated_run(work / "run")
             timings: dict[str, dict[str, list[tuple[float, float]]]] = {}
             for name, argv in commands(run_dir).items():
                 timings[name] = {"before": [], "after": []}
