@@ -38,6 +38,7 @@ from examiner.core.config import ExamSettings
 from examiner.corpus.reading import Corpus, Passage, add_input, check_not_empty, corpus_inputs, read_input
 from examiner.core.errors import UserError
 from examiner.exam.nodes.context import ExamContext
+from examiner.exam.ray_local import ray_session
 from examiner.corpus.units import KnowledgeUnit, Source, sentence_units, split_oversized
 from examiner.corpus.vectors import Embedder, text_key
 
@@ -106,18 +107,12 @@ def prepare_on_ray(paths: list[str], *, jsonl_field: str, max_tokens: int, min_t
     or, when empty, on a Ray instance started here (and stopped afterwards); reuses Ray when it is already
     initialised in this process. `split_limit` is the token bound of `split_oversized`."""
     ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING)
-    try:
+    with ray_session(ray, address):  # quiet, no dashboard, a local instance on loopback (exam/ray_local.py)
         _quiet(ray)
         corpus = _read(ray, paths, jsonl_field)
         units, vectors = _units_and_vectors(ray, corpus, max_tokens=max_tokens, min_tokens=min_tokens,
                                             split_limit=split_limit, embed_workers=embed_workers,
                                             embed_gpus=embed_gpus)
-    finally:
-        if started:
-            ray.shutdown()
     return Prepared(corpus, units, vectors)
 
 
