@@ -97,7 +97,11 @@ class EndpointSpec(BaseModel):
     seed: int | None = 0
     """Sampling seed of calls that do not set their own, sent where the endpoint honours it (None: none)."""
     timeout_s: float = Field(120.0, gt=0)
-    """Timeout of one HTTP attempt, in seconds."""
+    """Timeout of each step of one HTTP attempt, in seconds: connecting, sending, and each read of the reply
+    (a reply that keeps sending a few bytes never passes it; `attempt_deadline_s` bounds the whole)."""
+    attempt_deadline_s: float | None = Field(None, gt=0)
+    """Longest one HTTP attempt may take in all (connect, send and every read of the reply), in seconds;
+    an attempt still running then is ended, counted as possibly billed and retried (None: 2 x timeout_s + 10)."""
     max_attempts: int = Field(6, ge=1, le=20)
     """Attempts per call (a count), first try included, for 429 / 5xx / timeouts / connection errors."""
     backoff_base_s: float = Field(0.5, ge=0)
@@ -141,6 +145,12 @@ class EndpointSpec(BaseModel):
         if len({self.base_url, *self.replicas}) != len(self.replicas) + 1:
             raise ValueError(f"replicas must be distinct URLs, other than base_url, got {self.replicas}")
         return self
+
+    @property
+    def deadline_s(self) -> float:
+        """The whole-attempt deadline: `attempt_deadline_s`, or twice `timeout_s` plus 10 s (a reply may take
+        up to timeout_s to start and as long again to arrive; the 10 s spare a loaded machine's short timeouts)."""
+        return self.attempt_deadline_s if self.attempt_deadline_s is not None else 2 * self.timeout_s + 10
 
     def api_key(self) -> str:
         """The key from the environment; a clear error when the variable is named but unset."""

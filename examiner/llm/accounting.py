@@ -2,10 +2,13 @@
 settling of calls a killed process left in flight.
 
 For each request sent: a budget reservation (`reserve`: its prompt plus the completion bound learned for
-its role and stage, at the endpoint's dearest prices; its worst case with max_tokens), a `started` record
-(`announce`) before it is sent, then one outcome: `answered` (the reservation gives way to the real cost,
-priced by EndpointSpec.cost_usd from the reply's usage), `failed` or `cancelled`. Every result, cache hits
-included, gets its `ok` record from `record`. A resumed run first calls `resume`, which settles the calls in
+its role and stage, at the endpoint's dearest prices; its worst case with max_tokens), a `Sending`
+(examiner.llm.sending: the `started` record when an attempt leaves, a `lost` record and a charge at its worst
+case for each attempt that may have been billed though its reply is not used), then one outcome:
+`answered` (the reservation gives way to the real cost, priced by EndpointSpec.cost_usd from the reply's
+usage, or its worst case when that usage is implausible: examiner.llm.usage_check), `failed` or
+`cancelled` (held at its worst case when an attempt was out). Every result, cache hits included, gets its
+`ok` record from `record`. A resumed run first calls `resume`, which settles the calls in
 flight at a kill (examiner.llm.ledger says how) and counts the run's spending against the budget.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,11 +25,15 @@ from examiner.core.jsonl import read_jsonl
 from examiner.core.tokens import count_message_tokens
 from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.call import CallMeta
-from examiner.llm.ledger import (CANCELLED, STARTED, UNKNOWN, Ledger, Usage, answered, in_flight,
+from examiner.llm.ledger import (CANCELLED, UNKNOWN, Ledger, Usage, answered, in_flight,
                                  spent_usd as ledger_spent_usd, tokens_of)
 from examiner.llm.reply import ChatReply
+from examiner.llm.sending import Reservation, Sending
 from examiner.llm.transport import ChatRequest
 from examiner.llm.types import Attempt, CallResult
+from examiner.llm.usage_check import at_worst_case, implausible
+
+log = logging.getLogger(__name__)
 
 LedgerRecord = dict[str, Any]
 """One JSON line of the ledger (examiner.llm.ledger describes its fields)."""
@@ -37,17 +45,6 @@ class Totals(Usage):
 
     unparseable: int = 0
     failed: int = 0
-
-
-@dataclass(frozen=True)
-class Reservation:
-    """What the budget holds for one request: its ticket (None without a limit), the reservation and the
-    worst case, and the completion tokens per choice it asks for at most."""
-
-    ticket: int | None
-    reserved_usd: float
-    worst_case_usd: float
-    choices: int
 
 
 def price(spec: EndpointSpec, counts: Mapping[str, int], batch: bool = False) -> float:
@@ -98,50 +95,63 @@ class Accounting:
         worst_case = spec.worst_case_usd(prompt_estimate, request.max_tokens * n)
         reserved = spec.worst_case_usd(prompt_estimate, self.bounds.bound(meta.bound_key, request.max_tokens) * n)
         ticket = await self.budget.reserve(reserved, worst_case) if self.budget.limit_usd is not None else None
-        return Reservation(ticket, reserved, worst_case, n)
+        return Reservation(ticket, reserved, worst_case, n, request.max_tokens, prompt_estimate)
 
-    def announce(self, held: Reservation, endpoint: str, model: str, meta: CallMeta, key: str | None,
-                 batch: bool) -> None:
-        """The write-ahead `started` record of a request about to be sent."""
-        self.ledger.append(dict(meta.ledger_fields(), ts=time.time(), run_id=self.run_id, endpoint=endpoint,
-                                model=model, outcome=STARTED, worst_case_usd=held.worst_case_usd,
-                                reserved_usd=held.reserved_usd, cache_key=key, **({"batch": True} if batch else {})))
+    def sending(self, held: Reservation, endpoint: str, spec: EndpointSpec, meta: CallMeta, key: str | None,
+                batch: bool) -> Sending:
+        """The request on its way: its `started` record (written when it leaves) and its lost attempts."""
+        fields = dict(meta.ledger_fields(), run_id=self.run_id, endpoint=endpoint, model=spec.model)
+        return Sending(held, self.ledger, self.budget, spec, fields,
+                       {"cache_key": key, **({"batch": True} if batch else {})})
 
     def adopt(self, call_id: str) -> None:
         """A resumed batch call took over the request `call_id` a killed process started: the worst case
         `resume` counted for it gives way to its real cost when it is answered."""
         self.budget.spent_usd -= self._counted_in_flight.pop(call_id, 0.0)
 
-    def answered(self, held: Reservation, spec: EndpointSpec, meta: CallMeta, reply: ChatReply) -> None:
+    def checked(self, sending: Sending, reply: ChatReply) -> ChatReply:
+        """The reply, or, when its reported usage is implausible (examiner.llm.usage_check), the reply with
+        its request's worst-case usage in place of it, said in one warning line."""
+        held = sending.held
+        why = implausible(reply, held.max_tokens * held.choices, sending.spec.context_tokens, held.prompt_tokens)
+        if why is None:
+            return reply
+        log.warning("endpoint %s reported implausible usage (%s); the call is charged at its worst case",
+                    sending.fields.get("endpoint"), why)
+        return at_worst_case(reply, sending.spec, held.prompt_tokens, held.max_tokens * held.choices, why)
+
+    def answered(self, sending: Sending, meta: CallMeta, reply: ChatReply) -> None:
         """Learn the completion bound from the reply and book its real cost in place of the reservation."""
-        self.bounds.observe(meta.bound_key, -(-reply.completion_tokens // held.choices))
-        self._release(held, price(spec, reply.token_counts(), reply.batch))
+        self.bounds.observe(meta.bound_key, -(-reply.completion_tokens // sending.held.choices))
+        sending.release(price(sending.spec, reply.token_counts(), reply.batch))
 
-    def failed(self, held: Reservation, endpoint: str, model: str, meta: CallMeta, attempts: Sequence[Attempt]) -> None:
-        """The `failed` outcome of a request whose every attempt failed (nothing billed)."""
-        self.ledger.append(dict(meta.ledger_fields(), endpoint=endpoint, model=model, outcome="failed",
-                                attempts=[asdict(a) for a in attempts], cost_usd=0.0))
-        self._release(held, 0.0)
+    def failed(self, sending: Sending, attempts: Sequence[Attempt], why: str = "") -> None:
+        """The `failed` outcome of a request whose every attempt failed (nothing billed beyond its lost
+        attempts, recorded already), or that the budget stopped between two attempts (`why`)."""
+        sending.announce()  # a request that never left still ends with an outcome of its own
+        self.ledger.append(dict(sending.fields, outcome="failed", attempts=[asdict(a) for a in attempts],
+                                cost_usd=0.0, **({"stopped": why} if why else {})))
+        sending.release(0.0)
 
-    def cancelled(self, held: Reservation, endpoint: str, model: str, meta: CallMeta) -> None:
-        """The `cancelled` outcome of a request examiner stopped before a reply came, with its worst case:
-        it may have reached the server, but nothing of it is known or counted."""
-        self.ledger.append(dict(meta.ledger_fields(), ts=time.time(), endpoint=endpoint, model=model,
-                                outcome=CANCELLED, worst_case_usd=held.worst_case_usd, cost_usd=0.0))
-        self._release(held, 0.0)
+    def cancelled(self, sending: Sending) -> None:
+        """The `cancelled` outcome of a request examiner stopped before a reply came. With an attempt out
+        it may have been billed: it keeps its worst case, held against the budget; between two attempts
+        nothing of it is out (its lost attempts are recorded already) and it keeps none."""
+        worst = sending.held.worst_case_usd if sending.out else 0.0
+        self.ledger.append(dict(sending.fields, ts=time.time(), outcome=CANCELLED, worst_case_usd=worst,
+                                cost_usd=0.0))
+        sending.release(worst)
 
-    def abandoned(self, held: Reservation) -> None:
-        """Give back the reservation of a request that ended without an outcome of its own."""
-        self._release(held, 0.0)
-
-    def _release(self, held: Reservation, actual_usd: float) -> None:
-        if held.ticket is not None:
-            self.budget.settle(held.ticket, actual_usd)
+    def abandoned(self, sending: Sending) -> None:
+        """Give back the reservation of a request that ended before it was sent."""
+        sending.release(0.0)
 
     # ------------------------------------------------------------------ results
-    def record(self, spec: EndpointSpec, result: CallResult[Any], meta: CallMeta, *, batch: bool = False) -> None:
+    def record(self, spec: EndpointSpec, result: CallResult[Any], meta: CallMeta, *, batch: bool = False,
+               reported_usage: dict[str, Any] | None = None) -> None:
         """Price a result (a cache hit costs nothing; `batch`: answered through the provider's batch API, at
-        the endpoint's batch rate), count it in the running totals and append its `ok` outcome record."""
+        the endpoint's batch rate), count it in the running totals and append its `ok` outcome record
+        (`reported_usage`: the usage the server reported, where it was implausible and replaced)."""
         result.batch = batch
         result.cost_usd = 0.0 if result.cache_hit else price(spec, tokens_of(result.extra()), batch)
         record = dict(
@@ -156,6 +166,7 @@ class Accounting:
             latency_s=round(result.latency_s, 6),
             attempts=[asdict(a) for a in result.attempts],
             finish_reason=result.finish_reason,
+            **({"reported_usage": reported_usage} if reported_usage else {}),
             outcome="ok",
         )
         self.totals.add_record(record)
@@ -207,4 +218,4 @@ class Accounting:
         return reconciled
 
 
-__all__ = ["Accounting", "LedgerRecord", "Reservation", "Totals", "price"]
+__all__ = ["Accounting", "LedgerRecord", "Reservation", "Sending", "Totals", "price"]

@@ -115,6 +115,11 @@ class Budget:
             self._settled.set()
             self._settled = None
 
+    def charge(self, usd: float) -> None:
+        """Book dollars that may have been billed beside a call's reservation: the worst case of an attempt
+        whose reply came late or cut (examiner.llm.sending); its call then holds a new reservation."""
+        self.spent_usd += usd
+
     @property
     def exhausted(self) -> bool:
         return self.refused > 0

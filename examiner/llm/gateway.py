@@ -9,9 +9,11 @@
 - the response cache (examiner.llm.cache), shared in-flight by identical requests;
 - batch mode (examiner.llm.batch): requests sent through a provider's Batch API, adopted on resume.
 
-Every call goes: cache lookup -> budget reservation -> `started` ledger record -> a provider batch (batch
-mode) or the transport -> its outcome in the ledger -> structured-output parsing with up to `max_repairs`
-re-asks. Replies travel as typed `ChatReply` objects (examiner.llm.reply). All traffic uses the `openai`
+Every call goes: cache lookup -> budget reservation -> a provider batch (batch mode) or the transport, the
+`started` ledger record written when the request leaves (it has its concurrency slot), a `lost` record for
+each attempt that may have been billed though its reply is not used -> its outcome in the ledger (an
+answer's usage checked first) -> structured-output parsing with up to `max_repairs` re-asks. Replies travel
+as typed `ChatReply` objects (examiner.llm.reply). All traffic uses the `openai`
 SDK's AsyncOpenAI client, so any OpenAI-compatible server works. The cache key does not name a replica.
 """
 
@@ -37,6 +39,7 @@ from examiner.llm.call import CallMeta, ledger_stage
 from examiner.llm.ledger import Ledger
 from examiner.llm.reply import ChatReply, Messages
 from examiner.llm.reply_language import with_language
+from examiner.llm.sending import Sending
 from examiner.llm.providers import register_oracle
 from examiner.llm.structured import parse_structured, response_format, schema_instruction
 from examiner.llm.transport import ChatRequest, Endpoint, ModelCallError, NotAnOpenAIEndpoint, Transport
@@ -262,51 +265,62 @@ class Gateway:
         else:
             reply, hit = await fetch(), False
         result = reply.result(endpoint=ep.name, model=ep.spec.model, hit=hit, latency_s=time.perf_counter() - started)
-        self.accounting.record(ep.spec, result, sent_as, batch=reply.batch and not hit)
+        self.accounting.record(ep.spec, result, sent_as, batch=reply.batch and not hit,
+                               reported_usage=None if hit else reply.reported_usage)
         return result, sent_as
 
     async def _send(self, ep: Endpoint, request: ChatRequest, meta: CallMeta,
                     key: str | None) -> tuple[ChatReply, CallMeta]:
-        """Budget, the write-ahead `started` record, and the request through a provider batch or the
-        transport; its failed or cancelled outcome when no reply comes (a stop signal, or a panel that no
-        longer needs it: the request may have reached the server, but nothing of it is known)."""
+        """Budget, then the request through a provider batch or the transport, whose attempts write the
+        `started` record when the first leaves and a `lost` record for each that may have been billed
+        though its reply is not used (examiner.llm.sending); then its outcome: answered (usage checked),
+        failed, or cancelled (a stop signal, or a panel that no longer needs it: with an attempt out it may
+        have reached the server, and keeps its worst case)."""
         spec = ep.spec
         held = await self.accounting.reserve(spec, meta, request)
         batched = key is not None and BatchLane.takes(spec, request, meta)
-        announced = False
+        sending = self.accounting.sending(held, ep.name, spec, meta, key, batched)
         try:
             adopted = self.batches.adopt(key) if batched and key is not None else None
             if adopted is not None:
                 meta = meta.adopting(adopted)
                 self.accounting.adopt(adopted)
-            else:
-                announced = True
-                self.accounting.announce(held, ep.name, spec.model, meta, key, batched)
-            reply = await self._batch_reply(ep, request, meta, key) if batched and key is not None \
-                else await self.transport.send(ep, request, meta)
+                sending.announced = True  # its `started` record is the killed process's
+            elif batched:
+                sending.announce()
+            reply = await self._batch_reply(ep, request, meta, key, sending) if batched and key is not None \
+                else await self.transport.send(ep, request, meta, sending)
         except (ModelCallError, NotAnOpenAIEndpoint) as exc:
-            self.accounting.failed(held, ep.name, spec.model, meta, exc.attempts)
+            self.accounting.failed(sending, exc.attempts)
+            raise
+        except BudgetExhausted:
+            if sending.announced:  # stopped between two attempts, its lost ones recorded
+                self.accounting.failed(sending, [], "budget")
+            else:
+                self.accounting.abandoned(sending)
             raise
         except asyncio.CancelledError:
-            if announced:
-                self.accounting.cancelled(held, ep.name, spec.model, meta)
+            if sending.announced:
+                self.accounting.cancelled(sending)
             else:
-                self.accounting.abandoned(held)
+                self.accounting.abandoned(sending)
             raise
         except BaseException:
-            self.accounting.abandoned(held)
+            self.accounting.abandoned(sending)
             raise
-        self.accounting.answered(held, spec, meta, reply)
+        reply = self.accounting.checked(sending, reply)
+        self.accounting.answered(sending, meta, reply)
         return reply, meta
 
-    async def _batch_reply(self, ep: Endpoint, request: ChatRequest, meta: CallMeta, key: str) -> ChatReply:
+    async def _batch_reply(self, ep: Endpoint, request: ChatRequest, meta: CallMeta, key: str,
+                           sending: Sending) -> ChatReply:
         """The request's reply from a provider batch; a request the batch does not answer is sent as an
         ordinary request."""
         try:
             return await self.batches.reply(ep, key, request, ep.provider.request_headers(meta))
         except BatchMiss as miss:
             log.info("endpoint %s: %s; sending the request on its own", ep.name, str(miss).splitlines()[0][:200])
-            return await self.transport.send(ep, request, meta)
+            return await self.transport.send(ep, request, meta, sending)
 
 
 def _params(spec: EndpointSpec, config: GenerationConfig) -> dict[str, Any]:

@@ -15,7 +15,17 @@ server sent but the killed process never received cannot be known from here, so 
 *possibly billed*: `examiner cost` and the report show them on a line of their own with the most they
 can have cost, and the budget no longer holds them once the run has moved past them (a kill may thus let
 the provider's bill pass the cap by at most what that line shows). `cancelled` calls are shown on a line
-of their own too, and are not held against a budget either.
+of their own too.
+
+An attempt that may have been processed although its reply never came to use (a timeout after the
+request was sent, a connection lost after sending, an HTTP 200 whose JSON body is cut or unusable) gets a
+`lost` record at once (call id, repair, status, `worst_case_usd`): the provider may bill it, and the
+request is sent again. It is no outcome of its request. `lost` attempts are possibly billed, and they and
+`cancelled` calls (stopped by examiner after they were sent) are held at their worst case against the
+budget (`spent_usd`), so a reply that came too late or cut cannot let the provider's bill pass the cap.
+An answer whose reported usage is implausible (negative, more completion tokens than max_tokens asked
+for, more prompt tokens than the context) is booked at its worst case with `usage_source: implausible`
+and the reported counts in `reported_usage`.
 
 Outcome records carry role, stage, round, the knowledge units the call was about, tokens (from the
 API's `usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Cache
@@ -78,6 +88,9 @@ UNKNOWN = "unknown"
 """The outcome a resume gives a call killed in flight whose reply never reached the cache."""
 CANCELLED = "cancelled"
 """The outcome of a call examiner stopped before a reply came (an interrupt)."""
+LOST = "lost"
+"""A record of one attempt that was sent and may have been billed, whose reply was lost (late, cut or dropped):
+not an outcome of its request, which goes on."""
 OUTCOMES = ("ok", "failed", "reconciled", UNKNOWN, CANCELLED)
 ANSWERED = ("ok", "reconciled")
 
@@ -101,16 +114,27 @@ def in_flight(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def possibly_billed(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Calls killed in flight, in ledger order: settled as `unknown` by a resume, or not settled yet (their
-    `started` record). Each carries `worst_case_usd`, the most it can have cost."""
+    """Requests sent whose reply never came to use, in ledger order: calls killed in flight (settled as
+    `unknown` by a resume, or not settled yet: their `started` record) and `lost` attempts. Each carries
+    `worst_case_usd`, the most it can have cost. Cancelled calls are counted apart (`cancelled`)."""
     rows = list(records)
     unsettled = {id(r) for r in in_flight(rows)}
-    return [r for r in rows if r.get("outcome") == UNKNOWN or id(r) in unsettled]
+    return [r for r in rows if r.get("outcome") in (UNKNOWN, LOST) or id(r) in unsettled]
 
 
 def possibly_billed_usd(records: Iterable[dict[str, Any]]) -> float:
-    """The most the calls killed in flight can have cost (their worst cases)."""
+    """The most the requests whose reply never came to use can have cost (their worst cases)."""
     return sum(float(r.get("worst_case_usd", 0.0)) for r in possibly_billed(records))
+
+
+def lost(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The `lost` attempts: sent, possibly billed, their reply late, cut or dropped."""
+    return [r for r in records if r.get("outcome") == LOST]
+
+
+def lost_usd(records: Iterable[dict[str, Any]]) -> float:
+    """The worst cases of the `lost` attempts."""
+    return sum(float(r.get("worst_case_usd", 0.0)) for r in lost(records))
 
 
 def cancelled(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -152,11 +176,19 @@ def in_flight_usd(records: Iterable[dict[str, Any]]) -> float:
 
 
 def spent_usd(records: Iterable[dict[str, Any]]) -> float:
-    """What a run has spent of its budget: known dollars plus the worst case of the requests in flight at
-    a kill that no resume has settled yet. Settled calls (`unknown`, `cancelled`) are not counted: the
-    run has moved past them (they are shown apart, see `settlement`)."""
+    """What a run has spent of its budget: known dollars plus the worst cases of what may have been billed
+    unknown to it: the requests in flight at a kill that no resume has settled yet, the `lost` attempts and
+    the `cancelled` calls. Calls a resume settled `unknown` are not counted: the run has moved past them
+    (they are shown apart, see `settlement`)."""
     rows = list(records)
-    return known_usd(rows) + in_flight_usd(rows)
+    return known_usd(rows) + in_flight_usd(rows) + lost_usd(rows) + cancelled_usd(rows)
+
+
+def accounted_usd(records: Iterable[dict[str, Any]]) -> float:
+    """The most a run's provider can have billed by its ledger: known dollars, the possibly billed worst
+    cases and the cancelled calls' worst cases. A provider's bill above it is a reply the ledger missed."""
+    rows = list(records)
+    return known_usd(rows) + possibly_billed_usd(rows) + cancelled_usd(rows)
 
 
 def torn_lines(run_dir: str | Path, torn_tail: bool = False) -> int:
@@ -172,8 +204,8 @@ def torn_lines(run_dir: str | Path, torn_tail: bool = False) -> int:
 
 def settlement(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """How the ledger's sent requests ended, in three parts: billed (answered, with their dollars),
-    possibly billed (killed in flight: settled `unknown`, or not yet settled, with their worst case) and
-    cancelled before a reply (with their worst case)."""
+    possibly billed (killed in flight: settled `unknown`, or not yet settled; or `lost` attempts: sent, the
+    reply late, cut or dropped; with their worst case) and cancelled in flight (with their worst case)."""
     rows = list(records)
     billed = [r for r in answered(rows) if not r.get("cache_hit")]
     return {
@@ -191,13 +223,15 @@ def settlement_lines(figures: Mapping[str, Mapping[str, Any]], torn: int, *, alw
     lines = [f"billed: {billed['calls']} calls, ${billed['usd']:.6f} (the totals above)"] if always else []
     if always or possibly["calls"]:
         unsettled = possibly.get("unsettled", 0)
-        held = (f"; {unsettled} not settled yet, held at their worst case against the budget until a resume "
-                "settles them") if unsettled else ""
-        lines.append(f"possibly billed (killed in flight): {possibly['calls']} calls, up to "
-                     f"${possibly['worst_case_usd']:.6f} (reply never received: not in the totals above{held})")
+        held = (f"; {unsettled} killed in flight not settled yet, held at their worst case against the budget "
+                "until a resume settles them") if unsettled else ""
+        lines.append(f"possibly billed (killed in flight, or sent and the reply late, cut or dropped): "
+                     f"{possibly['calls']} calls, up to ${possibly['worst_case_usd']:.6f} (reply never used: not "
+                     f"in the totals above; a late, cut or dropped reply is held against the budget{held})")
     if always or stopped["calls"]:
-        lines.append(f"cancelled before a reply: {stopped['calls']} calls, up to ${stopped['worst_case_usd']:.6f} "
-                     "(stopped by examiner; not in the totals above)")
+        lines.append(f"cancelled in flight: {stopped['calls']} calls, up to ${stopped['worst_case_usd']:.6f} "
+                     "(stopped by examiner after they were sent: possibly billed, held against the budget; not "
+                     "in the totals above)")
     if torn:
         lines.append(f"torn ledger lines: {torn} (cut by a kill, kept in {LEDGER_TORN}; their calls count as "
                      "killed in flight unless a resume reconciled them)")

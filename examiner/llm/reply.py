@@ -45,7 +45,8 @@ class ChatReply(BaseModel):
     completion_tokens: Count = 0
     reasoning_tokens: Count = 0
     usage_source: str = "api"
-    """`api` when the endpoint reported usage, `tiktoken` when examiner counted the tokens itself."""
+    """`api` when the endpoint reported usage, `tiktoken` when examiner counted the tokens itself,
+    `implausible` when the reported usage was refused and the counts are the request's worst case."""
     request_id: str = ""
     attempts: list[Attempt] = []
     model: str = ""
@@ -54,6 +55,9 @@ class ChatReply(BaseModel):
     """Root URL of the replica that answered, for an endpoint with replicas (empty otherwise)."""
     batch: bool = False
     """Answered through the provider's batch API."""
+    reported_usage: dict[str, Any] | None = None
+    """The usage the server reported and why it was refused, where it was implausible and the counts above
+    are the request's worst case instead (examiner.llm.usage_check; None otherwise)."""
 
     @classmethod
     def from_completion(cls, completion: ChatCompletion, messages: Messages, attempts: Sequence[Attempt],
@@ -84,12 +88,14 @@ class ChatReply(BaseModel):
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON the response cache stores (`replica` and `batch` only where they are set)."""
-        payload = self.model_dump(mode="json", exclude={"replica", "batch"})
+        payload = self.model_dump(mode="json", exclude={"replica", "batch", "reported_usage"})
         payload["attempts"] = [asdict(a) for a in self.attempts]
         if self.replica:
             payload["replica"] = self.replica
         if self.batch:
             payload["batch"] = True
+        if self.reported_usage is not None:
+            payload["reported_usage"] = self.reported_usage
         return payload
 
     def token_counts(self) -> dict[str, int]:

@@ -12,18 +12,28 @@ weakest mode its server accepted for the calls that follow (`Endpoint.structured
 
 The reply is parsed once into a typed `ChatReply` (examiner.llm.reply). Request metadata comes from the
 endpoint's provider plugin (examiner.llm.providers): only a simulated endpoint gets any.
+
+Each attempt has two clocks: the client's `timeout_s`, which httpx applies to each step (connect, send,
+each read), and the endpoint's whole-attempt deadline (EndpointSpec.deadline_s) over all of them, so a
+reply that drips in a few bytes at a time ends the attempt at its deadline instead of holding the run.
+The caller's `Departures` hears of every attempt (examiner.llm.sending): before it waits for a slot,
+when it is sent, and how it ended, with its request when it may have been billed though its reply is
+not used: a timeout or lost connection after sending, an HTTP 200 whose JSON body is cut or holds no
+choice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
+import httpx
 import openai
 from openai import AsyncOpenAI
 from openai._legacy_response import LegacyAPIResponse
@@ -48,6 +58,33 @@ _WEAKER: dict[StructuredMode, StructuredMode] = {"json_schema": "json_object", "
                                                  "json_object": "text", "text": "text"}
 """The structured-output mode to try after a server rejected `response_format` in a mode."""
 _STRENGTH: dict[StructuredMode, int] = {"json_schema": 3, "json_object_schema": 3, "json_object": 2, "text": 1}
+
+
+class Departures(Protocol):
+    """What a request's sender hears of its attempts (examiner.llm.sending.Sending is the gateway's)."""
+
+    async def ready(self) -> None:
+        """Before an attempt waits for its replica's slot."""
+
+    def leaving(self) -> None:
+        """The attempt holds its slot and is sent now."""
+
+    def landed(self, status: str, lost: "ChatRequest | None" = None) -> None:
+        """The attempt ended with `status`; `lost`: its request, when it may have been billed though its
+        reply is not used."""
+
+
+class Unwatched:
+    """Departures nobody listens to."""
+
+    async def ready(self) -> None:
+        return None
+
+    def leaving(self) -> None:
+        return None
+
+    def landed(self, status: str, lost: "ChatRequest | None" = None) -> None:
+        return None
 
 
 class ModelCallError(Exception):
@@ -149,6 +186,25 @@ def _chat_completion(raw: LegacyAPIResponse[ChatCompletion]) -> ChatCompletion |
     return None
 
 
+def _cut_json(raw: LegacyAPIResponse[ChatCompletion]) -> bool:
+    """Whether a 2xx body that is no chat completion is a JSON object cut short (a reply torn on its way,
+    which the server may have billed), rather than another page or API."""
+    text = raw.http_response.text.lstrip()
+    if not text.startswith("{"):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
+
+
+def _sent(exc: openai.APIConnectionError) -> bool:
+    """Whether a timeout or a connection error struck after the request was sent (it may have been
+    processed): anything but a failure to connect or to get a pooled connection."""
+    return not isinstance(exc.__cause__, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
+
+
 def _foreign_reply(ep: Endpoint, raw: LegacyAPIResponse[ChatCompletion]) -> str:
     """What an endpoint sent instead of a chat completion: status, content type and the body's start."""
     content_type = raw.headers.get("content-type") or "no content type"
@@ -188,17 +244,19 @@ class Transport:
         self._endpoints.clear()
         self._providers.stop_all()
 
-    async def send(self, ep: Endpoint, request: ChatRequest, meta: CallMeta) -> ChatReply:
+    async def send(self, ep: Endpoint, request: ChatRequest, meta: CallMeta,
+                   watch: Departures | None = None) -> ChatReply:
         """The reply to `request`: one request, or n single-choice ones with distinct seeds for an endpoint
-        that returns one choice per request."""
+        that returns one choice per request. `watch` hears of every attempt."""
+        watch = watch if watch is not None else Unwatched()
         if request.n > 1 and not ep.spec.supports_n:
             base_seed = int(request.body.get("seed") or 0)
-            parts = await asyncio.gather(*(self._failover(ep, request.single(base_seed + i), meta)
+            parts = await asyncio.gather(*(self._failover(ep, request.single(base_seed + i), meta, watch)
                                            for i in range(request.n)))
             return parts[0].merged(parts[1:])
-        return await self._failover(ep, request, meta)
+        return await self._failover(ep, request, meta, watch)
 
-    async def _failover(self, ep: Endpoint, request: ChatRequest, meta: CallMeta) -> ChatReply:
+    async def _failover(self, ep: Endpoint, request: ChatRequest, meta: CallMeta, watch: Departures) -> ChatReply:
         """One request with its attempts on the replica `choose` picks (under that replica's token
         window); when they fail for want of a working server (not a request the server refused), the
         request goes to another replica not yet tried, until one answers or none is left. A reply from
@@ -211,7 +269,7 @@ class Transport:
             try:
                 if replica.tpm is not None:
                     await replica.tpm.acquire(count_message_tokens(request.messages) + request.max_tokens * request.n)
-                reply = await self._attempts(ep, replica, request, meta)
+                reply = await self._attempts(ep, replica, request, meta, watch)
             except ModelCallError as exc:
                 if len(ep.replicas) > 1:
                     exc.attempts[:] = [Attempt(a.status, a.latency_s, a.wait_s, f"{replica.base_url}: {a.detail}")
@@ -234,47 +292,64 @@ class Transport:
             return reply
         raise AssertionError("an endpoint has at least one replica")
 
-    async def _attempts(self, ep: Endpoint, replica: Replica, request: ChatRequest, meta: CallMeta) -> ChatReply:
-        """Up to max_attempts HTTP attempts on one replica, with back-off; a replica marked down meanwhile
-        (by this call's failures or others') is left after the failed attempt when another is up."""
+    async def _attempts(self, ep: Endpoint, replica: Replica, request: ChatRequest, meta: CallMeta,
+                        watch: Departures) -> ChatReply:
+        """Up to max_attempts HTTP attempts on one replica, with back-off, each within the endpoint's
+        whole-attempt deadline; a replica marked down meanwhile (by this call's failures or others') is left
+        after the failed attempt when another is up."""
         spec = ep.spec
         attempts: list[Attempt] = []
         headers = ep.provider.request_headers(meta)
         for number in range(1, spec.max_attempts + 1):
+            await watch.ready()
             began = time.perf_counter()
             wait: float | None = None
             try:
                 async with replica.slots:
                     replica.sent += 1
-                    raw = await replica.client.chat.completions.with_raw_response.create(
+                    watch.leaving()
+                    raw = await asyncio.wait_for(replica.client.chat.completions.with_raw_response.create(
                         model=spec.model, messages=cast(Any, request.messages), extra_headers=headers or None,
-                        **request.body)
+                        **request.body), spec.deadline_s)
                 completion = _chat_completion(raw)
                 latency = time.perf_counter() - began
                 if completion is None:
                     attempts.append(Attempt("foreign", latency, detail=_foreign_reply(ep, raw)))
+                    watch.landed("foreign", request if _cut_json(raw) else None)
                     wait = backoff(spec, number)
                 elif not completion.choices:
                     attempts.append(Attempt("empty", latency, detail="no choices in reply"))
+                    watch.landed("empty", request)
                     wait = backoff(spec, number)
                 else:
                     attempts.append(Attempt("ok", latency))
+                    watch.landed("ok")
                     replica.succeeded()
                     return ChatReply.from_completion(completion, request.messages, attempts,
                                                      raw.headers.get("x-request-id"))
+            except asyncio.TimeoutError:  # the whole-attempt deadline (TimeoutError from Python 3.11)
+                attempts.append(Attempt("timeout", time.perf_counter() - began,
+                                        detail=f"no whole reply within the attempt deadline of {spec.deadline_s:g} s"))
+                watch.landed("timeout", request)
+                wait = backoff(spec, number)
+                replica.failed()
             except openai.RateLimitError as exc:
                 wait = retry_after(exc) or backoff(spec, number)
                 attempts.append(Attempt("429", time.perf_counter() - began, detail=short(exc)))
+                watch.landed("429")
             except openai.APITimeoutError as exc:
                 attempts.append(Attempt("timeout", time.perf_counter() - began, detail=short(exc)))
+                watch.landed("timeout", request if _sent(exc) else None)
                 wait = backoff(spec, number)
                 replica.failed()
             except openai.APIConnectionError as exc:
                 attempts.append(Attempt("connection", time.perf_counter() - began, detail=short(exc)))
+                watch.landed("connection", request if _sent(exc) else None)
                 wait = backoff(spec, number)
                 replica.failed()
             except openai.APIStatusError as exc:
                 attempts.append(Attempt(str(exc.status_code), time.perf_counter() - began, detail=short(exc)))
+                watch.landed(str(exc.status_code))
                 if exc.status_code >= 500:
                     wait = backoff(spec, number)
                     replica.failed()
@@ -324,4 +399,5 @@ def short(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
-__all__ = ["ChatRequest", "Endpoint", "ModelCallError", "NotAnOpenAIEndpoint", "Transport", "server_failure"]
+__all__ = ["ChatRequest", "Departures", "Endpoint", "ModelCallError", "NotAnOpenAIEndpoint", "Transport",
+           "Unwatched", "server_failure"]

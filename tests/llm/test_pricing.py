@@ -142,7 +142,7 @@ async def test_ledger_total_equals_the_providers_bill(canned_server: str, tmp_pa
                         roles={"candidate": "p"})
     async with Gateway(settings, tmp_path, cache=False) as gw:
         for case in CANNED:
-            result = await gw.chat("candidate", [{"role": "user", "content": case}], GenerationConfig(max_tokens=16),
+            result = await gw.chat("candidate", [{"role": "user", "content": case}], GenerationConfig(max_tokens=5000),
                                    CallContext(stage="answer", unit_ids=("u1",)))
             assert result.cost_usd == pytest.approx(provider_bill(prices, CANNED[case]), rel=1e-12), case
         # A batch result goes through the same record path with batch=True (the batch runner's way in).

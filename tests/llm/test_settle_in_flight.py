@@ -1,7 +1,8 @@
 """Calls in flight at a kill are settled when the run resumes: reconciled from the response cache where
 their reply arrived, otherwise given an `unknown` outcome that keeps their worst case apart. From then on
 they are "possibly billed": shown apart by `examiner cost` and the report, and no longer held against the
-budget. `cancelled` outcomes (calls stopped before a reply) are read and shown apart too."""
+budget. `cancelled` outcomes (calls stopped after they were sent, before a reply) are read and shown apart
+too, and held against the budget at their worst case (they may have been billed)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def test_unknown_and_cancelled_outcomes_are_counted_apart() -> None:
     assert possibly_billed_usd(records) == pytest.approx(0.3125)
     assert [r["call_id"] for r in cancelled(records)] == ["c"] and cancelled_usd(records) == pytest.approx(0.125)
     assert known_usd(records) == pytest.approx(0.1)
-    assert spent_usd(records) == pytest.approx(0.1625), "settled calls are not held; an unsettled one is"
+    assert spent_usd(records) == pytest.approx(0.2875), "a settled unknown call is not held; the others are"
 
 
 def killed_in_flight(run_dir: Path, *, cached: bool) -> dict:
@@ -87,8 +88,9 @@ def test_resume_settles_every_call_in_flight_and_frees_its_worst_case(tmp_path: 
     assert main(["cost", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"billed: {sum(1 for r in after if r['outcome'] == 'ok' and not r['cache_hit'])} calls, ${paid:.6f}" in out
-    assert "possibly billed (killed in flight): 1 calls, up to $0.011800" in out
-    assert "cancelled before a reply: 0 calls" in out
+    assert "possibly billed (killed in flight, or sent and the reply late, cut or dropped): 1 calls, up to " \
+        "$0.011800" in out
+    assert "cancelled in flight: 0 calls" in out
     assert "in flight at a kill" not in out
 
 
@@ -111,8 +113,9 @@ def test_a_reply_that_reached_the_cache_is_reconciled_not_unknown(tmp_path: Path
 
 
 def test_cost_shows_calls_cancelled_before_a_reply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A `cancelled` outcome (what a Ctrl-C handler writes for a call it stopped): counted on its own
-    line with its worst case, neither billed nor possibly billed, and not held against a budget."""
+    """A `cancelled` outcome (what a Ctrl-C handler writes for a call it stopped after it was sent):
+    counted on its own line with its worst case, not billed, and held against a budget at that worst case
+    (the provider may have billed it)."""
     rows = [
         {"call_id": "a", "role": "judge", "stage": "judge", "outcome": STARTED, "worst_case_usd": 0.01},
         {"call_id": "a", "role": "judge", "stage": "judge", "outcome": "ok", "cache_hit": False, "cost_usd": 0.002,
@@ -125,6 +128,6 @@ def test_cost_shows_calls_cancelled_before_a_reply(tmp_path: Path, capsys: pytes
     assert main(["cost", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "billed: 1 calls, $0.002000" in out
-    assert "possibly billed (killed in flight): 0 calls" in out
-    assert "cancelled before a reply: 1 calls, up to $0.010000" in out
-    assert spent_usd(rows) == pytest.approx(0.002)
+    assert "possibly billed (killed in flight, or sent and the reply late, cut or dropped): 0 calls" in out
+    assert "cancelled in flight: 1 calls, up to $0.010000" in out
+    assert spent_usd(rows) == pytest.approx(0.012)

@@ -67,7 +67,8 @@ def test_a_reply_cached_before_the_kill_is_reconciled_once(tmp_path: Path, capsy
 
     assert main(["cost", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "possibly billed (killed in flight): 1 calls" in out and "1 not settled yet" in out
+    assert "possibly billed (killed in flight, or sent and the reply late, cut or dropped): 1 calls" in out
+    assert "1 killed in flight not settled yet" in out
     assert "torn ledger lines: 1" in out
     before = RunDir(tmp_path).read_ledger()
     assert known_usd(before) == pytest.approx(paid_total - paid["cost_usd"])
