@@ -108,3 +108,22 @@ def test_a_log_line_shows_control_characters_as_text() -> None:
                                None)
     assert RedactingFilter().filter(record)
     assert record.getMessage() == "skipped doc\\x1bc.md"
+
+
+def test_report_and_compare_print_a_hostile_target_name_as_text(tmp_path: Path, capsys) -> None:
+    """`examiner report` (the summary's lines and tables) and `examiner compare` (its Markdown on stdout) of
+    a run folder whose target is named with a terminal sequence and rich markup."""
+    from examiner.cli.main import main
+    from tests.helpers.sample_run import write_sample_run
+
+    name = "alpha" + RESET + "[bold red]X[/bold red]"
+    first = write_sample_run(tmp_path / "one", tmp_path / "corpus", targets=(name, "beta"), with_passages=True)
+    second = write_sample_run(tmp_path / "two", tmp_path / "corpus", targets=(name, "beta"), with_passages=True)
+    _plant(first / rundir.VERDICTS, "reason", RESET)  # the health check's examples quote reasons
+    assert main(["report", str(first)]) == 0
+    report = capsys.readouterr()
+    assert main(["compare", str(first), str(second)]) == 0
+    compared = capsys.readouterr()
+    assert "\\x1bc" in report.out, "a reason quoted by the health check, escaped"
+    assert "alpha\\x1bc[bold red]X[/bold red]" in compared.out
+    assert "\x1b" not in report.out + report.err + compared.out + compared.err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from examiner.core.errors import UserError
+from examiner.core.plain_text import visible_controls
 
 
 def run_judge_vs_people(args: argparse.Namespace) -> int:
@@ -15,7 +16,7 @@ def run_judge_vs_people(args: argparse.Namespace) -> int:
     if args.judgments:
         raise UserError("give a judgments file or --human-from-run RUN_DIR, not both")
     result = judge_vs_people(JudgeVsPeopleOptions(run_dir=args.human_from_run))
-    print(result.markdown)
+    print(visible_controls(result.markdown))  # it quotes answers and reasons: no terminal sequence of theirs
     if args.out:
         for name, path in result.write(args.out).items():
             print(f"{name}: {path}")

@@ -10,6 +10,7 @@ from typing import Any
 
 from examiner.cli.flags import add_command
 from examiner.core.errors import UserError
+from examiner.core.plain_text import visible_controls
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,11 +57,11 @@ def run_report(args: argparse.Namespace) -> int:
     paths = build_reports(args.run_dir, map_rounds=_rounds(args.map_rounds))
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
     for line in override_lines(report):
-        print(line)
+        print(visible_controls(line))  # lines naming targets
     from examiner.reporting.calibration_section import calibration_lines
 
     for line in calibration_lines(report.get("calibration")):  # accuracy calibrated by a labelled random sample
-        print(line)
+        print(visible_controls(line))
     for name in ("html", "md", "json", "provenance"):
         if name in paths:
             print(f"{name}: {paths[name]}")
@@ -98,9 +99,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
     result = compare_runs(CompareOptions(run_dirs=tuple(args.run_dirs), out=args.out))
     if result.markdown_path is None:
-        print(result.markdown, end="")
+        print(visible_controls(result.markdown), end="")  # target names are others' text
         return 0
     print(f"md: {result.markdown_path}\nhtml: {result.html_path}\njson: {result.json_path}")
     for line in [*result.warnings(), *result.headlines()]:
-        print(line)
+        print(visible_controls(line))
     return 0

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from examiner.cli.flags import add_command, add_config_flags, fitted_table, output_dir, print_table, settings_from_args
 from examiner.core.errors import ConfigError, UserError
+from examiner.core.plain_text import visible_controls
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -261,7 +262,7 @@ def run_chat(args: argparse.Namespace) -> int:
                 CallContext(stage="chat"),
             )
             print(f"{name} ({spec.model}) replied:")
-            print(result.text.strip() or "(empty reply)")
+            print(visible_controls(result.text.strip()) or "(empty reply)")  # the model's text: no sequence
             print(
                 f"{result.prompt_tokens} prompt + {result.completion_tokens} completion tokens "
                 f"({result.usage_source}), ${result.cost_usd:.6f}, {result.latency_s:.2f}s, "

@@ -35,8 +35,9 @@ def summarise(info: RunOutcome, run_dir: Path) -> None:
     and coverage with their intervals, the unit counts, the panel's agreement, and where the reports are.
     The figures come from report.json read through the report model (examiner.reporting.terminal)."""
     from examiner.core import rundir
+    from examiner.core.plain_text import one_line
 
-    print(f"exam {info.run_id}: {info.status} ({info.stop_reason})")
+    print(one_line(f"exam {info.run_id}: {info.status} ({info.stop_reason})"))  # a resumed folder wrote them
     report_path = run_dir / rundir.REPORT_JSON
     if report_path.exists():
         from examiner.reporting.model import ExamReport
@@ -54,11 +55,12 @@ def summarise(info: RunOutcome, run_dir: Path) -> None:
 def print_health(health: Mapping[str, Any] | None) -> None:
     """The run's health first: its status, the checks that did not pass with their examples, and the
     judge self-agreement (`examiner report` prints it after writing the reports)."""
+    from examiner.core.plain_text import visible_controls
     from examiner.reporting.model.exam import HealthSection
     from examiner.reporting.terminal import health_lines
 
     for line in health_lines(HealthSection.model_validate(health) if health else None):
-        print(line)
+        print(visible_controls(line))  # its examples quote reasons and answers
 
 
 def budget_stop_message(run_dir: Path) -> str:
