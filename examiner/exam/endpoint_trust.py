@@ -44,7 +44,8 @@ def confirmations_path() -> Path:
 def _where(spec: EndpointSpec) -> list[str]:
     """What identifies where the key goes: the URLs (credentials masked, as the run folder keeps them)
     and the variable it is read from."""
-    return [redact_url(spec.base_url or ""), *map(redact_url, spec.replicas), f"${spec.api_key_env}"]
+    urls = [spec.base_url or "", *spec.replicas]
+    return [*(redact_url(url) or "" for url in urls), f"${spec.api_key_env}"]
 
 
 def _fingerprint(run_dir: Path, name: str, spec: EndpointSpec) -> str:
