@@ -14,6 +14,7 @@ unit ids are content hashes, so two runs over the same corpus share their units.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from examiner.reporting.model.compare import PairedSection, PairedSubgroup
 from examiner.reporting.run_reader import RunData
 from examiner.reporting.topics import cluster_names
 from examiner.reporting.writer import cell
-from examiner.stats.paired import compare_paired, paired_subgroups
+from examiner.stats.paired import compare_paired, margin_text, paired_subgroups
 
 OUTCOME: dict[str, int] = {"correct": 1, "incorrect": 0}
 """A covered unit's outcome; every other status (unanswered, uncovered) is None."""
@@ -142,7 +143,13 @@ def headline(section: PairedSection) -> str:
             f"cluster p {_p(section.clustered_test.p_value)}, power {cell(section.power.achieved, 2)} "
             f"(detectable at {round(section.power.target_power * 100)}%: "
             f"{cell(section.power.minimum_detectable_effect)}; "
-            f"{section.n_units} units, {section.n_documents} {section.top_stage}{small})")
+            f"{section.n_units} units, {section.n_documents} {section.top_stage}{small}); "
+            f"smallest margin these runs can support: {margin_text(gate_margin(section))}")
+
+
+def gate_margin(section: PairedSection) -> float:
+    """The smallest margin `examiner gate` could pass on this pair's units (nan when unknown)."""
+    return math.nan if section.smallest_margin is None else section.smallest_margin
 
 
 PAIRED_HEADER = ["A", "B", "units", "documents", "accuracy B - A [95% CI]", "coverage B - A [95% CI]",

@@ -51,6 +51,8 @@ __all__ = [
     "compare_paired",
     "paired_subgroups",
     "non_inferiority",
+    "smallest_margin",
+    "margin_text",
 ]
 
 Outcome = int | bool | None
@@ -114,6 +116,26 @@ class PairedComparison(Figures):
     small_sample: bool
     n_resamples: int
     seed: int
+    smallest_margin: float = math.nan
+    """How far the one-sided (1 - alpha) lower bound lies below the measured difference: a NEW measured
+    as good as BASE passes `examiner gate` only at a margin above it (see `smallest_margin`)."""
+
+
+def smallest_margin(difference: float, lower_bound: float) -> float:
+    """The smallest non-inferiority margin a sample supports: the distance of the one-sided lower bound
+    below the measured difference. Below it even a run held against itself (difference 0) cannot pass, since
+    its bound then lies at -smallest_margin; it shrinks only with more units and documents. nan when
+    either figure is."""
+    gap = difference - lower_bound
+    return float(max(gap, 0.0)) if math.isfinite(gap) else math.nan
+
+
+def margin_text(value: float) -> str:
+    """`0.021`: the smallest margin rounded up to three decimals, so that the printed margin passes
+    where the exact one would (the gate passes strictly above it)."""
+    if not math.isfinite(value):
+        return "n/a"
+    return f"{math.floor(value * 1000 + 1e-9) / 1000 + 0.001:.3f}"
 
 
 def _as_arrays(a: Sequence[Outcome], b: Sequence[Outcome]) -> np.ndarray:
@@ -233,6 +255,10 @@ def compare_paired(
         acc_draws, g, n, level, two_stage,
     )
     coverage = _estimate(cov_diff, cov_var, cov_unit_var, coverage_floor, cov_draws, g, n, level, two_stage)
+    one_sided = accuracy if math.isclose(level, 1 - 2 * alpha) else _estimate(
+        acc_diff, acc_var, acc_unit_var, agresti_min_variance(test.a_only, test.b_only, test.both_covered),
+        acc_draws, g, n, 1 - 2 * alpha, two_stage,
+    )  # the bound `examiner gate` decides on at level 1 - alpha: the same draws, so the same bound
     se = accuracy.standard_error
     df = max(g.n_documents - 1, 1)
     statistic = acc_diff / se if se > 0 else (0.0 if acc_diff == 0 or math.isnan(acc_diff) else math.copysign(math.inf, acc_diff))
@@ -270,6 +296,7 @@ def compare_paired(
         small_sample=small,
         n_resamples=0 if small else n_resamples,
         seed=seed,
+        smallest_margin=smallest_margin(acc_diff, one_sided.low),
     )
 
 
@@ -370,14 +397,28 @@ class NonInferiority(Figures):
     small_sample: bool
     n_units: int
     n_documents: int
+    smallest_margin: float = math.nan
+    """The smallest margin these runs support (module function `smallest_margin`): a NEW measured as
+    good as BASE passes only above it, a run held against itself included."""
+
+    @property
+    def below_smallest(self) -> bool:
+        """True when the margin asked for is one even NEW = BASE could not pass on this sample."""
+        return math.isfinite(self.smallest_margin) and self.margin <= self.smallest_margin
 
     def line(self) -> str:
-        """One line for a CI log."""
+        """One line for a CI log; it names the smallest margin these runs support, and says so when the
+        margin asked for lies below it."""
         verdict = "PASS" if self.passed else "FAIL"
+        hint = ""
+        if not self.passed and self.below_smallest:
+            hint = (f"; margin {self.margin:.3f} is not above the smallest these runs can support: a NEW "
+                    "measured as good as BASE fails it too (more units and documents lower it)")
         return (
             f"{verdict}: new - base = {self.difference:+.3f}, one-sided {1 - self.alpha:.0%} lower bound "
             f"{self.lower_bound:+.3f} vs margin -{self.margin:.3f}; power {self.power:.2f} "
-            f"({self.n_units} units, {self.n_documents} documents{', small sample' if self.small_sample else ''})"
+            f"({self.n_units} units, {self.n_documents} documents{', small sample' if self.small_sample else ''}); "
+            f"smallest margin these runs can support: {margin_text(self.smallest_margin)}{hint}"
         )
 
 
@@ -418,4 +459,5 @@ def non_inferiority(
         small_sample=d.small_sample,
         n_units=result.n_units,
         n_documents=result.n_documents,
+        smallest_margin=smallest_margin(d.estimate, d.low),
     )

@@ -88,3 +88,32 @@ def test_compare_prints_the_paired_headline_and_writes_the_section(run_dir: Path
     assert all(re.fullmatch(r"\w[\w ,'-]* \[r1-c\d+-\w+\]", t) for t in topics), topics  # key terms, then the id
     assert main(["compare", str(run_dir)]) == 0
     assert f"- {lines[3]}" in capsys.readouterr().out
+
+
+def test_gate_against_itself_passes_at_the_printed_smallest_margin_and_fails_below(
+        run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The 4-document handbook cannot support a margin of 0.01: the line says which it can, the gate
+    passes at that margin and fails 0.001 below it with the hint; --json carries the figure."""
+    base = ["gate", str(run_dir), str(run_dir), "--target", "strong"]
+    assert main([*base, "--margin", "0.01"]) == 1
+    line = capsys.readouterr().out.strip()
+    match = re.search(r"smallest margin these runs can support: (\d\.\d{3})", line)
+    assert match and "a NEW measured as good as BASE fails it too" in line
+    smallest = float(match.group(1))
+    assert smallest > 0.01
+    assert main([*base, "--margin", f"{smallest:.3f}"]) == 0
+    assert "fails it too" not in capsys.readouterr().out
+    assert main([*base, "--margin", f"{smallest - 0.001:.3f}", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert smallest - 0.001 <= data["smallest_margin"] < smallest
+
+
+def test_compare_prints_and_writes_the_smallest_margin(run_dir: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cmp.md"
+    assert main(["compare", str(run_dir), "--out", str(out)]) == 0
+    headline = capsys.readouterr().out.splitlines()[3]
+    match = re.search(r"smallest margin these runs can support: (\d\.\d{3})", headline)
+    assert match
+    section = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))["paired"][0]
+    assert float(match.group(1)) - 0.001 <= section["smallest_margin"] < float(match.group(1))

@@ -11,7 +11,7 @@ from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from examiner.stats.paired import compare_paired, mcnemar_exact, non_inferiority, paired_subgroups
+from examiner.stats.paired import compare_paired, margin_text, mcnemar_exact, non_inferiority, paired_subgroups
 
 
 def table_units(both: int, a_only: int, b_only: int, neither: int) -> tuple[list[int], list[int]]:
@@ -194,3 +194,41 @@ def test_small_sample_differences_and_subgroups_are_clipped_to_minus_one_one() -
     for row in paired_subgroups(a, b, docs, ["x"] * 5 + ["y"] * 4):
         assert -1.0 <= row.low <= row.difference <= row.high <= 1.0
     assert max(r.high for r in paired_subgroups(a, b, docs, ["x"] * 5 + ["y"] * 4)) == 1.0
+
+
+def test_a_run_against_itself_on_12_documents_supports_the_agresti_min_t_margin_only() -> None:
+    """87 units in 12 documents, held against themselves: the bound is the small-sample t bound with the
+    Agresti-Min standard error 1 / (n + 2), so the smallest margin is t(0.95, 11) / 89 = 0.0202 (scipy,
+    computed here independently); the gate passes just above it, fails at 0.02 and says why."""
+    outcomes = [1, 1, 0, 1, 0, 1, 1] * 12 + [1, 0, 1]
+    documents = [i % 12 for i in range(len(outcomes))]
+    expected = float(sps.t.ppf(0.95, 11)) / (len(outcomes) + 2)
+    at_02 = non_inferiority(outcomes, outcomes, documents, margin=0.02)
+    assert at_02.smallest_margin == pytest.approx(expected, rel=1e-9) and expected > 0.02
+    assert not at_02.passed and at_02.below_smallest
+    assert "smallest margin these runs can support: 0.021" in at_02.line()
+    assert "a NEW measured as good as BASE fails it too" in at_02.line()
+    printed = float(margin_text(at_02.smallest_margin))
+    passing = non_inferiority(outcomes, outcomes, documents, margin=printed)
+    assert passing.passed and not passing.below_smallest and "fails it too" not in passing.line()
+    below = non_inferiority(outcomes, outcomes, documents, margin=printed - 0.001)
+    assert not below.passed and below.below_smallest
+
+
+def test_the_smallest_margin_is_the_gap_to_the_one_sided_bound_in_compare_and_gate() -> None:
+    """compare_paired's smallest margin is the gate's (same draws, one-sided 95 %), the difference minus
+    the two-sided 90 % interval's low end; a worse NEW that fails above it gets no hint."""
+    base, new, docs = clustered_pair(6, documents=50)
+    decision = non_inferiority(base, new, docs, margin=0.05, seed=2)
+    compared = compare_paired(base, new, docs, seed=2)
+    ninety = compare_paired(base, new, docs, level=0.90, seed=2).accuracy_difference
+    assert compared.smallest_margin == pytest.approx(decision.smallest_margin)
+    assert decision.smallest_margin == pytest.approx(ninety.estimate - ninety.low)
+    worse = non_inferiority(base, [0] * len(base), docs, margin=0.5, seed=2)
+    assert not worse.passed and not worse.below_smallest and "fails it too" not in worse.line()
+
+
+@pytest.mark.parametrize(("value", "text"), [(0.0202, "0.021"), (0.02, "0.021"), (0.0, "0.001"),
+                                             (math.nan, "n/a")])
+def test_the_printed_smallest_margin_is_rounded_up_past_the_bound(value: float, text: str) -> None:
+    assert margin_text(value) == text

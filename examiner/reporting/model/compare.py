@@ -156,6 +156,10 @@ class PairedSection(Section):
     seed: int
     false_discovery_rate: float
     subgroups: list[PairedSubgroup]
+    smallest_margin: Figure = None
+    """The smallest margin `examiner gate` could pass on these units at its default level (one-sided 95 %):
+    how far the one-sided lower bound lies below the difference; even NEW = BASE fails a margin at or
+    below it (absent in comparisons written before it)."""
 
 
 class CompareReport(Section):
