@@ -6,6 +6,7 @@ from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.prompting.meta_blocks import assessment_text, item_block, transcript_text
 from examiner.core.assessments import Assessment, MetaItem, Turn
 from examiner.core.labels import Unscored, call_failed
+from examiner.core.passed_text import cut_passed
 from examiner.llm import CallContext, Gateway, GenerationConfig, ModelCallError
 
 STATEMENT_WORDS = 200
@@ -26,9 +27,10 @@ async def answer(gateway: Gateway, endpoint: str | None, item: MetaItem, side: s
                  other: Assessment, turns: list[Turn], question: str, *, round: int,
                  max_words: int = STATEMENT_WORDS) -> str | Unscored:
     """The debater's statement for this round (plain text), or Unscored when the call failed."""
-    messages = TURN.render(item=item_block(item), side=side, own=assessment_text(own),
-                           other=assessment_text(other), transcript=transcript_text(turns), question=question,
-                           max_words=max_words)
+    cap = gateway.settings.max_passed_chars  # what models wrote goes in cut to this (core/passed_text.py)
+    messages = TURN.render(item=item_block(item, limit=cap), side=side, own=assessment_text(own, limit=cap),
+                           other=assessment_text(other, limit=cap), transcript=transcript_text(turns, limit=cap),
+                           question=cut_passed(question, cap), max_words=max_words)
     try:
         result = await gateway.chat(
             CARD.role, messages, TURN.config(max_words),

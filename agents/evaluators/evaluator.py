@@ -54,7 +54,8 @@ CARD = AgentCard(agent="evaluators", name="evaluator", role="evaluator", prompts
 async def assess(gateway: Gateway, endpoint: str, item: MetaItem, *, max_words: int = EXPLANATION_WORDS) -> Assessment:
     """Ask evaluator `endpoint` for its judgment of `item`; unparseable or failed calls are marked, never guessed."""
     prompt = PROMPTS[item.kind]
-    messages = prompt.render(item=item_block(item), max_words=max_words)
+    cap = gateway.settings.max_passed_chars  # what models wrote goes in cut to this (core/passed_text.py)
+    messages = prompt.render(item=item_block(item, limit=cap), max_words=max_words)
     try:
         result = await gateway.chat(
             CARD.role, messages, prompt.config(max_words),

@@ -12,6 +12,7 @@ from examiner.agents.aliases import UnitAliases
 from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.choices import list_of, one_of
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
+from examiner.agents.prompting.passing import passed
 
 
 class Question(BaseModel):
@@ -75,7 +76,8 @@ async def write_probe(
 ) -> CallResult[Question]:
     """Ask for a narrower follow-up on the units an answer left uncovered."""
     aliases = UnitAliases.of(units)
-    messages = PROBE.render(question=question, answer=answer, units=aliases.block(units), max_words=max_words)
+    messages = PROBE.render(question=question, answer=passed(gateway, answer), units=aliases.block(units),
+                             max_words=max_words)
     return await _ask(gateway, PROBE, messages, aliases, CallContext(stage="probe", round=round, unit_ids=aliases.ids,
                                                               hints=aliases.hint))
 

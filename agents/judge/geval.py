@@ -14,6 +14,7 @@ from dataclasses import replace
 from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.judge.geval_math import GEvalScore, allowed_scores, expected_from_logprobs, mean_of_samples
 from examiner.llm import CallContext, Gateway, GenerationConfig
+from examiner.agents.prompting.passing import passed
 
 ROLE = "geval"
 DEFAULT_SAMPLES = 20
@@ -118,6 +119,6 @@ async def geval_score(
     """G-Eval score of `text` (given its `source`) on `criterion`, 1..scale."""
     steps = await evaluation_steps(gw, task=task, criterion=criterion, endpoint=endpoint)
     messages = SCORE.render(task=task, criterion=criterion, steps=steps, source=source or "(none)",
-                            text=text, scale=scale, form_label=form_label)
+                            text=passed(gw, text), scale=scale, form_label=form_label)
     return await form_fill(gw, messages, scale=scale, stage="score", n=n, use_logprobs=use_logprobs,
                            item_id=item_id, endpoint=endpoint)

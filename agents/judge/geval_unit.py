@@ -12,6 +12,7 @@ from examiner.agents.judge.geval_math import GEvalScore
 from examiner.agents.prompting import unit_block
 from examiner.agents.prompting.geval_exam import AGREEMENT_SCALE, GEVAL_CRITERION, GEVAL_TASK
 from examiner.llm import Gateway
+from examiner.agents.prompting.passing import passed
 
 AGREEMENT = Prompt.of("geval_unit", "task", "criterion", "steps", "question", "unit", "answer",
                       generation=FORM_GENERATION)
@@ -38,6 +39,6 @@ async def unit_agreement(
 ) -> GEvalScore:
     """The expected 1-5 agreement of `answer` with the reference `unit` (id, text)."""
     messages = AGREEMENT.render(task=GEVAL_TASK, criterion=GEVAL_CRITERION, steps=steps,
-                                question=question, unit=unit_block([unit]), answer=answer)
+                                question=question, unit=unit_block([unit]), answer=passed(gw, answer))
     return await form_fill(gw, messages, scale=AGREEMENT_SCALE, stage="exam_unit", n=n, round=round,
                            unit_ids=(unit[0],), endpoint=endpoint)

@@ -16,6 +16,7 @@ from examiner.agents.parsing import parse_score_line, verdict_from_scores
 from examiner.agents.prompting.fence import Markup, fenced
 from examiner.core.labels import Preference, Preferred, Unscored
 from examiner.llm import CallContext, Gateway, GenerationConfig
+from examiner.agents.prompting.passing import passed
 
 ROLE = "pairwise"
 GRADE_ONLY_MAX_TOKENS = 12
@@ -95,7 +96,8 @@ async def judge_pair(
     `structured=True` asks for the grades as a JSON object (scores first, then the reason) instead of
     the text line: same judgment, but an endpoint with constrained decoding cannot break the format.
     """
-    messages = pairwise_messages(instruction, answer_1, answer_2, reference, grade_only, structured)
+    messages = pairwise_messages(instruction, passed(gw, answer_1), passed(gw, answer_2), reference, grade_only,
+                                 structured)
     context = CallContext(stage="grade" if grade_only else "explain", item_id=item_id)
     if structured:
         schema = PairGrades if grade_only else PairGradesReason

@@ -17,6 +17,7 @@ from examiner.agents.prompting import unit_block
 from examiner.core.contract import Mark
 from examiner.core.labels import Unscored, Verdict
 from examiner.llm import CallContext, Gateway, GenerationConfig
+from examiner.agents.prompting.passing import passed
 
 ROLE = "judge"
 
@@ -42,7 +43,8 @@ async def score_with_reference(
     max_tokens: int = 256,
 ) -> ReferenceScore:
     """Grade `response` against `reference` on 1..scale."""
-    messages = SCORE.render(instruction=instruction, response=response, reference=reference, scale=scale)
+    messages = SCORE.render(instruction=instruction, response=passed(gw, response), reference=passed(gw, reference),
+                            scale=scale)
     result = await gw.chat(CARD.role, messages, replace(SCORE.config(), max_tokens=max_tokens),
                            CallContext(stage="reference_score", item_id=item_id), endpoint=endpoint)
     score, reason, error = parse_single_score(result.text, 1, scale)
@@ -84,7 +86,8 @@ async def label_units_with_revision(
 ) -> dict[str, Mark[Verdict]]:
     """A mark per unit: the judge's label, or unscored (with why) for a unit it skipped or for every unit
     when its reply did not parse. Verdicts naming other ids are dropped."""
-    messages = UNITS.render(question=question, answer=answer, revised=revised, units=unit_block(units))
+    messages = UNITS.render(question=question, answer=passed(gw, answer), revised=passed(gw, revised),
+                            units=unit_block(units))
     result = await gw.chat(CARD.role, messages, UNITS.config(),
                            CallContext(stage="reviseval_units", round=round, unit_ids=tuple(u for u, _ in units)),
                            schema=UnitVerdicts, endpoint=endpoint)

@@ -17,6 +17,7 @@ from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 from examiner.llm.structured import parse_structured
+from examiner.agents.prompting.passing import passed
 
 Label = Literal["correct", "incorrect", "unrelated"]
 
@@ -132,7 +133,7 @@ async def _judge_call(gateway: Gateway, question: str, answer: str, references: 
     """One call of the Ref-Eval judge's prompt with `config` (the units under short names) and the
     aliases that map its names back to unit ids: what every way of asking the judge shares."""
     aliases = UnitAliases.of(references)
-    messages = JUDGE.render(question=question, answer=answer, units=aliases.block(references),
+    messages = JUDGE.render(question=question, answer=passed(gateway, answer), units=aliases.block(references),
                             incorrect_words=REASON_WORDS["incorrect"])
     result = await gateway.chat(
         CARD.role, messages, config,
@@ -167,7 +168,7 @@ async def judge_without_reference(
 ) -> CallResult[AnswerVerdict]:
     """One verdict for the answer from the judge's own knowledge (no reference text shown)."""
     return await gateway.chat(
-        CARD.role, JUDGE_NOREF.render(question=question, answer=answer), JUDGE_NOREF.config(),
+        CARD.role, JUDGE_NOREF.render(question=question, answer=passed(gateway, answer)), JUDGE_NOREF.config(),
         CallContext(stage="judge_noref", round=round, unit_ids=tuple(unit_ids)), schema=AnswerVerdict, endpoint=endpoint,
     )
 

@@ -87,7 +87,8 @@ CARD = AgentCard(agent="meta_judge", name="meta-judge", role=ROLE, prompts=(JDEV
 async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessment, *,
                  endpoint: str | None = None, max_words: int = REASONING_WORDS, seed: int | None = None) -> JDEvalReply:
     """Tagged JDEval reply: own decision first, then the better assistant (rules stated in the prompt)."""
-    messages = JDEVAL.render(item=item_block(item), assessments=assessments_block(a1, a2),
+    cap = gateway.settings.max_passed_chars  # what models wrote goes in cut to this (core/passed_text.py)
+    messages = JDEVAL.render(item=item_block(item, limit=cap), assessments=assessments_block(a1, a2, limit=cap),
                              choices=choices_text(item), max_words=max_words)
     try:
         result = await gateway.chat(CARD.role, messages, replace(JDEVAL.config(max_words), seed=seed),
@@ -108,7 +109,8 @@ async def jdeval(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessmen
 async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: str | None = None,
                    max_words: int = REASONING_WORDS) -> JDIReply | Unscored:
     own_what = f"decision ({choices_text(item)})" if item.kind != "individual" else "score of the text (1-5)"
-    messages = JDEVAL_I.render(item=item_block(item), assessment=assessment_text(a), own_what=own_what,
+    cap = gateway.settings.max_passed_chars  # what models wrote goes in cut to this (core/passed_text.py)
+    messages = JDEVAL_I.render(item=item_block(item, limit=cap), assessment=assessment_text(a, limit=cap), own_what=own_what,
                                max_words=max_words)
     return await schema_reply(gateway, CARD.role, messages, JDEVAL_I.config(max_words),
                               CallContext(stage="jdeval_i", item_id=item.id), JDIReply, endpoint)
@@ -117,7 +119,8 @@ async def jdeval_i(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint:
 async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpoint: str | None = None,
                        max_branches: int = MAX_BRANCHES) -> list[str] | Unscored:
     """Sub-criteria chosen by the meta-judge (blank and duplicate ones dropped, at most `max_branches`)."""
-    messages = BSM_BRANCH.render(item=item_block(item), assessment=assessment_text(a), max_branches=max_branches)
+    cap = gateway.settings.max_passed_chars  # what models wrote goes in cut to this (core/passed_text.py)
+    messages = BSM_BRANCH.render(item=item_block(item, limit=cap), assessment=assessment_text(a, limit=cap), max_branches=max_branches)
     reply = await schema_reply(gateway, CARD.role, messages, BSM_BRANCH.config(max_branches),
                                CallContext(stage="bsm_branch", item_id=item.id, hints={"max_branches": max_branches}),
                                Branches, endpoint)
@@ -133,7 +136,8 @@ async def bsm_branches(gateway: Gateway, item: MetaItem, a: Assessment, *, endpo
 
 async def bsm_solve(gateway: Gateway, item: MetaItem, a: Assessment, criterion: str, *,
                     endpoint: str | None = None, max_words: int = REASONING_WORDS) -> BranchScore | Unscored:
-    messages = BSM_SOLVE.render(item=item_block(item), assessment=assessment_text(a), criterion=criterion,
+    cap = gateway.settings.max_passed_chars  # what models wrote goes in cut to this (core/passed_text.py)
+    messages = BSM_SOLVE.render(item=item_block(item, limit=cap), assessment=assessment_text(a, limit=cap), criterion=criterion,
                                 max_words=max_words)
     return await schema_reply(gateway, CARD.role, messages, BSM_SOLVE.config(max_words),
                               CallContext(stage="bsm_solve", item_id=item.id, hints={"criterion": criterion}),

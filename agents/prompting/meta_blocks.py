@@ -18,19 +18,22 @@ import re
 
 from examiner.core.assessments import Assessment, Decision, MetaItem, Turn, labels_for
 from examiner.core.labels import Preference, preference_to_answer, preference_to_assistant
+from examiner.core.passed_text import cut_passed
 from examiner.agents.prompting.fence import Markup, escape, fenced, lines, one_line, tagged
 
 JDEVAL_TAGS = ("answer_reasoning", "better_answer", "assistant_reasoning", "better_assistant")
 
 
-def item_block(item: MetaItem) -> Markup:
+def item_block(item: MetaItem, *, limit: int) -> Markup:
+    """The item's sections; its outputs (texts models wrote) cut to `limit` characters
+    (examiner.core.passed_text)."""
     if item.kind == "pairwise":
-        return lines([fenced("instruction", item.instruction), fenced("output_1", item.output_1),
-                      fenced("output_2", item.output_2)])
+        return lines([fenced("instruction", item.instruction), fenced("output_1", cut_passed(item.output_1, limit)),
+                      fenced("output_2", cut_passed(item.output_2, limit))])
     if item.kind == "individual":
         task = [fenced("task", item.instruction)] if item.instruction else []
-        return lines([*task, fenced("text", item.text)])
-    return lines([fenced("question", item.instruction), fenced("answer", item.text),
+        return lines([*task, fenced("text", cut_passed(item.text, limit))])
+    return lines([fenced("question", item.instruction), fenced("answer", cut_passed(item.text, limit)),
                   fenced("reference", item.reference)])
 
 
@@ -41,28 +44,29 @@ def decision_text(decision: Decision | None) -> str:
     return str(decision)
 
 
-def assessment_text(a: Assessment) -> Markup:
+def assessment_text(a: Assessment, *, limit: int) -> Markup:
+    """An evaluator's decision and its explanation (on one line, cut to `limit` characters)."""
     head = (f"Score: {a.score:g}" if a.score is not None and a.decision is None
             else f"Decision: {escape(decision_text(a.decision))}")
-    return Markup(f"{head}\nExplanation: {escape(one_line(a.explanation))}")
+    return Markup(f"{head}\nExplanation: {escape(one_line(cut_passed(a.explanation, limit)))}")
 
 
-def assessments_block(a1: Assessment, a2: Assessment) -> Markup:
-    return Markup(f"<assistant_1>\n{assessment_text(a1)}\n</assistant_1>\n"
-                  f"<assistant_2>\n{assessment_text(a2)}\n</assistant_2>")
+def assessments_block(a1: Assessment, a2: Assessment, *, limit: int) -> Markup:
+    return Markup(f"<assistant_1>\n{assessment_text(a1, limit=limit)}\n</assistant_1>\n"
+                  f"<assistant_2>\n{assessment_text(a2, limit=limit)}\n</assistant_2>")
 
 
 def choices_text(item: MetaItem) -> str:
     return ", ".join(decision_text(label) for label in labels_for(item.kind))
 
 
-def transcript_text(turns: list[Turn]) -> Markup:
+def transcript_text(turns: list[Turn], *, limit: int) -> Markup:
     """The debate so far, one `<turn round="N" speaker="...">statement</turn>` line per statement, the
-    statement escaped and on one line ('(none yet)' before the first question)."""
+    statement cut to `limit` characters, escaped and on one line ('(none yet)' before the first question)."""
     if not turns:
         return Markup("(none yet)")
     names = {"referee": "Referee", "assistant_1": "Assistant1", "assistant_2": "Assistant2"}
-    return lines(tagged("turn", one_line(t.text), round=t.round, speaker=names[t.speaker])
+    return lines(tagged("turn", one_line(cut_passed(t.text, limit)), round=t.round, speaker=names[t.speaker])
                  for t in turns if t.kind != "unparseable")
 
 

@@ -61,8 +61,9 @@ async def referee(gateway: Gateway, item: MetaItem, a1: Assessment, a2: Assessme
     forced = round >= max_rounds
     note = ("This is the last round: give your verdict now (action 'verdict')." if forced
             else "Give your verdict now, or ask one question to both assistants.")
-    messages = TURN.render(item=item_block(item), assessments=assessments_block(a1, a2),
-                           transcript=transcript_text(turns), round=round, max_rounds=max_rounds, round_note=note,
+    cap = gateway.settings.max_passed_chars  # what models wrote goes in cut to this (core/passed_text.py)
+    messages = TURN.render(item=item_block(item, limit=cap), assessments=assessments_block(a1, a2, limit=cap),
+                           transcript=transcript_text(turns, limit=cap), round=round, max_rounds=max_rounds, round_note=note,
                            max_words=max_words)
     schema: type[RefereeTurn | RefereeVerdict] = RefereeVerdict if forced else RefereeTurn
     return await schema_reply(gateway, CARD.role, messages, TURN.config(max_words),

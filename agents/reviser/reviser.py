@@ -14,6 +14,7 @@ from examiner.agents.prompting import unit_block
 from examiner.agents.prompting.fence import Markup, fenced
 from examiner.core.labels import Unscored
 from examiner.llm import CallContext, Gateway, GenerationConfig
+from examiner.agents.prompting.passing import passed
 
 ROLE = "reviser"
 GENERATION = GenerationConfig(max_tokens=768)
@@ -47,8 +48,9 @@ async def revise(
 ) -> str | Unscored:
     """The response-adapted reference for `response` (guided by `guidance` when given), or Unscored
     when the reviser returned nothing usable (no judgment can follow)."""
+    response = passed(gw, response)
     if guidance is not None:
-        messages = REVISE_GUIDED.render(instruction=instruction, response=response, guidance=guidance,
+        messages = REVISE_GUIDED.render(instruction=instruction, response=response, guidance=passed(gw, guidance),
                                         rubric_line=_rubric_line(rubric))
     else:
         messages = REVISE.render(instruction=instruction, response=response, rubric_line=_rubric_line(rubric))
@@ -68,7 +70,7 @@ async def revise_with_units(
     max_tokens: int = GENERATION.max_tokens,
 ) -> str | Unscored:
     """Exam mode: the answer corrected against the reference units (the units act as the rubric)."""
-    messages = REVISE_UNITS.render(question=question, answer=answer, units=unit_block(units))
+    messages = REVISE_UNITS.render(question=question, answer=passed(gw, answer), units=unit_block(units))
     result = await gw.chat(CARD.role, messages, replace(GENERATION, max_tokens=max_tokens),
                            CallContext(stage="exam_revise", round=round, unit_ids=tuple(u for u, _ in units)),
                            endpoint=endpoint)

@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from examiner.core.errors import ConfigError
+from examiner.core.passed_text import DEFAULT_MAX_PASSED_CHARS, MIN_PASSED_CHARS
 
 PROVIDERS = ("openai", "local", "simulated")
 """`openai`: any OpenAI-compatible HTTP endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio);
@@ -349,6 +350,10 @@ class Settings(BaseModel):
     """SQLite file of unit and answer embeddings shared between runs (`--embedding-cache FILE`): a new run
     on a corpus an earlier run embedded loads its vectors instead of embedding them again (keys are sha256
     of model and text, so runs on other texts or models never collide). None: `<run>/embeddings.sqlite`."""
+    max_passed_chars: int = Field(DEFAULT_MAX_PASSED_CHARS, ge=MIN_PASSED_CHARS)
+    """Most characters of one model's text (a target's answer, a judge's reason, a revision, a debate
+    statement) put into another model's prompt; a longer text is cut there and ends with the marker
+    `[... cut by examiner: N of M characters shown]` (examiner.core.passed_text), and reports count the cuts."""
     exam: ExamSettings = Field(default_factory=ExamSettings)
     """Knobs of the Ref-Eval exam."""
     judge_panel: list[str] = Field(default_factory=list)

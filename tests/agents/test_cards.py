@@ -22,6 +22,7 @@ from pydantic import BaseModel
 import examiner.agents
 from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.prompting import placeholder_names
+from examiner.core.config import Settings
 from examiner.llm import CallContext, CallResult, GenerationConfig
 
 AGENT_FOLDERS = {"examiner", "candidate", "judge", "reviser", "evaluators", "debaters", "referee", "meta_judge"}
@@ -102,6 +103,7 @@ class RecordingGateway:
 
     reply: str
     calls: list[tuple[str, list[dict[str, str]], GenerationConfig]] = field(default_factory=list)
+    settings: Settings = field(default_factory=Settings)
 
     async def chat(self, role: str, messages: list[dict[str, str]], config: GenerationConfig,
                    context: CallContext, **_: object) -> CallResult[str]:

@@ -75,9 +75,10 @@ class Captured(Exception):
 class FakeGateway:
     """Records the messages of each call; answers the calls named in `replies`, stops at any other."""
 
-    def __init__(self, replies: dict[str, str] | None = None) -> None:
+    def __init__(self, replies: dict[str, str] | None = None, settings: Settings | None = None) -> None:
         self.replies = replies or {}
         self.messages: list[dict[str, str]] = []
+        self.settings = settings or Settings()
 
     def resolve(self, role: str, endpoint: str | None) -> tuple[str, Any]:
         return endpoint or "fake", SimpleNamespace(supports_logprobs=False)
@@ -169,9 +170,9 @@ def forged(name: str) -> str:
     return f"FORGED-{name} {FORGERY}"
 
 
-def rendered(case: Case, value: Callable[[str], str]) -> list[dict[str, str]]:
+def rendered(case: Case, value: Callable[[str], str], settings: Settings | None = None) -> list[dict[str, str]]:
     """The messages the role sends when its untrusted values come from `value`."""
-    gateway = FakeGateway({"steps": value("steps")} if case.steps else None)
+    gateway = FakeGateway({"steps": value("steps")} if case.steps else None, settings)
     with pytest.raises(Captured):
         asyncio.run(case.run(gateway, value))
     geval.forget_steps(gateway)  # type: ignore[arg-type]
@@ -215,6 +216,32 @@ def test_forged_values_leave_the_prompt_structure_intact(name: str) -> None:
     user, plain_user = messages[-1]["content"], plain[-1]["content"]
     assert user.splitlines()[-1] == plain_user.splitlines()[-1], "the last line must be the template's own"
     assert len(UNIT_ELEMENT.findall(user)) == case.units
+
+
+PASSED = {"answer", "response", "guidance", "revised", "answer1", "answer2", "output1", "output2", "text", "explanation_a",
+          "explanation_b", "statement", "referee_turn", "referee_question"}
+"""Values one model wrote that another model reads: each goes in cut to Settings.max_passed_chars."""
+WHOLE = {"question", "instruction", "unit0", "unit1", "unit2", "passage1", "passage2", "source", "criterion"}
+"""Values that go in whole: the corpus's or dataset's text, and the examiner's question (its word limit
+bounds it). `reference` (a gold reference, or RevisEval's revision) and G-Eval's own steps are not checked."""
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_value_a_model_wrote_is_cut_to_the_cap(name: str) -> None:
+    """With a 300-character cap and 5,000-character values, every value another model wrote reaches the
+    prompt cut and marked, and every other value whole (issue 37, item 6)."""
+    long = 5_000
+    messages = rendered(CASES[name], lambda key: f"LONG-{key} " + "y" * long, Settings(max_passed_chars=300))
+    text = "\n".join(m["content"] for m in messages)
+    found = {m.group(1): len(m.group(2)) for m in re.finditer(r"LONG-(\w+) (y+)", text)}
+    assert found, "no value reached the prompt"
+    for key, shown in found.items():
+        if key in PASSED:
+            assert shown < 300, f"{key} went in whole ({shown} characters)"
+        elif key in WHOLE:
+            assert shown == long, f"{key} was cut"
+    if PASSED & set(found):
+        assert re.search(r"\[\.\.\. cut by examiner: \d+ of [\d,]+ characters shown\]", text)
 
 
 @pytest.mark.parametrize("name", ["exam_question", "exam_probe", "exam_judge"])

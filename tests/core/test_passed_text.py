@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from examiner.core.passed_text import count_cut, cut_passed
+import pytest
+
+from examiner.core.config import Settings, validate_settings
+from examiner.core.errors import ConfigError
+from examiner.core.passed_text import DEFAULT_MAX_PASSED_CHARS, count_cut, cut_passed
 
 
 def test_a_text_within_the_cap_passes_as_it_is() -> None:
@@ -20,3 +24,9 @@ def test_a_longer_text_keeps_its_start_and_says_how_much_was_shown() -> None:
     assert marker == f"[... cut by examiner: {len(head):,} of 400,000 characters shown]"
     assert count_cut([text, "short", text], 12_000) == 2
 
+
+def test_the_setting_has_a_default_and_a_floor() -> None:
+    assert Settings().max_passed_chars == DEFAULT_MAX_PASSED_CHARS
+    assert Settings().merged({"max_passed_chars": 500}).max_passed_chars == 500
+    with pytest.raises(ConfigError):
+        validate_settings({"max_passed_chars": 10})
