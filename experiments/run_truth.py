@@ -27,11 +27,20 @@ Three parts, each on the simulated backend:
 6. A total outage: the endpoint's server is stopped while the run is under way and started again at the
    same address 10 s later (every replica down; the endpoint's three attempts with back-off from 0.5 s do
    not outlast it); the run's status and exit code, then a resume, its status and outcome differences.
+7. Replies that go wrong on the way (`--part billing` runs only this part): a server that bills every
+   reply it makes (tests/helpers/billing_server.py) sends 30 % late (past the client's timeout), 10 % cut
+   (HTTP 200, JSON body cut short), 5 % dropped after the request was read and 5 % with absurd usage
+   (-10^6 or 10^9 tokens) to BILLING_CALLS calls at once, uncapped and then capped at BILLING_CAP_CALLS
+   calls' worst case; then one reply dripped a byte every 0.5 s (about 150 s in all) to an endpoint with
+   timeout_s 10. Billed
+   not in ledger: replies the server billed that the ledger neither received nor holds as possibly billed;
+   overshoot: what the server billed the capped run beyond its cap, in calls' worst cases; drip: how long
+   the dripped attempt lasted (its deadline is 2 x 10 + 10 s).
 
 Ends with `RESULT kills=... outcome_differences=... duplicate_lines=... calls_billed_twice=...
 unsettled_after_resume=... budget_used_usd=... cap_usd=... budget_share=... sigterm_exit=...
 outage_status=... outage_resumed=... outage_differences=... total_outage_status=... total_outage_resumed=...
-total_outage_differences=...`.
+total_outage_differences=... billed_not_in_ledger=... budget_overshoot_calls=... drip_attempt_s=...`.
 """
 
 from __future__ import annotations
@@ -55,13 +64,18 @@ from finish import RESULTS, print_result, save_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.helpers.killing import kill_examiner_when, run_examiner_killed_at_new_records  # noqa: E402  (the tests' harness)
+from tests.helpers.billing_server import BillingServer, call_many, mixed, question  # noqa: E402
+
+from examiner.core.tokens import count_message_tokens  # noqa: E402
+from examiner.llm import Gateway, GenerationConfig, ModelCallError  # noqa: E402
 
 from examiner.core.config import EndpointSpec, Settings  # noqa: E402
 from examiner.core.jsonl import iter_jsonl  # noqa: E402
 from examiner.core.records import record_key  # noqa: E402
 from examiner.core.rundir import LEDGER, RECORD_FILES, RunDir  # noqa: E402
 from examiner.exam.runner import ExamRequest, start_exam  # noqa: E402
-from examiner.llm.ledger import answered, in_flight, known_usd, possibly_billed, possibly_billed_usd, spent_usd  # noqa: E402
+from examiner.llm.ledger import (accounted_usd, answered, cancelled, in_flight, known_usd, possibly_billed,  # noqa: E402
+                                 possibly_billed_usd, spent_usd)
 from examiner.simulator import SimulatedProcess  # noqa: E402
 
 PROFILE = {"known": 0.6, "wrong": 0.2, "unknown": 0.2}
@@ -267,13 +281,100 @@ def total_outage(corpus: list[str], work: Path, reference: Path) -> dict[str, An
             "outcome_differences": differences(run_dir, reference)}
 
 
+BILLING_SHARES = {"late": 0.3, "cut": 0.1, "drop": 0.05, "negative": 0.025, "huge": 0.025}
+BILLING_CALLS = 200
+BILLING_CAP_CALLS = 40
+BILLING_MAX_TOKENS = 32
+
+
+def billing_settings(url: str, **spec: Any) -> Settings:
+    fields: dict[str, Any] = dict(base_url=url, model="billing", price_input_per_1m=PRICE_IN,
+                                  price_output_per_1m=PRICE_OUT, timeout_s=0.5, backoff_base_s=0.01,
+                                  max_concurrency=8)
+    return Settings(endpoints={"paid": EndpointSpec(**{**fields, **spec})}, roles={"candidate": "paid"})
+
+
+async def billed_run(work: Path, name: str, cap: float | None) -> dict[str, Any]:
+    """BILLING_CALLS calls at once to a server that bills every reply it makes, some sent badly."""
+    server = BillingServer(mixed(BILLING_SHARES, seed=7), PRICE_IN, PRICE_OUT)
+    url = await server.start()
+    try:
+        async with Gateway(billing_settings(url), work / name, cache=False, budget_usd=cap) as gw:
+            ok, failed, refused = await call_many(gw, BILLING_CALLS, BILLING_MAX_TOKENS)
+        await server.settled()
+    finally:
+        await server.stop()
+    records = RunDir(work / name).read_ledger()
+    received = {r["request_id"] for r in answered(records)}
+    not_received = sum(reply_id not in received for reply_id, _ in server.billed)
+    return {"kinds": server.kinds, "answered": ok, "failed": failed, "refused": refused,
+            "server_billed_usd": round(server.billed_usd, 6), "known_usd": round(known_usd(records), 6),
+            "accounted_usd": round(accounted_usd(records), 6),
+            "billed_not_in_ledger": max(0, not_received - len(possibly_billed(records)) - len(cancelled(records))),
+            "unaccounted_usd": round(max(0.0, server.billed_usd - accounted_usd(records)), 6),
+            "implausible_usage": sum(r.get("usage_source") == "implausible" for r in answered(records))}
+
+
+async def drip_attempt(work: Path) -> float:
+    """Seconds the one attempt lasted whose reply was dripped a byte every 0.5 s (timeout_s 10)."""
+    server = BillingServer(mixed({"drip": 1.0}), PRICE_IN, PRICE_OUT, drip_every_s=0.5)
+    url = await server.start()
+    try:
+        async with Gateway(billing_settings(url, timeout_s=10.0, max_attempts=1), work / "drip", cache=False) as gw:
+            try:
+                await gw.chat("candidate", question(0), GenerationConfig(max_tokens=BILLING_MAX_TOKENS))
+            except ModelCallError as exc:
+                return exc.attempts[0].latency_s
+    finally:
+        await server.stop()
+    raise AssertionError("the dripped reply was answered")
+
+
+async def billing(work: Path) -> dict[str, Any]:
+    """Part 7: late, cut, dropped and absurd replies, uncapped and capped; a dripped reply."""
+    worst = EndpointSpec(base_url="http://x/v1", price_input_per_1m=PRICE_IN, price_output_per_1m=PRICE_OUT) \
+        .worst_case_usd(count_message_tokens(question(0)), BILLING_MAX_TOKENS)
+    uncapped = await billed_run(work, "billing", None)
+    cap = BILLING_CAP_CALLS * worst
+    capped = await billed_run(work, "billing_capped", cap)
+    overshoot = max(0.0, capped["server_billed_usd"] - cap) / worst
+    return {"uncapped": uncapped, "capped": {**capped, "cap_usd": round(cap, 6), "worst_case_usd": round(worst, 8),
+                                            "overshoot_calls": round(overshoot, 3)},
+            "drip_attempt_s": round(await drip_attempt(work), 2)}
+
+
+def billing_line(bill: dict[str, Any]) -> str:
+    free, capped = bill["uncapped"], bill["capped"]
+    return (f"replies gone wrong: {free['kinds']}; server billed ${free['server_billed_usd']:.6f}, ledger known "
+            f"${free['known_usd']:.6f} + possibly billed = ${free['accounted_usd']:.6f} "
+            f"({free['billed_not_in_ledger']} billed replies not in the ledger, {free['implausible_usage']} absurd "
+            f"usages at their worst case); capped at ${capped['cap_usd']:.6f}: server billed "
+            f"${capped['server_billed_usd']:.6f} ({capped['overshoot_calls']} calls' worst case over the cap, "
+            f"{capped['refused']} calls refused); dripped reply's attempt {bill['drip_attempt_s']} s")
+
+
+def billing_result(bill: dict[str, Any]) -> dict[str, Any]:
+    return {"billed_not_in_ledger": bill["uncapped"]["billed_not_in_ledger"] + bill["capped"]["billed_not_in_ledger"],
+            "budget_overshoot_calls": f"{bill['capped']['overshoot_calls']:.3f}",
+            "drip_attempt_s": f"{bill['drip_attempt_s']:.2f}"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="corpora/examiner-handbook")
     parser.add_argument("--files", type=int, default=2, help="the corpus's first N Markdown or text files")
     parser.add_argument("--ledger-kills", type=int, default=5)
+    parser.add_argument("--part", choices=("all", "billing"), default="all",
+                        help="billing: only part 7 (replies that go wrong on the way), about a minute")
     args = parser.parse_args()
     corpus = [str(p) for p in sorted(Path(args.corpus).glob("*.md"))[:args.files]] or [args.corpus]
+    if args.part == "billing":
+        with tempfile.TemporaryDirectory() as tmp:
+            bill = asyncio.run(billing(Path(tmp)))
+        print(billing_line(bill), flush=True)
+        save_json(bill, RESULTS / "run_truth_billing.json")
+        print_result(billing_result(bill))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         started = time.perf_counter()
@@ -305,9 +406,12 @@ def main() -> None:
         print(f"total outage: exit {total['exit']}, status {total['status']} ({total['failed_calls']} calls failed "
               f"for good); resume exit {total['resume_exit']} ({total['resumed_status']}), outcome differences "
               f"{total['outcome_differences']}", flush=True)
+        bill = asyncio.run(billing(work))
+        print(billing_line(bill), flush=True)
         seconds = time.perf_counter() - started
     save_json({"corpus": corpus, "boundaries": boundaries, "in_flight": flight, "budget": budget,
-               "sigterm": stop, "outage": down, "total_outage": total, "seconds": round(seconds, 1)}, RESULTS / "run_truth.json")
+               "sigterm": stop, "outage": down, "total_outage": total, "billing": bill, "seconds": round(seconds, 1)},
+              RESULTS / "run_truth.json")
     print_result({"kills": boundaries["kills"] + flight["kills"],
                   "outcome_differences": boundaries["outcome_differences"] + flight["outcome_differences"]
                   + stop["outcome_differences"],
@@ -320,7 +424,7 @@ def main() -> None:
                   "outage_status": down["status"], "outage_resumed": down["resumed_status"],
                   "outage_differences": down["outcome_differences"], "total_outage_status": total["status"],
                   "total_outage_resumed": total["resumed_status"],
-                  "total_outage_differences": total["outcome_differences"]})
+                  "total_outage_differences": total["outcome_differences"], **billing_result(bill)})
 
 
 if __name__ == "__main__":
