@@ -25,6 +25,7 @@ from examiner.api.rows import CallCost, JudgmentRow, Rows, judgment_rows, read_c
 from examiner.api.settings import JobOptions, SettingsSource, path_text, resolve_settings
 from examiner.core.errors import UserError
 from examiner.core.names import JudgeMethod
+from examiner.core.passed_text import count_cut
 
 if TYPE_CHECKING:
     from examiner.core.config import Settings
@@ -252,7 +253,9 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
                   f"judges with its first member, {resolved.judge_panel[0]}")
     started = time.perf_counter()
     records, meta = asyncio.run(_judge_rows(options, resolved, rows, endpoint, out, pair_method, panel, notes))
-    meta.update(dataset=options.data, wall_s=round(time.perf_counter() - started, 3))
+    meta.update(dataset=options.data, wall_s=round(time.perf_counter() - started, 3),
+                passed_cut=count_cut({t for r in rows for t in (r.output, r.output_1, r.output_2)},
+                                     resolved.max_passed_chars))
     report = build_report(options.method, records, [s.to_dict() for s in skipped], meta)
     paths = write_outputs(out, records, report)
     if not rows:

@@ -28,7 +28,8 @@ from examiner.reporting.bias_render import bias_markdown
 from examiner.reporting.cascade_section import pair_cascade_markdown
 from examiner.reporting.markdown import table as md_table
 from examiner.reporting import judge_parts
-from examiner.reporting.judge_parts import LEVELS_NOTE, agreement_rows, correlation_n, correlation_rows
+from examiner.reporting.judge_parts import (AGREEMENT_NOTE, LEVELS_NOTE, accuracy_cell, agreement_rows,
+                                            coefficient_cells, correlation_n, correlation_rows)
 from examiner.reporting.model import JudgeReport
 from examiner.reporting.model.judge import PairwiseSection, SingleSection
 from examiner.reporting.writer import as_report, cell, report_data, write_jsonl, write_report
@@ -186,8 +187,8 @@ def convention_text(section: PairwiseSection | SingleSection | Mapping[str, Any]
     return judge_parts.convention_text(section)
 
 
-FACTS = ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "calls", "batch_calls", "cache_hits",
-         "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "wall_s")
+FACTS = ("dataset", "judge", "model", "status", "rows_judged", "rows_skipped", "passed_cut", "calls", "batch_calls",
+         "cache_hits", "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "wall_s")
 """The run's figures report.md lists first, in this order (those the report has)."""
 
 
@@ -197,9 +198,11 @@ def _pairwise_markdown(section: PairwiseSection) -> list[str]:
              f"- verdicts: {section.verdicts}", f"- {judge_parts.convention_text(section)}"]
     table = agreement_rows(section)
     if table:
-        lines += ["", "| comparison | n | accuracy | macro P | macro R | macro F1 |", "|---|---|---|---|---|---|"]
-        lines += [f"| {name} | {m.n} | {cell(m.accuracy)} | {cell(m.macro_precision)} | {cell(m.macro_recall)} | "
+        lines += ["", "| comparison | n | accuracy [95% CI] | macro P | macro R | macro F1 |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {name} | {m.n} | {accuracy_cell(m)} | {cell(m.macro_precision)} | {cell(m.macro_recall)} | "
                   f"{cell(m.macro_f1)} |" for name, m in table]
+        lines += ["", AGREEMENT_NOTE]
     if section.panel_agreement:
         lines += ["", "| panel member | agrees with panel | compared | unscored |", "|---|---|---|---|"]
         lines += [f"| {m.member} | {cell(m.rate)} | {m.compared} | {m.unscored} |" for m in section.panel_agreement]
@@ -224,8 +227,8 @@ def _single_markdown(section: SingleSection) -> list[str]:
     rows = correlation_rows(section)
     if rows:
         lines += ["", "| scorer | level | n | Pearson | Spearman | Kendall tau-b |", "|---|---|---|---|---|---|"]
-        lines += [f"| {name} | {level} | {correlation_n(c)} | {cell(c.pearson)} | {cell(c.spearman)} | "
-                  f"{cell(c.kendall)} |" for name, level, c in rows]
+        lines += [f"| {name} | {level} | {correlation_n(c)} | {' | '.join(coefficient_cells(c))} |"
+                  for name, level, c in rows]
         lines += ["", LEVELS_NOTE]
     return lines
 

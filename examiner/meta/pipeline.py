@@ -22,6 +22,7 @@ from examiner.agents.evaluators.evaluator import assess
 from examiner.core.config import Settings
 from examiner.corpus.datasets import RowError, Skipped, SourceRecord, load_dataset
 from examiner.core.errors import BudgetExhausted, UserError
+from examiner.core.passed_text import count_cut
 from examiner.llm import Gateway
 from examiner.meta import ranking
 from examiner.meta.baseline import baseline
@@ -277,12 +278,23 @@ async def _run(items: Sequence[MetaItem], config: MetaConfig, gw: Gateway, out_d
         await _pairwise(run, gw, usable, evaluators, path)
     else:
         await _individual(run, gw, usable, evaluators, path)
+    run.counts["passed_cut"] = passed_cut(run, gw.settings.max_passed_chars)
     run.usage = {**gw.totals.counters(), "unparseable_replies": gw.totals.unparseable, "failed_calls": gw.totals.failed}
     judge = config.meta_judge or gw.resolve("meta_judge")[0]
     run.config = replace(config, meta_judge_endpoint=judge, meta_judge_model=gw.settings.endpoint(judge).model)
     specs = {"endpoints": {name: spec.model_dump() for name, spec in gw.settings.endpoints.items()}}
     run.bias_audit = meta_bias_audit(run, judge, model_names(specs, [judge, *evaluators]))
     return run
+
+
+def passed_cut(run: MetaRun, limit: int) -> int:
+    """Texts models wrote that another model read cut to `limit` (examiner.core.passed_text): the items'
+    outputs (shown to the evaluators and the meta-judge), the evaluators' explanations and the debate
+    statements. Each text counts once, however many prompts showed it."""
+    outputs = {text for item in run.items for text in (item.output_1, item.output_2, item.text)}
+    explanations = {a.explanation for a in run.assessments if a.ok}
+    statements = {turn.text for debate in run.debates for turn in debate.turns}
+    return count_cut(outputs | explanations | statements, limit)
 
 
 async def _pairwise(run: MetaRun, gw: Gateway, usable: dict[tuple[str, str], Assessment], evaluators: list[str],

@@ -19,6 +19,7 @@ from examiner.reporting.calibration_section import exam_calibration
 from examiner.reporting.bias_audit import exam_bias_audit
 from examiner.reporting.cascade_section import exam_cascade_section
 from examiner.reporting.endpoint_identity import endpoint_identities
+from examiner.reporting.passed_section import exam_passed_text
 from examiner.reporting.run_reader import load_run
 from examiner.reporting.summary import summarize
 from examiner.reporting.writer import write_report
@@ -42,6 +43,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     summary["bias_audit"] = exam_bias_audit(run, seed=seed)
     summary["cascade"] = exam_cascade_section(run)
     summary["endpoints"] = {name: ident.model_dump() for name, ident in endpoint_identities(run).items()}
+    summary["passed_text"] = exam_passed_text(run)
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}

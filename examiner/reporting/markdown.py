@@ -462,7 +462,17 @@ def md_counts(report: ExamReport) -> list[str]:
     out += [f"- no unit from passage `{p.passage_id}` of `{markdown_inline(p.document)}`: {markdown_inline(p.reason)}"
             for p in c.skipped_passage_list]
     more = skipped_note(c)
-    return out + ([more] if more else [])
+    return out + ([more] if more else []) + passed_text_lines(report)
+
+
+def passed_text_lines(report: ExamReport) -> list[str]:
+    """How many answers the judge (and the examiner's probe) read cut, and where the cap comes from."""
+    p = report.passed_text
+    if p is None or not p.answers_cut:
+        return []
+    return ["", f"{p.answers_cut} of {p.answers} answers were longer than `max_passed_chars` ({p.limit:,} "
+                f"characters; the longest {p.longest_answer:,}): the judge and the examiner read each cut, ending "
+                "`[... cut by examiner: N of M characters shown]`.", ""]
 
 
 MARKDOWN_SECTIONS: list[MdSection] = [

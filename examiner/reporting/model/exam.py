@@ -427,6 +427,18 @@ class ProvenancePlan(Section):
     note: str
 
 
+class PassedText(Section):
+    """Answers cut to `max_passed_chars` before a judge or the examiner read them (examiner.core.passed_text)."""
+
+    limit: int
+    """The run's max_passed_chars: most characters of one model's text put into another model's prompt."""
+    answers: int
+    answers_cut: int
+    """Answers longer than `limit`: every prompt they went into held their first characters and the marker."""
+    longest_answer: int
+    """Characters of the longest answer."""
+
+
 class ExamReport(Section):
     """report.json of an exam run."""
 
@@ -446,6 +458,9 @@ class ExamReport(Section):
     """The judge bias audit (examiner/reporting/bias_audit.py); None in reports written before it."""
     cascade: CascadeSection | None = None
     """A judge cascade's tiers, calibration and spend (examiner/reporting/cascade_section.py); None without one."""
+    passed_text: PassedText | None = None
+    """Answers cut before another model read them (examiner/reporting/passed_section.py); None in reports
+    written before it."""
     figures: dict[str, str] = Field(default_factory=dict)
     """Figure name -> PNG path relative to the run folder (`map:<target>` for the maps)."""
     endpoints: dict[str, EndpointIdentity] = Field(default_factory=dict)

@@ -110,6 +110,9 @@ class JudgeReport(Section):
     rows_judged: int
     rows_skipped: int
     skipped: list[SkippedRow]
+    passed_cut: int | None = None
+    """Responses longer than `max_passed_chars`: the judge read each cut (examiner.core.passed_text); None
+    in reports written before it and for saved judgments."""
     pairwise: PairwiseSection | None = None
     single: SingleSection | None = None
     bias_audit: BiasAudit | None = None

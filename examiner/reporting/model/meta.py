@@ -238,6 +238,9 @@ class MetaCounts(Section):
     usable: int
     unparseable: int
     failed: int
+    passed_cut: int | None = None
+    """Outputs, explanations and debate statements longer than `max_passed_chars`, read cut by the next
+    model (examiner.core.passed_text); None in reports written before it."""
 
 
 class PairwiseCounts(MetaCounts):
