@@ -171,7 +171,7 @@ def _build_report(options: MetricStatsOptions, names: list[str], human_fields: l
 
 def metric_markdown(report: dict[str, Any]) -> str:
     from examiner.judging.sections import LEVELS_NOTE
-    from examiner.reporting.writer import cell
+    from examiner.reporting.judge_parts import with_interval
 
     lines = ["# Metric vs human scores", "", f"- dataset: {report['dataset']}",
              f"- rows used: {report['rows_used']}, skipped: {report['rows_skipped']}",
@@ -183,8 +183,9 @@ def metric_markdown(report: dict[str, Any]) -> str:
     for name, by_field in report["correlation_with_human"].items():
         for field, by_level in by_field.items():
             for level, c in by_level.items():
+                figures = [with_interval(c[k], c.get(f"{k}_low"), c.get(f"{k}_high")) for k in ("pearson", "spearman", "kendall")]
                 lines.append(f"| {name} | {field} | {level} | {c.get('n', c.get('n_groups_used'))} | "
-                             f"{cell(c['pearson'])} | {cell(c['spearman'])} | {cell(c['kendall'])} |")
+                             f"{' | '.join(figures)} |")
     lines += ["", LEVELS_NOTE]
     if report["skipped"]:
         lines += ["", "## Skipped rows", ""] + [f"- {s['message']}" for s in report["skipped"]]

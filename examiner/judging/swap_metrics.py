@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from examiner.core.labels import Preference, Preferred, Unscored, is_scored, preference_from_text, preference_to_number
+from examiner.stats.agreement_intervals import wilson_interval
 
 ORDERS = ("original", "swapped")
 CLASSES = (Preference.FIRST, Preference.SECOND, Preference.TIE)
@@ -59,7 +60,8 @@ def _shown(verdict: Preference, order: str) -> Preference:
 
 def classification_metrics(pred: Sequence[Preference], gold: Sequence[Preference],
                            ) -> dict[str, float | int | list[int]]:
-    """Accuracy and macro precision / recall / F1 over the classes present in pred or gold."""
+    """Accuracy with its 95 % Wilson interval (accuracy_low, accuracy_high: rows taken as independent) and
+    macro precision / recall / F1 over the classes present in pred or gold."""
     if len(pred) != len(gold):
         raise ValueError("pred and gold must have the same length")
     n = len(pred)
@@ -75,9 +77,13 @@ def classification_metrics(pred: Sequence[Preference], gold: Sequence[Preference
         recalls.append(recall)
         f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
     k = len(labels) or 1
+    correct = sum(1 for p, g in zip(pred, gold) if p == g)
+    low, high = wilson_interval(correct, n)
     return {
         "n": n,
-        "accuracy": sum(1 for p, g in zip(pred, gold) if p == g) / n if n else float("nan"),
+        "accuracy": correct / n if n else float("nan"),
+        "accuracy_low": low,
+        "accuracy_high": high,
         "macro_precision": sum(precisions) / k if labels else float("nan"),
         "macro_recall": sum(recalls) / k if labels else float("nan"),
         "macro_f1": sum(f1s) / k if labels else float("nan"),

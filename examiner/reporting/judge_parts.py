@@ -10,7 +10,10 @@ from examiner.reporting.writer import cell
 
 LEVELS_NOTE = ("Levels: sample = one correlation over all rows; summary = a correlation per input (group), "
                "averaged over the inputs where both sides vary (n = inputs used); system = each system's mean "
-               "scores, correlated across systems (n = systems). Kendall is tau-b.")
+               "scores, correlated across systems (n = systems). Kendall is tau-b. Brackets: 95% Fisher-z "
+               "intervals over the n pairs (none at summary level).")
+AGREEMENT_NOTE = ("Accuracy brackets: 95% Wilson interval over the n rows, taken as independent.")
+"""How the agreement table's interval is computed (examiner.stats.agreement_intervals)."""
 """How the correlation levels are defined (examiner.stats.correlation; the SummEval / G-Eval conventions)."""
 
 LEVELS = ("sample", "summary", "system")
@@ -40,9 +43,29 @@ def correlation_rows(section: SingleSection) -> list[tuple[str, str, Correlation
             for level in LEVELS if (c := getattr(levels, level)) is not None]
 
 
+def with_interval(value: float | None, low: float | None, high: float | None, between: str = " ") -> str:
+    """`0.812 [0.741, 0.870]`: a figure and its 95 % interval (the figure alone where it has none);
+    `between` is what separates them (a newline in the terminal's narrow columns)."""
+    if low is None or high is None or cell(low) == cell(None) or cell(high) == cell(None):
+        return cell(value)
+    return f"{cell(value)}{between}[{cell(low)}, {cell(high)}]"
+
+
+def accuracy_cell(m: Classification, between: str = " ") -> str:
+    """The agreement's accuracy with its Wilson interval."""
+    return with_interval(m.accuracy, m.accuracy_low, m.accuracy_high, between)
+
+
+def coefficient_cells(c: Correlation, between: str = " ") -> list[str]:
+    """Pearson, Spearman and Kendall, each with its Fisher-z interval (none at summary level)."""
+    return [with_interval(getattr(c, kind), getattr(c, f"{kind}_low"), getattr(c, f"{kind}_high"), between)
+            for kind in ("pearson", "spearman", "kendall")]
+
+
 def correlation_n(c: Correlation) -> int | None:
     """The n of a level: pairs (sample), systems (system) or the groups used (summary)."""
     return c.n if c.n is not None else c.n_groups_used
 
 
-__all__ = ["LEVELS", "LEVELS_NOTE", "agreement_rows", "convention_text", "correlation_n", "correlation_rows"]
+__all__ = ["AGREEMENT_NOTE", "LEVELS", "LEVELS_NOTE", "accuracy_cell", "agreement_rows", "coefficient_cells", "convention_text",
+           "correlation_n", "correlation_rows", "with_interval"]

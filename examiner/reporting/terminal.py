@@ -25,8 +25,11 @@ from examiner.reporting.bias_render import bias_line
 from examiner.reporting.cascade_section import cascade_line
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, headline, health_rows, self_agreement_text
 from examiner.reporting.judge_parts import (
+    AGREEMENT_NOTE,
     LEVELS_NOTE,
+    accuracy_cell,
     agreement_rows,
+    coefficient_cells,
     convention_text,
     correlation_n,
     correlation_rows,
@@ -160,12 +163,13 @@ JUDGE_FACTS = ("judge", "status", "rows_judged", "rows_skipped", "calls", "cache
 def _pairwise_parts(section: PairwiseSection) -> list[Any]:
     parts: list[Any] = [f"judgments {section.n_judgments}, unparseable {section.n_unparseable}, failed calls "
                         f"{section.n_failed_calls}; verdicts {section.verdicts}", convention_text(section)]
-    numbers: tuple[str, ...] = ("n", "accuracy", "macro P", "macro R", "macro F1")
+    numbers: tuple[str, ...] = ("n", "accuracy [95%]", "macro P", "macro R", "macro F1")
     table = fitted_table("agreement", ("comparison", *numbers), numeric=numbers)
     for name, m in agreement_rows(section):
-        table.add_row(name, str(m.n), *(cell(v) for v in (m.accuracy, m.macro_precision, m.macro_recall, m.macro_f1)))
+        table.add_row(name, str(m.n), accuracy_cell(m, "\n"),
+                      *(cell(v) for v in (m.macro_precision, m.macro_recall, m.macro_f1)))
     if table.rows:
-        parts.append(table)
+        parts += [table, _fill(AGREEMENT_NOTE)]
     if section.panel_agreement:
         numbers = ("agrees with panel", "compared", "unscored")
         table = fitted_table("judge panel", ("member", *numbers), numeric=numbers)
@@ -197,7 +201,7 @@ def _single_parts(section: SingleSection) -> list[Any]:
         numbers = ("n", "Pearson", "Spearman", "Kendall")
         table = fitted_table("correlation with human scores", ("scorer", "level", *numbers), numeric=numbers)
         for name, level, c in rows:
-            table.add_row(name, level, str(correlation_n(c)), *(cell(v) for v in (c.pearson, c.spearman, c.kendall)))
+            table.add_row(name, level, str(correlation_n(c)), *coefficient_cells(c, "\n"))
         parts += [table, _fill(LEVELS_NOTE)]
     return parts
 

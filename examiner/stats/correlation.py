@@ -57,6 +57,22 @@ class Correlation(Figures):
     spearman: float
     kendall: float
     n: int
+    pearson_low: float = float("nan")
+    """95 % Fisher-z interval of each coefficient (examiner.stats.agreement_intervals)."""
+    pearson_high: float = float("nan")
+    spearman_low: float = float("nan")
+    spearman_high: float = float("nan")
+    kendall_low: float = float("nan")
+    kendall_high: float = float("nan")
+
+
+def with_intervals(pearson_r: float, spearman_rho: float, kendall_tau: float, n: int) -> Correlation:
+    """The three coefficients over n pairs with their 95 % Fisher-z intervals."""
+    from examiner.stats.agreement_intervals import fisher_interval
+
+    p, s, k = (fisher_interval(r, n, kind) for r, kind in
+               ((pearson_r, "pearson"), (spearman_rho, "spearman"), (kendall_tau, "kendall")))
+    return Correlation(pearson_r, spearman_rho, kendall_tau, n, *p, *s, *k)
 
 
 @dataclass(frozen=True)
@@ -134,7 +150,7 @@ def kendall(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
 def sample_level(metric: Sequence[float] | np.ndarray, human: Sequence[float] | np.ndarray) -> Correlation:
     """One correlation over all items, ignoring any grouping."""
     x, y = _pair(metric, human)
-    return Correlation(pearson(x, y), spearman(x, y), kendall(x, y), int(x.size))
+    return with_intervals(pearson(x, y), spearman(x, y), kendall(x, y), int(x.size))
 
 
 def _group_index(groups: Sequence[Hashable]) -> dict[Hashable, list[int]]:
@@ -191,7 +207,7 @@ def system_level(
     index = _group_index(systems)
     mx = np.array([x[idx].mean() for idx in index.values()])
     my = np.array([y[idx].mean() for idx in index.values()])
-    return Correlation(pearson(mx, my), spearman(mx, my), kendall(mx, my), len(index))
+    return with_intervals(pearson(mx, my), spearman(mx, my), kendall(mx, my), len(index))
 
 
 def levels(

@@ -23,6 +23,14 @@ class Correlation(Section):
     n: int | None = None
     n_groups_used: int | None = None
     n_groups_skipped: int | None = None
+    pearson_low: Figure = None
+    """95 % Fisher-z interval of each coefficient over n pairs (examiner.stats.agreement_intervals); None
+    at summary level (a mean of per-group correlations), with too few pairs, and in older reports."""
+    pearson_high: Figure = None
+    spearman_low: Figure = None
+    spearman_high: Figure = None
+    kendall_low: Figure = None
+    kendall_high: Figure = None
 
 
 class Levels(Section):
@@ -38,6 +46,9 @@ class Classification(Section):
 
     n: int
     accuracy: Figure
+    accuracy_low: Figure = None
+    """95 % Wilson interval of the accuracy over the n rows (None in reports written before it)."""
+    accuracy_high: Figure = None
     macro_precision: Figure
     macro_recall: Figure
     macro_f1: Figure

@@ -1,0 +1,57 @@
+"""`examiner judge` prints and writes a judge's agreement with its 95 % interval: the accuracy against the
+labels (Wilson) in the terminal, report.md and report.json, and the correlations with human scores
+(Fisher z) likewise; the figures are the references' (statsmodels, scipy)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+from examiner.cli.main import main
+
+PAIRS = [{"id": f"q{i}", "question": f"Explain topic number {i} in one sentence.",
+          "a": f"Topic {i} is explained well here.", "b": f"Something unrelated about weather {i}.",
+          "gold": 1 + i % 2} for i in range(12)]
+FIELDS = ["--instruction-field", "question", "--output1-field", "a", "--output2-field", "b", "--label-field",
+          "gold", "--simulate"]
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_pairwise_agreement_is_shown_with_its_wilson_interval(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["judge", str(_write(tmp_path / "pairs.jsonl", PAIRS)), "--method", "pairwise", "--out", str(out),
+                 *FIELDS]) == 0
+    agreement = json.loads((out / "report.json").read_text())["pairwise"]["agreement"]
+    correct = round(agreement["accuracy"] * agreement["n"])
+    low, high = proportion_confint(correct, agreement["n"], alpha=0.05, method="wilson")
+    assert (agreement["accuracy_low"], agreement["accuracy_high"]) == pytest.approx((low, high), abs=1e-12)
+    shown = f"[{low:.3f}, {high:.3f}]"
+    assert shown in capsys.readouterr().out
+    assert f"{agreement['accuracy']:.3f} {shown}" in (out / "report.md").read_text()
+
+
+def test_correlations_with_human_scores_are_shown_with_fisher_intervals(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"id": f"s{i}", "instruction": "Summarise.", "output": f"Summary {i} " + "(u1:known) " * (i % 3),
+             "reference": "A summary.", "human_score": 1 + i % 5} for i in range(12)]
+    out = tmp_path / "g"
+    assert main(["judge", str(_write(tmp_path / "s.jsonl", rows)), "--method", "geval", "--human-range", "1,5",
+                 "--criterion", "Coherence (1-5): is it coherent?", "--out", str(out), "--simulate"]) == 0
+    sample = json.loads((out / "report.json").read_text())["single"]["correlation_with_human"]["judge"]["sample"]
+    assert sample["n"] == 12
+    z = sps.norm.ppf(0.975) / (sample["n"] - 3) ** 0.5
+    r = sample["pearson"]
+    expected = (math.tanh(math.atanh(r) - z), math.tanh(math.atanh(r) + z))
+    assert (sample["pearson_low"], sample["pearson_high"]) == pytest.approx(expected, abs=1e-12)
+    shown = f"[{sample['pearson_low']:.3f}, {sample['pearson_high']:.3f}]"
+    assert shown in capsys.readouterr().out and shown in (out / "report.md").read_text()
