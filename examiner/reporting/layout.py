@@ -154,7 +154,7 @@ def _weakest(target: TargetSection) -> str:
 
 def run_problems(report: ExamReport) -> list[str]:
     """What went wrong with the exam itself: the stop, the health checks that did not pass, failed or
-    unparseable calls, skipped input. Empty when nothing did."""
+    unparseable calls, skipped input, answers the judge read cut. Empty when nothing did."""
     run, c, cost = report.run, report.counts, report.cost
     out: list[str] = []
     if run.status != "completed":
@@ -178,6 +178,10 @@ def run_problems(report: ExamReport) -> list[str]:
                (c.skipped_passages, "passages gave no knowledge unit"),
                (sum(c.unreadable_record_lines.values()), "record lines could not be read")]
     out += [f"{n} {what}." for n, what in counted if n]
+    cut = report.passed_text
+    if cut is not None and cut.answers_cut:  # the judge did not read those answers whole
+        out.append(f"{cut.answers_cut} of {cut.answers} answers reached the judge cut to max_passed_chars "
+                   f"({cut.limit:,} characters).")
     return out
 
 

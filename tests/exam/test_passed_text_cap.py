@@ -62,4 +62,6 @@ async def test_a_runaway_answer_reaches_the_judge_cut_and_is_counted(tmp_path: P
 
     report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
     assert report["passed_text"] == {"limit": CAP, "answers": 1, "answers_cut": 1, "longest_answer": RUNAWAY}
-    assert "1 of 1 answers were longer than `max_passed_chars`" in (run_dir / "report.md").read_text(encoding="utf-8")
+    markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "1 of 1 answers were longer than `max_passed_chars`" in markdown
+    assert f"1 of 1 answers reached the judge cut to max_passed_chars ({CAP:,} characters)." in markdown
