@@ -88,6 +88,7 @@ background:#fffafa}
 .wrong .label{font-weight:600;color:#555;display:inline-block;min-width:6em}
 blockquote{margin:.3em 0 .3em 1em;padding:.3em .8em;background:#f6f6f6;border-left:3px solid #999}
 mark{background:#ffe08a}
+details.more-wrong>summary{cursor:pointer;color:#4c78a8;margin:.6em 0}
 .note{color:#666;font-size:.9em}
 .health-fail,.untrustworthy{color:#c62828}.health-warn{color:#b35900}.health-pass{color:#1a7f37}
 code{font-size:.85em;background:#f3f3f3;padding:0 .2em}
@@ -214,13 +215,21 @@ def html_clusters(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     return p
 
 
+INCORRECT_OPEN = 5
+"""Incorrect units shown open per target; the rest are folded under one <details> (a click opens them): the
+section was most of a report's height (a 49-unit demo report ran to about 12,000 px)."""
+
+
 def html_incorrect(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     p = [_h2("Incorrect units")]
     for name, t in report.targets.items():
         sample = t.incorrect_sample
         p.append(f"<h3>{escape(name)} ({sample.total})</h3>")
         p.append("<p>None.</p>" if not t.incorrect else f"<p class=\"note\">{escape(incorrect_note(sample))}</p>")
-        for row in t.incorrect:
+        for i, row in enumerate(t.incorrect):
+            if i == INCORRECT_OPEN:
+                p.append(f"<details class=\"more-wrong\"><summary>{len(t.incorrect) - INCORRECT_OPEN} more incorrect "
+                         f"units of {escape(name)}</summary>")
             p += ["<div class=\"wrong\">",
                   f"<div><span class=\"label\">unit</span> <strong>{escape(row.unit_text)}</strong> "
                   f"<span class=\"note\"><code>{escape(row.unit_id)}</code>, round {row.round}</span></div>",
@@ -229,6 +238,8 @@ def html_incorrect(report: ExamReport, figures: dict[str, Path]) -> list[str]:
                   f"<div><span class=\"label\">judge</span> {escape(row.reason)}</div>"]
             p += [passage_html(src) for src in row.sources]
             p.append("</div>")
+        if len(t.incorrect) > INCORRECT_OPEN:
+            p.append("</details>")
     return p
 
 
