@@ -3,8 +3,10 @@
 Why: an answer, a judge's reason or a document name is written by someone else. Raw, a control sequence
 in it reaches the reader's terminal (a clipboard write, a terminal reset) and a line break in it lets it
 write its own lines into report.md: a forged heading, a bare command line. Each output neutralises it in
-its own way: control characters become visible escapes (`\\x1b`), and text placed inside a line of
-Markdown stays on that line, its raw HTML shown as text. JSON and HTML escape on their own.
+its own way: control characters become visible escapes (`\\x1b`; on the terminal through
+examiner.core.console's console, which also reads no rich markup in strings), text placed inside a line of
+Markdown stays on that line, its raw HTML shown as text, and a longer text (a judge's reason) is a quoted
+block whose lines cannot open a heading, list or fence. JSON and HTML escape on their own.
 """
 
 from __future__ import annotations
