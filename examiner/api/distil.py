@@ -165,6 +165,7 @@ def _rows(spec: str, limit: int | None) -> list[Any]:
 
 def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
     from examiner.core.rundir import RunDir
+    from examiner.core.passed_text import cut_passed, run_limit
     from examiner.judging.distil import JudgedAnswer, exam_examples
 
     assert options.exam is not None
@@ -180,6 +181,7 @@ def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
         if verdict.verdict != "unscored" and verdict.mode == "refeval" and verdict.id not in cheap:
             by_answer.setdefault(verdict.answer_id, []).append(verdict)
     answers = []
+    limit = run_limit(records.config)  # the student reads each answer as the teacher did: cut to the run's cap
     for answer_id, verdicts in sorted(by_answer.items()):
         answer = records.answers.get(answer_id)
         question = records.questions.get(verdicts[0].question_id)
@@ -190,7 +192,7 @@ def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
             continue
         first = records.units[units[0][0]]
         document = first.sources[0].document if first.sources else answer_id
-        answers.append(JudgedAnswer(answer_id, question.text, answer.text, units,
+        answers.append(JudgedAnswer(answer_id, question.text, cut_passed(answer.text, limit), units,
                                     {v.unit_id: v.verdict for v in verdicts}, {v.unit_id: v.reason for v in verdicts},
                                     document))
         if options.limit is not None and len(answers) >= options.limit:

@@ -9,7 +9,8 @@ it read a part; reports count the texts that were cut (`count_cut`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 DEFAULT_MAX_PASSED_CHARS = 12_000
 """Settings.max_passed_chars by default: about 3,000 tokens, fifteen times a 200-word answer."""
@@ -39,3 +40,9 @@ def is_cut(text: str, limit: int) -> bool:
 def count_cut(texts: Iterable[str], limit: int) -> int:
     """How many of `texts` are cut when passed on: the figure the reports show."""
     return sum(1 for text in texts if is_cut(text, limit))
+
+
+def run_limit(config: Mapping[str, Any]) -> int:
+    """The cap a run used, from its saved settings (config.yaml); the default for a run written before the
+    setting existed."""
+    return int(config.get("max_passed_chars") or DEFAULT_MAX_PASSED_CHARS)

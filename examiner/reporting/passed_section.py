@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from examiner.core.passed_text import DEFAULT_MAX_PASSED_CHARS, count_cut
+from examiner.core.passed_text import count_cut, run_limit
 from examiner.core.rundir import RunRecords
 
 
 def exam_passed_text(run: RunRecords) -> dict[str, Any]:
     """The cap the run used (its config.yaml; the default for a run written before the setting), its
     answers, how many of them were cut and the longest one's length."""
-    limit = int(run.config.get("max_passed_chars") or DEFAULT_MAX_PASSED_CHARS)
+    limit = run_limit(run.config)
     lengths = [len(a.text) for a in run.answers.values()]
     return {"limit": limit, "answers": len(lengths),
             "answers_cut": count_cut((a.text for a in run.answers.values()), limit),

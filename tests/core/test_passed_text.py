@@ -6,7 +6,7 @@ import pytest
 
 from examiner.core.config import Settings, validate_settings
 from examiner.core.errors import ConfigError
-from examiner.core.passed_text import DEFAULT_MAX_PASSED_CHARS, count_cut, cut_passed
+from examiner.core.passed_text import DEFAULT_MAX_PASSED_CHARS, count_cut, cut_passed, run_limit
 
 
 def test_a_text_within_the_cap_passes_as_it_is() -> None:
@@ -30,3 +30,8 @@ def test_the_setting_has_a_default_and_a_floor() -> None:
     assert Settings().merged({"max_passed_chars": 500}).max_passed_chars == 500
     with pytest.raises(ConfigError):
         validate_settings({"max_passed_chars": 10})
+
+
+def test_a_run_written_before_the_setting_reads_as_the_default() -> None:
+    assert run_limit({}) == DEFAULT_MAX_PASSED_CHARS
+    assert run_limit({"max_passed_chars": 500}) == 500

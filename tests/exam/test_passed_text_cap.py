@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from examiner.cli.main import main
 from examiner.core.records import AnswerRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
@@ -65,3 +66,13 @@ async def test_a_runaway_answer_reaches_the_judge_cut_and_is_counted(tmp_path: P
     markdown = (run_dir / "report.md").read_text(encoding="utf-8")
     assert "1 of 1 answers were longer than `max_passed_chars`" in markdown
     assert f"1 of 1 answers reached the judge cut to max_passed_chars ({CAP:,} characters)." in markdown
+
+    # Distillation data shows the student the answer as the teacher read it.
+    distilled = tmp_path / "distil"
+    assert main(["distil", "--exam", str(run_dir), "--out", str(distilled), "--validation-share", "0.5"]) == 0
+    examples = [json.loads(line) for name in ("train.jsonl", "validation.jsonl")
+                for line in (distilled / name).read_text(encoding="utf-8").splitlines()]
+    assert examples
+    for example in examples:
+        user = next(m["content"] for m in example["messages"] if m["role"] == "user")
+        assert len(user) <= CAP + OWN_SIZE and f"of {RUNAWAY:,} characters shown]" in user
