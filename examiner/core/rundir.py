@@ -35,7 +35,8 @@ from examiner.core.records import (
     record_key,
 )
 from examiner.core.redact import redact_data, redact_text
-from examiner.core.errors import UserError
+from examiner.core.errors import UserError, disk_full
+from examiner.core.full_disk import overwrite_in_place
 from examiner.core.owned import FOLDER_MARK
 
 M = TypeVar("M", bound=BaseModel)
@@ -311,9 +312,20 @@ class RunDir:
             raise UserError(f"invalid {RUN_INFO} in {self.path}: {first}") from None
 
     def write_info(self, info: RunInfo) -> None:
-        """Replace run.json atomically (a kill mid-write leaves the previous one)."""
+        """Replace run.json atomically (a kill mid-write leaves the previous one). On a full disk, where
+        that cannot be done, the status is written over the old file in place (examiner.core.full_disk),
+        so a run the full disk stopped says `failed`, not `running` (its stop reason cut to "disk full" when
+        the whole one does not fit); only when that fails too is the disk-full error raised."""
         self.path.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.file(RUN_INFO), redact_text(info.model_dump_json(indent=1)))
+        path = self.file(RUN_INFO)
+        try:
+            _write_atomic(path, redact_text(info.model_dump_json(indent=1)))
+        except OSError as exc:
+            if disk_full(exc) is None:
+                raise
+            short = info.model_copy(update={"stop_reason": "disk full"}) if info.stop_reason else info
+            if not any(overwrite_in_place(path, redact_text(fit.model_dump_json()).encode()) for fit in (info, short)):
+                raise
 
     def write_config(self, data: Mapping[str, object]) -> None:
         """Replace config.yaml atomically (a resume that raises the budget rewrites it while another
@@ -428,10 +440,15 @@ class RunDir:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write a whole file so that a kill leaves either the old or the new content, never half."""
+    """Write a whole file so that a kill leaves either the old or the new content, never half. A write
+    that fails (a full disk) removes its temporary file."""
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 __all__ = [
