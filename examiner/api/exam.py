@@ -149,10 +149,11 @@ class ResumeOptions(BaseModel):
     """A response cache folder shared between runs (None: the one the run was started with)."""
     config_file: str | None = None
     """The configuration file the run was started with: gives back the credentials of endpoint URLs, and
-    vouches for the endpoints that get a key from the environment (each must be named as the run folder does)."""
-    trust_endpoints: bool = False
-    """Send keys to the endpoints the run folder names without a config_file (needed for a folder someone
-    else wrote, whose endpoints this user did not start or confirm)."""
+    vouches for the endpoints that get a key from the environment and the caches outside the run folder
+    (each must be named as the run folder does)."""
+    trust_run_config: bool = False
+    """Use the endpoints (and their keys) and the cache paths outside the folder that the run folder's
+    config.yaml names without a config_file naming them (needed for a folder someone else wrote)."""
     quiet: bool = True
     """No progress display."""
 
@@ -377,7 +378,7 @@ def run_exam(options: ExamOptions, settings: SettingsSource = None) -> ExamResul
     run` does; the result holds the figures and reads the rows."""
     from examiner.exam.runner import default_run_dir, start_exam
 
-    from examiner.exam.endpoint_trust import remember_endpoints
+    from examiner.exam.config_trust import remember_endpoints
 
     request, resolved = prepare_exam(options, settings)
     run_dir = output_dir(options.out) if options.out else default_run_dir()
@@ -389,13 +390,14 @@ def resume_exam(options: ResumeOptions) -> ExamResult:
     """Continue a killed, interrupted or budget-stopped run from its checkpoint with the run's own
     configuration, as `examiner resume` does (a finished run only gets its reports rebuilt)."""
     from examiner.core.config import budget_from_env
-    from examiner.exam.endpoint_trust import check_resume_endpoints
+    from examiner.exam.config_trust import check_resume_endpoints
     from examiner.exam.runner import resume_exam as resume
 
     run_dir = Path(options.run_dir)
     if not run_dir.is_dir():
         raise UserError(f"no run directory at {run_dir}")
-    check_resume_endpoints(run_dir, config_file=options.config_file, trust=options.trust_endpoints)
+    check_resume_endpoints(run_dir, config_file=options.config_file, trust=options.trust_run_config,
+                           cache_dir=cache_folder(options.cache_dir))
     if options.budget_usd is not None:
         budget = check_budget(options.budget_usd)
     else:

@@ -1,8 +1,9 @@
-"""A resume sends the user's API key only to endpoints the user configured (issue 37, item 1b): a run
-folder's config.yaml names each endpoint's URL and the environment variable its key is read from, and a
-folder from someone else could send any variable of the user's anywhere. A resume of a folder this user
-did not start asks for `--config FILE` (naming the endpoints as the folder does) or `--trust-endpoints`,
-in one line, before any call; the user's own runs resume without either."""
+"""A resume sends the user's API key only to endpoints the user configured, and opens caches outside the
+run folder only where the user configured them (issue 37, item 1b): a run folder's config.yaml names each
+endpoint's URL and the environment variable its key is read from, and the caches' paths, and a folder from
+someone else could send any variable of the user's anywhere. A resume of a folder this user did not start
+asks for `--config FILE` (naming them as the folder does) or `--trust-run-config`, in one line, before any
+call; the user's own runs resume without either."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from examiner.core import rundir
 from examiner.core.config import Settings
 from examiner.core.errors import UserError
 from examiner.core.rundir import RunDir
-from examiner.exam.endpoint_trust import (check_resume_endpoints, confirmations_path, keyed_endpoints,
-                                          remember_endpoints)
+from examiner.exam.config_trust import (check_resume_endpoints, confirmations_path, keyed_endpoints,
+                                        remember_endpoints)
 from examiner.simulator import SimulatedProcess
 from tests.helpers.cli_runs import as_killed, assert_one_error, run_cli
 
@@ -58,7 +59,7 @@ def test_a_folder_the_user_never_vouched_for_is_refused_naming_endpoint_url_and_
     with pytest.raises(UserError) as caught:
         check_resume_endpoints(tmp_path / "run", _settings("https://evil.example/v1"))
     message = str(caught.value)
-    for word in ("real", "https://evil.example/v1", f"${KEY_VAR}", "--config FILE", "--trust-endpoints"):
+    for word in ("real", "https://evil.example/v1", f"${KEY_VAR}", "--config FILE", "--trust-run-config"):
         assert word in message, word
     assert KEY not in message and "\n" not in message
 
@@ -87,7 +88,7 @@ def test_a_config_naming_the_endpoints_as_the_folder_does_vouches_for_them(tmp_p
     check_resume_endpoints(tmp_path / "run", folder)  # remembered for the next resume
 
 
-def test_trust_endpoints_vouches_and_is_remembered(tmp_path: Path) -> None:
+def test_trust_run_config_vouches_and_is_remembered(tmp_path: Path) -> None:
     folder = _settings("https://colleague.example/v1")
     check_resume_endpoints(tmp_path / "run", folder, trust=True)
     check_resume_endpoints(tmp_path / "run", folder)
@@ -95,6 +96,22 @@ def test_trust_endpoints_vouches_and_is_remembered(tmp_path: Path) -> None:
 
 def test_endpoints_without_a_key_need_nothing(tmp_path: Path) -> None:
     check_resume_endpoints(tmp_path / "run", _settings("https://anywhere.example/v1", key_var=None))
+
+
+def test_caches_outside_the_folder_need_the_users_word_those_inside_do_not(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    keyless = _settings("https://anywhere.example/v1", key_var=None)
+    inside = keyless.merged({"cache_dir": str(run / "cache"), "embedding_cache": str(run / "e.sqlite")})
+    check_resume_endpoints(run, inside)
+    outside = keyless.merged({"embedding_cache": str(tmp_path / "someone" / "places.sqlite")})
+    with pytest.raises(UserError, match="embedding_cache .*places.sqlite, outside the run folder"):
+        check_resume_endpoints(run, outside)
+    shared = keyless.merged({"cache_dir": str(tmp_path / "elsewhere")})
+    with pytest.raises(UserError, match="cache_dir"):
+        check_resume_endpoints(run, shared)
+    check_resume_endpoints(run, shared, cache_dir=str(tmp_path / "mine"))  # --cache DIR: the user's own
+    remember_endpoints(run, outside)  # what `examiner run --embedding-cache` notes
+    check_resume_endpoints(run, outside)
 
 
 # --- end to end: `examiner run`, then `examiner resume` of that folder and of a copy ------------------------
@@ -167,7 +184,7 @@ def test_a_copied_folder_pointing_elsewhere_gets_no_key(own_run: Path, listener,
     config["endpoints"]["real"]["base_url"] = url
     (run / rundir.CONFIG).write_text(yaml.safe_dump(config), encoding="utf-8")
     code, lines, out = run_cli(["resume", str(run), "--quiet"], capsys, caplog)
-    assert_one_error(code, lines, "endpoint real", url, f"${KEY_VAR}", "--config FILE", "--trust-endpoints")
+    assert_one_error(code, lines, "endpoint real", url, f"${KEY_VAR}", "--config FILE", "--trust-run-config")
     assert KEY not in "\n".join(lines) + out
     assert seen == [], "the resume called the folder's endpoint"
     assert RunDir(run).read_info().status == "running"

@@ -125,10 +125,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     resume.add_argument("--config", metavar="FILE",
                         help="the configuration file the run was started with: gives back credentials of endpoint "
                              "URLs (the run folder keeps URLs without them) and vouches for the endpoints that get "
-                             "an API key, each named as the run folder does")
-    resume.add_argument("--trust-endpoints", action="store_true",
-                        help="send API keys to the endpoints the run folder names (a folder someone else wrote "
-                             "is refused otherwise: its config.yaml could send your key anywhere)")
+                             "an API key and the caches outside the run folder, each named as the run folder does")
+    resume.add_argument("--trust-run-config", action="store_true",
+                        help="use the endpoints (with your API keys) and the cache paths the run folder's "
+                             "config.yaml names (a folder someone else wrote is refused otherwise: it could send "
+                             "your key anywhere)")
     resume.add_argument("--quiet", action="store_true", help="no progress display")
     add_strict_flag(resume)
     resume.set_defaults(func=run_resume)
@@ -261,7 +262,7 @@ def run_resume(args: argparse.Namespace) -> int:
 
     result = resume_exam(ResumeOptions(run_dir=args.run_dir, budget_usd=args.budget_usd,
                                        cache_dir=args.cache, config_file=args.config,
-                                       trust_endpoints=args.trust_endpoints, quiet=args.quiet))
+                                       trust_run_config=args.trust_run_config, quiet=args.quiet))
     summarise(result, result.run_dir)
     return strict_exit(_exit_code(result), result.run_dir, args.strict)
 
