@@ -7,6 +7,7 @@ and people's overrides are applied to every figure, as in the run's own report (
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,17 @@ class CompareResult:
     accuracy and coverage with their intervals, McNemar's exact and the cluster test, power, subgroups."""
     report: CompareReport
     markdown: str
-    html: str
     markdown_path: Path | None
     html_path: Path | None
     json_path: Path | None = None
+
+    @cached_property
+    def html(self) -> str:
+        """The comparison as one HTML page, made when first asked for (its chart loads matplotlib: the
+        command prints Markdown without it unless --out)."""
+        from examiner.reporting.compare import compare_html
+
+        return compare_html(self.report)
 
     def headlines(self) -> list[str]:
         """One line per pair: difference, interval, McNemar p, cluster p and power (what the CLI prints),
@@ -109,7 +117,7 @@ def compare_runs(options: CompareOptions) -> CompareResult:
     from examiner.reporting.writer import dumps, report_data
 
     report = compare_report(list(options.run_dirs), health_of=_health)
-    markdown, html = compare_markdown(report), compare_html(report)
+    markdown = compare_markdown(report)
     given = {Path(run_dir).resolve(): (run_dir, read_exam(run_dir).cost_usd) for run_dir in options.run_dirs}
     rows = []
     for t in report.targets:
@@ -126,7 +134,7 @@ def compare_runs(options: CompareOptions) -> CompareResult:
         for path in (md_path, html_path, json_path):  # all three checked before any is written
             check_replaceable(path, "--out")
         write_output(md_path, markdown, "--out")
-        write_output(html_path, html, "--out")
+        write_output(html_path, compare_html(report), "--out")
         write_output(json_path, dumps(report_data(report)) + "\n", "--out")
-    return CompareResult(Rows(ComparedTarget, rows), tuple(report.paired), report, markdown, html, md_path,
-                         html_path, json_path)
+    return CompareResult(Rows(ComparedTarget, rows), tuple(report.paired), report, markdown, md_path, html_path,
+                         json_path)

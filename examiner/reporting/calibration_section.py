@@ -15,8 +15,6 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from statsmodels.stats.proportion import proportion_confint
-
 from examiner.core.human_sample import read_sample
 from examiner.core.rundir import HUMAN_SAMPLE
 from examiner.reporting.human_sample import population
@@ -43,6 +41,8 @@ NOTE = ("A random sample of the judged units, drawn by examiner (human_sample.js
 
 def _wilson(values: Sequence[float], n: int, n_unlabelled: int, method: str) -> dict[str, Any]:
     """A 0/1 mean with its Wilson interval, shaped as MeanFigure (as ppi.py gives its own)."""
+    from statsmodels.stats.proportion import proportion_confint  # loaded when a sample is calibrated, not by compare
+
     mean = sum(values) / len(values)
     low, high = proportion_confint(int(sum(values)), len(values), alpha=1 - LEVEL, method="wilson")
     return {"estimate": mean, "low": float(low), "high": float(high), "level": LEVEL,

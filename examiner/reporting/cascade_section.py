@@ -11,8 +11,6 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from statsmodels.stats.proportion import proportion_confint
-
 from examiner.core.cascade_records import CascadeRecord
 from examiner.core.rundir import RunDir
 from examiner.llm.ledger import answered
@@ -41,6 +39,8 @@ def exam_cascade_section(run: RunData) -> dict[str, Any] | None:
             if last.get(r.confidence_source) is not None and r.confidence >= last[r.confidence_source]]
     low = high = None
     if kept:
+        from statsmodels.stats.proportion import proportion_confint  # only where a cascade ran
+
         low, high = (float(x) for x in proportion_confint(sum(kept), len(kept), method="wilson"))
     spend = _spend(run, cheap, strong)
     strong_row = next(row for row in spend if row["tier"] == "strong")

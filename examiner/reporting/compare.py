@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from examiner.core.errors import UserError
-from examiner.reporting import figures as fg
-from examiner.reporting import html as h
 from examiner.reporting import markdown as md
 from examiner.reporting.model import CompareReport
 from examiner.reporting.model.compare import ComparedTarget, Disagreement, DisagreementUnit, PairedSection
@@ -60,7 +58,7 @@ def _entries(run_dirs: Sequence[str | Path], health_of: HealthOf | None = None) 
         health = health_of(judged) if health_of is not None else None
         overrides = override_counts(judged)["per_target"] if judged.overrides else {}
         run = apply_overrides(judged) if judged.overrides else judged
-        summary = summarize(run)
+        summary = summarize(run, topics=False)  # compare shows no cluster, so it names none
         paper = {r["stage"]: r for r in summary["cost"]["paper"]}
         n_targets = max(len(summary["targets"]), 1)
         for target, data in summary["targets"].items():
@@ -198,7 +196,11 @@ def compare_markdown(report: CompareReport) -> str:
 
 
 def compare_html(report: CompareReport) -> str:
-    """The comparison as one self-contained HTML page (the chart inlined)."""
+    """The comparison as one self-contained HTML page (the chart inlined). The chart and page modules
+    (matplotlib) load here, so `examiner compare` without --out does not load them."""
+    from examiner.reporting import figures as fg
+    from examiner.reporting import html as h
+
     scores = {t.label: {"accuracy": t.accuracy.model_dump(), "coverage": t.coverage.model_dump()}
               for t in report.targets}
     with tempfile.TemporaryDirectory() as tmp:

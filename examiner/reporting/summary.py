@@ -88,8 +88,9 @@ def qtype_of(run: RunData, outcome: UnitOutcome) -> str:
     return outcome.qtype or "other"
 
 
-def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
-    """Accuracy and coverage with intervals, status counts, per-cluster and per-question-type accuracy."""
+def target_scores(run: RunData, target: str, seed: int = 0, *, topics: bool = True) -> dict[str, Any]:
+    """Accuracy and coverage with intervals, status counts, per-cluster and per-question-type accuracy;
+    topics=False leaves the clusters unnamed (naming them loads scikit-learn, which compare does not need)."""
     outcomes = list(run.outcomes.get(target, {}).values())
     status = Counter(o.status for o in outcomes)
     accuracy, coverage = target_estimates(run, outcomes, seed)
@@ -100,7 +101,7 @@ def target_scores(run: RunData, target: str, seed: int = 0) -> dict[str, Any]:
             per_cluster[_cluster_key(o)][o.status] += 1
             per_qtype.setdefault(qtype_of(run, o), Counter())[o.status] += 1
     rounds_of = run.cluster_of()
-    names = cluster_names(run, target)
+    names = cluster_names(run, target) if topics else {}
     cluster_rows = [{"cluster": cid, "round": rounds_of.get(cid, (None, ""))[0], **accuracy_of(counts),
                      **names.get(cid, {})} for cid, counts in per_cluster.items()]
     total_clusters = len(cluster_rows)
@@ -375,14 +376,14 @@ def judge_panel(run: RunData) -> dict[str, Any] | None:
             "tied_or_unscored": sum(not m.scored for _, m in marks), "agreement": rows}
 
 
-def summarize(run: RunData, seed: int = 0) -> dict[str, Any]:
-    """All report figures of one run as JSON-ready data."""
+def summarize(run: RunData, seed: int = 0, *, topics: bool = True) -> dict[str, Any]:
+    """All report figures of one run as JSON-ready data (topics=False: clusters without their key terms)."""
     info = run.info
     reader = PassageReader(run)
     targets = {}
     for target in run.targets:
         targets[target] = {
-            **target_scores(run, target, seed),
+            **target_scores(run, target, seed, topics=topics),
             "convergence": convergence(run, target),
             "ignored_histogram": ignored_histogram(run, target),
             "baselines": baselines(run, target),

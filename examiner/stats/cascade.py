@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as sps
+
+from examiner.stats.distributions import binom_cdf
 
 __all__ = ["ThresholdTest", "CascadeThreshold", "calibrate_threshold", "candidate_thresholds", "min_testable", "route"]
 
@@ -107,7 +108,7 @@ def calibrate_threshold(confidences: Sequence[float], agrees: Sequence[bool], *,
         if n_kept < floor:
             continue
         wrong = int((~agree[kept]).sum())
-        p_value = float(sps.binom.cdf(wrong, n_kept, alpha))
+        p_value = binom_cdf(wrong, n_kept, alpha)
         rejected = p_value <= risk
         steps.append(ThresholdTest(float(threshold), n_kept, wrong, p_value, rejected))
         if not rejected:

@@ -27,11 +27,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
-from statsmodels.stats.inter_rater import cohens_kappa
-from statsmodels.stats.proportion import proportion_confint
-
 from examiner.stats.correlation import Figures
+from examiner.stats.distributions import norm_ppf
 
 __all__ = [
     "MeanEstimate",
@@ -101,7 +98,7 @@ class CalibratedAccuracy(Figures):
 
 
 def _z(level: float) -> float:
-    return float(sps.norm.ppf(0.5 + level / 2))
+    return norm_ppf(0.5 + level / 2)
 
 
 def ppi_mean(
@@ -156,6 +153,8 @@ def ppi_mean(
 def _wilson(count: int, nobs: int, level: float) -> tuple[float, float]:
     if nobs == 0:
         return math.nan, math.nan
+    from statsmodels.stats.proportion import proportion_confint  # here: reports that import this load it only to use it
+
     low, high = proportion_confint(count, nobs, alpha=1 - level, method="wilson")
     return float(low), float(high)
 
@@ -177,6 +176,8 @@ def agreement(human: Sequence[Hashable], judge: Sequence[Hashable], *, level: fl
     if len(labels) < 2:
         kappa = low = high = 1.0
     else:
+        from statsmodels.stats.inter_rater import cohens_kappa
+
         result = cohens_kappa(table)
         kappa, std = float(result.kappa), float(result.std_kappa)
         low, high = kappa - _z(level) * std, kappa + _z(level) * std

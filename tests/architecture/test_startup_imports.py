@@ -1,6 +1,6 @@
 """Commands that call no model start quickly: `examiner gate` and `examiner compare` on a run folder load
 neither the embedder and model stacks (torch, sentence-transformers, faiss, langgraph, the provider
-clients) nor, for the gate, the report writers' libraries (matplotlib, scikit-learn, statsmodels,
+clients) nor the report writers' libraries (matplotlib, scikit-learn, statsmodels; for the gate also
 scipy.stats). Held by the modules a child python has loaded, not by a clock (experiments/startup_time.py
 measures the seconds)."""
 
@@ -53,7 +53,18 @@ def test_gate_on_a_run_loads_neither_models_nor_report_writers(run_dir: Path) ->
     assert heavy(loaded, MODEL_STACK + REPORT_STACK) == []
 
 
-def test_compare_on_a_run_loads_no_model_stack(run_dir: Path) -> None:
+def test_compare_without_out_loads_neither_models_nor_the_chart_library(run_dir: Path) -> None:
+    """Without --out compare prints Markdown: no chart, so no matplotlib. (Two targets' paired subgroups
+    name topics with scikit-learn and adjust p-values with statsmodels: those load, for a reason.)"""
     loaded = loaded_after(["compare", str(run_dir)])
     assert "examiner.reporting.compare" in loaded, "compare did not run: the test would prove nothing"
-    assert heavy(loaded, MODEL_STACK) == []
+    assert heavy(loaded, MODEL_STACK + ("matplotlib",)) == []
+
+
+def test_compare_of_one_target_loads_no_topic_or_calibration_libraries(tmp_path: Path) -> None:
+    """One target has no pair: no topic names (scikit-learn) and no calibration, cascade or subgroup
+    figures (statsmodels) are computed, so none of those libraries load."""
+    run = write_sample_run(tmp_path / "one", targets=("alpha",))
+    loaded = loaded_after(["compare", str(run)])
+    assert "examiner.reporting.compare" in loaded, "compare did not run: the test would prove nothing"
+    assert heavy(loaded, MODEL_STACK + ("matplotlib", "sklearn", "statsmodels", "pandas")) == []
