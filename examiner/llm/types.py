@@ -104,7 +104,9 @@ class CallResult(Generic[T]):
     reasoning_tokens: int = 0
     """Hidden reasoning tokens (part of completion_tokens; 0 when not reported)."""
     usage_source: str = "api"
-    """`api` when the endpoint reported usage, `tiktoken` when examiner counted the tokens itself."""
+    """`api` when the endpoint reported usage, `tiktoken` when examiner counted the tokens itself,
+    `implausible` when the reported usage was refused and the tokens are the request's worst case
+    (examiner.llm.usage_check)."""
     batch: bool = False
     """Answered through the provider's batch API (billed at the endpoint's batch_price_factor)."""
     cost_usd: float = 0.0

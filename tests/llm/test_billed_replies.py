@@ -62,9 +62,9 @@ async def test_late_cut_and_dropped_replies_are_possibly_billed_at_their_worst_c
     # Every billed reply the ledger did not receive is a possibly billed attempt, and nothing is missed.
     received = {r["request_id"] for r in answered(records)}
     not_received = [reply_id for reply_id, _ in server.billed if reply_id not in received]
-    assert len(lost(records)) == len(not_received) > 0
+    assert len(lost(records)) >= len(not_received) > 0  # more only if a timeout struck before the server read it
     assert server.billed_usd <= accounted_usd(records) + 1e-9
-    assert settlement(records)["possibly_billed"]["calls"] == len(possibly_billed(records)) == len(not_received)
+    assert settlement(records)["possibly_billed"]["calls"] == len(possibly_billed(records)) == len(lost(records))
     # The budget held them as they came, and a resume reads the same from the ledger.
     assert spent_live == pytest.approx(spent_usd(records))
 
