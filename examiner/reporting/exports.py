@@ -25,6 +25,7 @@ from typing import Any
 from examiner.core.version import VERSION
 from examiner.core.rundir import RUN_INFO
 from examiner.core.errors import UserError
+from examiner.core.staging import staged_folder
 from examiner.reporting.endpoint_identity import endpoint_identities
 from examiner.reporting.export_labels import IDENTITY_COLUMNS, LABEL_COLUMNS, human_labels, identity_columns, label_columns
 from examiner.reporting.run_reader import RunData, load_run
@@ -260,7 +261,7 @@ def export_run(run_dir: str | Path, fmt: str, out: str | Path, health_status: st
     if not run.questions:
         raise UserError(f"{run_dir} holds no questions yet ({RUN_INFO} status: {run.info.status}): nothing to export")
     data = rows(run, health_status)
-    folder.mkdir(parents=True, exist_ok=True)
-    files = WRITERS[fmt](data, folder)
-    (folder / CARD).write_text(card(run, data, fmt, files, corpus), encoding="utf-8")
+    with staged_folder(folder) as staging:  # `out` holds a finished export or nothing, even after a kill
+        files = WRITERS[fmt](data, staging)
+        (staging / CARD).write_text(card(run, data, fmt, files, corpus), encoding="utf-8")
     return {"folder": folder, "rows": len(data), "files": [*files, CARD]}
