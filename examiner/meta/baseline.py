@@ -12,6 +12,7 @@ from typing import Any
 
 from examiner.core.assessments import Assessment, MetaItem
 from examiner.reporting.with_overrides import human_agreement
+from examiner.stats.agreement_intervals import fisher_interval, wilson_interval
 from examiner.stats.correlation import pearson
 
 
@@ -49,5 +50,9 @@ def baseline(items: Sequence[MetaItem], assessments: Sequence[Assessment], evalu
                     scores[e] = r
         if e in scores:
             row["value"] = scores[e]
+            low, high = (wilson_interval(row["correct"], row["with_gold"]) if metric == "accuracy"
+                         else fisher_interval(scores[e], row["with_gold"], "pearson"))
+            if math.isfinite(low) and math.isfinite(high):
+                row.update(value_low=low, value_high=high)
         detail[e] = row
     return {"metric": metric if scores else None, "scores": scores, "detail": detail}

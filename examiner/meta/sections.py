@@ -56,7 +56,7 @@ def gold_agreement_table(report: MetaReport | MetaRun) -> tuple[list[str], list[
     them and Cohen's kappa (confusion tables in report.json); None when there are no such figures. A
     MetaRun (as examiner/cli/output/meta.py passes it) is read through its report model."""
     rows = gold_agreement_rows(_as_model(report))
-    return (["evaluator", "items with gold", "agreement", "Cohen's kappa"], rows) if rows else None
+    return (["evaluator", "items with gold", "agreement [95% CI]", "Cohen's kappa"], rows) if rows else None
 
 
 def _verdict(d: DebateRecord) -> str:

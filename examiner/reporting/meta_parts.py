@@ -20,6 +20,8 @@ class RankingRow(TypedDict):
 
     evaluator: str
     baseline: float | None
+    baseline_low: float | None
+    baseline_high: float | None
     win_rate: float | None
     win_rate_low: float | None
     win_rate_high: float | None
@@ -87,8 +89,10 @@ def ranking_rows(report: MetaReport) -> list[RankingRow]:
     rows: list[RankingRow] = []
     for e in order:
         sh, be, bb, mm, wc = shuffled.get(e), boot_elo.get(e), boot_bt.get(e), mm_bt.get(e), win_ci.get(e)
+        gold = report.baseline.detail.get(e)
         rows.append(RankingRow(
             evaluator=e, baseline=report.baseline.scores.get(e), win_rate=overall.get(e),
+            baseline_low=gold.value_low if gold else None, baseline_high=gold.value_high if gold else None,
             win_rate_low=wc.low if wc else None, win_rate_high=wc.high if wc else None, mean_score=means.get(e),
             elo=be.rating if be else (sh.mean if sh else None), elo_low=be.low if be else None,
             elo_high=be.high if be else None, elo_rank=be.rank if be else None,
@@ -118,11 +122,11 @@ RANKING_NOTE = ("Elo and BT: 95% percentile bootstrap over matches (FastChat's p
 def ranking_table(report: MetaReport) -> tuple[list[str], list[list[str]]]:
     """The ranking table as report.md and report.html show it: header and formatted cells."""
     has_mean = bool(report.rankings.mean_scores)
-    header = ["evaluator", "baseline", "win rate [95% CI]"] + (["mean score"] if has_mean else []) + [
+    header = ["evaluator", "baseline [95% CI]", "win rate [95% CI]"] + (["mean score"] if has_mean else []) + [
         "Elo [95% CI]", "Elo rank", "BT [95% CI]", "BT rank", "Elo match-order spread (std)"]
     rows = []
     for row in ranking_rows(report):
-        rows.append([row["evaluator"], cell(row["baseline"]),
+        rows.append([row["evaluator"], interval_cell(row["baseline"], row["baseline_low"], row["baseline_high"], 3),
                      interval_cell(row["win_rate"], row["win_rate_low"], row["win_rate_high"], 3)]
                     + ([cell(row["mean_score"], 2)] if has_mean else [])
                     + [interval_cell(row["elo"], row["elo_low"], row["elo_high"]), _rank(row["elo_rank"]),
@@ -140,9 +144,10 @@ def agreement_table(report: MetaReport) -> tuple[list[str], list[list[str]]]:
 
 
 def gold_agreement_rows(report: MetaReport) -> list[list[str]]:
-    """Verdict items with gold labels: each evaluator's items with gold, agreement and Cohen's kappa
-    (empty for other items)."""
-    return [[e, str(d.with_gold), cell((d.correct or 0) / d.with_gold if d.with_gold else None), cell(d.cohen_kappa)]
+    """Verdict items with gold labels: each evaluator's items with gold, agreement with its 95 % Wilson
+    interval and Cohen's kappa (empty for other items)."""
+    return [[e, str(d.with_gold), interval_cell((d.correct or 0) / d.with_gold if d.with_gold else None,
+                                                d.value_low, d.value_high, 3), cell(d.cohen_kappa)]
             for e, d in report.baseline.detail.items() if "cohen_kappa" in d.model_fields_set]
 
 

@@ -243,7 +243,7 @@ def ranking_summary_table(report: MetaReport) -> Table:
                          numeric=numbers)
     for row in rows:
         rank = row["bt_rank"] if by == "BT" else row["elo_rank"]
-        table.add_row(row["evaluator"], f(row["baseline"]),
+        table.add_row(row["evaluator"], with_ci(row["baseline"], row["baseline_low"], row["baseline_high"], 3),
                       with_ci(row["win_rate"], row["win_rate_low"], row["win_rate_high"], 2),
                       with_ci(row["elo"], row["elo_low"], row["elo_high"], 0),
                       with_ci(row["bt"], row["bt_low"], row["bt_high"], 0), "-" if rank is None else str(rank))
@@ -255,7 +255,7 @@ def gold_agreement_summary_table(report: MetaReport) -> Table | None:
     rows = gold_agreement_rows(report)
     if not rows:
         return None
-    header = ("evaluator", "items with gold", "agreement", "Cohen's kappa")
+    header = ("evaluator", "items with gold", "agreement [95%]", "Cohen's kappa")
     table = fitted_table("agreement with the gold labels (people's overrides)", header, numeric=header[1:])
     for row in rows:
         table.add_row(*row)

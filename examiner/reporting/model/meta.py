@@ -57,6 +57,10 @@ class EvaluatorBaseline(Section):
     """Verdict items: rows the evaluator's label, columns the gold label."""
     value: Figure = None
     """The baseline figure (accuracy, or Pearson's r for scored items); absent when undefined."""
+    value_low: Figure = None
+    """95 % interval of `value` over the items with gold (accuracy: Wilson; Pearson's r: Fisher z, from 4
+    items; examiner.stats.agreement_intervals); absent when undefined and in reports written before it."""
+    value_high: Figure = None
 
 
 class Baseline(Section):
