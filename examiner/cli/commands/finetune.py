@@ -41,12 +41,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_finetune(args: argparse.Namespace) -> int:
     from examiner.api.finetune import FinetuneOptions, finetune
+    from examiner.cli.flag_errors import options_from_flags
 
-    result = finetune(FinetuneOptions(data=args.data, out=args.out, base=args.base, max_steps=args.max_steps,
-                                      max_minutes=args.max_minutes, grad_accum=args.grad_accum,
-                                      learning_rate=args.learning_rate, lora_r=args.lora_r,
-                                      max_length=args.max_length, save_every=args.save_every, seed=args.seed,
-                                      device=args.device, threads=args.threads))
+    options = options_from_flags(FinetuneOptions, data=args.data, out=args.out, base=args.base, max_steps=args.max_steps,
+                                 max_minutes=args.max_minutes, grad_accum=args.grad_accum,
+                                 learning_rate=args.learning_rate, lora_r=args.lora_r,
+                                 max_length=args.max_length, save_every=args.save_every, seed=args.seed,
+                                 device=args.device, threads=args.threads)
+    result = finetune(options)
     loss = "" if result.last_loss is None else f", loss {result.first_loss:.4f} -> {result.last_loss:.4f}"
     print(f"finetune: {result.steps}/{result.max_steps} steps (stopped by {result.stopped}{loss}) on {result.device} "
           f"in {result.train_s:.0f} s, peak memory {result.peak_rss_gb:.2f} GB")

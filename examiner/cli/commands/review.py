@@ -41,10 +41,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_review(args: argparse.Namespace) -> int:
     from examiner.api import ReviewSampleOptions, review_sample
     from examiner.cli.commands.view import _default_who
+    from examiner.cli.flag_errors import options_from_flags
+    from examiner.core.errors import UserError
 
-    options = ReviewSampleOptions(run_dir=args.run_dir, size=args.sample, seed=args.seed, per_target=args.per_target,
-                                  who=args.who or _default_who(), sheet=args.sheet, labels=args.labels,
-                                  extend=args.extend)
+    if args.seed < 0:  # the draw's generator takes none below 0 (it raised ValueError: exit 70)
+        raise UserError(f"--seed must be 0 or more, got {args.seed}")
+    options = options_from_flags(ReviewSampleOptions, {"size": "--sample"}, run_dir=args.run_dir, size=args.sample,
+                                 seed=args.seed, per_target=args.per_target, who=args.who or _default_who(),
+                                 sheet=args.sheet, labels=args.labels, extend=args.extend)
     for line in review_sample(options).lines():
         print(line)
     return 0

@@ -279,6 +279,7 @@ def run_chat(args: argparse.Namespace) -> int:
 def run_serve_local(args: argparse.Namespace) -> int:
     from examiner.llm.local import serve_local
 
+    check_listen_address(args.host, args.port)
     if args.model:
         from examiner.api.finetune import serve_model
 
@@ -288,4 +289,17 @@ def run_serve_local(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["register", "ConfigError"]
+def check_listen_address(host: str, port: int) -> None:
+    """One line (exit 2) for a --port outside 0..65535 or a --host that names no address, before a server
+    starts (they failed inside it: a traceback in its log, or an internal error)."""
+    import socket
+
+    if not 0 <= port <= 65535:
+        raise UserError(f"--port must be 0..65535, got {port}")
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UserError(f"--host {host}: not an address this machine can listen on ({exc})") from None
+
+
+__all__ = ["register", "ConfigError", "check_listen_address"]
