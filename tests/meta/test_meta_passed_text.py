@@ -10,9 +10,17 @@ import examiner.simulator.meta_roles  # noqa: F401 - simulated evaluators / meta
 from examiner.core.assessments import MetaItem
 from examiner.meta.pipeline import MetaConfig, run_meta
 from examiner.meta.sections import meta_report
-from tests.meta.test_meta_jdeval import sim_settings
+from examiner.core.config import EndpointSpec, Settings
 
 CAP = 1_000
+
+
+def sim_settings() -> Settings:
+    """Two simulated evaluators and a simulated meta-judge (as tests/meta/test_meta_jdeval.py sets them up)."""
+    endpoints = {name: EndpointSpec(provider="simulated", model=f"sim-acc{accuracy}", max_concurrency=16)
+                 for name, accuracy in (("e80", 0.8), ("e50", 0.5))}
+    endpoints["meta"] = EndpointSpec(provider="simulated", model="sim-rel0.9", max_concurrency=16)
+    return Settings(endpoints=endpoints, roles={"meta_judge": "meta"}, cache=True)
 
 
 def test_outputs_longer_than_the_cap_are_counted_once_each(tmp_path: Path) -> None:
