@@ -8,6 +8,7 @@ as people agree with each other. The examples are written in examiner's own judg
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -20,6 +21,8 @@ from examiner.api.settings import path_text
 from examiner.core.errors import UserError
 
 TRAIN, VALIDATION, SUMMARY = "train.jsonl", "validation.jsonl", "distil.json"
+SKIPPED_SHOWN = 20
+"""Skipped rows named one by one (distil.json, the command's stderr); the rest are counted."""
 
 
 class DistilOptions(BaseModel):
@@ -83,6 +86,9 @@ class DistilResult:
     by_order: dict[str, int]
     teacher: str
     files: tuple[Path, ...]
+    skipped: tuple[str, ...] = ()
+    """Rows and judgments that could not be used, each with its file, line and why (a wrong type, a
+    missing or unreadable label): reported, never dropped silently; distil.json counts them too."""
 
 
 def distil(options: DistilOptions) -> DistilResult:
@@ -92,9 +98,11 @@ def distil(options: DistilOptions) -> DistilResult:
     folder = Path(options.out)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UserError(f"{folder} is not an empty folder (distil never writes over files)")
-    examples, teacher = _pairwise(options) if options.data is not None else _exam(options)
+    skipped: list[str] = []
+    examples, teacher = _pairwise(options, skipped) if options.data is not None else _exam(options)
     if not examples:
-        raise UserError("the teacher judged nothing usable: no example to write")
+        why = f" ({len(skipped)} rows skipped, the first: {skipped[0]})" if skipped else ""
+        raise UserError(f"the teacher judged nothing usable: no example to write{why}")
     sides: dict[str, list[dict[str, object]]] = {"train": [], "validation": []}
     groups: dict[str, set[str]] = {"train": set(), "validation": set()}
     for example in examples:
@@ -112,26 +120,29 @@ def distil(options: DistilOptions) -> DistilResult:
                "validation_share": options.validation_share, "seed": options.seed, "swap": options.swap,
                "reference_drop": options.reference_drop, "examples": {k: len(v) for k, v in sides.items()},
                "groups": {k: len(v) for k, v in groups.items()}, "by_order": by_order,
-               "split_by": "item" if options.data else "source document"}
+               "split_by": "item" if options.data else "source document",
+               "skipped": {"rows": len(skipped), "first": skipped[:SKIPPED_SHOWN]}}
     (folder / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     files.append(folder / SUMMARY)
     return DistilResult(folder, len(sides["train"]), len(sides["validation"]),
-                        {k: len(v) for k, v in groups.items()}, by_order, teacher, tuple(files))
+                        {k: len(v) for k, v in groups.items()}, by_order, teacher, tuple(files), tuple(skipped))
 
 
-def _pairwise(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
+def _pairwise(options: DistilOptions, skipped: list[str]) -> tuple[list, str]:  # type: ignore[type-arg]
+    """The pairwise examples and the teacher's name; what could not be used is added to `skipped`."""
     from examiner.judging.distil import gold_teachings, judged_teachings, pairwise_examples
 
     assert options.data is not None
     sources = _sources(options.data)
+    gold = options.judgments is None  # the dataset's labels teach: a row without a usable one is skipped
     if len(sources) > 1:
         examples, teacher = [], options.teacher or "gold"
         for spec in sources:
-            rows = [replace(row, id=f"{spec}:{row.id}") for row in _rows(spec, options.limit)]
+            rows = [replace(row, id=f"{spec}:{row.id}") for row in _rows(spec, options.limit, gold, skipped)]
             examples += [replace(e, meta={**e.meta, "dataset": spec}) for e in pairwise_examples(
                 rows, gold_teachings(rows, teacher), swap=options.swap, reference_drop=options.reference_drop)]
         return examples, teacher
-    rows = _rows(sources[0], options.limit)
+    rows = _rows(sources[0], options.limit, gold, skipped)
     if options.judgments is not None:
         teacher = options.teacher or Path(options.judgments).stem
         records = []
@@ -139,9 +150,14 @@ def _pairwise(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise UserError(f"{options.judgments}:{number}: not a JSON line ({exc.msg})") from None
+            problem = judgment_problem(record)
+            if problem is None:
+                records.append(record)
+            else:
+                skipped.append(f"{options.judgments} line {number}: {problem}")
         teachings = judged_teachings(records, teacher)
     else:
         teacher = options.teacher or "gold"
@@ -153,14 +169,34 @@ def _sources(data: str | tuple[str, ...]) -> tuple[str, ...]:
     return (data,) if isinstance(data, str) else data
 
 
-def _rows(spec: str, limit: int | None) -> list[Any]:
-    """The usable rows of one pairwise dataset, read as `examiner judge` reads it."""
+def _rows(spec: str, limit: int | None, need_label: bool, skipped: list[str]) -> list[Any]:
+    """The usable rows of one pairwise dataset, read as `examiner judge` reads it; each row it cannot use
+    (a field of the wrong type, with `need_label` a missing or unreadable label) is added to `skipped`."""
     from examiner.corpus.datasets import LLMBAR_FIELDS, FieldMap
     from examiner.judging.dataset import Requirements, load_rows
 
     fields = LLMBAR_FIELDS if spec.startswith("llmbar:") else FieldMap()
-    rows, _ = load_rows(spec, fields, Requirements(("instruction", "output_1", "output_2")), limit=limit)
+    rows, unusable = load_rows(spec, fields, Requirements(("instruction", "output_1", "output_2"), need_label=need_label),
+                               limit=limit)
+    skipped += [f"{spec}: {row.message}" for row in unusable]
     return rows
+
+
+def judgment_problem(record: Any) -> str | None:
+    """Why a teacher's judgment record cannot be read (not an object, no id, grades that are not numbers,
+    a verdict that is not text), or None; a record without grades or verdict is usable (not taught)."""
+    if not isinstance(record, dict):
+        return f"not a JSON object but {type(record).__name__}"
+    if not isinstance(record.get("id"), (str, int)) or isinstance(record.get("id"), bool):
+        return "no id (text or whole number)"
+    for name in ("score_1", "score_2"):
+        value = record.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            return f"{name} is not a number ({json.dumps(value)[:40]})"
+    if record.get("verdict") is not None and not isinstance(record["verdict"], str):
+        return f"verdict is not text ({json.dumps(record['verdict'])[:40]})"
+    return None
 
 
 def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
@@ -200,4 +236,4 @@ def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
     return exam_examples(answers, teacher, swap=options.swap), teacher
 
 
-__all__ = ["DistilOptions", "DistilResult", "distil"]
+__all__ = ["DistilOptions", "DistilResult", "SKIPPED_SHOWN", "distil", "judgment_problem"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from examiner.cli.flags import add_command
 
@@ -49,4 +50,17 @@ def run_distil(args: argparse.Namespace) -> int:
           f"({result.groups['train']} / {result.groups['validation']} groups), teacher {result.teacher}")
     print(f"  by kind/order/reference: {orders}")
     print(f"  {', '.join(str(f) for f in result.files)}")
+    _say_skipped(result.skipped)
     return 0
+
+
+def _say_skipped(skipped: tuple[str, ...]) -> None:
+    """The rows distil could not use, on stderr (the first ones by name, the rest counted)."""
+    from examiner.api.distil import SKIPPED_SHOWN
+    from examiner.core.plain_text import one_line
+
+    for message in skipped[:SKIPPED_SHOWN]:
+        print(one_line(f"examiner: skipped {message}"), file=sys.stderr)
+    if len(skipped) > SKIPPED_SHOWN:
+        print(f"examiner: ... and {len(skipped) - SKIPPED_SHOWN} more skipped rows (distil.json counts them)",
+              file=sys.stderr)
