@@ -37,7 +37,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     run = load_run(run_dir)
     summary = summarize(run, seed=seed)
     summary["overrides"] = overrides_summary(run, seed=seed)
-    summary["calibration"] = exam_calibration(run)
+    summary["calibration"] = exam_calibration(run, {t: f["accuracy"] for t, f in summary["targets"].items()})
     summary["health"] = dict(health) if health is not None else None
     summary["provenance"] = provenance_plan(run)
     summary["bias_audit"] = exam_bias_audit(run, seed=seed)

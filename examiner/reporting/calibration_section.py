@@ -82,10 +82,11 @@ def calibrated_figure(judge: Sequence[int], human: Sequence[int | None], judge_l
     return out
 
 
-def exam_calibration(run: RunData) -> dict[str, Any] | None:
+def exam_calibration(run: RunData, headline: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
     """report.json's `calibration` (ExamCalibration as data) from the run's human_sample.jsonl; None
     when no sample was drawn. A label whose unit is now decided by another verdict (a resumed run) is
-    stale and left out."""
+    stale and left out. `headline`: each target's accuracy as the report's headline gives it; the judge's
+    figure here is the same accuracy, so it takes that interval (one accuracy, one interval per report)."""
     sample = read_sample(run.path)
     if sample is None:
         return None
@@ -107,6 +108,7 @@ def exam_calibration(run: RunData) -> dict[str, Any] | None:
             status, people)
         if figure["labelled"] < MIN_LABELS < figure["population"]:  # more labels would give the PPI++ figure
             figure["note"] = f"{figure['note']} {EXTEND_HINT}"
+        figure["judge_raw"] = _as_headline(figure.get("judge_raw"), (headline or {}).get(target))
         targets[target] = figure
     draw = sample.draw
     facts = {**draw.model_dump(include={"draw_id", "method", "seed", "size", "population", "population_rule", "blind",
@@ -116,6 +118,19 @@ def exam_calibration(run: RunData) -> dict[str, Any] | None:
     return ExamCalibration.model_validate({"file": HUMAN_SAMPLE, "minimum": MIN_LABELS,
                                            "human_label_rule": HUMAN_LABEL_RULE, "draw": facts,
                                            "targets": targets}).model_dump()
+
+
+def _as_headline(judge: dict[str, Any] | None, accuracy: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The judge's figure with the headline accuracy's interval and method when both are the same estimate
+    (the headline's interval accounts for the clustering of units; a second interval for the same number
+    would only confuse). Left as it is otherwise."""
+    if judge is None or not accuracy or accuracy.get("value") is None or accuracy.get("low") is None:
+        return judge
+    if abs(float(accuracy["value"]) - float(judge["estimate"])) > 1e-9:
+        return judge
+    method = accuracy.get("method") or "the report's accuracy interval"
+    return {**judge, "low": float(accuracy["low"]), "high": float(accuracy["high"]), "standard_error": None,
+            "method": f"judge alone: the report's accuracy and its interval ({method}; the judge's bias is not in it)"}
 
 
 def judge_calibration(judged: Mapping[str, Hashable], gold: Mapping[str, Hashable]) -> dict[str, Any] | None:

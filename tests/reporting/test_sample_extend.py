@@ -151,3 +151,16 @@ async def test_the_page_says_what_ppi_needs_and_adds_units(run_dir: Path) -> Non
         assert page.count('class="row sample"') == 10 and "4 of them added later" in page
     finally:
         await client.close()
+
+
+def test_the_report_gives_the_judges_accuracy_one_interval(run_dir: Path, tmp_path: Path) -> None:
+    """The calibration table's "judge alone" is the headline accuracy: the report shows one interval for it,
+    the headline's (issue 38, item 12: [52.3, 76.3] beside [53.8, 75.2] for one accuracy)."""
+    review_sample(ReviewSampleOptions(run_dir=str(run_dir), size=20, seed=4, who="ana"))
+    _label_every_drawn_unit(run_dir, tmp_path)
+    assert main(["report", str(run_dir)]) == 0
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    headline = report["targets"]["sim-local"]["accuracy"]
+    judge = report["calibration"]["targets"]["sim-local"]["judge_raw"]
+    assert (judge["estimate"], judge["low"], judge["high"]) == (headline["value"], headline["low"], headline["high"])
+    assert "the report's accuracy" in judge["method"]
