@@ -35,7 +35,8 @@ Three parts, each on the simulated backend:
    timeout_s 10. Billed
    not in ledger: replies the server billed that the ledger neither received nor holds as possibly billed;
    overshoot: what the server billed the capped run beyond its cap, in calls' worst cases; drip: how long
-   the dripped attempt lasted (its deadline is 2 x 10 + 10 s).
+   the dripped attempt lasted (its deadline is 2 x 10 + 10 s). Last, 71 calls to an endpoint taking 8 at a
+   time are stopped once 8 reached the server: the `started` records should be those 8, not 71.
 
 Ends with `RESULT kills=... outcome_differences=... duplicate_lines=... calls_billed_twice=...
 unsettled_after_resume=... budget_used_usd=... cap_usd=... budget_share=... sigterm_exit=...
@@ -330,6 +331,28 @@ async def drip_attempt(work: Path) -> float:
     raise AssertionError("the dripped reply was answered")
 
 
+async def stopped_while_waiting(work: Path) -> dict[str, int]:
+    """71 calls at once to an endpoint that takes 8 at a time, stopped once 8 reached the server: how many
+    reached it, and how many `started` and `cancelled` records the ledger holds (the issue's 71 and 63)."""
+    server = BillingServer(mixed({"late": 1.0}), PRICE_IN, PRICE_OUT, late_s=0.5)
+    url = await server.start()
+    try:
+        async with Gateway(billing_settings(url, timeout_s=5.0), work / "stopped", cache=False) as gw:
+            ask = GenerationConfig(max_tokens=BILLING_MAX_TOKENS)
+            calls = [asyncio.create_task(gw.chat("candidate", question(i), ask)) for i in range(71)]
+            while len(server.billed) < 8:
+                await asyncio.sleep(0.01)
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+        await server.settled()
+    finally:
+        await server.stop()
+    records = RunDir(work / "stopped").read_ledger()
+    return {"reached_server": len(server.billed), "started": sum(r.get("outcome") == "started" for r in records),
+            "cancelled": len(cancelled(records))}
+
+
 async def billing(work: Path) -> dict[str, Any]:
     """Part 7: late, cut, dropped and absurd replies, uncapped and capped; a dripped reply."""
     worst = EndpointSpec(base_url="http://x/v1", price_input_per_1m=PRICE_IN, price_output_per_1m=PRICE_OUT) \
@@ -340,7 +363,7 @@ async def billing(work: Path) -> dict[str, Any]:
     overshoot = max(0.0, capped["server_billed_usd"] - cap) / worst
     return {"uncapped": uncapped, "capped": {**capped, "cap_usd": round(cap, 6), "worst_case_usd": round(worst, 8),
                                             "overshoot_calls": round(overshoot, 3)},
-            "drip_attempt_s": round(await drip_attempt(work), 2)}
+            "drip_attempt_s": round(await drip_attempt(work), 2), "stopped": await stopped_while_waiting(work)}
 
 
 def billing_line(bill: dict[str, Any]) -> str:
@@ -350,7 +373,9 @@ def billing_line(bill: dict[str, Any]) -> str:
             f"({free['billed_not_in_ledger']} billed replies not in the ledger, {free['implausible_usage']} absurd "
             f"usages at their worst case); capped at ${capped['cap_usd']:.6f}: server billed "
             f"${capped['server_billed_usd']:.6f} ({capped['overshoot_calls']} calls' worst case over the cap, "
-            f"{capped['refused']} calls refused); dripped reply's attempt {bill['drip_attempt_s']} s")
+            f"{capped['refused']} calls refused); dripped reply's attempt {bill['drip_attempt_s']} s; 71 calls "
+            f"stopped with {bill['stopped']['reached_server']} at the server: {bill['stopped']['started']} `started`, "
+            f"{bill['stopped']['cancelled']} `cancelled` records")
 
 
 def billing_result(bill: dict[str, Any]) -> dict[str, Any]:
