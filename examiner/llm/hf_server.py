@@ -10,11 +10,21 @@ What it honours: `messages`, `max_tokens` (default 256), `temperature` (0 = gree
 `top_logprobs` (up to 20; from the raw logits, examiner/llm/hf_logprobs.py), so a served judge can be a
 cascade's cheap judge with log-probability confidence; `usage` is reported. `response_format` is accepted
 and not enforced (no grammar): judges parse and validate replies anyway. `n` > 1 and tools are not offered.
+
+Who may call it: `serve_model` requires an API key (`Authorization: Bearer KEY`; $EXAMINER_SERVE_KEY, else
+one generated and printed at start), so another user of the machine, or a web page the browser opens,
+cannot use the model; a request whose Host header is not the bound address is refused (421: a DNS
+rebinding page names its own host), and so is any request a browser sends from a web page (it carries
+an Origin header; 403): no CORS header is ever sent, so no web origin reads a reply.
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
+import os
+import secrets
 import threading
 import time
 import uuid
@@ -26,6 +36,25 @@ from examiner.llm.hf_logprobs import generate_scored
 from examiner.llm.hf_models import generate_reply, load_model
 
 MAX_BODY = 8 * 1024 * 1024
+KEY_ENV = "EXAMINER_SERVE_KEY"
+"""The environment variable `serve_model` reads its API key from (one is generated when it is unset)."""
+
+
+def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
+    """The Host header values a server bound to `host`:`port` answers: the address itself and, bound to
+    loopback, its usual names; None (any) for a wildcard bind, where only the key guards it."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        address = None
+    if address is not None and address.is_unspecified:
+        return None
+    names = {host}
+    if host == "localhost" or (address is not None and address.is_loopback):
+        names |= {"localhost", "127.0.0.1", "[::1]"}
+    if address is not None and address.version == 6:
+        names.add(f"[{address}]")
+    return frozenset(name for base in names for name in (f"{base}:{port}", *((base,) if port == 80 else ())))
 
 
 class ChatModel:
@@ -73,10 +102,29 @@ class ChatModel:
         }
 
 
-def _handler(chat: ChatModel) -> type[BaseHTTPRequestHandler]:
+def _handler(chat: ChatModel, key: str | None, hosts: frozenset[str] | None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
             return
+
+        def _refused(self) -> bool:
+            """Answer and True when the request may not be served: a browser's (Origin), another host's
+            name (Host), or no valid key."""
+            if self.headers.get("Origin") is not None:
+                self._error(403, "requests from web pages are refused (this server sends no CORS headers)")
+                return True
+            if hosts is not None and (self.headers.get("Host") or "").lower() not in hosts:
+                self._error(421, "this server answers only requests addressed to the address it listens on")
+                return True
+            if key is not None:
+                given = self.headers.get("Authorization") or ""
+                if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
+                    self._error(401, f"a valid API key is required (Authorization: Bearer KEY; see ${KEY_ENV})")
+                    return True
+            return False
+
+        def do_OPTIONS(self) -> None:  # noqa: N802 - the stdlib's name; a CORS preflight gets no permission
+            self._error(403, "requests from web pages are refused (this server sends no CORS headers)")
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
@@ -90,12 +138,16 @@ def _handler(chat: ChatModel) -> type[BaseHTTPRequestHandler]:
             self._send(status, {"error": {"message": message, "type": "invalid_request_error"}})
 
         def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            if self._refused():
+                return
             if self.path.rstrip("/") in ("/v1/models", "/models"):
                 self._send(200, {"object": "list", "data": [{"id": chat.name, "object": "model"}]})
             else:
                 self._error(404, f"no route {self.path}")
 
         def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            if self._refused():
+                return
             if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 self._error(404, f"no route {self.path}")
                 return
@@ -116,20 +168,33 @@ def _handler(chat: ChatModel) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def make_server(chat: ChatModel, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """The HTTP server (not yet serving); port 0 picks a free one (`server.server_address[1]`)."""
-    server = ThreadingHTTPServer((host, port), _handler(chat))
+def make_server(chat: ChatModel, host: str = "127.0.0.1", port: int = 0, key: str | None = None) -> ThreadingHTTPServer:
+    """The HTTP server (not yet serving); port 0 picks a free one (`server.server_address[1]`). `key`: the
+    API key every request must carry (None: none, for a test's own server); the Host and Origin checks
+    always apply."""
+    server = ThreadingHTTPServer((host, port), BaseHTTPRequestHandler)
+    server.RequestHandlerClass = _handler(chat, key, allowed_hosts(host, int(server.server_address[1])))
     server.daemon_threads = True
     return server
 
 
-def serve_model(path: Path, host: str = "127.0.0.1", port: int = 8077, name: str | None = None) -> None:
-    """Load a model folder and serve it until Ctrl-C."""
+def serve_model(path: Path, host: str = "127.0.0.1", port: int = 8077, name: str | None = None,
+                key: str | None = None) -> None:
+    """Load a model folder and serve it until Ctrl-C, to callers with the API key (`key`, else
+    $EXAMINER_SERVE_KEY, else a new one, printed)."""
+    key = key or os.environ.get(KEY_ENV) or None
+    generated = key is None
+    key = key or secrets.token_urlsafe(24)
     model, tokenizer = load_model(path)
     chat = ChatModel(model, tokenizer, name or path.name)
-    server = make_server(chat, host, port)
+    server = make_server(chat, host, port, key)
     print(f"OpenAI-compatible endpoint: http://{host}:{server.server_address[1]}/v1  (model: {chat.name}); "
           "Ctrl-C to stop", flush=True)
+    if generated:
+        print(f"API key (generated; set {KEY_ENV} to choose one): {key}\n  in examiner's configuration: "
+              f"api_key_env: {KEY_ENV} on the endpoint, with {KEY_ENV}={key} in its environment", flush=True)
+    else:
+        print(f"API key: the value of {KEY_ENV}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
