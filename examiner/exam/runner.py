@@ -6,7 +6,8 @@ A run directory holds everything needed to resume: `request.json` (what was aske
 
 The budget belongs to the run: config.yaml records its cap, and a resumed process starts from the
 dollars the ledger says were already spent (calls in flight at a kill are first settled: reconciled
-from the cache, or marked `unknown`, shown apart as possibly billed and no longer held against the budget). A budget-stopped run is continued by resuming it with a
+from the cache, or marked `unknown`, shown apart as possibly billed and still held against the budget at
+their worst case). A budget-stopped run is continued by resuming it with a
 larger cap: the graph goes back to the checkpoint before the node that ran out of money and runs it
 again, its paid calls answered by the cache. One process writes a run at a time (core/runlock.py).
 """

@@ -182,9 +182,10 @@ class Accounting:
         `reconciled` outcome with its real tokens and cost. The others get an `unknown` outcome that keeps
         their worst case (a reply the server sent but the killed process never received cannot be known
         from here; a cached reply already named by an outcome record belongs to the same request paid by
-        a later process, not to this one): they are possibly billed, shown apart, and no longer held
-        against the budget, since the run has moved past them. A batch call still waiting at the provider
-        is left in flight, held at its worst case: the resumed run collects its reply."""
+        a later process, not to this one): they are possibly billed, shown apart, and still held at their
+        worst case against the budget (the provider may have billed them), so the resumed budget starts
+        from known dollars plus those worst cases. A batch call still waiting at the provider is left in
+        flight, held at its worst case: the resumed run collects its reply."""
         records = self.records()
         known_ids = {r.get("request_id") for r in records if r.get("request_id")}
         reconciled = 0

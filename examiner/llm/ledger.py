@@ -13,16 +13,17 @@ settles it. A resume settles every such call (examiner.llm.gateway's `resume_spe
 when its reply reached the cache, otherwise `unknown`, which keeps its worst case apart. A reply the
 server sent but the killed process never received cannot be known from here, so `unknown` calls are
 *possibly billed*: `examiner cost` and the report show them on a line of their own with the most they
-can have cost, and the budget no longer holds them once the run has moved past them (a kill may thus let
-the provider's bill pass the cap by at most what that line shows). `cancelled` calls are shown on a line
-of their own too.
+can have cost, and the budget goes on holding them at that worst case after the resume (`spent_usd`), so
+a kill cannot let the provider's bill pass the cap: a resumed run starts from its known dollars plus the
+worst cases of the calls killed in flight. `cancelled` calls are shown on a line of their own too.
 
 An attempt that may have been processed although its reply never came to use (a timeout after the
 request was sent, a connection lost after sending, an HTTP 200 whose JSON body is cut or unusable) gets a
 `lost` record at once (call id, repair, status, `worst_case_usd`): the provider may bill it, and the
-request is sent again. It is no outcome of its request. `lost` attempts are possibly billed, and they and
-`cancelled` calls (stopped by examiner after they were sent) are held at their worst case against the
-budget (`spent_usd`), so a reply that came too late or cut cannot let the provider's bill pass the cap.
+request is sent again. It is no outcome of its request. `lost` attempts are possibly billed, and they,
+`unknown` calls and `cancelled` calls (stopped by examiner after they were sent) are held at their worst
+case against the budget (`spent_usd`), so a reply that came too late, cut or to a killed process cannot
+let the provider's bill pass the cap by more than one call's worst case.
 An answer whose reported usage is implausible (negative, more completion tokens than max_tokens asked
 for, more prompt tokens than the context) is booked at its worst case with `usage_source: implausible`
 and the reported counts in `reported_usage`.
@@ -175,18 +176,24 @@ def in_flight_usd(records: Iterable[dict[str, Any]]) -> float:
     return sum(float(r.get("worst_case_usd", 0.0)) for r in in_flight(records))
 
 
+def unknown_usd(records: Iterable[dict[str, Any]]) -> float:
+    """The worst cases of the calls a resume settled `unknown` (killed in flight, reply never cached)."""
+    return sum(float(r.get("worst_case_usd", 0.0)) for r in records if r.get("outcome") == UNKNOWN)
+
+
 def spent_usd(records: Iterable[dict[str, Any]]) -> float:
-    """What a run has spent of its budget: known dollars plus the worst cases of what may have been billed
-    unknown to it: the requests in flight at a kill that no resume has settled yet, the `lost` attempts and
-    the `cancelled` calls. Calls a resume settled `unknown` are not counted: the run has moved past them
-    (they are shown apart, see `settlement`)."""
+    """What a run has spent of its budget: known dollars plus the worst cases of everything that may have
+    been billed unknown to it: the calls killed in flight (settled `unknown` by a resume, or not settled
+    yet), the `lost` attempts and the `cancelled` calls. Held for good, since the provider may have billed
+    them, so a capped run killed and resumed passes its cap by at most one call's worst case."""
     rows = list(records)
-    return known_usd(rows) + in_flight_usd(rows) + lost_usd(rows) + cancelled_usd(rows)
+    return known_usd(rows) + in_flight_usd(rows) + unknown_usd(rows) + lost_usd(rows) + cancelled_usd(rows)
 
 
 def accounted_usd(records: Iterable[dict[str, Any]]) -> float:
     """The most a run's provider can have billed by its ledger: known dollars, the possibly billed worst
-    cases and the cancelled calls' worst cases. A provider's bill above it is a reply the ledger missed."""
+    cases and the cancelled calls' worst cases (what `spent_usd` holds against the budget). A provider's
+    bill above it is a reply the ledger missed."""
     rows = list(records)
     return known_usd(rows) + possibly_billed_usd(rows) + cancelled_usd(rows)
 
@@ -223,11 +230,10 @@ def settlement_lines(figures: Mapping[str, Mapping[str, Any]], torn: int, *, alw
     lines = [f"billed: {billed['calls']} calls, ${billed['usd']:.6f} (the totals above)"] if always else []
     if always or possibly["calls"]:
         unsettled = possibly.get("unsettled", 0)
-        held = (f"; {unsettled} killed in flight not settled yet, held at their worst case against the budget "
-                "until a resume settles them") if unsettled else ""
+        held = f"; {unsettled} killed in flight not settled yet" if unsettled else ""
         lines.append(f"possibly billed (killed in flight, or sent and the reply late, cut or dropped): "
                      f"{possibly['calls']} calls, up to ${possibly['worst_case_usd']:.6f} (reply never used: not "
-                     f"in the totals above; a late, cut or dropped reply is held against the budget{held})")
+                     f"in the totals above; held at their worst case against the budget{held})")
     if always or stopped["calls"]:
         lines.append(f"cancelled in flight: {stopped['calls']} calls, up to ${stopped['worst_case_usd']:.6f} "
                      "(stopped by examiner after they were sent: possibly billed, held against the budget; not "
