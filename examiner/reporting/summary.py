@@ -173,9 +173,9 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     """Cost per unit of the corpus in the paper's layout, plus per role and per stage.
 
     Units are all units of the corpus (the paper divides by the KUs examined, not the KUs covered).
-    Calls are billed requests; cache hits are counted apart and cost nothing. Calls killed in flight
-    (possibly billed: `in_flight` those no resume has settled yet) and calls cancelled before a reply are
-    shown apart with the most they can have cost (`settlement`), never added to the known figures.
+    Calls are billed requests; cache hits are counted apart and cost nothing. Calls lost after
+    sending or killed in flight (possibly billed: `in_flight` those killed in flight no resume has settled
+    yet) and calls cancelled with a request out are shown apart with the most they can have cost (`settlement`), never added to the known figures.
     Every row carries its tokens split as providers bill them (uncached and cached input, cache writes,
     output, reasoning) and its batch part; `by_pricing` splits each role into standard and batch calls.
     """

@@ -1,6 +1,7 @@
 """`examiner cost RUN_DIR`: the ledger's money and tokens by role, stage and round, and below the table
-how the sent calls ended: billed, possibly billed (killed in flight, with their worst case) and
-cancelled before a reply, and the ledger lines torn by a kill.
+how the sent calls ended: billed; possibly billed (lost after sending: late, cut or dropped; or killed
+in flight), with their worst case; cancelled with a request out, with their worst case; and the ledger
+lines torn by a kill. The last two kinds are held against the budget at their worst case.
 
 Tokens are split the way providers bill them: uncached input, cached input (the provider's prompt cache),
 cache writes (only shown where a provider reported some), visible output and hidden reasoning. Calls
@@ -25,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = add_command(
         sub, "cost", "print the cost ledger of a run by role, stage and round",
         "Sum a run's ledger.jsonl: calls, cache hits, tokens and dollars grouped by role, stage, round or\n"
-        "endpoint, then how the calls ended: billed, possibly billed (killed in flight) and cancelled\n"
-        "before a reply, and the ledger lines torn by a kill.",
+        "endpoint, then how the calls ended: billed, possibly billed (lost after sending, or killed in\n"
+        "flight) and cancelled with a request out, and the ledger lines torn by a kill.",
         "examiner cost runs/water --by role,stage,round\nexaminer cost runs/water --per-unit --top 5")
     parser.add_argument("run_dir", help="a run directory (holds ledger.jsonl)")
     parser.add_argument("--by", default="role,stage",

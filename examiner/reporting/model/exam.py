@@ -250,18 +250,25 @@ class Billed(Section):
 
 
 class PossiblyBilled(Section):
+    """Sent calls whose reply never came to use (lost after sending: late, cut or dropped; or killed in
+    flight), with the most they can have cost; `unsettled`: those killed in flight no resume has settled."""
+
     calls: int
     worst_case_usd: float
     unsettled: int
 
 
 class Cancelled(Section):
+    """Calls examiner cancelled with a request out (possibly billed), with the most they can have cost."""
+
     calls: int
     worst_case_usd: float
 
 
 class Settlement(Section):
-    """How the ledger's sent requests ended: billed, possibly billed (killed in flight), cancelled."""
+    """How the ledger's sent requests ended: billed; possibly billed (lost after sending, or killed in
+    flight); cancelled with a request out. Possibly billed and cancelled calls are held against the budget
+    at their worst case."""
 
     billed: Billed
     possibly_billed: PossiblyBilled
