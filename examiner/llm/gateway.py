@@ -81,6 +81,8 @@ class Gateway:
         self.transport = Transport(on_failure=self.accounting.count_failure)
         self.batches = BatchLane(self.run_dir, self.accounting.records, notes or log.info)
         self.max_repairs = max_repairs
+        self.cache_status: str | None = None
+        """The response cache's trouble when the gateway closed (ResponseCache.status), None without any."""
         self.language = ""
         """Language code of the run's corpus (set by the exam): when not English, every call gets the
         one-line language instruction of examiner.llm.reply_language in its system message."""
@@ -123,12 +125,17 @@ class Gateway:
 
     async def aclose(self) -> None:
         """Close HTTP clients, stop managed servers, flush the ledger and cache. Batches still running
-        go on at the provider; a resumed run collects them."""
+        go on at the provider; a resumed run collects them. Replies the response cache could not store
+        (another process held it locked) are said in one warning line and kept in `cache_status`: they
+        are in memory only, so a later run pays for them again."""
         await self.batches.aclose()
         await self.transport.aclose()
         self.accounting.ledger.close()
         if self.cache is not None:
             self.cache.close()
+            self.cache_status = self.cache.status()
+            if self.cache_status:
+                log.warning("%s; a later run pays for those again", self.cache_status)
 
     def resume_spending(self) -> int:
         """Before a resumed run's first call: settle the ledger's calls in flight at a kill, then count the

@@ -141,3 +141,36 @@ async def test_a_cache_locked_by_another_process_costs_a_warning_not_the_run(
         stored.close()
     records = answered(RunDir(run_dir).read_ledger())
     assert [r["cache_hit"] for r in records] == [False, False, True]
+
+
+async def test_replies_still_unsaved_at_close_are_said_once_the_gateway_closes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """The shared cache stays locked by another process past the gateway's close: the reply the last write
+    could not store is counted in `cache_status` and said in one warning line naming the cache."""
+    monkeypatch.setattr(cache_module, "BUSY_TIMEOUT_S", 0.2)
+    shared = tmp_path / "shared"
+    settings = sim_settings().merged({"cache_dir": str(shared)})
+    holder: sqlite3.Connection | None = None
+    try:
+        with caplog.at_level(logging.WARNING):
+            async with Gateway(settings, tmp_path / "run") as gw:
+                holder = sqlite3.connect(str(shared / rundir.CACHE), isolation_level=None)
+                holder.execute("BEGIN EXCLUSIVE")
+                reply = await gw.chat("judge", [{"role": "user", "content": "Name one fact about axolotls."}],
+                                      GenerationConfig(max_tokens=16))
+                assert reply.text and not reply.cache_hit
+    finally:
+        if holder is not None:
+            holder.execute("ROLLBACK")
+            holder.close()
+    assert gw.cache_status is not None and "1 reply not stored" in gw.cache_status
+    closing = [r.getMessage() for r in caplog.records
+               if r.levelno >= logging.WARNING and "a later run pays for those again" in r.getMessage()]
+    assert len(closing) == 1 and str(shared / rundir.CACHE) in closing[0], closing
+
+
+async def test_a_gateway_whose_cache_stored_everything_says_nothing(tmp_path: Path) -> None:
+    async with Gateway(sim_settings().merged({"cache_dir": str(tmp_path / "shared")}), tmp_path / "run") as gw:
+        await gw.chat("judge", [{"role": "user", "content": "Name one fact about axolotls."}],
+                      GenerationConfig(max_tokens=16))
+    assert gw.cache_status is None
