@@ -148,10 +148,11 @@ class Accounting:
 
     # ------------------------------------------------------------------ results
     def record(self, spec: EndpointSpec, result: CallResult[Any], meta: CallMeta, *, batch: bool = False,
-               reported_usage: dict[str, Any] | None = None) -> None:
+               reported_usage: dict[str, Any] | None = None, reply_model: str = "") -> None:
         """Price a result (a cache hit costs nothing; `batch`: answered through the provider's batch API, at
         the endpoint's batch rate), count it in the running totals and append its `ok` outcome record
-        (`reported_usage`: the usage the server reported, where it was implausible and replaced)."""
+        (`reported_usage`: the usage the server reported, where it was implausible and replaced;
+        `reply_model`: the model the server said answered, kept where it named one)."""
         result.batch = batch
         result.cost_usd = 0.0 if result.cache_hit else price(spec, tokens_of(result.extra()), batch)
         record = dict(
@@ -161,6 +162,7 @@ class Accounting:
             endpoint=result.endpoint,
             **({"replica": result.replica} if result.replica else {}),
             model=spec.model,
+            **({"reply_model": reply_model} if reply_model else {}),
             request_id=result.request_id,
             **result.extra(),
             latency_s=round(result.latency_s, 6),
@@ -203,6 +205,8 @@ class Accounting:
             # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.
             dollars = price(spec, reply.token_counts(), reply.batch) if spec else float(started.get("worst_case_usd", 0.0))
             outcome = {k: v for k, v in started.items() if k not in ("outcome", "worst_case_usd", "cache_key")}
+            if reply.model:
+                outcome["reply_model"] = reply.model
             outcome.update(ts=time.time(), request_id=reply.request_id, **reply.token_counts(),
                            usage_source=reply.usage_source, attempts=[asdict(a) for a in reply.attempts],
                            cache_hit=False, batch=reply.batch, cost_usd=dollars, finish_reason=reply.finish_reason,

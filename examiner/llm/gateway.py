@@ -273,7 +273,7 @@ class Gateway:
             reply, hit = await fetch(), False
         result = reply.result(endpoint=ep.name, model=ep.spec.model, hit=hit, latency_s=time.perf_counter() - started)
         self.accounting.record(ep.spec, result, sent_as, batch=reply.batch and not hit,
-                               reported_usage=None if hit else reply.reported_usage)
+                               reported_usage=None if hit else reply.reported_usage, reply_model=reply.model)
         return result, sent_as
 
     async def _send(self, ep: Endpoint, request: ChatRequest, meta: CallMeta,

@@ -29,7 +29,10 @@ for, more prompt tokens than the context) is booked at its worst case with `usag
 and the reported counts in `reported_usage`.
 
 Outcome records carry role, stage, round, the knowledge units the call was about, tokens (from the
-API's `usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Cache
+API's `usage`, or counted with tiktoken when absent), latency, attempts, cache hit and dollars. Every
+record's `model` is the configured model (the endpoint's settings); `ok` and `reconciled` records also
+carry `reply_model`, the model the server said answered (its reply's `model`), where it named one (left
+out when the reply named none, and in ledgers written before it was kept). Cache
 hits are kept in the ledger (so a resumed run shows what it reused) but cost nothing and have no
 `started` record (nothing is sent).
 

@@ -5,8 +5,9 @@ Why: a report or an export that says "llamacpp answered" does not say which mode
 ran, and a simulated run's twin `sim-local` carries the local model's name although no model ran. Every
 report (report.json `endpoints`, report.md, report.html, the terminal) and every export (the dataset
 card, the Inspect log, the OpenTelemetry spans) takes the one line `endpoint_text` gives. Where the
-server named another model in its replies than the settings did (read from the run's response cache,
-whose replies keep the name the server gave), both are shown.
+server named another model in its replies than the settings did (the ledger's `reply_model`; for a run
+from before the ledger kept it, the run's response cache, whose replies keep the name the server gave),
+both are shown.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from examiner.core.redact import redact_url
 from examiner.core.rundir import CACHE
+from examiner.llm.ledger import answered
 from examiner.reporting.model.endpoints import EndpointIdentity, ServedBy
 from examiner.reporting.run_reader import RunData
 
@@ -40,10 +42,31 @@ def endpoint_roles(run: RunData) -> dict[str, list[str]]:
 
 
 def reported_models(run_dir: str | Path, ledger: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
-    """Endpoint -> the model names its server gave in the replies of the run's calls (the response cache
-    keeps each reply's `model`); empty when the run has no cache or it cannot be read."""
+    """Endpoint -> the model names its server gave in the replies of the run's calls: the ledger's
+    `reply_model`, and for an endpoint with answered records that lack it (a run from before the ledger kept
+    it) the name its replies keep in the run's response cache."""
+    rows = list(ledger)
+    out: dict[str, set[str]] = {}
+    unnamed: set[str] = set()
+    for record in answered(rows):
+        endpoint, model = str(record.get("endpoint") or ""), record.get("reply_model")
+        if not endpoint:
+            continue
+        if isinstance(model, str) and model:
+            out.setdefault(endpoint, set()).add(model)
+        else:
+            unnamed.add(endpoint)
+    for endpoint, models in cached_models(run_dir, rows, unnamed).items():
+        out.setdefault(endpoint, set()).update(models)
+    return out
+
+
+def cached_models(run_dir: str | Path, ledger: Iterable[dict[str, Any]], endpoints: set[str]) -> dict[str, set[str]]:
+    """Endpoint (of `endpoints`) -> the model names kept in the replies of the run's response cache for its
+    calls; empty when the run has no cache or it cannot be read. Only for runs whose ledger has no
+    `reply_model`: a cache may be shared, or cleared, so the ledger is the better witness."""
     endpoint_of = {str(r["cache_key"]): str(r.get("endpoint") or "") for r in ledger
-                   if r.get("cache_key") and r.get("endpoint")}
+                   if r.get("cache_key") and r.get("endpoint") in endpoints}
     path = Path(run_dir) / CACHE
     out: dict[str, set[str]] = {}
     if not endpoint_of or not path.is_file():
@@ -139,4 +162,4 @@ def endpoints_line(identities: dict[str, Any]) -> str:
     return "Endpoints: " + "; ".join(parts) + "."
 
 
-__all__ = ["LOCAL_SERVER", "endpoint_identities", "endpoint_roles", "endpoints_line", "model_text", "reported_models"]
+__all__ = ["LOCAL_SERVER", "endpoint_identities", "endpoint_roles", "endpoints_line", "model_text", "reported_models", "cached_models"]

@@ -54,6 +54,8 @@ class BillingServer:
     late_s: float = 1.5
     drip_bytes: int = 1
     drip_every_s: float = 0.05
+    model: str = "billing"
+    """The model each reply names ('' names none)."""
     billed: list[tuple[str, float]] = field(default_factory=list)
     kinds: dict[str, int] = field(default_factory=dict)
     drip_sent: list[int] = field(default_factory=list)
@@ -114,7 +116,7 @@ class BillingServer:
             usage = dict(usage, prompt_tokens=-10**6)
         elif kind == "huge":
             usage = dict(usage, completion_tokens=10**9)
-        body = json.dumps({"id": reply_id, "object": "chat.completion", "created": 0, "model": "billing",
+        body = json.dumps({"id": reply_id, "object": "chat.completion", "created": 0, "model": self.model,
                            "choices": [{"index": 0, "finish_reason": "stop",
                                         "message": {"role": "assistant", "content": "word " * completion}}],
                            "usage": usage}).encode()

@@ -108,6 +108,8 @@ def test_a_reply_that_reached_the_cache_is_reconciled_not_unknown(tmp_path: Path
     spent = asyncio.run(resume())
     after = RunDir(tmp_path).read_ledger()
     assert [r["call_id"] for r in after if r["outcome"] == "reconciled"] == [killed["call_id"]]
+    (reconciled,) = [r for r in after if r["outcome"] == "reconciled"]
+    assert reconciled["reply_model"] == killed["reply_model"] == "sim", "the model the cached reply names"
     assert not any(r["outcome"] == "unknown" for r in after) and not in_flight(after)
     assert spent == pytest.approx(paid) == known_usd(after)
 

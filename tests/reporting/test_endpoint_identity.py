@@ -128,3 +128,18 @@ def test_the_inspect_log_and_spans_carry_the_server(labelled: Path) -> None:
     assert (call.attributes["server.address"], call.attributes["server.port"]) == ("localhost", 9)
     assert call.attributes["examiner.endpoint.served_by"] == "remote"
     assert "hunter2" not in json.dumps([dict(s.attributes) for s in spans])
+
+
+def test_the_ledger_names_the_served_model_and_the_cache_is_only_read_for_older_runs(labelled: Path) -> None:
+    """`reply_model` in the ledger is what the server said; the response cache (here naming something else)
+    is read only for an endpoint whose answered records lack it (a run from before the ledger kept it)."""
+    run = load_run(labelled)
+    _cache(labelled, {"k1": "from-the-cache", "k3": "beta-1b"})
+    run.ledger = [{"endpoint": "alpha", "cache_key": "k1", "outcome": "ok", "reply_model": "alpha-7b-0125"},
+                  {"endpoint": "alpha", "outcome": "reconciled", "reply_model": "alpha-7b"},
+                  {"endpoint": "alpha", "outcome": "failed", "cache_key": "k1"},
+                  {"endpoint": "beta", "cache_key": "k3", "outcome": "ok"}]
+    assert reported_models(labelled, run.ledger) == {"alpha": {"alpha-7b", "alpha-7b-0125"}, "beta": {"beta-1b"}}
+    (labelled / CACHE).unlink()
+    assert reported_models(labelled, run.ledger) == {"alpha": {"alpha-7b", "alpha-7b-0125"}}
+    assert endpoint_identities(run)["alpha"].text.endswith("; the server reported alpha-7b-0125 in its replies")
