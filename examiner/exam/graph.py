@@ -1,15 +1,19 @@
 """The Ref-Eval exam as a LangGraph state machine; read top to bottom, it is the method's diagram.
 
-    prepare_units -> cluster -> generate_questions -> collect_answers -> judge
-                        ^                                   ^             |
-                        |                                   +-- probe <---+ (targets left unrelated)
-                        +------------- update_coverage <------------------+
+    prepare_units -> cluster -> examine ----------------------------------------+
+                        ^          |  (each cluster: question -> answers -> judge -> probes, streamed)
+                        |          +-- with a judge cascade: judge <-> probe <-> collect_answers --+
+                        |                                                                          v
+                        +------------------------ update_coverage <--------------------------------+
                                           | (pool empty / stopped shrinking / max rounds)
                                           v
                                       self_check (the judge re-marks a seeded sample, units reordered)
                                           v
                                         finish
 
+`examine` (examiner/exam/nodes/examine.py) carries each cluster of a round through its whole chain as soon
+as its previous step is done; a run with a judge cascade, whose threshold needs the round's calibration
+sample, has its answers judged by the staged `judge` node and probed by `probe` / `collect_answers`.
 Any node that hits the budget (or finds every call failing) routes straight to `finish`.
 """
 
@@ -26,10 +30,10 @@ from examiner.exam.nodes.answers import collect_answers
 from examiner.exam.nodes.cluster import cluster
 from examiner.exam.nodes.context import ExamContext, Sample, running
 from examiner.exam.nodes.coverage import route_after_update, update_coverage
+from examiner.exam.nodes.examine import examine
 from examiner.exam.nodes.judge_cascade import judge_with_cascade
 from examiner.exam.nodes.judge_units import judge as judge_one_by_one
 from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
-from examiner.exam.nodes.questions import generate_questions
 from examiner.exam.nodes.self_check import self_check
 from examiner.exam.state import ExamState
 
@@ -87,13 +91,21 @@ async def wrap_up(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     return finish(ctx, state)
 
 
+def route_after_examine(ctx: ExamContext, state: ExamState) -> str:
+    """`judge` when the chains left their answers to the judge cascade, else `update` (they judged and
+    probed); `finish` after a stop."""
+    if not running(state):
+        return "finish"
+    return "judge" if ctx.cascade is not None else "update"
+
+
 def build_exam_graph() -> StateGraph:
     """The uncompiled graph (compile it with a checkpointer, invoke it with `context=` the run's
     ExamContext)."""
     graph = StateGraph(ExamState, context_schema=ExamContext)
     graph.add_node("prepare_units", node(prepare))
     graph.add_node("cluster", node(cluster))
-    graph.add_node("generate_questions", node(generate_questions))
+    graph.add_node("examine", node(examine))
     graph.add_node("collect_answers", node(collect_answers))
     graph.add_node("judge", node(judge))
     graph.add_node("probe", node(probe))
@@ -103,11 +115,9 @@ def build_exam_graph() -> StateGraph:
 
     graph.add_edge(START, "prepare_units")
     graph.add_conditional_edges("prepare_units", continue_to("cluster"), {"cluster": "cluster", "finish": "finish"})
-    graph.add_edge("cluster", "generate_questions")
-    graph.add_conditional_edges(
-        "generate_questions", continue_to("collect_answers"),
-        {"collect_answers": "collect_answers", "finish": "finish"},
-    )
+    graph.add_edge("cluster", "examine")
+    graph.add_conditional_edges("examine", decide(route_after_examine),
+                                {"judge": "judge", "update": "update_coverage", "finish": "finish"})
     graph.add_conditional_edges("collect_answers", continue_to("judge"), {"judge": "judge", "finish": "finish"})
     graph.add_conditional_edges(
         "judge", decide(route_after_judge), {"probe": "probe", "update": "update_coverage", "finish": "finish"}

@@ -15,7 +15,7 @@ uninterrupted run's do.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
@@ -44,6 +44,8 @@ class RunStore:
         self._stale: set[type[BaseModel]] = set()
         """Record types whose file holds some id on more than one line (rewritten at `close`)."""
         self._values: StateStore | None = None
+        self._held: dict[type[BaseModel], dict[str, BaseModel]] = {}
+        """Records `hold` keeps back for `release` (visible to `get` meanwhile)."""
 
     @property
     def values(self) -> StateStore:
@@ -116,8 +118,26 @@ class RunStore:
             return self._loaded(model)
 
     def get(self, model: type[M], record_id: str) -> M:
+        """A record by id: one held back by `hold`, else the file's."""
         with self._lock:
-            return self._loaded(model)[record_id]
+            held = self._held.get(model, {}).get(record_id)
+            return held if held is not None else self._loaded(model)[record_id]  # type: ignore[return-value]
+
+    def hold(self, records: Iterable[BaseModel]) -> None:
+        """Keep records back from the files until `release`, visible to `get` meanwhile (not to `all` or
+        `index`). Why: work done concurrently finishes in any order, and the files should not say which,
+        so a run writes the same bytes whatever the timing (the streaming exam node holds a round's
+        records and releases them in the order a staged exam wrote them)."""
+        with self._lock:
+            for record in records:
+                self._held.setdefault(type(record), {})[record_key(record)] = record
+
+    def release(self, order: Callable[[BaseModel], Any]) -> None:
+        """Append every held record, each type's in the order `order` gives (a sort key), and hold none."""
+        with self._lock:
+            held, self._held = self._held, {}
+        for records in held.values():
+            self.append(sorted(records.values(), key=order))
 
     def write_clusters(self, clusters: ClusterRound) -> None:
         self.run.write_clusters(clusters)

@@ -24,7 +24,7 @@ from examiner.judging.cascade import ExamCascade
 from examiner.exam.state import ClusterState, CoverageBook, ExamState
 from examiner.exam.run_writer import RunStore
 from examiner.llm import Gateway
-from examiner.llm.fanout import RunSummary, run_bounded
+from examiner.llm.fanout import DEFAULT_LIMIT, RunSummary, run_bounded
 from examiner.corpus.vectors import Embedder
 
 T = TypeVar("T")
@@ -142,11 +142,13 @@ def pool_size(state: ExamState) -> int:
 
 
 async def fan_out(
-    ctx: ExamContext, state: ExamState, label: str, items: Sequence[T], work: Callable[[T], Awaitable[R]]
+    ctx: ExamContext, state: ExamState, label: str, items: Sequence[T], work: Callable[[T], Awaitable[R]],
+    *, limit: int = DEFAULT_LIMIT,
 ) -> RunSummary[R]:
-    """`work` on every item under the runtime's budget and failure policy, with a progress bar."""
+    """`work` on every item under the runtime's budget and failure policy, with a progress bar; at most
+    `limit` items in flight."""
     with ctx.progress.stage(state["round"], label, len(items), pool_size(state)) as tick:
-        return await run_bounded(items, work, on_done=lambda _: tick.advance())
+        return await run_bounded(items, work, limit=limit, on_done=lambda _: tick.advance())
 
 
 def stop_update(summary: RunSummary[Any], stage: str) -> dict[str, Any]:

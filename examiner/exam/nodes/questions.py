@@ -1,4 +1,5 @@
-"""Node `generate_questions`: one validated question per cluster, put to every active target.
+"""One validated question per cluster (the first step of each cluster's chain in node `examine`,
+examiner/exam/nodes/examine.py), put to every active target.
 
 A question must target units of its cluster, stay under the word limit and not give away a target's
 content; a rejected draft is regenerated with the reason as feedback (up to MAX_QUESTION_ATTEMPTS).
@@ -7,39 +8,15 @@ content; a rejected draft is regenerated with the reason as feedback (up to MAX_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from examiner.core.records import QuestionRecord
 from examiner.exam.checks import leaking_targets, question_type, word_count
-from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
-from examiner.exam.state import ClusterState, ExamState
+from examiner.exam.nodes.context import ExamContext, stable_id
+from examiner.exam.state import ClusterState
 from examiner.llm import Unparseable
 from examiner.agents.examiner.questioner import Question, write_question
 
 MAX_QUESTION_ATTEMPTS = 3
-
-
-async def generate_questions(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
-    """Ask once per distinct cluster, then give each target its own copy of the question."""
-    distinct: dict[str, ClusterState] = {}
-    for target in state["active"]:
-        for cluster in ctx.clusters(state, target):
-            distinct.setdefault(cluster["id"], cluster)
-    summary = await fan_out(ctx, state, "generate questions", list(distinct.values()),
-                            lambda c: question_for(ctx, c, state["round"]))
-    drafts = {d.cluster_id: d for d in summary.values}
-    records = [
-        draft.model_copy(update={"target": target, "id": stable_id(draft.id, target)})
-        for target in state["active"]
-        for cluster in ctx.clusters(state, target)
-        if (draft := drafts.get(cluster["id"])) is not None
-    ]
-    counters = dict(state["counters"])
-    counters["leak_rejections"] += sum(d.leak_rejections for d in drafts.values())
-    counters["unparseable_questions"] += sum(d.status == "unparseable" for d in drafts.values())
-    ctx.store.append(records)
-    return {"pending": ctx.keep([r.id for r in records if r.status == "ok"]), "counters": counters,
-            **stop_update(summary, "question generation")}
 
 
 @dataclass
