@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from examiner.api.settings import path_text
 from examiner.core.errors import UserError
+from examiner.core.staging import staged_folder
 
 TRAIN, VALIDATION, SUMMARY = "train.jsonl", "validation.jsonl", "distil.json"
 SKIPPED_SHOWN = 20
@@ -109,12 +110,6 @@ def distil(options: DistilOptions) -> DistilResult:
         side = split_of(example.group, options.validation_share, options.seed)
         sides[side].append(example.to_json(side))
         groups[side].add(example.group)
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
-    for name, side in ((TRAIN, "train"), (VALIDATION, "validation")):
-        path = folder / name
-        path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in sides[side]), encoding="utf-8")
-        files.append(path)
     by_order = dict(Counter(f"{e.kind}/{e.order}/{'ref' if e.reference else 'noref'}" for e in examples))
     summary = {"teacher": teacher, "source": _sources(options.data) if options.data else options.exam, "judgments": options.judgments,
                "validation_share": options.validation_share, "seed": options.seed, "swap": options.swap,
@@ -122,8 +117,12 @@ def distil(options: DistilOptions) -> DistilResult:
                "groups": {k: len(v) for k, v in groups.items()}, "by_order": by_order,
                "split_by": "item" if options.data else "source document",
                "skipped": {"rows": len(skipped), "first": skipped[:SKIPPED_SHOWN]}}
-    (folder / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    files.append(folder / SUMMARY)
+    with staged_folder(folder) as staging:  # `out` holds the whole set or nothing: a killed distil does not block its retry
+        for name, side in ((TRAIN, "train"), (VALIDATION, "validation")):
+            (staging / name).write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in sides[side]),
+                                        encoding="utf-8")
+        (staging / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    files = [folder / TRAIN, folder / VALIDATION, folder / SUMMARY]
     return DistilResult(folder, len(sides["train"]), len(sides["validation"]),
                         {k: len(v) for k, v in groups.items()}, by_order, teacher, tuple(files), tuple(skipped))
 

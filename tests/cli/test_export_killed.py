@@ -1,4 +1,4 @@
-"""A killed or stopped `examiner export` leaves nothing at its output path, so the same command run
+"""A killed or stopped `examiner export` (or `distil`) leaves nothing at its output path, so the same command run
 again exports (a partial folder used to block the retry as "not an empty folder"): the export is written
 into a hidden folder beside OUT and renamed to OUT at the end; the folder a kill -9 left is removed by the
 retry, and a SIGTERM removes its own."""
@@ -68,3 +68,26 @@ def test_a_staging_folder_of_a_running_process_is_kept(tmp_path: Path) -> None:
     with staged_folder(out) as staging:
         (staging / "rows.jsonl").write_text("{}\n", encoding="utf-8")
     assert (out / "rows.jsonl").is_file() and mine.is_dir()
+
+
+_KILLED_BEFORE_RENAME = """
+import os, signal, sys
+import examiner.core.staging as staging
+staging.os.replace = lambda source, target: os.kill(os.getpid(), signal.SIGKILL)
+import examiner.cli.main as cli
+sys.argv = ["examiner", *sys.argv[1:]]
+sys.exit(cli.main())
+"""
+
+
+def test_a_killed_distil_does_not_block_its_retry(tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"id": f"r{i}", "instruction": "q", "output_1": "a", "output_2": "b",
+                                        "label": 1 + i % 2}) + "\n" for i in range(6)), encoding="utf-8")
+    out = tmp_path / "distilled"
+    killed = _export(_KILLED_BEFORE_RENAME, "distil", "--data", str(data), "--out", str(out))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert not out.exists()
+    again = _export(_CARD_THEN.replace("{signal}", "SIGCONT"), "distil", "--data", str(data), "--out", str(out))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (out / "train.jsonl").is_file() and (out / "distil.json").is_file() and _leftovers(out) == []
