@@ -5,8 +5,13 @@ tokens and cost when they follow the GenAI semantic conventions. The ledger alre
 the spans are made after the run from ledger.jsonl, not while it runs: one root span for the run, and
 under it one span per settled model call (`chat <model>`: gen_ai.operation.name, gen_ai.provider.name,
 gen_ai.request.model, gen_ai.usage.input_tokens / output_tokens on billed calls, `examiner.cost_usd`,
-start and end from the ledger's times); examiner's own cache hits are spans without usage, failed calls
-spans with an error status. Every verdict is one `gen_ai.evaluation.result` event (gen_ai.evaluation.name,
+start and end from the ledger's times, `gen_ai.response.model` where the server named the model that
+answered); examiner's own cache hits are spans without usage, failed calls spans with an error status.
+What may have been billed though its reply was never used is a span with an error status too, and
+`examiner.possibly_billed` and `examiner.worst_case_usd` (the most it can have cost): each `lost` attempt
+(sent, its reply late, cut or dropped: one span per attempt, `examiner.lost_status` saying how, from the
+end of the request's previous attempt to the moment it was given up), and the calls killed in flight
+(`unknown`) or cancelled with a request out. Every verdict is one `gen_ai.evaluation.result` event (gen_ai.evaluation.name,
 gen_ai.evaluation.score.label and .value, gen_ai.evaluation.explanation), on the span of the target's
 answer it judged when the ledger has that call, else on the root span. The file form is OTLP/JSON
 (examiner.reporting.otlp_json), what a collector's file receiver or an OTLP/HTTP JSON endpoint reads.
@@ -28,7 +33,7 @@ from urllib.parse import urlsplit
 
 from examiner.core.errors import UserError
 from examiner.core.records import QuestionRecord
-from examiner.llm.ledger import ANSWERED, OUTCOMES, STARTED, request_key, tokens_of
+from examiner.llm.ledger import ANSWERED, CANCELLED, LOST, OUTCOMES, STARTED, UNKNOWN, request_key, tokens_of
 from examiner.reporting.otlp_json import export_request
 from examiner.reporting.endpoint_identity import endpoint_identities
 from examiner.reporting.model.endpoints import EndpointIdentity
@@ -60,17 +65,28 @@ def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
 
+POSSIBLY_BILLED = (LOST, UNKNOWN, CANCELLED)
+"""Ledger records of what was sent and may have been billed though its reply was never used."""
+
+
 def _calls(run: RunData) -> list[tuple[dict[str, Any], float, float]]:
-    """The settled calls (outcome records) with their start and end times in seconds since the epoch: the
-    `started` record's time (else the end less the latency) and the outcome's own time (else the run's start)."""
+    """The settled calls (outcome records) and the lost attempts, with their start and end times in seconds
+    since the epoch: the `started` record's time (else the end less the latency; for a lost attempt after
+    the first, the end of the request's previous one) and the record's own time (else the run's start). A
+    call's span covers all its attempts, lost ones included."""
     sent = {request_key(r): float(r["ts"]) for r in run.ledger if r.get("outcome") == STARTED and r.get("ts")}
+    attempt = dict(sent)
+    """Per request, when its next attempt left at the earliest: the start, then the last lost attempt's end."""
     out = []
     for record in run.ledger:
-        if record.get("outcome", "ok") not in OUTCOMES:
+        outcome, key = record.get("outcome", "ok"), request_key(record)
+        if outcome not in OUTCOMES and outcome != LOST:
             continue
         latency = float(record.get("latency_s") or 0.0)
-        end = float(record.get("ts") or 0.0) or (sent.get(request_key(record), 0.0) + latency) or run.info.started
-        start = sent.get(request_key(record), end - latency)
+        end = float(record.get("ts") or 0.0) or (sent.get(key, 0.0) + latency) or run.info.started
+        start = (attempt if outcome == LOST else sent).get(key, end - latency)
+        if outcome == LOST:
+            attempt[key] = end
         out.append((record, start, max(end, start)))
     return out
 
@@ -115,11 +131,28 @@ def _attributes(run: RunData, record: dict[str, Any], known: dict[str, EndpointI
                       "gen_ai.usage.cache_creation.input_tokens": tokens["cache_write_tokens"],
                       "examiner.usage.reasoning_tokens": tokens["reasoning_tokens"],
                       "examiner.cost_usd": float(record.get("cost_usd", 0.0))})
+    if record.get("outcome") in POSSIBLY_BILLED:
+        attrs.update({"examiner.possibly_billed": True,
+                      "examiner.worst_case_usd": float(record.get("worst_case_usd", 0.0))})
+        if record.get("status"):
+            attrs["examiner.lost_status"] = str(record["status"])
+    if record.get("reply_model") and not simulated:
+        attrs["gen_ai.response.model"] = str(record["reply_model"])
     if record.get("request_id"):
         attrs["gen_ai.response.id"] = str(record["request_id"])
     if record.get("finish_reason"):
         attrs["gen_ai.response.finish_reasons"] = [str(record["finish_reason"])]
     return attrs
+
+
+def _error_text(record: dict[str, Any]) -> str:
+    """The error status of a span whose call got no reply to use: its outcome, and for what may have been
+    billed, that and the most it can have cost."""
+    outcome = str(record.get("outcome"))
+    if outcome not in POSSIBLY_BILLED:
+        return outcome
+    how = f" ({record['status']})" if record.get("status") else ""
+    return f"{outcome}{how}: possibly billed, up to ${float(record.get('worst_case_usd', 0.0)):.6f}"
 
 
 def _answer_calls(calls: list[tuple[dict[str, Any], float, float]],
@@ -180,24 +213,26 @@ def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
     for verdict in run.verdicts.values():
         events[answer_of.get(verdict.question_id)].append(verdict)
     people = human_labels(run)
-    spans = usage = 0
+    spans = usage = possibly = 0
     for i, (record, began, ended) in enumerate(calls):
         attributes = _attributes(run, record, known)
         span = tracer.start_span(f"chat {attributes['gen_ai.request.model'] or record.get('endpoint', '')}",
                                  context=parent, kind=trace.SpanKind.CLIENT, start_time=_ns(began), attributes=attributes)
         if record.get("outcome", "ok") not in ANSWERED:
-            span.set_status(trace.Status(trace.StatusCode.ERROR, str(record.get("outcome"))))
+            span.set_status(trace.Status(trace.StatusCode.ERROR, _error_text(record)))
             span.set_attribute("error.type", str(record.get("outcome")))
         for verdict in events.get(i, []):
             span.add_event(EVALUATION_EVENT, _event(verdict, people.get(verdict.id)), timestamp=_ns(ended))
         span.end(end_time=_ns(ended))
         spans += 1
+        possibly += int(record.get("outcome") in POSSIBLY_BILLED)
         usage += int("gen_ai.usage.input_tokens" in (span.attributes or {}))  # type: ignore[attr-defined]
     for verdict in events.get(None, []):
         root.add_event(EVALUATION_EVENT, _event(verdict, people.get(verdict.id)), timestamp=_ns(end))
     root.end(end_time=_ns(max(end, start)))
     provider.shutdown()
-    return {"spans": spans + 1, "calls": spans, "billed": usage, "events": len(run.verdicts)}
+    return {"spans": spans + 1, "calls": spans, "billed": usage, "possibly_billed": possibly,
+            "events": len(run.verdicts)}
 
 
 def export_spans(run: RunData, *, endpoint: str | None = None, out: str | Path | None = None,
