@@ -29,7 +29,8 @@ from examiner.reporting.cascade_section import pair_cascade_markdown
 from examiner.reporting.markdown import table as md_table
 from examiner.reporting import judge_parts
 from examiner.reporting.judge_parts import (AGREEMENT_NOTE, LEVELS_NOTE, accuracy_cell, agreement_rows,
-                                            coefficient_cells, correlation_n, correlation_rows)
+                                            coefficient_cells, correlation_n, correlation_rows, with_interval)
+from examiner.stats.agreement_intervals import wilson_interval
 from examiner.reporting.model import JudgeReport
 from examiner.reporting.model.judge import PairwiseSection, SingleSection
 from examiner.reporting.writer import as_report, cell, report_data, write_jsonl, write_report
@@ -100,7 +101,8 @@ def panel_agreement(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
     """Per panel member: how often its verdict was the panel's, over the judgments the panel decided."""
     marks = [Mark(record_preference(r.get("verdict")), members={
         name: Mark(record_preference(own.get("verdict"))) for name, own in r["panel"].items()}) for r in records if r.get("panel")]
-    return [{"member": m.member, "agreed": m.agreed, "compared": m.compared, "unscored": m.unscored, "rate": m.rate}
+    return [{"member": m.member, "agreed": m.agreed, "compared": m.compared, "unscored": m.unscored, "rate": m.rate,
+             **dict(zip(("rate_low", "rate_high"), wilson_interval(m.agreed, m.compared) if m.compared else (None, None)))}
             for m in agreement_with_panel(marks)]
 
 
@@ -204,8 +206,9 @@ def _pairwise_markdown(section: PairwiseSection) -> list[str]:
                   f"{cell(m.macro_f1)} |" for name, m in table]
         lines += ["", AGREEMENT_NOTE]
     if section.panel_agreement:
-        lines += ["", "| panel member | agrees with panel | compared | unscored |", "|---|---|---|---|"]
-        lines += [f"| {m.member} | {cell(m.rate)} | {m.compared} | {m.unscored} |" for m in section.panel_agreement]
+        lines += ["", "| panel member | agrees with panel [95% CI] | compared | unscored |", "|---|---|---|---|"]
+        lines += [f"| {m.member} | {with_interval(m.rate, m.rate_low, m.rate_high)} | {m.compared} | {m.unscored} |"
+                  for m in section.panel_agreement]
     swap = section.swap
     if swap:
         lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "

@@ -33,6 +33,7 @@ from examiner.reporting.judge_parts import (
     convention_text,
     correlation_n,
     correlation_rows,
+    with_interval,
 )
 from examiner.reporting.layout import examined_lines, figure_mark, report_title, went_wrong
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
@@ -171,10 +172,11 @@ def _pairwise_parts(section: PairwiseSection) -> list[Any]:
     if table.rows:
         parts += [table, _fill(AGREEMENT_NOTE)]
     if section.panel_agreement:
-        numbers = ("agrees with panel", "compared", "unscored")
+        numbers = ("agrees with panel [95%]", "compared", "unscored")
         table = fitted_table("judge panel", ("member", *numbers), numeric=numbers)
         for member in section.panel_agreement:
-            table.add_row(member.member, cell(member.rate), str(member.compared), str(member.unscored))
+            table.add_row(member.member, with_interval(member.rate, member.rate_low, member.rate_high, "\n"),
+                          str(member.compared), str(member.unscored))
         parts.append(table)
     swap = section.swap
     if swap:

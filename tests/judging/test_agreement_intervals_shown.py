@@ -55,3 +55,14 @@ def test_correlations_with_human_scores_are_shown_with_fisher_intervals(tmp_path
     assert (sample["pearson_low"], sample["pearson_high"]) == pytest.approx(expected, abs=1e-12)
     shown = f"[{sample['pearson_low']:.3f}, {sample['pearson_high']:.3f}]"
     assert shown in capsys.readouterr().out and shown in (out / "report.md").read_text()
+
+
+def test_each_panel_members_agreement_rate_has_its_wilson_interval() -> None:
+    from examiner.judging.sections import panel_agreement
+
+    records = [{"verdict": 1, "panel": {"a": {"verdict": 1}, "b": {"verdict": 1 if i < 7 else 2}}} for i in range(10)]
+    rows = {row["member"]: row for row in panel_agreement(records)}
+    for member, agreed in (("a", 10), ("b", 7)):
+        assert rows[member]["agreed"] == agreed and rows[member]["compared"] == 10
+        expected = proportion_confint(agreed, 10, alpha=0.05, method="wilson")
+        assert (rows[member]["rate_low"], rows[member]["rate_high"]) == pytest.approx(expected, abs=1e-12)

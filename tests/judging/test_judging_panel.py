@@ -84,7 +84,7 @@ def test_cli_judge_panel_end_to_end(tmp_path: Path) -> None:
     rates = {m["member"]: m["rate"] for m in report["pairwise"]["panel_agreement"]}
     assert rates == {"right": 1.0, "wrong": 0.0, "also_right": 1.0}
     assert report["pairwise"]["swap"]["n_pairs_both_orders"] == 6
-    assert "| panel member | agrees with panel |" in (out / "report.md").read_text()
+    assert "| panel member | agrees with panel [95% CI] |" in (out / "report.md").read_text()
     # the judgments file alone is enough to recompute the panel's figures
     assert main(["judge-stats", str(out / "judgments.jsonl"), "--out", str(tmp_path / "stats")]) == 0
     again = json.loads((tmp_path / "stats" / "report.json").read_text())

@@ -51,6 +51,9 @@ class MemberAgreement(Section):
     compared: int
     unscored: int
     rate: Figure
+    rate_low: Figure = None
+    """95 % Wilson interval of the rate over the judgments compared (None in reports written before it)."""
+    rate_high: Figure = None
 
 
 class PairwiseSection(Section):
