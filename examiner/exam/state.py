@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from examiner.core.records import RunStatus
+
 
 class ClusterState(TypedDict):
     id: str
@@ -54,8 +56,9 @@ COUNTERS = ("ignored_verdicts", "unparseable_judgments", "unparseable_questions"
 class ExamState(TypedDict, total=False):
     round: int
     """The round in progress (1-based)."""
-    status: str
-    """running | completed | budget_exhausted | incomplete | failed (examiner.core.records.RunStatus)."""
+    status: RunStatus
+    """How the run stands: running until a node records a stop (budget_exhausted, incomplete, failed) or
+    `finish` completes it."""
     stop_reason: str
     active: list[str]
     """Targets still being examined (a target stops when its pool is empty or stops shrinking)."""
