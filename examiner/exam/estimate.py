@@ -191,6 +191,11 @@ class Estimate:
     by_role: list[Usage]
     total: Usage
     notes: list[str] = field(default_factory=list)
+    pilot_status: str = "completed"
+    """The pilot run's status (run.json): `failed` when every call of a stage failed (an outage: the figures
+    rest on nothing, and `examiner estimate` exits 75 as `run` does)."""
+    pilot_stop_reason: str = ""
+    """Why the pilot stopped, when it did not complete."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": "pilot", "interval": INTERVAL, "bootstrap": BOOTSTRAP, "measured": list(MEASURED),
@@ -615,7 +620,8 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
         rounds=Figure.from_draws(central[0], np.array([r for r, _, _, _ in draws])),
         clusters=Figure.from_draws(central[1], np.array([c for _, c, _, _ in draws])),
         self_check_calls=Figure.from_draws(central[3], np.array([s for _, _, _, s in draws])),
-        by_role=by_role, total=total, notes=notes,
+        by_role=by_role, total=total, notes=notes, pilot_status=info.status,
+        pilot_stop_reason=info.stop_reason,
     )
 
 

@@ -42,3 +42,14 @@ def test_an_endpoint_that_is_down_exits_with_the_outage_code_not_the_bad_input_c
     code, lines, _ = run_cli(["run", str(missing), "--config", str(config), "--out", str(tmp_path / "other"),
                               "--quiet"], capsys, caplog)
     assert code == EXIT_USER_ERROR == 2, lines
+
+
+def test_an_estimate_whose_pilot_met_an_outage_exits_with_the_outage_code(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    """The pilot's every call failing used to print an estimate of $0 and exit 0."""
+    config = _config(tmp_path, {"server_error": 1.0})
+    code, lines, _ = run_cli(["estimate", CORPUS, "--config", str(config), "--out", str(tmp_path / "pilot"), "--quiet"],
+                             capsys, caplog)
+    errors = [line for line in lines if line.startswith("examiner:")]
+    assert code == EXIT_OUTAGE, lines
+    assert len(errors) == 1 and errors[0].startswith("examiner: error: the pilot failed") and "call failed" in errors[0]

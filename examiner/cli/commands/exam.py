@@ -282,6 +282,12 @@ def run_estimate(args: argparse.Namespace) -> int:
             print("\n".join(plan_lines(result.plans)))
     else:
         print_replay(result.as_dict())
+    if result.estimate is not None and result.estimate.pilot_status == "failed":
+        from examiner.core.errors import EXIT_OUTAGE
+
+        print(f"examiner: error: the pilot failed, so the figures rest on nothing: {result.estimate.pilot_stop_reason}; "
+              "estimate again when the endpoint answers", file=sys.stderr)
+        return EXIT_OUTAGE
     return 0
 
 
