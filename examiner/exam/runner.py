@@ -32,16 +32,16 @@ from examiner.core.errors import BudgetExhausted, UserError, note_run_dir
 from examiner.exam.bookends import load_for_resume
 from examiner.exam.checkpoints import checkpoint_problem, exam_checkpointer
 from examiner.exam.graph import Sample, build_exam_graph
-from examiner.exam.health import exam_health
+from examiner.exam.reports import build_reports
 from examiner.exam.modes import MODES
 from examiner.exam.nodes.context import ExamContext
 from examiner.exam.progress import ExamProgress
 from examiner.core import rundir
 from examiner.core.records import RunInfo, UnitOutcome
 from examiner.core.rundir import RunDir
-from examiner.core.owned import FOLDER_MARK, is_marked, mark_folder, refuse_links
+from examiner.core.owned import FOLDER_MARK, is_marked, mark_folder
 from examiner.core.runlock import hold_run_dir, refuse_if_in_use
-from examiner.core.stopping import stop_signals_raise, was_cancelled
+from examiner.core.stopping import was_cancelled
 from examiner.core.sqlite_check import set_aside_if_damaged, sqlite_problem
 from examiner.exam import paper
 from examiner.exam.run_writer import RunStore
@@ -259,26 +259,6 @@ async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
         _record_stop(ctx.store, exc)
         raise
     return paper.finish_paper(ctx, stop, time.time())
-
-
-@stop_signals_raise()
-def build_reports(run_dir: str | Path, *, map_rounds: list[int] | None = None) -> dict[str, Path]:
-    """report.json/.md/.html (with the run's health, recomputed from its records) and provenance.graphml
-    (left out of the result when the run is over its size limit). A run folder holding a symbolic link
-    is refused first: no report, figure or graph is written through one. A stop signal while they are
-    written ends the command at once (the event loop would only see it once they were done); each file
-    is replaced whole (examiner.core.owned), so a stop or kill leaves no half-written report."""
-    from examiner.reporting.provenance import build_provenance
-    from examiner.reporting import build_report
-
-    refuse_links(Path(run_dir))
-
-    health = exam_health(RunDir(run_dir).read())
-    paths = dict(build_report(run_dir, map_rounds=map_rounds, health=health.to_dict()))
-    graph = build_provenance(run_dir)
-    if graph is not None:  # None: over the size limit, which report.json and report.md say
-        paths["provenance"] = graph
-    return paths
 
 
 async def start_exam(

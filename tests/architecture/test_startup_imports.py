@@ -68,3 +68,11 @@ def test_compare_of_one_target_loads_no_topic_or_calibration_libraries(tmp_path:
     loaded = loaded_after(["compare", str(run)])
     assert "examiner.reporting.compare" in loaded, "compare did not run: the test would prove nothing"
     assert heavy(loaded, MODEL_STACK + ("matplotlib", "sklearn", "statsmodels", "pandas")) == []
+
+
+def test_report_rebuilds_without_the_exam_runner_or_model_clients(run_dir: Path) -> None:
+    """`examiner report RUN` writes reports and figures (matplotlib, scikit-learn load, for a reason) but
+    imports neither the exam runner's graph engine nor the model gateway's clients."""
+    loaded = loaded_after(["report", str(run_dir)])
+    assert "examiner.exam.reports" in loaded, "report did not run: the test would prove nothing"
+    assert heavy(loaded, MODEL_STACK) == [] and "examiner.exam.runner" not in loaded

@@ -52,7 +52,7 @@ def _rounds(text: str | None) -> list[int] | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from examiner.exam.runner import build_reports
+    from examiner.exam.reports import build_reports
 
     paths = build_reports(args.run_dir, map_rounds=_rounds(args.map_rounds))
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
