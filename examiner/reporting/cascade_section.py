@@ -128,15 +128,6 @@ def why_nothing_settled(section: CascadeSection) -> str | None:
     return f"Why the cheap judge settled nothing: {why}; every unit went to {section.strong}{extra}."
 
 
-def cascade_headline(section: CascadeSection | None) -> str | None:
-    """The cascade in a headline sentence: who settled what share, and the spend against strong-only."""
-    if section is None:
-        return None
-    return (f"Judge cascade: {section.cheap} settled {section.settled_cheap} of {section.units} verdicts "
-            f"({pct(section.cheap_share)}), spend {pct(section.spend_ratio)} of {section.strong} alone"
-            + (" (it settled nothing: see Judge cascade)." if not section.settled_cheap else "."))
-
-
 def spend_rows(section: CascadeSection) -> list[list[Any]]:
     return [[row.tier, row.endpoint, row.calls, f"{row.cost_usd:.4f}"] for row in section.spend]
 
@@ -187,5 +178,5 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "none passed" if value is None else f"{value:.{digits}f}"
 
 
-__all__ = ["pair_cascade_markdown", "cascade_headline", "cascade_html", "cascade_line", "cascade_markdown",
+__all__ = ["pair_cascade_markdown", "cascade_html", "cascade_line", "cascade_markdown",
            "exam_cascade_section", "why_nothing_settled"]

@@ -15,6 +15,7 @@ from examiner.core.sim_prices import illustrative_note
 from examiner.reporting.endpoint_identity import endpoints_line
 from examiner.reporting.health_section import failed, headline, health_rows
 from examiner.reporting.model import ExamReport
+from examiner.reporting.model.cascade import CascadeSection
 from examiner.reporting.model.exam import ClusterRow, Estimate, TargetSection
 from examiner.reporting.topics import natural_key
 
@@ -30,6 +31,15 @@ NAME_CHARS = 60
 def pct(x: float | None) -> str:
     """A share as a percentage with one decimal, `n/a` when there is none."""
     return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def cascade_headline(section: CascadeSection | None) -> str | None:
+    """The cascade in a headline sentence: who settled what share, and the spend against strong-only."""
+    if section is None:
+        return None
+    return (f"Judge cascade: {section.cheap} settled {section.settled_cheap} of {section.units} verdicts "
+            f"({pct(section.cheap_share)}), spend {pct(section.spend_ratio)} of {section.strong} alone"
+            + (" (it settled nothing: see Judge cascade)." if not section.settled_cheap else "."))
 
 
 def with_ci(est: Estimate) -> str:
@@ -105,7 +115,6 @@ def headline_rows(report: ExamReport) -> list[list[str]]:
 def cost_line(report: ExamReport) -> str:
     """The run's cost in one line, then, for a run with a judge cascade, what the cascade settled and spent
     (the headline of report.md and report.html shows this line)."""
-    from examiner.reporting.cascade_section import cascade_headline  # it imports this module
 
     total, units = report.cost.total, max(report.cost.units, 1)
     note = illustrative_note(report.run.path)
@@ -211,6 +220,6 @@ def went_wrong(report: ExamReport) -> list[str]:
     return [*problems, *target_problems(report)]
 
 
-__all__ = ["HEADLINE_HEADER", "UNTRUSTWORTHY_TAG", "cluster_name", "clusters_in_order", "corpus_name", "cost_line",
+__all__ = ["HEADLINE_HEADER", "UNTRUSTWORTHY_TAG", "cascade_headline", "cluster_name", "clusters_in_order", "corpus_name", "cost_line",
            "examined_lines", "figure_mark", "headline_rows", "health_line", "report_title", "run_date",
            "status_line", "untrustworthy", "went_wrong"]

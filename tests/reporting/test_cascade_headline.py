@@ -9,7 +9,8 @@ from typing import Any
 import yaml
 
 from examiner.cli.main import main
-from examiner.reporting.cascade_section import cascade_headline, why_nothing_settled
+from examiner.reporting.cascade_section import why_nothing_settled
+from examiner.reporting.layout import cascade_headline
 from examiner.reporting.model.cascade import CascadeSection
 from examiner.stats.cascade import min_testable
 
