@@ -16,10 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from examiner.core.errors import UserError
-from examiner.core.jsonl import append_jsonl, read_jsonl, repair_tail
+from examiner.core.jsonl import CorruptRunFile, append_jsonl, read_jsonl, repair_tail
 from examiner.core.overrides import NonBlank, OverrideLabel
 from examiner.core.rundir import HUMAN_SAMPLE
 
@@ -121,22 +121,46 @@ class HumanSample(BaseModel):
         return current
 
 
+class DamagedSample(UserError):
+    """human_sample.jsonl cannot be read as a sample (a line not a valid row, rows out of order): the file
+    needs a person's fix, unlike a bad request, so the review page answers it apart (422, not 400)."""
+
+
 def sample_path(run_dir: str | Path) -> Path:
     return Path(run_dir) / HUMAN_SAMPLE
 
 
+def _row_problem(path: Path, number: int) -> str:
+    """What is wrong with line `number` of the file, in one short clause (the first problem pydantic names)."""
+    with path.open("rb") as handle:
+        raw = next((line for n, line in enumerate(handle, 1) if n == number), b"")
+    try:
+        _ROW.validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    return "not a valid row"
+
+
 def read_sample(run_dir: str | Path) -> HumanSample | None:
-    """The run's sample (None when none was drawn); a file whose first row is not a draw is a UserError."""
+    """The run's sample (None when none was drawn); a damaged file is a DamagedSample naming the line."""
     path = sample_path(run_dir)
-    read = read_jsonl(path, _ROW.validate_json)
+    try:
+        read = read_jsonl(path, _ROW.validate_json)
+    except CorruptRunFile as exc:
+        if exc.line is None:
+            raise DamagedSample(str(exc)) from None
+        raise DamagedSample(f"{path}: line {exc.line} is damaged ({_row_problem(path, exc.line)}); fix or delete "
+                            "that line, or move the file aside to draw the sample again") from None
     if not read.rows:
         return None
     first, rest = read.rows[0], read.rows[1:]
     if not isinstance(first, SampleDraw) or any(isinstance(row, SampleDraw) for row in rest):
-        raise UserError(f"{path}: the first row must be the one draw record (move the file aside to draw again)")
+        raise DamagedSample(f"{path}: the first row must be the one draw record (move the file aside to draw again)")
     extensions = [row for row in rest if isinstance(row, SampleExtension)]
     if any(ext.draw_id != first.draw_id for ext in extensions):
-        raise UserError(f"{path}: an extension row names another draw than the file's first row")
+        raise DamagedSample(f"{path}: an extension row names another draw than the file's first row")
     return HumanSample(draw=first, rows=[row for row in rest if isinstance(row, SampleLabel)], extensions=extensions,
                        torn_tail=read.torn_tail)
 
@@ -164,5 +188,5 @@ def append_labels(run_dir: str | Path, rows: list[SampleLabel]) -> None:
     append_jsonl(path, [row.model_dump_json() for row in rows])
 
 
-__all__ = ["DrawMethod", "HumanSample", "SampleDraw", "SampleExtension", "SampleLabel", "SampledUnit",
+__all__ = ["DamagedSample", "DrawMethod", "HumanSample", "SampleDraw", "SampleExtension", "SampleLabel", "SampledUnit",
            "append_extension", "append_labels", "read_sample", "sample_path", "write_draw"]

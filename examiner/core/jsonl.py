@@ -30,6 +30,9 @@ T = TypeVar("T")
 class CorruptRunFile(UserError):
     """A line in the middle of a JSONL file is not a valid record."""
 
+    line: int | None = None
+    """The damaged line's number (from 1) when the damage is one line, so a caller can name it in its own words."""
+
 
 @dataclass
 class JsonlRead(Generic[T]):
@@ -40,8 +43,10 @@ class JsonlRead(Generic[T]):
 
 
 def _problem(path: Path, number: int, what: str) -> CorruptRunFile:
-    return CorruptRunFile(f"{path}:{number}: not a valid record ({what}); the file is damaged "
-                          "(a killed writer only tears the last line): move it aside to redo that part")
+    problem = CorruptRunFile(f"{path}:{number}: not a valid record ({what}); the file is damaged "
+                             "(a killed writer only tears the last line): move it aside to redo that part")
+    problem.line = number
+    return problem
 
 
 @overload

@@ -54,6 +54,8 @@ def draw_sample(run: RunData, size: int, *, seed: int = 0, method: DrawMethod = 
     """A reproducible random sample of `size` judged units (per target with `per-target`), as its draw record."""
     if size < 1:
         raise UserError(f"the sample size must be 1 or more, got {size}")
+    if seed < 0:  # numpy's default_rng refuses a negative seed with a bare ValueError
+        raise UserError(f"the sample seed must be 0 or more, got {seed}")
     units = population(run)
     if not units:
         raise UserError(f"{run.path}: no judged unit to sample (no correct or incorrect outcome yet)")

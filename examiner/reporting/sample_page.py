@@ -22,8 +22,8 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from examiner.core.errors import UserError
-from examiner.core.human_sample import (HumanSample, SampleLabel, append_extension, append_labels, read_sample,
-                                        write_draw)
+from examiner.core.human_sample import (DamagedSample, HumanSample, SampleLabel, append_extension, append_labels,
+                                        read_sample, write_draw)
 from examiner.core.overrides import utc_now
 from examiner.core.runlock import RunDirInUse, hold_run_dir
 from examiner.reporting.answer_fold import answer_html
@@ -180,7 +180,10 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
 
     async def page(request: web.Request) -> web.Response:
         server.rows()  # reads the run (and its id) when it changed
-        sample = read_sample(server.run_dir)
+        try:
+            sample = read_sample(server.run_dir)
+        except DamagedSample as exc:
+            return _error(422, f"sample not shown: {exc}")
         size = len(population(load_run(server.run_dir))) if sample is None else 0
         body = render_sample_page(server, sample, server.in_use(), size)
         return _headers(web.Response(text=body, content_type="text/html", charset="utf-8"))
@@ -193,6 +196,9 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
             size, seed = int(str(form.get("size", ""))), int(str(form.get("seed", "0")))
         except ValueError:
             return _error(400, "sample not drawn: the size and the seed must be whole numbers")
+        if size < 1 or seed < 0:
+            return _error(400, f"sample not drawn: the size must be 1 or more and the seed 0 or more (got size {size}, "
+                               f"seed {seed})")
         who = str(form.get("who", "")).strip() or server.who
         try:
             with hold_run_dir(server.run_dir):
@@ -200,6 +206,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
                 write_draw(server.run_dir, draw_sample(load_run(server.run_dir), size, seed=seed, method=method, who=who))
         except RunDirInUse as exc:
             return _error(409, f"sample not drawn: {exc} (the run is being written; try when it has stopped)")
+        except DamagedSample as exc:
+            return _error(422, f"sample not drawn: {exc}")
         except UserError as exc:
             return _error(400, f"sample not drawn: {exc}")
         except OSError as exc:
@@ -214,6 +222,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
             more = int(str(form.get("more", "")))
         except ValueError:
             return _error(400, "sample not extended: the number of units must be a whole number")
+        if more < 1:
+            return _error(400, f"sample not extended: the number of units must be 1 or more (got {more})")
         who = str(form.get("who", "")).strip() or server.who
         try:
             with hold_run_dir(server.run_dir):
@@ -224,6 +234,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
                 append_extension(server.run_dir, extend_sample(load_run(server.run_dir), sample, more, who=who))
         except RunDirInUse as exc:
             return _error(409, f"sample not extended: {exc} (the run is being written; try when it has stopped)")
+        except DamagedSample as exc:
+            return _error(422, f"sample not extended: {exc}")
         except UserError as exc:
             return _error(400, f"sample not extended: {exc}")
         except OSError as exc:
@@ -251,6 +263,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
             return _error(400, f"label not saved: {problems}")
         except RunDirInUse as exc:
             return _error(409, f"label not saved: {exc} (the run is being written; try when it has stopped)")
+        except DamagedSample as exc:
+            return _error(422, f"label not saved: {exc}")
         except OSError as exc:
             return _error(500, f"label not saved: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
         position = str(form.get("position", ""))
