@@ -69,6 +69,7 @@ class Recorder:
     def __init__(self, parsed: object) -> None:
         self.parsed = parsed
         self.sent: list[tuple[list[dict[str, str]], CallContext, type]] = []
+        self.settings = Settings()  # what the prompts read of a gateway's settings (max_passed_chars)
 
     async def chat(self, role: str, messages: list[dict[str, str]], config: object, context: CallContext, *,
                    schema: type, response_schema: type | None = None, endpoint: str | None = None) -> CallResult:
