@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 import examiner.prompts as prompts
+from examiner.core.names import EXAM_JUDGE_METHODS
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
 from examiner.exam.runner import ExamRequest, start_exam
@@ -116,6 +117,10 @@ def _records(folder: Path) -> list[tuple[str, list[dict[str, Any]]]]:
 
 EXAM_MODES = (("refeval", "refeval"), ("refeval", "reviseval"), ("refeval", "geval"), ("noref", "refeval"))
 """(exam mode, judge mode) pairs the exam runs in: every judge the exam can use."""
+
+
+def test_the_pairs_cover_every_declared_judge_method() -> None:
+    assert {judge for _, judge in EXAM_MODES} == set(EXAM_JUDGE_METHODS)
 
 
 def _exam(folder: Path) -> list[tuple[str, list[dict[str, Any]]]]:

@@ -50,6 +50,12 @@ ORDERED_PROMPTS = ("exam_question", "exam_probe", "exam_answer", "exam_judge", "
                    "reference_judge", "reference_judge_units")
 
 
+def test_every_exam_prompt_is_held_to_the_order() -> None:
+    """A new exam prompt (a new judge method's, say) joins ORDERED_PROMPTS, so its fixed text stays first."""
+    shipped = {path.stem for path in Path("prompts").glob("exam_*.md")}
+    assert shipped <= set(ORDERED_PROMPTS)
+
+
 @pytest.mark.parametrize("name", ORDERED_PROMPTS)
 def test_fixed_instructions_come_first_and_per_call_content_last(name: str) -> None:
     """Providers cache a prompt's longest prefix seen before: the instructions (system message, rules,

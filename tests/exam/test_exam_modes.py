@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from examiner.core.names import EXAM_JUDGE_METHODS
+
 from examiner.core.records import SourceRef, UnitRecord
 from examiner.exam.modes import MODES, NoReference, RefEval, TopBaseline
 from examiner.judging.exam_judges import (
@@ -53,8 +55,14 @@ def test_refeval_clusters_the_pool_and_stops_at_max_rounds() -> None:
     assert RefEval().last_round(8, max_rounds=8) == "max rounds (8)"
 
 
-@pytest.mark.parametrize("method, kind", [("refeval", ReferenceJudge), ("reviseval", RevisEvalJudge),
-                                          ("geval", GEvalJudge)])
+JUDGE_CLASSES = [("refeval", ReferenceJudge), ("reviseval", RevisEvalJudge), ("geval", GEvalJudge)]
+
+
+def test_every_declared_judge_method_is_checked_below() -> None:
+    assert [method for method, _ in JUDGE_CLASSES] == list(EXAM_JUDGE_METHODS)
+
+
+@pytest.mark.parametrize("method, kind", JUDGE_CLASSES)
 def test_the_exam_judge_follows_method_mode_and_endpoints(method: str, kind: type) -> None:
     gateway = object()
     one = exam_judge(gateway, method=method, reads_references=True, stage="judge_top")  # type: ignore[arg-type]
