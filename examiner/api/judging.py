@@ -150,6 +150,9 @@ class JudgeResult:
     """The files written: report_json, report_md and (when a row was judged) judgments."""
     judgments: Rows[JudgmentRow]
     """Every judgment, in row order (a swapped pair: two rows)."""
+    outage: str | None = None
+    """When every model call failed (endpoint down, unreachable, 5xx past its retries): one line naming the
+    endpoint, the case `examiner judge` exits 75 on (a retry may succeed); None otherwise."""
 
     def costs(self) -> Rows[CallCost]:
         """Every answered model call of the run, with its tokens and dollars (the ledger)."""
@@ -211,6 +214,7 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
     `examiner judge` does. `notes` receives the lines the command prints on stderr (skipped rows, the
     gateway's notes)."""
     from examiner.judging.dataset import Requirements, load_rows
+    from examiner.judging.outage import outage_line
     from examiner.judging.sections import build_report, write_outputs
 
     check_method_options(options)
@@ -265,7 +269,8 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
     return JudgeResult(run_dir=out, method=options.method, status=str(report.get("status", "ok")), rows=len(rows),
                        judged=judged, skipped=int(report.get("rows_skipped", 0)),
                        accuracy=agreement.get("accuracy"), cost_usd=float(report.get("cost_usd") or 0.0),
-                       report=report, paths=paths, judgments=judgment_rows(records))
+                       report=report, paths=paths, judgments=judgment_rows(records),
+                       outage=outage_line(records, resolved))
 
 
 async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row], endpoint: str | None, out: Path,

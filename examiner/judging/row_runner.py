@@ -16,6 +16,9 @@ from examiner.llm.fanout import run_bounded
 
 T = TypeVar("T")
 
+CALL_FAILED = "model call failed: "
+"""How a failure record's `unscored` begins when its model call failed (not a budget stop)."""
+
 
 @dataclass
 class RunFlags:
@@ -43,7 +46,7 @@ async def judge_rows(
         if outcome.budget_stopped:
             records += on_failure(row, "not judged: budget exhausted")
         elif outcome.error:
-            records += on_failure(row, f"model call failed: {outcome.error}")
+            records += on_failure(row, f"{CALL_FAILED}{outcome.error}")
         else:
             records += outcome.value or []
     return records

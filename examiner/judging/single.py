@@ -12,10 +12,11 @@ from typing import Any
 from examiner.agents.judge.geval import DEFAULT_SAMPLES, evaluation_steps, geval_score
 from examiner.agents.judge.reference_judge import score_with_reference
 from examiner.judging.bias_audit import lengths
-from examiner.judging.row_runner import RunFlags, judge_rows, score_columns
+from examiner.judging.row_runner import CALL_FAILED, RunFlags, judge_rows, score_columns
 from examiner.judging.dataset import Row
 from examiner.judging.reviseval import single_error
 from examiner.llm.gateway import Gateway
+from examiner.llm.transport import ModelCallError
 
 DEFAULT_TASK = "You will be given a request (the source) and a response written for it. Your task is to rate the response."
 DEFAULT_CRITERION = ("Overall quality (1-5): how well the response fulfils the request: correct, relevant, "
@@ -38,7 +39,11 @@ async def run_geval(gw: Gateway, rows: list[Row], opts: GEvalOptions, flags: Run
     """G-Eval score per row (text = output, source = source field, else the instruction)."""
     flags = flags or RunFlags()
     if rows:
-        await evaluation_steps(gw, task=opts.task, criterion=opts.criterion, endpoint=opts.endpoint)
+        try:
+            await evaluation_steps(gw, task=opts.task, criterion=opts.criterion, endpoint=opts.endpoint)
+        except ModelCallError as exc:  # no steps, no scores: every row fails as its own call would (no crash)
+            flags.failed_calls += 1
+            return [single_error(row, f"{CALL_FAILED}{exc}", "geval") for row in rows]
 
     async def one(row: Row) -> list[dict[str, Any]]:
         scored = await geval_score(gw, task=opts.task, criterion=opts.criterion, text=row.output,

@@ -11,7 +11,7 @@ from typing import Any
 
 from examiner.cli.flags import add_command, add_config_flags, job_flags
 from examiner.cli.output.judging import print_summary
-from examiner.core.errors import BudgetExhausted, UserError
+from examiner.core.errors import EXIT_OUTAGE, BudgetExhausted, UserError
 from examiner.core.names import JUDGE_METHODS
 
 UNPARSEABLE = ("drop", "wrong")
@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Judge every row of a dataset (.jsonl, a .json array, or llmbar:SUBSET, fetched by `examiner data pull\n"
         "llmbar`) with one method and write judgments.jsonl, report.json/.md (agreement with gold labels, swap\n"
         "consistency, correlations with human scores), the ledger and a response cache into --out. Exits 4\n"
-        "when no row could be judged (every judgment failed or was unparseable), after writing what was computed.",
+        "when no row could be judged (every judgment failed or was unparseable), 75 when every model call failed\n"
+        "(an outage: run it again when the endpoint answers), after writing what was computed.",
         "examiner judge pairs.jsonl --method pairwise --swap --judge openai --out runs/j1\n"
         "examiner judge llmbar:Natural --method pairwise --limit 20 --simulate --out runs/natural\n"
         "examiner judge summ.jsonl --method geval --criterion 'Coherence (1-5): ...' --human-field coherence "
@@ -173,6 +174,10 @@ def run_judge(args: argparse.Namespace) -> int:
     print_summary(result.report, result.paths)
     if result.status == "budget_exhausted":
         raise BudgetExhausted(f"budget reached; {result.report['rows_judged']} rows written to {args.out}")
+    if result.outage is not None:  # an outage, not unreadable replies: a retry may succeed (EX_TEMPFAIL)
+        print(f"examiner: error: {result.outage}; when the endpoint answers again, run the same command "
+              f"(replies already received are cached in {args.out})", file=sys.stderr)
+        return EXIT_OUTAGE
     if result.judged == 0:
         print(nothing_judged_line(result.report, result.rows, str(result.paths["report_md"]), args.json_grades),
               file=sys.stderr)
