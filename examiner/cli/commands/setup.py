@@ -63,7 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub, "serve-local", "serve the embedded local model as an OpenAI-compatible server",
         "Serve the embedded local model (SmolLM2-135M-Instruct, from an installed package) over HTTP with\n"
         "the OpenAI chat-completions API, until interrupted (Ctrl-C). Any OpenAI-compatible client can use\n"
-        "it; in examiner's configuration, an endpoint with base_url http://HOST:PORT/v1 reaches it.",
+        "it; in examiner's configuration, an endpoint with base_url http://HOST:PORT/v1 reaches it. Every\n"
+        "request needs the API key ($EXAMINER_SERVE_KEY, else one generated and printed at start; the\n"
+        "endpoint names it with api_key_env: EXAMINER_SERVE_KEY); requests from web pages are refused.",
         "examiner serve-local --port 8077   # then base_url: http://127.0.0.1:8077/v1\n"
         "examiner serve-local --model runs/judge/merged --port 8078   # a model `examiner finetune` wrote")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
