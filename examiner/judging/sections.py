@@ -211,10 +211,11 @@ def _pairwise_markdown(section: PairwiseSection) -> list[str]:
                   for m in section.panel_agreement]
     swap = section.swap
     if swap:
-        lines += ["", "| pairs (both orders) | consistency | bias 1st | bias 2nd | delta bias | "
+        consistency = with_interval(swap.consistency, swap.consistency_low, swap.consistency_high)
+        lines += ["", "| pairs (both orders) | consistency [95% CI] | bias 1st | bias 2nd | delta bias | "
                   "bias 1st (all pairs) | bias 2nd (all pairs) | delta (all pairs) |",
                   "|---|---|---|---|---|---|---|---|",
-                  f"| {swap.n_pairs_both_orders} | {cell(swap.consistency)} | {cell(swap.bias_first)} | "
+                  f"| {swap.n_pairs_both_orders} | {consistency} | {cell(swap.bias_first)} | "
                   f"{cell(swap.bias_second)} | {cell(swap.delta_bias)} | {cell(swap.bias_first_all_pairs)} | "
                   f"{cell(swap.bias_second_all_pairs)} | {cell(swap.delta_bias_all_pairs)} |"]
     return lines

@@ -8,7 +8,8 @@ in the gold-label spelling (1, 2, 0), as the published tables write them.
 - agreement / macro P, R, F1 against labels or a teacher, over every parseable judgment (both orders
   count); macro averages run over the classes present in gold or predictions (so a dataset without
   ties is not penalised for an absent tie class unless the judge predicts ties).
-- consistency: share of pairs judged in both orders (both parseable) with the same verdict.
+- consistency: share of pairs judged in both orders (both parseable) with the same verdict, with its 95 %
+  Wilson interval (consistency_low, consistency_high) over those pairs, taken as independent.
 - bias: an inconsistent pair favours the first position when, summed over its two judgments, the
   response shown first fared better (+1 for a first-position win, -1 for a second-position win, 0 for a
   tie); every inconsistent pair favours exactly one position. `bias_first` / `bias_second` are shares
@@ -152,6 +153,7 @@ def swap_metrics(judgments: Iterable[Judgment]) -> dict[str, float | int]:
     b2 = second / inconsistent if inconsistent else (0.0 if complete else nan)
     a1 = first / complete if complete else nan
     a2 = second / complete if complete else nan
+    low, high = wilson_interval(consistent, complete)
     return {
         "n_judgments": counts["judgments"],
         "n_unparseable": counts["unparseable"],
@@ -161,6 +163,8 @@ def swap_metrics(judgments: Iterable[Judgment]) -> dict[str, float | int]:
         "n_pairs_with_unparseable": incomplete,
         "n_inconsistent": inconsistent,
         "consistency": consistent / complete if complete else nan,
+        "consistency_low": low,
+        "consistency_high": high,
         "bias_first": b1,
         "bias_second": b2,
         "delta_bias": abs(b1 - b2),

@@ -182,7 +182,8 @@ def _pairwise_parts(section: PairwiseSection) -> list[Any]:
     if swap:
         numbers = ("pairs in both orders", "all pairs")
         table = fitted_table(f"position swap: {swap.n_pairs_both_orders} pairs judged in both orders, "
-                             f"consistency {cell(swap.consistency)}", ("bias", *numbers), numeric=numbers)
+                             f"consistency {with_interval(swap.consistency, swap.consistency_low, swap.consistency_high)}",
+                             ("bias", *numbers), numeric=numbers)
         table.add_row("first position", cell(swap.bias_first), cell(swap.bias_first_all_pairs))
         table.add_row("second position", cell(swap.bias_second), cell(swap.bias_second_all_pairs))
         table.add_row("delta", cell(swap.delta_bias), cell(swap.delta_bias_all_pairs))

@@ -66,3 +66,33 @@ def test_each_panel_members_agreement_rate_has_its_wilson_interval() -> None:
         assert rows[member]["agreed"] == agreed and rows[member]["compared"] == 10
         expected = proportion_confint(agreed, 10, alpha=0.05, method="wilson")
         assert (rows[member]["rate_low"], rows[member]["rate_high"]) == pytest.approx(expected, abs=1e-12)
+
+
+def test_swap_consistency_has_its_wilson_interval() -> None:
+    from examiner.judging.swap_metrics import Judgment, swap_metrics
+    from examiner.core.labels import Preference
+
+    flip = {Preference.FIRST: Preference.SECOND, Preference.SECOND: Preference.FIRST}
+    js = []
+    for i in range(13):  # 9 of 13 pairs judged alike in both orders
+        verdict = Preference.FIRST if i % 2 else Preference.SECOND
+        js += [Judgment(f"p{i}", "original", verdict), Judgment(f"p{i}", "swapped", verdict if i < 9 else flip[verdict])]
+    m = swap_metrics(js)
+    assert (m["n_pairs_both_orders"], m["consistency"]) == (13, 9 / 13)
+    expected = proportion_confint(9, 13, alpha=0.05, method="wilson")
+    assert (m["consistency_low"], m["consistency_high"]) == pytest.approx(expected, abs=1e-12)
+    none = swap_metrics([Judgment("p0", "original", Preference.FIRST)])  # no pair in both orders: undefined
+    assert math.isnan(none["consistency_low"]) and math.isnan(none["consistency_high"])
+
+
+def test_swap_consistency_is_shown_with_its_interval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["judge", str(_write(tmp_path / "pairs.jsonl", PAIRS)), "--method", "pairwise", "--swap",
+                 "--out", str(out), *FIELDS]) == 0
+    swap = json.loads((out / "report.json").read_text())["pairwise"]["swap"]
+    n = swap["n_pairs_both_orders"]
+    low, high = proportion_confint(round(swap["consistency"] * n), n, alpha=0.05, method="wilson")
+    assert (swap["consistency_low"], swap["consistency_high"]) == pytest.approx((low, high), abs=1e-12)
+    shown = f"{swap['consistency']:.3f} [{low:.3f}, {high:.3f}]"
+    assert f"consistency {shown}" in capsys.readouterr().out.replace("\n", " ")
+    assert f"| {n} | {shown} |" in (out / "report.md").read_text()

@@ -35,6 +35,10 @@ class Swap(Section):
     n_pairs_with_unparseable: int
     n_inconsistent: int
     consistency: Figure
+    consistency_low: Figure = None
+    """95 % Wilson interval of the consistency over the pairs judged in both orders (None in reports written
+    before it)."""
+    consistency_high: Figure = None
     bias_first: Figure
     bias_second: Figure
     delta_bias: Figure
