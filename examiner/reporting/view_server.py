@@ -122,7 +122,8 @@ class ReviewServer:
 
     @web.middleware
     async def guard(self, request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
-        """Loopback Host only on every request; on a write also this server's Origin and token."""
+        """Loopback Host only on every request; on a write also this server's Origin and token. A run file
+        a handler cannot read (examiner's UserError) is answered 422 with its one line."""
         size = sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
         if size > HEADER_BYTES:
             return _error(431, f"request headers too large ({size} bytes; at most {HEADER_BYTES})")
@@ -132,7 +133,10 @@ class ReviewServer:
             origin = request.headers.get("Origin")
             if origin is not None and origin not in {f"http://{o}" for o in self._origins()}:
                 return _error(403, "override refused: the request did not come from this page")
-        return await handler(request)
+        try:
+            return await handler(request)
+        except UserError as exc:  # a run file that cannot be read (a damaged line): say which, never a 500
+            return _error(422, f"{exc}".splitlines()[0])
 
     # --- handlers ----------------------------------------------------------------------------------------
 

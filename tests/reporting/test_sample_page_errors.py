@@ -112,3 +112,19 @@ def test_read_sample_names_the_damaged_line(sample_run_copy: Path) -> None:
 def test_a_negative_seed_is_a_user_error(sample_run: Path) -> None:
     with pytest.raises(UserError, match="seed must be 0 or more"):
         draw_sample(load_run(sample_run), 3, seed=-1)
+
+
+async def test_a_damaged_run_file_is_422_on_every_page(sample_run_copy: Path) -> None:
+    """Any run file a handler cannot read (here verdicts.jsonl, damaged mid-file) is one line and 422, not 500."""
+    verdicts = sample_run_copy / "verdicts.jsonl"
+    lines = verdicts.read_text(encoding="utf-8").splitlines(keepends=True)
+    verdicts.write_text("".join([lines[0], "{broken\n", *lines[1:]]), encoding="utf-8")
+    server = ReviewServer(sample_run_copy, who="ana")
+    client = await _client(server)
+    try:
+        for path in ("/", "/sample"):
+            answer = await client.get(path)
+            body = await answer.text()
+            assert answer.status == 422 and "verdicts.jsonl:2: not a valid record" in body and "Traceback" not in body
+    finally:
+        await client.close()
