@@ -114,8 +114,9 @@ def test_run_stoppable_returns_the_value_and_leaves_no_handler_behind() -> None:
     async def work() -> int:
         return 7
 
+    before = signal.getsignal(signal.SIGTERM)  # SIG_DFL, or what an earlier test in this process left (Ray's)
     assert run_stoppable(work()) == 7
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def _free_port() -> int:
