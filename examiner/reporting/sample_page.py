@@ -60,6 +60,18 @@ def _error(status: int, message: str) -> web.Response:
     return web.Response(status=status, text=text, content_type="text/html", charset="utf-8")
 
 
+def _write_refused(what: str, exc: Exception, run_dir: Any) -> web.Response:
+    """The answer to a change of the sample the run folder refused (`what`: e.g. "sample not drawn"): 409 while
+    the run is being written, 422 for a damaged sample file, 400 for other bad input, 500 when writing failed."""
+    if isinstance(exc, RunDirInUse):
+        return _error(409, f"{what}: {exc} (the run is being written; try when it has stopped)")
+    if isinstance(exc, DamagedSample):
+        return _error(422, f"{what}: {exc}")
+    if isinstance(exc, OSError):
+        return _error(500, f"{what}: cannot write {exc.filename or run_dir}: {exc.strerror or exc}")
+    return _error(400, f"{what}: {exc}")
+
+
 def _token_ok(server: ReviewServer, form: Any) -> bool:
     return hmac.compare_digest(str(form.get("token", "")), server.token)
 
@@ -204,14 +216,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
             with hold_run_dir(server.run_dir):
                 method = "per-target" if form.get("per_target") else "uniform"
                 write_draw(server.run_dir, draw_sample(load_run(server.run_dir), size, seed=seed, method=method, who=who))
-        except RunDirInUse as exc:
-            return _error(409, f"sample not drawn: {exc} (the run is being written; try when it has stopped)")
-        except DamagedSample as exc:
-            return _error(422, f"sample not drawn: {exc}")
-        except UserError as exc:
-            return _error(400, f"sample not drawn: {exc}")
-        except OSError as exc:
-            return _error(500, f"sample not drawn: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
+        except (RunDirInUse, DamagedSample, UserError, OSError) as exc:
+            return _write_refused("sample not drawn", exc, server.run_dir)
         raise web.HTTPSeeOther("/sample")
 
     async def extend(request: web.Request) -> web.StreamResponse:
@@ -232,14 +238,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
                     return _error(400, "sample not extended: no sample drawn yet")
                 before = len(sample.units)
                 append_extension(server.run_dir, extend_sample(load_run(server.run_dir), sample, more, who=who))
-        except RunDirInUse as exc:
-            return _error(409, f"sample not extended: {exc} (the run is being written; try when it has stopped)")
-        except DamagedSample as exc:
-            return _error(422, f"sample not extended: {exc}")
-        except UserError as exc:
-            return _error(400, f"sample not extended: {exc}")
-        except OSError as exc:
-            return _error(500, f"sample not extended: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
+        except (RunDirInUse, DamagedSample, UserError, OSError) as exc:
+            return _write_refused("sample not extended", exc, server.run_dir)
         raise web.HTTPSeeOther(f"/sample#s-{before + 1}")
 
     async def label(request: web.Request) -> web.StreamResponse:
@@ -261,12 +261,8 @@ def add_sample_routes(app: web.Application, server: ReviewServer) -> None:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             return _error(400, f"label not saved: {problems}")
-        except RunDirInUse as exc:
-            return _error(409, f"label not saved: {exc} (the run is being written; try when it has stopped)")
-        except DamagedSample as exc:
-            return _error(422, f"label not saved: {exc}")
-        except OSError as exc:
-            return _error(500, f"label not saved: cannot write {exc.filename or server.run_dir}: {exc.strerror or exc}")
+        except (RunDirInUse, DamagedSample, OSError) as exc:
+            return _write_refused("label not saved", exc, server.run_dir)
         position = str(form.get("position", ""))
         raise web.HTTPSeeOther("/sample" + (f"#s-{int(position) + 1}" if position.isdigit() else ""))
 
