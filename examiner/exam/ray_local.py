@@ -7,12 +7,17 @@ reachable" one unless its cluster mode is off (`ray._private.ray_constants.ENABL
 environment variable RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER, measured with ray 2.60). A local instance started here
 turns that mode off while it runs, so its GCS, raylet and workers bind 127.0.0.1; joining a cluster
 (`address`: `auto`, `ray://head:10001`) changes nothing of it.
+
+ray.init also installs its own SIGTERM handler in the driver (one that exits at once); examiner's stop
+handling (examiner.core.stopping: the run marked `interrupted`, exit 143) is put back right after it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -50,6 +55,17 @@ def loopback_only() -> Iterator[None]:
             os.environ[CLUSTER_MODE_ENV] = before_env
 
 
+def init_keeping_sigterm(ray: Any, **options: Any) -> None:
+    """ray.init, with the SIGTERM handler that was in place before it put back (see the module docstring)."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        ray.init(**options)
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
 @contextmanager
 def ray_session(ray: Any, address: str = "", **extra: Any) -> Iterator[None]:
     """Ray for the duration of the block: the instance already initialised in this process as it is, else
@@ -58,18 +74,18 @@ def ray_session(ray: Any, address: str = "", **extra: Any) -> Iterator[None]:
         yield
         return
     if address:
-        ray.init(**init_options(address), **extra)
+        init_keeping_sigterm(ray, **init_options(address), **extra)
         try:
             yield
         finally:
             ray.shutdown()
         return
     with loopback_only():
-        ray.init(**init_options(address), **extra)
+        init_keeping_sigterm(ray, **init_options(address), **extra)
         try:
             yield
         finally:
             ray.shutdown()
 
 
-__all__ = ["CLUSTER_MODE_ENV", "LOOPBACK", "init_options", "loopback_only", "ray_session"]
+__all__ = ["CLUSTER_MODE_ENV", "LOOPBACK", "init_keeping_sigterm", "init_options", "loopback_only", "ray_session"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import signal
 
 import pytest
 
@@ -43,3 +44,29 @@ def test_a_local_instance_listens_on_loopback_only_and_stays_quiet(capfd: pytest
     captured = capfd.readouterr()
     both = captured.out + captured.err
     assert "a line from a Ray worker" not in both and "WARNING" not in both and "Started a local Ray" not in both
+
+
+def test_examiners_sigterm_handler_survives_ray_init() -> None:
+    """ray.init installs a SIGTERM handler that exits at once; a session puts back the one it found, so a
+    stop during a Ray-prepared exam still unwinds as examiner's stop handling says (exit 143)."""
+
+    def ours(signum: int, frame: object) -> None:
+        pass
+
+    class FakeRay:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **options: object) -> None:
+            signal.signal(signal.SIGTERM, lambda signum, frame: None)  # what Ray's driver does
+
+        def shutdown(self) -> None:
+            pass
+
+    before = signal.signal(signal.SIGTERM, ours)
+    try:
+        with ray_session(FakeRay()):
+            assert signal.getsignal(signal.SIGTERM) is ours
+        assert signal.getsignal(signal.SIGTERM) is ours
+    finally:
+        signal.signal(signal.SIGTERM, before)
