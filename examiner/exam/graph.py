@@ -1,24 +1,28 @@
 """The Ref-Eval exam as a LangGraph state machine; read top to bottom, it is the method's diagram.
 
-    prepare_units -> cluster -> examine ----------------------------------------+
-                        ^          |  (each cluster: question -> answers -> judge -> probes, streamed)
-                        |          +-- with a judge cascade: judge <-> probe <-> collect_answers --+
-                        |                                                                          v
-                        +------------------------ update_coverage <--------------------------------+
-                                          | (pool empty / stopped shrinking / max rounds)
-                                          v
-                                      self_check (the judge re-marks a seeded sample, units reordered)
-                                          v
-                                        finish
+    START --(corpus)--> prepare_units -> cluster -> examine -----------------------------------+
+                                           ^          |  (each cluster: question -> answers -> judge -> probes)
+                                           |          +-- with a judge cascade: judge <-> probe <-> collect_answers
+                                           |                                                        |
+                                           +------------ update_coverage <--------------------------+
+                                                  | (pool empty / stopped shrinking / max rounds)
+                                                  v
+    START --(paper)--> start_paper -> sit_round -> self_check (the judge re-marks a seeded sample, units reordered)
+                                     (per round)      v
+                                                    finish
 
 `examine` (examiner/exam/nodes/examine.py) carries each cluster of a round through its whole chain as soon
 as its previous step is done; a run with a judge cascade, whose threshold needs the round's calibration
 sample, has its answers judged by the staged `judge` node and probed by `probe` / `collect_answers`.
+A re-sit of an earlier run's paper (`--paper`, examiner/exam/paper.py) enters at `start_paper` instead of
+the corpus and sits the paper's rounds one by one (examiner/exam/nodes/sitting.py), then shares
+`self_check` and `finish` with the exam, so it checkpoints, stops and resumes as the exam does.
 Any node that hits the budget (or finds every call failing) routes straight to `finish`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -35,6 +39,7 @@ from examiner.exam.nodes.judge_cascade import judge_with_cascade
 from examiner.exam.nodes.judge_units import judge as judge_one_by_one
 from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
 from examiner.exam.nodes.self_check import self_check
+from examiner.exam.nodes.sitting import finish_paper, route_after_sitting, sit_round, start_paper
 from examiner.exam.state import ExamState
 
 Node = Callable[[ExamContext, ExamState], Awaitable[dict[str, Any]]]
@@ -87,8 +92,15 @@ async def judge(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
 
 
 async def wrap_up(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
-    """Node `finish`."""
+    """Node `finish`: outcomes and run.json, a sitting's from the paper's questions."""
+    if ctx.paper is not None:
+        return {"status": finish_paper(ctx, state, time.time()).status}
     return finish(ctx, state)
+
+
+def route_start(ctx: ExamContext, state: ExamState) -> str:
+    """The entry: `start_paper` for a re-sit of an earlier run's paper, else `prepare_units` (the corpus)."""
+    return "start_paper" if ctx.paper is not None else "prepare_units"
 
 
 def route_after_examine(ctx: ExamContext, state: ExamState) -> str:
@@ -111,9 +123,16 @@ def build_exam_graph() -> StateGraph:
     graph.add_node("probe", node(probe))
     graph.add_node("update_coverage", node(update_coverage))
     graph.add_node("self_check", node(self_check))
+    graph.add_node("start_paper", node(start_paper))
+    graph.add_node("sit_round", node(sit_round))
     graph.add_node("finish", node(wrap_up))
 
-    graph.add_edge(START, "prepare_units")
+    graph.add_conditional_edges(START, decide(route_start), {"prepare_units": "prepare_units",
+                                                             "start_paper": "start_paper"})
+    graph.add_conditional_edges("start_paper", decide(route_after_sitting),
+                                {"sit_round": "sit_round", "self_check": "self_check", "finish": "finish"})
+    graph.add_conditional_edges("sit_round", decide(route_after_sitting),
+                                {"sit_round": "sit_round", "self_check": "self_check", "finish": "finish"})
     graph.add_conditional_edges("prepare_units", continue_to("cluster"), {"cluster": "cluster", "finish": "finish"})
     graph.add_edge("cluster", "examine")
     graph.add_conditional_edges("examine", decide(route_after_examine),

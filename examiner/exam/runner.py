@@ -196,13 +196,9 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             cascade=exam_cascade(gateway, settings, request.judge_mode, mode.reads_references, mode.judge_stage,
                                  notes=lambda line: gateway.notes(line)),
             corpus_paths=request.corpus_paths, jsonl_field=request.jsonl_field, sample=sample,
+            paper=paper.read_paper(request.paper, request.paper_target or None) if request.paper else None,
         )
         gateway.notes = ctx.progress.note  # provider batch progress, above the bars (not when quiet)
-        if request.paper:
-            try:
-                return await _sit_paper(ctx, request)
-            finally:
-                embed_cache.close()
         if resume:
             load_for_resume(ctx)
         graph = build_exam_graph()
@@ -246,19 +242,6 @@ def _record_stop(store: RunStore, exc: BaseException) -> None:
     else:
         info.status, info.stop_reason = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
     store.write_info(info)
-
-
-async def _sit_paper(ctx: ExamContext, request: ExamRequest) -> RunInfo:
-    """The targets sit the paper of an earlier run (a stop is recorded in run.json as the graph's is)."""
-    _reopen(ctx.store)
-    try:
-        stop = await paper.sit(ctx, paper.read_paper(request.paper, request.paper_target or None))
-    except BudgetExhausted as exc:
-        stop = {"status": "budget_exhausted", "stop_reason": str(exc)}
-    except BaseException as exc:
-        _record_stop(ctx.store, exc)
-        raise
-    return paper.finish_paper(ctx, stop, time.time())
 
 
 async def start_exam(
@@ -354,7 +337,7 @@ def load_run(run_dir: str | Path, config_file: str | None = None) -> tuple[Setti
     cache_path = response_cache_path(settings, run_dir)
     if info.status != "completed" and settings.cache and cache_path is not None and not cache_path.is_file():
         log.warning("%s is missing: replies paid for before will be requested (and paid) again", cache_path)
-    if info.status != "completed" and not request.paper:  # a paper sitting resumes from its records
+    if info.status != "completed":
         set_aside_if_damaged(run_dir / rundir.EMBEDDINGS, "embeddings are computed again")
         state = run_dir / rundir.STATE  # absent until the first node: a run killed before it starts over
         # A missing checkpoints.sqlite is not an error: the run starts over in its folder, and its stable

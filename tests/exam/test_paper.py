@@ -78,24 +78,27 @@ def test_a_paper_with_several_targets_needs_paper_target(sat: tuple[Path, Path],
     assert "did not examine 'gamma'" in capsys.readouterr().err
 
 
-def test_a_stopped_sitting_resumes_from_its_records(sat: tuple[Path, Path], tmp_path: Path) -> None:
-    import shutil
-
-    _, out = sat
-    copy = tmp_path / "stopped"
-    shutil.copytree(out, copy)
-    files = RunDir(copy)
-    full = files.records(VerdictRecord)
-    last_round = max(v.round for v in full.values())
-    for name, keep in (("answers.jsonl", lambda r: r["round"] < last_round),
-                       ("verdicts.jsonl", lambda r: r["round"] < last_round)):
-        rows = [json.loads(line) for line in (copy / name).read_text().splitlines()]
-        (copy / name).write_text("".join(json.dumps(r) + "\n" for r in rows if keep(r)))
-    (copy / "outcomes.jsonl").unlink()
-    info = files.read_info()
-    info.status, info.stop_reason = "budget_exhausted", "budget exhausted during answering"
-    files.write_info(info)
-    assert main(["resume", str(copy), "--quiet"]) == 0
+def test_a_sitting_stopped_by_its_budget_resumes_through_the_graph(sat: tuple[Path, Path], tmp_path: Path) -> None:
+    """The sitting runs in the exam graph: a budget stop part-way is checkpointed, and `resume` with a larger
+    cap continues from the round that ran out of money, ending with the uninterrupted sitting's verdicts and
+    paying for no reply twice."""
+    earlier, out = sat
+    full = RunDir(out)
+    spent = sum(r.get("cost_usd", 0.0) for r in full.read_ledger() if r.get("outcome") == "ok")
+    corpus = json.loads((earlier / "run.json").read_text())["corpus_paths"][0]
+    stopped = tmp_path / "stopped"
+    assert main(["run", corpus, "--simulate", "--target", "simulated", "--target", "local", "--paper", str(earlier),
+                 "--paper-target", "alpha", "--out", str(stopped), "--quiet", "--budget-usd", f"{spent / 2:.6f}"]) == 3
+    files = RunDir(stopped)
+    assert files.read_info().status == "budget_exhausted"
+    assert len(files.records(VerdictRecord)) < len(full.records(VerdictRecord))
+    assert (stopped / "checkpoints.sqlite").is_file()
+    assert main(["resume", str(stopped), "--quiet", "--budget-usd", f"{spent * 4:.6f}"]) == 0
     assert files.read_info().status == "completed"
-    assert files.records(VerdictRecord).keys() == full.keys()
+    verdicts = {(v.question_id, v.unit_id): v.verdict for v in files.records(VerdictRecord).values()}
+    assert verdicts == {(v.question_id, v.unit_id): v.verdict for v in full.records(VerdictRecord).values()}
     assert len(files.records(UnitOutcome)) == 2 * len(files.records(UnitRecord))
+    ledger = files.read_ledger()
+    request = {r["call_id"]: r["cache_key"] for r in ledger if r.get("outcome") == "started"}
+    paid = [request[r["call_id"]] for r in ledger if r.get("outcome") == "ok" and not r.get("cache_hit")]
+    assert paid and len(paid) == len(set(paid))  # no request paid for twice across the stop

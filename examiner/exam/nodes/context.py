@@ -19,6 +19,7 @@ from examiner.core.contract import ExamTask, Judge
 from examiner.core.labels import Verdict
 from examiner.core.records import UnitRecord
 from examiner.exam.modes import ExamMode
+from examiner.exam.paper import Paper
 from examiner.exam.progress import ExamProgress
 from examiner.judging.cascade import ExamCascade
 from examiner.exam.state import ClusterState, CoverageBook, ExamState
@@ -65,6 +66,8 @@ class ExamContext:
     """Text field of .jsonl corpus files."""
     sample: Sample | None = None
     """Narrows the pools `prepare_units` starts with (the estimate's pilot); None: the whole corpus."""
+    paper: Paper | None = None
+    """An earlier run's questions to sit (`--paper`): the graph starts from the paper instead of the corpus."""
     _vectors: UnitVectors = field(default_factory=lambda: UnitVectors())
 
     @property
