@@ -42,10 +42,6 @@ class GateOptions(BaseModel):
     """The target read in BASE (None: `target`)."""
     new_target: str | None = None
     """The target read in NEW (None: `target`)."""
-    n_resamples: int = 2000
-    """Cluster-bootstrap resamples behind the lower bound (30 documents or more; fewer use a t bound)."""
-    seed: int = 0
-    """Seed of the bootstrap: the same runs give the same decision."""
     allow_unhealthy: bool = False
     """Decide even when a run's health failed (the decision's line then says so); False: refuse."""
 
@@ -124,8 +120,6 @@ def gate(options: GateOptions) -> GateResult:
         raise UserError(f"--margin must be 0 or more (an accuracy difference such as 0.02), got {options.margin}")
     if not 0.5 < options.level < 1:
         raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
-    if options.n_resamples < 1:
-        raise UserError(f"the bootstrap needs at least one resample, got {options.n_resamples}")
     judged_base = load_run(options.base)
     judged_new = judged_base if options.new == options.base else load_run(options.new)
     base_target = _target(judged_base, options.base_target or options.target, "base")
@@ -142,6 +136,6 @@ def gate(options: GateOptions) -> GateResult:
         raise UserError(f"no unit is covered by both {base_target} ({options.base}) and {new_target} "
                         f"({options.new}): there is no accuracy difference to test")
     decision = non_inferiority(units.a, units.b, units.documents, options.margin, units.clusters,
-                               alpha=round(1 - options.level, 12), n_resamples=options.n_resamples, seed=options.seed)
+                               alpha=round(1 - options.level, 12))
     return GateResult(decision, str(base.path), base_target, str(new.path), new_target, len(units.unit_ids),
                       base_health, new_health, overrides)

@@ -103,14 +103,14 @@ def disagreements(entries: list[dict[str, Any]]) -> list[Disagreement]:
     return pairs
 
 
-def paired(entries: list[dict[str, Any]], seed: int = 0) -> list[PairedSection]:
+def paired(entries: list[dict[str, Any]]) -> list[PairedSection]:
     """For each pair of targets (A listed before B) with a unit both covered: B - A on their shared units."""
     sections = []
     for i, a in enumerate(entries):
         for b in entries[i + 1:]:
             units = paired_units(a["run_data"], a["target"], b["run_data"], b["target"])
             if units.covered_by_both:
-                sections.append(paired_section(a["label"], b["label"], units, seed=seed))
+                sections.append(paired_section(a["label"], b["label"], units))
     return sections
 
 

@@ -108,14 +108,14 @@ def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str, *
     )
 
 
-def paired_section(a: str, b: str, units: PairedUnits, *, n_resamples: int = 2000, seed: int = 0) -> PairedSection:
+def paired_section(a: str, b: str, units: PairedUnits) -> PairedSection:
     """B (`b`) against A (`a`) on their shared units: the paired comparison and its subgroups."""
-    result = compare_paired(units.a, units.b, units.documents, units.clusters, n_resamples=n_resamples, seed=seed)
+    result = compare_paired(units.a, units.b, units.documents, units.clusters)
     subgroups = [
         PairedSubgroup(by=by, **row.to_dict())
         for by, keys in units.groups.items()
         for row in paired_subgroups(units.a, units.b, units.documents, keys, units.clusters,
-                                    false_discovery_rate=FALSE_DISCOVERY_RATE, seed=seed)
+                                    false_discovery_rate=FALSE_DISCOVERY_RATE)
     ]
     return PairedSection(a=a, b=b, **result.to_dict(), false_discovery_rate=FALSE_DISCOVERY_RATE,
                          subgroups=subgroups)
@@ -136,12 +136,14 @@ def difference_cell(section: PairedSection, which: str = "accuracy") -> str:
 
 
 def headline(section: PairedSection) -> str:
-    """One line: the accuracy difference B - A, its interval, both tests' p-values and the power."""
+    """One line: the accuracy difference B - A, its interval, both tests' p-values and the smallest
+    difference the cluster test detects with 80 % power. No post hoc power at the observed difference:
+    it is a restatement of the p-value, not evidence beside it."""
     small = ", small sample" if section.small_sample else ""
     return (f"{section.b} - {section.a}: accuracy {difference_cell(section)} "
             f"({round(section.accuracy_difference.level * 100)}% CI), McNemar p {_p(section.mcnemar.p_value)}, "
-            f"cluster p {_p(section.clustered_test.p_value)}, power {cell(section.power.achieved, 2)} "
-            f"(detectable at {round(section.power.target_power * 100)}%: "
+            f"cluster p {_p(section.clustered_test.p_value)} "
+            f"(detectable at {round(section.power.target_power * 100)}% power: "
             f"{cell(section.power.minimum_detectable_effect)}; "
             f"{section.n_units} units, {section.n_documents} {section.top_stage}{small}); "
             f"smallest margin these runs can support: {margin_text(gate_margin(section))}")
@@ -153,15 +155,16 @@ def gate_margin(section: PairedSection) -> float:
 
 
 PAIRED_HEADER = ["A", "B", "units", "documents", "accuracy B - A [95% CI]", "coverage B - A [95% CI]",
-                 "McNemar p", "cluster p", "design effect", "power", "detectable (80%)"]
+                 "McNemar p", "cluster p", "design effect", "detectable (80%)"]
 SUBGROUP_HEADER = ["by", "subgroup", "units", "documents", "accuracy A", "accuracy B", "B - A [95% CI]", "test",
                    "p", "p (BH)", "significant"]
 PAIRED_NOTE = ("Differences are B - A on the units both targets were examined on (accuracy = correct / covered). "
-               "Intervals resample source documents (below 30 documents: t on documents - 1 df with the "
-               "larger of the cluster-robust and Agresti-Min standard errors). McNemar's exact test assumes "
-               "independent units; the cluster test (Obuchowski 1998) allows for units of one document "
-               "being alike. Power is the cluster test's for the observed difference; detectable is the "
-               "smallest difference it finds with 80% power. Subgroup p-values are adjusted by "
+               "Intervals are t on documents - 1 df with the largest of the cluster-robust, independent-units "
+               "and exact (Clopper-Pearson) standard errors, at every number of documents. McNemar's exact "
+               "test assumes independent units; the cluster test (Obuchowski 1998) allows for units of one "
+               "document being alike and rejects exactly when the interval leaves out 0. Detectable is the "
+               "smallest difference it finds with 80% power (no post hoc power is shown: at the observed "
+               "difference it only restates p). Subgroup p-values are adjusted by "
                "Benjamini-Hochberg within each kind of subgroup (docs/STATISTICS.md).")
 
 
@@ -169,7 +172,7 @@ def paired_rows(sections: list[PairedSection]) -> list[list[str | int]]:
     """The paired table's cells (PAIRED_HEADER), one row per pair."""
     return [[s.a, s.b, s.n_units, s.n_documents, difference_cell(s), difference_cell(s, "coverage"),
              _p(s.mcnemar.p_value), _p(s.clustered_test.p_value), cell(s.design_effect, 2),
-             cell(s.power.achieved, 2), cell(s.power.minimum_detectable_effect)] for s in sections]
+             cell(s.power.minimum_detectable_effect)] for s in sections]
 
 
 def subgroup_rows(section: PairedSection, limit: int) -> list[list[str | int]]:

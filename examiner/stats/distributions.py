@@ -9,7 +9,7 @@ import math
 
 from scipy import special
 
-__all__ = ["binom_cdf", "norm_cdf", "norm_ppf", "norm_sf", "nct_cdf", "nct_sf", "t_ppf", "t_sf"]
+__all__ = ["beta_ppf", "binom_cdf", "norm_cdf", "norm_ppf", "norm_sf", "nct_cdf", "nct_sf", "t_ppf", "t_sf"]
 
 
 def norm_cdf(x: float) -> float:
@@ -51,3 +51,8 @@ def nct_sf(x: float, df: float, nc: float) -> float:
 def binom_cdf(k: int, n: int, p: float) -> float:
     """P(X <= k) for X ~ Binomial(n, p)."""
     return float(special.bdtr(k, n, p))
+
+
+def beta_ppf(q: float, a: float, b: float) -> float:
+    """The q quantile of the Beta(a, b) distribution (the Clopper-Pearson bounds are such quantiles)."""
+    return float(special.betaincinv(a, b, q))

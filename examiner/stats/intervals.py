@@ -1,17 +1,22 @@
 """Intervals for clustered verdicts, honest at every sample size.
 
-Why: a percentile cluster bootstrap is right when there are many documents, but with a handful it cannot
-see variation it never draws: with 8 units in 2 clusters whose accuracies happen to agree it returns
-0.750 [0.750, 0.750]. Below `SMALL_SAMPLE_GROUPS` independent groups (documents, or exam clusters when
-there is one document) the interval switches to a method whose coverage holds there (checked by
-experiments/stats_calibration.py) and says so with `small_sample=True`:
+Why: a percentile cluster bootstrap cannot see variation it never draws: with 8 units in 2 clusters
+whose accuracies happen to agree it returns 0.750 [0.750, 0.750], and at 30-40 documents its interval of
+a paired difference covered only 0.933-0.938 (issue 40). The intervals here are one family at every size,
+so that nothing jumps at a threshold and interval, test and gate agree:
 
 - one accuracy: the Wilson score interval on the effective sample size n / design effect, with that size
   shrunk by (z / t_{G-1})^2 so the interval has the width a t reference on G - 1 degrees of freedom would
   give (Korn & Graubard 1998, there for Clopper-Pearson; Wilson here, which is never zero-width);
-- a paired difference: estimate +- t_{G-1} x the larger of the cluster-robust standard error and the
-  Agresti-Min (2005) standard error of the units' 2 x 2 table (a half added to each cell), so neither a
-  lucky agreement between clusters nor a table without discordant units gives a zero-width interval.
+- a paired difference: estimate +- t_{G-1} x a standard error that is the largest of the cluster-robust
+  one, the independent-units one and the one implied by an exact interval of the units' 2 x 2 table
+  (`exact_paired_bounds`: Clopper-Pearson bounds of the two discordant shares combined by MOVER), so the
+  interval always holds the exact one: a table without discordant units gets -0.0085 at one-sided 95 %
+  on 352 units, never a zero-width interval.
+
+`small_sample` still says when there are fewer than SMALL_SAMPLE_GROUPS groups: the t reference then has
+few degrees of freedom and the figures are rough, though the interval's coverage holds
+(experiments/stats_calibration.py measures it by number of documents).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import numpy as np
 
 from examiner.stats.clusters import bootstrap_totals, grouping, ratio_residuals, robust_variance, totals_by
 from examiner.stats.correlation import Figures, percentile_interval
-from examiner.stats.distributions import norm_ppf, t_ppf
+from examiner.stats.distributions import beta_ppf, norm_ppf, t_ppf
 
 __all__ = [
     "SMALL_SAMPLE_GROUPS",
@@ -33,13 +38,16 @@ __all__ = [
     "wilson_design_effect",
     "t_interval",
     "agresti_min_variance",
+    "clopper_pearson",
+    "exact_paired_bounds",
+    "PairedInterval",
+    "paired_interval",
     "accuracy_interval",
 ]
 
 SMALL_SAMPLE_GROUPS = 30
-"""Below this many independent groups (documents) the percentile cluster bootstrap under-covers: its 95 %
-interval of a paired difference covered 0.88 at 10 documents, 0.92 at 15 and 0.93 at 20, against 0.95 for
-the small-sample interval at 10 (experiments/stats_calibration.py, ICC 0.7), so intervals switch there."""
+"""Below this many independent groups (documents) a report flags its figures as a small sample: the
+interval is the same family at every size, but its t reference then has few degrees of freedom."""
 
 Outcome = int | bool | None
 
@@ -96,6 +104,75 @@ def agresti_min_variance(a_only: int, b_only: int, n: int) -> float:
     (Agresti & Min 2005): positive even when no unit is discordant."""
     b, c, total = a_only + 0.5, b_only + 0.5, n + 2.0
     return float(((b + c) - (b - c) ** 2 / total) / total**2)
+
+
+def clopper_pearson(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson 1934) two-sided interval of successes / n: 0 and 1 at the ends, never
+    zero-width; (nan, nan) when n is 0."""
+    if n <= 0:
+        return math.nan, math.nan
+    tail = (1 - level) / 2
+    low = 0.0 if successes <= 0 else beta_ppf(tail, successes, n - successes + 1)
+    high = 1.0 if successes >= n else beta_ppf(1 - tail, successes + 1, n - successes)
+    return low, high
+
+
+def exact_paired_bounds(a_only: int, b_only: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Interval of the paired difference (b_only - a_only) / n for n independent units: the
+    Clopper-Pearson bounds of the two discordant shares combined by MOVER (Zou & Donner 2008; Newcombe
+    1998 does the same with Wilson bounds), with the negative correlation of two multinomial shares.
+    With no discordant unit it is [-(1 - (alpha/2)^(1/n)), +(1 - (alpha/2)^(1/n))]: the exact bound of a
+    share seen 0 times. (nan, nan) when n is 0."""
+    if n <= 0:
+        return math.nan, math.nan
+    p_a, p_b = a_only / n, b_only / n
+    low_a, high_a = clopper_pearson(a_only, n, level)
+    low_b, high_b = clopper_pearson(b_only, n, level)
+    inside = 0 < p_a < 1 and 0 < p_b < 1
+    corr = -math.sqrt(p_a * p_b / ((1 - p_a) * (1 - p_b))) if inside else 0.0
+    d = p_b - p_a
+    down_b, up_a = p_b - low_b, high_a - p_a
+    up_b, down_a = high_b - p_b, p_a - low_a
+    low = d - math.sqrt(max(down_b**2 + up_a**2 - 2 * corr * down_b * up_a, 0.0))
+    high = d + math.sqrt(max(up_b**2 + down_a**2 - 2 * corr * up_b * down_a, 0.0))
+    return max(low, -1.0), min(high, 1.0)
+
+
+@dataclass(frozen=True)
+class PairedInterval:
+    """A paired difference's interval and the standard error behind it: low, high = estimate +-
+    t_{df} x standard_error, so a t test on the same standard error rejects exactly when 0 is outside."""
+
+    low: float
+    high: float
+    standard_error: float
+    df: int
+
+
+def paired_interval(
+    estimate: float,
+    cluster_variance: float,
+    unit_variance: float,
+    a_only: int,
+    b_only: int,
+    n: int,
+    n_groups: int,
+    level: float = 0.95,
+) -> PairedInterval:
+    """estimate +- t_{G-1} x SE at every number of groups, SE the largest of the cluster-robust standard
+    error, the independent-units one, and the one that makes the interval hold `exact_paired_bounds` of
+    the units' discordant counts (a_only, b_only of n): clustering never makes a difference look more
+    precise than independent units would, and no sample gets a zero-width interval while it has units.
+    The ends are clipped to [-1, 1]; nan when the estimate is."""
+    df = max(n_groups - 1, 1)
+    t = _t(level, n_groups - 1)
+    exact_low, exact_high = exact_paired_bounds(a_only, b_only, n, level)
+    exact_se = max(estimate - exact_low, exact_high - estimate) / t if n > 0 and math.isfinite(estimate) else 0.0
+    se = math.sqrt(max(cluster_variance, unit_variance, exact_se**2, 0.0))
+    if not math.isfinite(estimate):
+        return PairedInterval(math.nan, math.nan, se, df)
+    low, high = t_interval(estimate, se, n_groups - 1, level)
+    return PairedInterval(max(low, -1.0), min(high, 1.0), se, df)
 
 
 def accuracy_interval(

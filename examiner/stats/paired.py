@@ -8,20 +8,22 @@ treats units as independent (McNemar's) then reports far more certainty than the
 (experiments/stats_calibration.py measures how much).
 
 What `compare_paired` reports, with accuracy = correct / covered for each target (None = not covered):
-- the difference B - A in accuracy and in coverage, with a 95 % percentile cluster-bootstrap interval
-  that resamples documents (optionally exam clusters within them too), or the small-sample interval of
-  examiner.stats.intervals below SMALL_SAMPLE_GROUPS documents;
+- the difference B - A in accuracy and in coverage, with a 95 % interval estimate +- t_{documents - 1}
+  x standard error, the same family at every number of documents (examiner.stats.intervals.
+  paired_interval: the standard error is the largest of the cluster-robust one, the independent-units
+  one and the one an exact interval of the units' discordant counts implies);
 - McNemar's exact test on units both targets covered (statsmodels), which assumes independent units;
 - the cluster-adjusted McNemar test of Obuchowski (1998, "On the comparison of correlated proportions for
   clustered data", Stat Med 17:1495): the difference over its cluster-robust standard error (per-document
   linearised residuals, G/(G-1) factor), here referred to t on documents - 1 degrees of freedom rather
-  than chi-square(1), which matters only for few documents. The variance is floored at the
-  independent-units one: clustering is never taken to make a difference more precise than independent
-  units would;
+  than chi-square(1), which matters only for few documents. It divides by the interval's standard error,
+  so it rejects at 0.05 exactly when the 95 % interval leaves out 0. It tests whether the two targets'
+  accuracies differ on these units' population of documents (the documents are the sampled unit);
 - the design effect (clustered over independent variance) and the intraclass correlation of the paired
   difference within documents;
-- the minimum detectable effect at 80 % power and the power the test had for the observed difference
-  (post hoc power restates the p-value; the detectable effect is the figure to plan with).
+- the minimum detectable effect at 80 % power, the figure to plan with; and `power.achieved`, the power
+  at the observed difference, which is only a restatement of the p-value (a small p gives a high
+  "power"), kept in the JSON for readers of older reports and never printed as evidence.
 `paired_subgroups` repeats the comparison per subgroup with Benjamini-Hochberg adjusted p-values, and
 `non_inferiority` is the decision `examiner gate` makes.
 """
@@ -34,10 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from examiner.stats.clusters import Grouping, bootstrap_totals, grouping, icc_anova, ratio_residuals, robust_variance, totals_by
-from examiner.stats.correlation import Figures, percentile_interval
+from examiner.stats.clusters import Grouping, grouping, icc_anova, ratio_residuals, robust_variance, totals_by
+from examiner.stats.correlation import Figures
 from examiner.stats.distributions import binom_cdf, t_sf
-from examiner.stats.intervals import Estimate, agresti_min_variance, is_small_sample, t_interval
+from examiner.stats.intervals import Estimate, is_small_sample, paired_interval
 from examiner.stats.planning import minimum_detectable_effect, power_at
 
 __all__ = [
@@ -114,8 +116,10 @@ class PairedComparison(Figures):
     icc_difference: float
     power: Power
     small_sample: bool
-    n_resamples: int
-    seed: int
+    n_resamples: int = 0
+    """Resamples drawn: 0, the paired interval is computed, not resampled (kept for readers of older reports)."""
+    seed: int = 0
+    """Unused by the computation (nothing is drawn); kept for readers of older reports."""
     smallest_margin: float = math.nan
     """How far the one-sided (1 - alpha) lower bound lies below the measured difference: a NEW measured
     as good as BASE passes `examiner gate` only at a margin above it (see `smallest_margin`)."""
@@ -189,27 +193,19 @@ def _estimate(
     value: float,
     cluster_var: float,
     unit_var: float,
-    floor_var: float,
-    draws: np.ndarray | None,
+    discordant: tuple[int, int, int],
     g: Grouping,
     n_units: int,
     level: float,
-    two_stage: bool,
 ) -> Estimate:
-    small = draws is None
-    # Identical outcomes give a zero sample variance; the Agresti-Min floor (what the small-sample interval
-    # uses) keeps the test's standard error, and so its p-value and power, defined there.
-    se = math.sqrt(max(cluster_var, unit_var)) or math.sqrt(floor_var)
-    if draws is None:
-        low, high = t_interval(value, math.sqrt(max(cluster_var, floor_var)), g.n_documents - 1, level)
-        method = "t on groups - 1 df, cluster-robust or Agresti-Min standard error (the larger)"
-    else:
-        finite = draws[np.isfinite(draws)]
-        low, high = (float(v) for v in percentile_interval(finite, 1 - level)) if finite.size else (math.nan, math.nan)
-        method = "cluster bootstrap (percentile, " + ("two-stage)" if two_stage else f"{g.top_stage})")
-    # A difference of two proportions lies in [-1, 1]; the t interval can reach past it (nan stays nan).
-    low, high = (float(np.clip(v, -1.0, 1.0)) for v in (low, high))
-    return Estimate(value, low, high, level, se, method, small, n_units, g.n_documents)
+    """The difference with its interval (examiner.stats.intervals.paired_interval): the same family at
+    every number of documents, and the standard error the cluster test divides by."""
+    a_only, b_only, n = discordant
+    interval = paired_interval(value, cluster_var, unit_var, a_only, b_only, n, g.n_documents, level)
+    method = (f"t on {g.top_stage} - 1 df; standard error the largest of cluster-robust, independent-units "
+              "and exact (Clopper-Pearson MOVER) on the units")
+    return Estimate(value, interval.low, interval.high, level, interval.standard_error, method,
+                    is_small_sample(g.n_documents), n_units, g.n_documents)
 
 
 def compare_paired(
@@ -221,13 +217,10 @@ def compare_paired(
     level: float = 0.95,
     alpha: float = 0.05,
     target_power: float = 0.8,
-    n_resamples: int = 2000,
-    seed: int = 0,
-    two_stage: bool = False,
 ) -> PairedComparison:
     """Compare target B with target A on the same units: outcomes per unit 1 (correct), 0 (incorrect) or
     None (not covered), each unit's source document and, optionally, its exam cluster within the document.
-    Differences are B - A. Seeded: the same input gives the same figures."""
+    Differences are B - A. Deterministic: nothing is drawn at random."""
     cols = _as_arrays(a, b)
     if len(documents) != cols.shape[0]:
         raise ValueError("one document id per unit")
@@ -240,26 +233,22 @@ def compare_paired(
     acc_unit_var = robust_variance(_accuracy_residuals(cols))
     cov_unit_var = robust_variance(_coverage_residuals(cols))
     test = mcnemar_exact(a, b)
-    small = is_small_sample(g.n_documents)
-    acc_draws = cov_draws = None
-    if not small:
-        acc_draws, cov_draws = _differences(bootstrap_totals(g, cols, n_resamples, seed, two_stage=two_stage))
     n = int(cols.shape[0])
-    coverage_floor = agresti_min_variance(
+    acc_discordant = (test.a_only, test.b_only, test.both_covered)
+    cov_discordant = (
         int(np.sum((cols[:, _A_COVERED] == 1) & (cols[:, _B_COVERED] == 0))),
         int(np.sum((cols[:, _A_COVERED] == 0) & (cols[:, _B_COVERED] == 1))),
         n,
     )
-    accuracy = _estimate(
-        acc_diff, acc_var, acc_unit_var, agresti_min_variance(test.a_only, test.b_only, test.both_covered),
-        acc_draws, g, n, level, two_stage,
-    )
-    coverage = _estimate(cov_diff, cov_var, cov_unit_var, coverage_floor, cov_draws, g, n, level, two_stage)
+    accuracy = _estimate(acc_diff, acc_var, acc_unit_var, acc_discordant, g, n, level)
+    coverage = _estimate(cov_diff, cov_var, cov_unit_var, cov_discordant, g, n, level)
+    # The cluster test at alpha uses the standard error of the interval at level 1 - alpha, so it rejects
+    # exactly when that interval leaves out 0; the gate's one-sided bound is the interval at 1 - 2 alpha.
+    two_sided = accuracy if math.isclose(level, 1 - alpha) else _estimate(
+        acc_diff, acc_var, acc_unit_var, acc_discordant, g, n, 1 - alpha)
     one_sided = accuracy if math.isclose(level, 1 - 2 * alpha) else _estimate(
-        acc_diff, acc_var, acc_unit_var, agresti_min_variance(test.a_only, test.b_only, test.both_covered),
-        acc_draws, g, n, 1 - 2 * alpha, two_stage,
-    )  # the bound `examiner gate` decides on at level 1 - alpha: the same draws, so the same bound
-    se = accuracy.standard_error
+        acc_diff, acc_var, acc_unit_var, acc_discordant, g, n, 1 - 2 * alpha)
+    se = two_sided.standard_error
     df = max(g.n_documents - 1, 1)
     statistic = acc_diff / se if se > 0 else (0.0 if acc_diff == 0 or math.isnan(acc_diff) else math.copysign(math.inf, acc_diff))
     p_value = 2 * t_sf(abs(statistic), df) if math.isfinite(acc_diff) else math.nan
@@ -293,9 +282,7 @@ def compare_paired(
             minimum_detectable_effect=minimum_detectable_effect(se, alpha, target_power, df),
             achieved=power_at(acc_diff, se, alpha, df) if math.isfinite(acc_diff) else math.nan,
         ),
-        small_sample=small,
-        n_resamples=0 if small else n_resamples,
-        seed=seed,
+        small_sample=accuracy.small_sample,
         smallest_margin=smallest_margin(acc_diff, one_sided.low),
     )
 
@@ -329,8 +316,6 @@ def paired_subgroups(
     *,
     false_discovery_rate: float = 0.05,
     level: float = 0.95,
-    n_resamples: int = 1000,
-    seed: int = 0,
 ) -> tuple[Subgroup, ...]:
     """The paired comparison within each subgroup (topic, document, question type, language: any key per
     unit), largest subgroup first, with Benjamini-Hochberg adjusted p-values (statsmodels multipletests,
@@ -346,7 +331,7 @@ def paired_subgroups(
         sub_clusters = None if clusters is None else [clusters[j] for j in idx]
         result = compare_paired(
             [a[j] for j in idx], [b[j] for j in idx], [documents[j] for j in idx], sub_clusters,
-            level=level, n_resamples=n_resamples, seed=seed,
+            level=level,
         )
         if result.n_documents >= 2:
             test, p = "cluster", result.clustered_test.p_value
@@ -430,18 +415,16 @@ def non_inferiority(
     clusters: Sequence[Hashable] | None = None,
     *,
     alpha: float = 0.05,
-    n_resamples: int = 2000,
-    seed: int = 0,
 ) -> NonInferiority:
     """Is NEW not worse than BASE by more than `margin` (accuracy, absolute) at level `alpha`? H0: NEW -
-    BASE <= -margin. The lower bound is the alpha quantile of the cluster bootstrap (or the small-sample t
-    bound below SMALL_SAMPLE_GROUPS documents); p-value and power from the cluster-robust standard error
-    on documents - 1 df."""
+    BASE <= -margin. The lower bound is the low end of the paired interval at level 1 - 2 alpha
+    (examiner.stats.intervals.paired_interval); p-value and power from the same standard error on
+    documents - 1 df, so the p-value is below alpha exactly when the bound passes."""
     if margin < 0:
         raise ValueError("the margin is a non-negative accuracy difference")
     if not 0 < alpha < 0.5:
         raise ValueError("alpha must be in (0, 0.5)")
-    result = compare_paired(base, new, documents, clusters, level=1 - 2 * alpha, alpha=alpha, n_resamples=n_resamples, seed=seed)
+    result = compare_paired(base, new, documents, clusters, level=1 - 2 * alpha, alpha=alpha)
     d = result.accuracy_difference
     df = result.clustered_test.df
     se = d.standard_error

@@ -46,14 +46,28 @@ def test_mcnemar_leaves_out_units_either_target_did_not_cover() -> None:
     assert mcnemar_exact([1, 1], [1, 1]).p_value == 1.0
 
 
-def test_with_every_unit_its_own_document_the_cluster_test_is_mcnemars_asymptotic_one() -> None:
+def test_with_every_unit_its_own_document_the_test_is_mcnemars_asymptotic_one_or_the_exact_floor() -> None:
+    """Each unit its own document: the cluster-robust variance is McNemar's asymptotic one; the standard
+    error is the larger of it and the one the exact (Clopper-Pearson MOVER) interval implies, here the
+    exact one (150 units, 42 discordant), so the test is never less cautious than either."""
     a, b = table_units(60, 30, 12, 48)
     result = compare_paired(a, b, list(range(len(a))))
     n, diff = len(a), (12 - 30) / len(a)
     variance = ((30 + 12) / n - diff**2) / n * n / (n - 1)
     assert result.accuracy_difference.estimate == pytest.approx(diff)
-    assert result.clustered_test.standard_error == pytest.approx(math.sqrt(variance))
     assert result.design_effect == pytest.approx(1.0)
+    t = float(sps.t.ppf(0.975, n - 1))
+    low_a, high_a = (float(sps.beta.ppf(0.025, 30, n - 29)), float(sps.beta.ppf(0.975, 31, n - 30)))
+    low_b, high_b = (float(sps.beta.ppf(0.025, 12, n - 11)), float(sps.beta.ppf(0.975, 13, n - 12)))
+    p_a, p_b = 30 / n, 12 / n
+    corr = -math.sqrt(p_a * p_b / ((1 - p_a) * (1 - p_b)))
+    exact_low = diff - math.sqrt((p_b - low_b) ** 2 + (high_a - p_a) ** 2 - 2 * corr * (p_b - low_b) * (high_a - p_a))
+    exact_high = diff + math.sqrt((high_b - p_b) ** 2 + (p_a - low_a) ** 2 - 2 * corr * (high_b - p_b) * (p_a - low_a))
+    exact_se = max(diff - exact_low, exact_high - diff) / t
+    assert exact_se > math.sqrt(variance)
+    assert result.clustered_test.standard_error == pytest.approx(exact_se)
+    d = result.accuracy_difference
+    assert d.low <= exact_low + 1e-12 and d.high >= exact_high - 1e-12
 
 
 def test_difference_accuracies_and_coverage_count_each_targets_covered_units() -> None:
@@ -70,18 +84,19 @@ def test_difference_accuracies_and_coverage_count_each_targets_covered_units() -
         compare_paired([2], [1], [0])
 
 
-def test_many_documents_use_the_seeded_bootstrap_and_the_interval_holds_the_estimate() -> None:
+def test_many_documents_use_the_t_interval_on_the_cluster_test_standard_error() -> None:
+    """40 documents (above the old switch to the bootstrap): estimate +- t_39 x the test's standard
+    error, so the interval leaves out 0 exactly when the cluster test rejects at 0.05."""
     a, b, docs = clustered_pair(1, shift=0.1)
-    first = compare_paired(a, b, docs, seed=5)
-    again = compare_paired(a, b, docs, seed=5)
-    assert first == again
+    first = compare_paired(a, b, docs)
+    assert first == compare_paired(a, b, docs)
     d = first.accuracy_difference
-    assert not first.small_sample and d.method.startswith("cluster bootstrap")
-    assert d.low < d.estimate < d.high
+    assert not first.small_sample and d.method.startswith("t on documents - 1 df")
+    half = float(sps.t.ppf(0.975, 39)) * first.clustered_test.standard_error
+    assert (d.low, d.high) == pytest.approx((d.estimate - half, d.estimate + half))
+    assert (first.clustered_test.p_value < 0.05) == (d.low > 0 or d.high < 0)
     assert first.design_effect > 1  # the simulated difference is clustered by document
-    assert 0 < first.power.achieved < 1 and first.power.minimum_detectable_effect > 0
-    two_stage = compare_paired(a, b, docs, [j % 2 for j in range(len(a))], seed=5, two_stage=True).accuracy_difference
-    assert "two-stage" in two_stage.method and two_stage.high - two_stage.low > 0
+    assert first.power.minimum_detectable_effect > 0
 
 
 def test_clustering_widens_what_mcnemar_calls_certain() -> None:
@@ -105,7 +120,7 @@ def test_few_documents_switch_to_the_small_sample_interval_and_say_so() -> None:
     result = compare_paired(a, b, docs)
     assert result.small_sample and result.n_resamples == 0
     assert result.accuracy_difference.small_sample
-    assert "t on groups - 1 df" in result.accuracy_difference.method
+    assert "t on documents - 1 df" in result.accuracy_difference.method
     assert result.clustered_test.df == 4
 
 
@@ -121,14 +136,14 @@ def test_no_zero_width_interval_for_data_that_vary() -> None:
         a = rng.integers(0, 2, size).tolist()
         b = rng.integers(0, 2, size).tolist()
         docs = rng.integers(0, int(rng.integers(2, 12)), size).tolist()
-        d = compare_paired(a, b, docs, n_resamples=200).accuracy_difference
+        d = compare_paired(a, b, docs).accuracy_difference
         assert d.high > d.low
 
 
 def test_subgroups_are_adjusted_by_benjamini_hochberg_as_statsmodels_does() -> None:
     a, b, docs = clustered_pair(3, documents=60, shift=0.05)
     topics = [d % 4 for d in docs]
-    rows = paired_subgroups(a, b, docs, topics, n_resamples=200)
+    rows = paired_subgroups(a, b, docs, topics)
     assert sorted(r.key for r in rows) == ["0", "1", "2", "3"]
     assert all(r.test == "cluster" for r in rows)
     p = np.array([r.p_value for r in rows])
@@ -139,7 +154,7 @@ def test_subgroups_are_adjusted_by_benjamini_hochberg_as_statsmodels_does() -> N
 
 def test_subgroups_of_one_document_use_mcnemars_exact_test() -> None:
     a, b, docs = clustered_pair(4, documents=3, units=12)
-    rows = paired_subgroups(a, b, docs, docs, n_resamples=100)
+    rows = paired_subgroups(a, b, docs, docs)
     assert {r.test for r in rows} == {"mcnemar exact"}
     assert all(r.n_documents == 1 for r in rows)
     for r in rows:
@@ -161,16 +176,16 @@ def test_non_inferiority_passes_a_better_new_and_fails_a_clearly_worse_one() -> 
 
 def test_non_inferiority_bound_is_the_one_sided_end_of_the_comparison() -> None:
     base, new, docs = clustered_pair(6, documents=50)
-    decision = non_inferiority(base, new, docs, margin=0.05, alpha=0.05, seed=2)
-    two_sided_90 = compare_paired(base, new, docs, level=0.90, seed=2).accuracy_difference
+    decision = non_inferiority(base, new, docs, margin=0.05, alpha=0.05)
+    two_sided_90 = compare_paired(base, new, docs, level=0.90).accuracy_difference
     assert decision.lower_bound == pytest.approx(two_sided_90.low)
     assert decision.passed == (two_sided_90.low > -0.05)
 
 
 def test_identical_targets_keep_a_defined_test_power_and_gate() -> None:
     """Two targets with the same outcome on every unit have a zero sample variance; the standard error
-    falls back to the Agresti-Min floor, so the gate's p-value and power are numbers (a run gated
-    against itself printed `power nan`)."""
+    falls back to the exact floor, so the gate's p-value and power are numbers (a run gated against
+    itself printed `power nan`)."""
     outcomes = [1, 0, 1, 1, 0, 1, 1, 1] * 5
     documents = [i // 4 for i in range(len(outcomes))]
     result = compare_paired(outcomes, outcomes, documents)
@@ -196,19 +211,20 @@ def test_small_sample_differences_and_subgroups_are_clipped_to_minus_one_one() -
     assert max(r.high for r in paired_subgroups(a, b, docs, ["x"] * 5 + ["y"] * 4)) == 1.0
 
 
-def test_a_run_against_itself_on_12_documents_supports_the_agresti_min_t_margin_only() -> None:
-    """87 units in 12 documents, held against themselves: the bound is the small-sample t bound with the
-    Agresti-Min standard error 1 / (n + 2), so the smallest margin is t(0.95, 11) / 89 = 0.0202 (scipy,
-    computed here independently); the gate passes just above it, fails at 0.02 and says why."""
+def test_a_run_against_itself_on_12_documents_supports_the_exact_margin_only() -> None:
+    """87 units in 12 documents, held against themselves: no discordant unit, so the bound is the exact
+    one-sided 95 % bound of a share seen 0 times in 87, 1 - 0.05^(1/87) = 0.0338 (scipy's beta, computed
+    here independently); the gate passes just above it, fails at 0.03 and says why."""
     outcomes = [1, 1, 0, 1, 0, 1, 1] * 12 + [1, 0, 1]
     documents = [i % 12 for i in range(len(outcomes))]
-    expected = float(sps.t.ppf(0.95, 11)) / (len(outcomes) + 2)
-    at_02 = non_inferiority(outcomes, outcomes, documents, margin=0.02)
-    assert at_02.smallest_margin == pytest.approx(expected, rel=1e-9) and expected > 0.02
-    assert not at_02.passed and at_02.below_smallest
-    assert "smallest margin these runs can support: 0.021" in at_02.line()
-    assert "a NEW measured as good as BASE fails it too" in at_02.line()
-    printed = float(margin_text(at_02.smallest_margin))
+    expected = float(sps.beta.ppf(0.95, 1, len(outcomes)))
+    assert expected == pytest.approx(1 - 0.05 ** (1 / 87))
+    at_03 = non_inferiority(outcomes, outcomes, documents, margin=0.03)
+    assert at_03.smallest_margin == pytest.approx(expected, rel=1e-9) and expected > 0.03
+    assert not at_03.passed and at_03.below_smallest
+    assert "smallest margin these runs can support: 0.034" in at_03.line()
+    assert "a NEW measured as good as BASE fails it too" in at_03.line()
+    printed = float(margin_text(at_03.smallest_margin))
     passing = non_inferiority(outcomes, outcomes, documents, margin=printed)
     assert passing.passed and not passing.below_smallest and "fails it too" not in passing.line()
     below = non_inferiority(outcomes, outcomes, documents, margin=printed - 0.001)
@@ -216,15 +232,15 @@ def test_a_run_against_itself_on_12_documents_supports_the_agresti_min_t_margin_
 
 
 def test_the_smallest_margin_is_the_gap_to_the_one_sided_bound_in_compare_and_gate() -> None:
-    """compare_paired's smallest margin is the gate's (same draws, one-sided 95 %), the difference minus
+    """compare_paired's smallest margin is the gate's (one-sided 95 %), the difference minus
     the two-sided 90 % interval's low end; a worse NEW that fails above it gets no hint."""
     base, new, docs = clustered_pair(6, documents=50)
-    decision = non_inferiority(base, new, docs, margin=0.05, seed=2)
-    compared = compare_paired(base, new, docs, seed=2)
-    ninety = compare_paired(base, new, docs, level=0.90, seed=2).accuracy_difference
+    decision = non_inferiority(base, new, docs, margin=0.05)
+    compared = compare_paired(base, new, docs)
+    ninety = compare_paired(base, new, docs, level=0.90).accuracy_difference
     assert compared.smallest_margin == pytest.approx(decision.smallest_margin)
     assert decision.smallest_margin == pytest.approx(ninety.estimate - ninety.low)
-    worse = non_inferiority(base, [0] * len(base), docs, margin=0.5, seed=2)
+    worse = non_inferiority(base, [0] * len(base), docs, margin=0.5)
     assert not worse.passed and not worse.below_smallest and "fails it too" not in worse.line()
 
 
@@ -232,3 +248,40 @@ def test_the_smallest_margin_is_the_gap_to_the_one_sided_bound_in_compare_and_ga
                                              (math.nan, "n/a")])
 def test_the_printed_smallest_margin_is_rounded_up_past_the_bound(value: float, text: str) -> None:
     assert margin_text(value) == text
+
+
+@pytest.mark.parametrize("documents", [4, 30, 40, 100])
+def test_a_target_held_against_itself_never_gets_a_zero_bound_at_any_size(documents: int) -> None:
+    """The self-comparison of issue 40: no discordant unit, so every interval (compare's and the gate's)
+    is at least the exact one; no jump at 30 documents, and the gate at 0.001 fails at every size."""
+    rng = np.random.default_rng(documents)
+    outcomes = rng.integers(0, 2, documents * 9).tolist()
+    docs = [i // 9 for i in range(len(outcomes))]
+    n = len(outcomes)
+    decision = non_inferiority(outcomes, outcomes, docs, margin=0.001)
+    exact = float(sps.beta.ppf(0.95, 1, n))  # one-sided 95 % bound of a share seen 0 times in n
+    assert decision.lower_bound <= -exact + 1e-12 and not decision.passed
+    result = compare_paired(outcomes, outcomes, docs)
+    assert result.accuracy_difference.low <= -float(sps.beta.ppf(0.975, 1, n)) + 1e-12
+    assert result.power.minimum_detectable_effect > float(sps.beta.ppf(0.975, 1, n))  # was 0.001 at 30+
+
+
+def test_the_exact_bound_of_352_units_without_discordance_is_minus_0_0085() -> None:
+    """The figure issue 40 quotes: 0 discordant of 352 units, one-sided 95 %: -0.0085."""
+    from examiner.stats.intervals import exact_paired_bounds
+
+    low, high = exact_paired_bounds(0, 0, 352, level=0.90)
+    assert low == pytest.approx(-0.0085, abs=5e-5) and high == pytest.approx(-low)
+
+
+def test_interval_test_and_gate_agree_on_random_clustered_data() -> None:
+    """The cluster test rejects at 0.05 exactly when the 95 % interval leaves out 0, and the gate passes
+    exactly when its p-value is below alpha, at sizes on both sides of 30 documents."""
+    for seed in range(40):
+        documents = [8, 25, 30, 35, 60][seed % 5]
+        a, b, docs = clustered_pair(100 + seed, documents=documents, shift=0.06)
+        result = compare_paired(a, b, docs)
+        d = result.accuracy_difference
+        assert (result.clustered_test.p_value < 0.05) == (d.low > 0 or d.high < 0)
+        decision = non_inferiority(a, b, docs, margin=0.02)
+        assert decision.passed == (decision.p_value < 0.05)

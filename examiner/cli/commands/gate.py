@@ -20,8 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "gate", "fail a CI pipeline when a new run is worse than a base run by more than a margin",
         "Non-inferiority decision on the units both runs hold (runs over the same corpus): the accuracy\n"
-        "difference NEW - BASE, paired unit by unit, with a one-sided lower bound that resamples source\n"
-        "documents (below 30 documents, a t bound). Exit 0 when the bound lies above -MARGIN (NEW is not\n"
+        "difference NEW - BASE, paired unit by unit, with a one-sided lower bound (t on documents - 1 df,\n"
+        "never narrower than an exact bound on the units). Exit 0 when the bound lies above -MARGIN (NEW is not\n"
         "worse by more than MARGIN), 1 when it does not; one line gives the difference, the bound and the\n"
         "power to pass were NEW as good as BASE. People's overrides count, as in the run's report. A run\n"
         "whose health failed cannot pass: exit 2, \"cannot decide\" (--allow-unhealthy decides anyway).\n"
