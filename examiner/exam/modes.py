@@ -17,6 +17,7 @@ import numpy as np
 
 from examiner.core.records import UnitRecord
 from examiner.corpus.vectors import k_for, kmeans, project_2d
+from examiner.core.stages import Stage
 
 MAX_PROJECTED = 20000
 """Most units of a pool whose 2-D coordinates a round keeps (in clusters/<target>/round-N.json): a larger pool
@@ -32,7 +33,7 @@ class ExamMode:
     """Whether answers that left targets unrelated get follow-up probes."""
     reads_references = True
     """Whether the judge is shown reference text (False: the judge relies on its own knowledge)."""
-    judge_stage = "judge"
+    judge_stage: str = Stage.JUDGE
     """Ledger stage of the reference judge's calls."""
 
     def groups(self, pool: list[str], vectors: np.ndarray, cluster_size: int, seed: int) -> list[list[str]]:
@@ -80,7 +81,7 @@ class TopBaseline(ExamMode):
 
     name = "top"
     probes = False
-    judge_stage = "judge_top"
+    judge_stage = Stage.JUDGE_TOP
 
     def groups(self, pool: list[str], vectors: np.ndarray, cluster_size: int, seed: int) -> list[list[str]]:
         return [[uid] for uid in pool]

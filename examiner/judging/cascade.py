@@ -37,8 +37,9 @@ from examiner.core.labels import Verdict, verdict_from_text
 from examiner.judging.exam_judges import ReferenceJudge
 from examiner.llm.gateway import Gateway
 from examiner.stats.cascade import CascadeThreshold, calibrate_threshold
+from examiner.core.stages import Stage
 
-CHEAP_STAGE = "judge_cascade"
+CHEAP_STAGE = Stage.JUDGE_CASCADE
 """Ledger stage of the cheap judge's sampled calls (`examiner cost --by stage,endpoint` shows each tier)."""
 
 

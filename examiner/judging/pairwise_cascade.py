@@ -37,8 +37,9 @@ from examiner.judging.pairwise import PairwiseJudge, PairwiseOptions, error_reco
 from examiner.judging.row_runner import RunFlags, judge_rows
 from examiner.llm.gateway import Gateway
 from examiner.stats.cascade import CascadeThreshold, calibrate_threshold
+from examiner.core.stages import Stage
 
-CHEAP_STAGE = "grade_cascade"
+CHEAP_STAGE = Stage.GRADE_CASCADE
 
 
 @dataclass(frozen=True)

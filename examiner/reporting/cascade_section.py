@@ -18,8 +18,9 @@ from examiner.reporting.layout import pct
 from examiner.reporting.model.cascade import CascadeSection, PairCascadeSection
 from examiner.reporting.run_reader import RunData
 from examiner.stats.cascade import min_testable
+from examiner.core.stages import Stage
 
-CHEAP_STAGE = "judge_cascade"
+CHEAP_STAGE = Stage.JUDGE_CASCADE
 STRONG_STAGES = ("judge", "judge_top")
 
 

@@ -27,9 +27,10 @@ from examiner.reporting.run_reader import RunData
 from examiner.reporting.topics import cluster_names, natural_key
 from examiner.reporting.score_intervals import target_estimates
 from examiner.stats.correlation import sample_level
+from examiner.core.stages import QUESTION_WRITING
 
 QTYPES = ("who", "what", "when", "where", "why", "how", "other")
-QUESTION_STAGES = ("question", "probe", "extract_units")
+QUESTION_STAGES = QUESTION_WRITING
 """Examiner stages the paper counts as question generation."""
 EXCERPT_CHARS = 400
 INCORRECT_SAMPLE = 50
@@ -55,9 +56,10 @@ def _finite(x: float | None) -> float | None:
 
 
 def accuracy_of(labels: Counter[str]) -> dict[str, Any]:
-    """correct, incorrect and accuracy = correct / (correct + incorrect), None when neither was given."""
-    c, i = labels["correct"], labels["incorrect"]
-    return {"correct": c, "incorrect": i, "accuracy": c / (c + i) if c + i else None}
+    """correct, incorrect, abstained and accuracy = correct / covered (correct + incorrect + abstained: a
+    declined answer is a unit the target was asked about and did not know), None when none was given."""
+    c, i, a = labels["correct"], labels["incorrect"], labels["abstained"]
+    return {"correct": c, "incorrect": i, "abstained": a, "accuracy": c / (c + i + a) if c + i + a else None}
 
 
 def worst_clusters(rows: list[Any], n: int) -> list[Any]:
@@ -93,7 +95,7 @@ def target_scores(run: RunData, target: str, seed: int = 0, *, topics: bool = Tr
     topics=False leaves the clusters unnamed (naming them loads scikit-learn, which compare does not need)."""
     outcomes = list(run.outcomes.get(target, {}).values())
     status = Counter(o.status for o in outcomes)
-    accuracy, coverage = target_estimates(run, outcomes, seed)
+    accuracy, coverage = target_estimates(run, outcomes)
     per_cluster: dict[str, Counter[str]] = defaultdict(Counter)
     per_qtype: dict[str, Counter[str]] = {q: Counter() for q in QTYPES}
     for o in outcomes:
@@ -112,7 +114,7 @@ def target_scores(run: RunData, target: str, seed: int = 0, *, topics: bool = Tr
     return {
         "target": target,
         "units": len(outcomes),
-        "counts": {s: status.get(s, 0) for s in ("correct", "incorrect", "unanswered", "uncovered")},
+        "counts": {s: status.get(s, 0) for s in ("correct", "incorrect", "abstained", "unanswered", "uncovered")},
         "accuracy": accuracy,
         "coverage": coverage,
         "per_cluster": cluster_rows,
