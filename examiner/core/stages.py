@@ -50,6 +50,8 @@ class Stage(str, Enum):
     """RevisEval in the exam: the judge marks units against the revision."""
     EXAM_UNIT = "exam_unit"
     """G-Eval in the exam: a form-filling score per unit."""
+    QUESTION_GATE = "question_gate"
+    """The question gate's checks before a question is asked (answerable, supported, guessable)."""
     SELF_CHECK = "self_check"
     """The exam judge re-marks a seeded sample with its units reordered (beside the exam)."""
     # judging datasets (`examiner judge`)
