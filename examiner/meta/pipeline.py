@@ -201,7 +201,7 @@ def rank(matches: Sequence[ranking.Match], players: Sequence[str], base: dict[st
         return out
     wr = ranking.win_rates(matches, players=seen)
     out["win_rates"] = wr.to_dict()
-    out["win_rates"]["overall_win_rate_interval"] = ranking.win_rate_intervals(matches, seed=seed)
+    out["win_rates"]["overall_win_rate_interval"] = ranking.win_rate_intervals(matches)
     elo = ranking.elo(matches, n_shuffles=shuffles, seed=seed, players=seen)
     out["elo"] = elo.to_dict()
     out["intervals"] = ranking.rating_intervals(matches, n_rounds=bootstrap, seed=seed)

@@ -493,11 +493,11 @@ def rating_intervals(matches: Sequence[MatchLike], n_rounds: int = 1000, seed: i
 
 
 def win_rate_intervals(
-    matches: Sequence[MatchLike], items: Sequence[str] | None = None, seed: int = 0
+    matches: Sequence[MatchLike], items: Sequence[str] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Each player's overall win rate (wins / matches, ties count as matches) with its 95 % interval:
     examiner.stats.intervals.accuracy_interval over the player's matches grouped by item (one item's
-    matches share its difficulty), so below SMALL_SAMPLE_GROUPS items it is the small-sample interval.
+    matches share its difficulty): the Wilson interval with design effect at every number of items.
     Items come from `items` or each Match's `item`; a match with neither is its own group."""
     matches = list(matches)
     names, a, b, s = _encode(matches, None)
@@ -510,7 +510,7 @@ def win_rate_intervals(
     for i, player in enumerate(names):
         mine = np.flatnonzero((a == i) | (b == i))
         won = [int((a[t] == i and s[t] == 1.0) or (b[t] == i and s[t] == 0.0)) for t in mine]
-        est = accuracy_interval(won, [groups[t] for t in mine], seed=seed)
+        est = accuracy_interval(won, [groups[t] for t in mine])
         out[player] = {"value": est.estimate, "low": est.low, "high": est.high, "method": est.method,
                        "small_sample": est.small_sample, "matches": est.n_units, "groups": est.n_groups}
     return out

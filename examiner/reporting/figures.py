@@ -43,7 +43,7 @@ def _save(fig: plt.Figure, path: Path) -> Path:
 
 def interval_caption(targets: dict[str, dict[str, Any]]) -> str:
     """The figure's caption: the method(s) that actually made the intervals shown (each estimate's `method`:
-    the cluster bootstrap, or the small-sample Wilson interval below SMALL_SAMPLE_GROUPS documents)."""
+    the Wilson interval with design effect, t on documents - 1 df or on clusters - 1 df)."""
     methods = sorted({str(est["method"]) for target in targets.values() for key in ("accuracy", "coverage")
                       if isinstance(est := target.get(key), dict) and est.get("method")
                       and est.get("low") is not None})

@@ -1,8 +1,8 @@
 """The exam report's accuracy and coverage intervals, from examiner.stats.intervals.accuracy_interval.
 
 Why here: every interval the exam report prints (per target in report.md, report.html, the terminal and
-`compare`) comes from one function, so each one switches to the small-sample method below
-SMALL_SAMPLE_GROUPS independent groups and says so. The groups are a unit's source document (the document
+`compare`) comes from one function, the same method at every size, flagged as a small sample below
+SMALL_SAMPLE_GROUPS independent groups. The groups are a unit's source document (the document
 of its first source) with its exam cluster inside: the documents are the independent stage, or the exam
 clusters when every unit comes from one document (examiner.stats.clusters.grouping). With 8 units in 2
 clusters whose accuracies agree a percentile bootstrap over clusters printed 0.750 [0.750, 0.750]; here the
@@ -36,8 +36,8 @@ def _finite(x: float) -> float | None:
     return None if x != x else float(x)
 
 
-def ratio_estimate(values: Sequence[int | None], documents: Sequence[Hashable], clusters: Sequence[Hashable],
-                   seed: int = 0, n_resamples: int = 2000) -> dict[str, Any]:
+def ratio_estimate(values: Sequence[int | None], documents: Sequence[Hashable], clusters: Sequence[Hashable]
+                   ) -> dict[str, Any]:
     """Share of 1s among the units whose value is not None, with its 95 % interval (accuracy_interval over
     those units' documents and clusters), clipped to [0, 1]. Keeps the fields the report had (value, low,
     high, num, den, clusters: the exam clusters among those units) and adds how the interval was made:
@@ -51,7 +51,7 @@ def ratio_estimate(values: Sequence[int | None], documents: Sequence[Hashable], 
     if not den:
         return {**row, **NO_INTERVAL}
     docs, clus = [documents[i] for i in kept], [clusters[i] for i in kept]
-    est = accuracy_interval([values[i] for i in kept], docs, clus, n_resamples=n_resamples, seed=seed)
+    est = accuracy_interval([values[i] for i in kept], docs, clus)
     low, high = _finite(est.low), _finite(est.high)
     return {**row, "low": None if low is None else min(max(low, 0.0), 1.0),
             "high": None if high is None else min(max(high, 0.0), 1.0), "groups": est.n_groups,
@@ -71,7 +71,7 @@ def small_sample_note(figure: Any) -> str | None:
 
 def small_sample_notes(targets: Iterable[tuple[str, Any]]) -> list[str]:
     """One line per target whose accuracy or coverage interval is a small-sample one: which figures, how
-    many groups, and the method (below SMALL_SAMPLE_GROUPS documents the percentile bootstrap under-covers)."""
+    many groups, and the method (below SMALL_SAMPLE_GROUPS groups the t reference has few degrees of freedom)."""
     lines = []
     for name, target in targets:
         notes = {which: small_sample_note(getattr(target, which)) for which in ("accuracy", "coverage")}
@@ -81,7 +81,7 @@ def small_sample_notes(targets: Iterable[tuple[str, Any]]) -> list[str]:
     return lines
 
 
-def target_estimates(run: RunData, outcomes: Sequence[Any], seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+def target_estimates(run: RunData, outcomes: Sequence[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Accuracy (correct among covered units) and coverage (covered among all) of one target's unit
     outcomes, each a ratio_estimate over the units' documents and exam clusters (a unit never clustered
     is a cluster of its own)."""
@@ -89,4 +89,4 @@ def target_estimates(run: RunData, outcomes: Sequence[Any], seed: int = 0) -> tu
     clusters = [o.cluster_id or f"unit:{o.unit_id}" for o in outcomes]
     correct = [(1 if o.status == "correct" else 0) if o.status in COVERING else None for o in outcomes]
     covered = [1 if o.status in COVERING else 0 for o in outcomes]
-    return (ratio_estimate(correct, documents, clusters, seed), ratio_estimate(covered, documents, clusters, seed))
+    return (ratio_estimate(correct, documents, clusters), ratio_estimate(covered, documents, clusters))

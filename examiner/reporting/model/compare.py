@@ -60,8 +60,9 @@ class Disagreement(Section):
 
 
 class PairedDifference(Section):
-    """A difference B - A (accuracy or coverage) with its interval: the percentile cluster bootstrap over
-    documents, or below 30 documents the small-sample t interval (`small_sample`)."""
+    """A difference B - A (accuracy or coverage) with its interval: t on documents - 1 df with the largest of
+    the cluster-robust, independent-units and exact standard errors at every size (`small_sample`: fewer
+    than 30 documents)."""
 
     estimate: Figure
     low: Figure

@@ -62,9 +62,9 @@ class UnitCounts(Section):
 
 
 class Estimate(Section):
-    """A ratio num/den with its 95% interval (examiner.stats.intervals.accuracy_interval): the percentile
-    bootstrap over source documents (or the exam clusters when every unit comes from one document), below
-    30 of them the small-sample interval (Wilson with design effect); clipped to [0, 1]."""
+    """A ratio num/den with its 95% interval (examiner.stats.intervals.accuracy_interval): the Wilson interval
+    with design effect and t on groups - 1 df, the groups being the source documents (or the exam clusters
+    when every unit comes from one document), the same at every size; clipped to [0, 1]."""
 
     value: Figure
     low: Figure
@@ -77,9 +77,10 @@ class Estimate(Section):
     """Independent groups the interval rests on (absent in reports written before: clusters resampled)."""
     grouped_by: Literal["documents", "clusters"] | None = None
     method: str | None = None
-    """How the interval was made (e.g. 'cluster bootstrap (percentile, documents)')."""
+    """How the interval was made (e.g. 'Wilson with design effect, t on documents - 1 df'; reports written
+    before issue 40: 'cluster bootstrap (percentile, documents)' at 30 groups or more)."""
     small_sample: bool | None = None
-    """True when there were fewer than 30 groups and the small-sample method was used."""
+    """True when there were fewer than 30 groups (the t reference then has few degrees of freedom)."""
 
 
 class ClusterRow(Section):
