@@ -368,9 +368,10 @@ class JudgeStatsOptions(BaseModel):
     """JSONL of a teacher's pairwise judgments (same format) to agree with."""
     out: str | None = None
     """Also write report.json and report.md into this folder."""
-    unparseable: Literal["drop", "wrong"] = "drop"
-    """Judgments without a usable verdict or score: dropped, or counted as wrong (pairwise: a label other
-    than the gold one; scores: the low end of score_range)."""
+    unparseable: Literal["drop", "wrong", "own-class"] = "drop"
+    """Judgments without a usable verdict or score: dropped, counted as wrong (pairwise: a label other
+    than the gold one; scores: the low end of score_range), or (pairwise only) `own-class`: a class of their
+    own, never correct, with macro averages over the gold classes (PandaLM's published convention)."""
     id_field: str = "id"
     """Key of the row id."""
     order_field: str = "order"

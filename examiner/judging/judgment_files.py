@@ -205,10 +205,11 @@ def single_inputs(judgments: str, fields: JudgmentFields, labels: str | None, te
 
 
 def judgments_report(judgments: str, fields: JudgmentFields, *, labels: str | None = None, teacher: str | None = None,
-                     unparseable: Literal["drop", "wrong"] = "drop", notes: Notes = log.warning) -> dict[str, Any]:
+                     unparseable: Literal["drop", "wrong", "own-class"] = "drop", notes: Notes = log.warning) -> dict[str, Any]:
     """The judging report of a judgments file: agreement with gold labels (a labels file, or the labels in
     the judgments), swap consistency and bias, agreement with a teacher; correlations with human scores
-    for single scores. Judgments without a usable verdict or score are dropped or counted as wrong."""
+    for single scores. Judgments without a usable verdict or score are dropped, counted as wrong or (pairwise)
+    kept as a class of their own."""
     from examiner.judging.sections import build_report
 
     reader = single_inputs if holds_single_scores(judgments, fields) else pairwise_inputs

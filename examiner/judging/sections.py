@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from examiner.core.contract import Mark, agreement_with_panel
+from examiner.core.errors import UserError
 from examiner.core.labels import Preference, is_scored, preference_from_text, preference_to_number
 from examiner.core.rundir import JUDGMENTS
 from examiner.judging.bias_audit import judge_bias_audit
@@ -59,7 +60,8 @@ def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, 
                      teacher: Mapping[Any, int] | None = None, unparseable: str = "drop") -> dict[str, Any]:
     """Agreement (labels from `labels` or the records' `label`), teacher agreement, swap metrics, and each
     panel member's agreement with the panel when a panel judged. `unparseable`: `drop` leaves unparseable
-    verdicts out of the agreement figures, `wrong` counts each as a wrong label (swap figures always drop)."""
+    verdicts out of the agreement figures, `wrong` counts each as a wrong label, `own-class` keeps each as a
+    class of its own, never correct, with macro averages over the gold classes (swap figures always drop)."""
     js = judgments(records)
     gold = _gold(labels if labels is not None else {
         str(r["id"]): r["label"] for r in records if r.get("label") is not None})
@@ -73,7 +75,8 @@ def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, 
             for j in js).items(), key=str)},
     }
     if gold:
-        out["agreement"] = agreement(_counted_as_wrong(js, gold) if unparseable == "wrong" else js, gold)
+        out["agreement"] = agreement(_counted_as_wrong(js, gold) if unparseable == "wrong" else js, gold,
+                                     own_class=unparseable == "own-class")
         if (calibration := pairwise_calibration(js, gold)) is not None:  # gold labels on only some rows
             out["calibration"] = calibration
     if teacher:
@@ -112,7 +115,10 @@ def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "dro
 
     `unparseable`: `drop` leaves judgments without a score out of the correlations; `wrong` gives each the
     lowest score of the scale (`lowest_score`), the convention of tables that count a missing score as
-    the worst one."""
+    the worst one. `own-class` is a class of pairwise verdicts and has no meaning for scores."""
+    if unparseable == "own-class":
+        raise UserError("--unparseable own-class counts unparseable verdicts as a class of their own; these "
+                        "judgments are single scores: use drop or wrong")
     scored = [r for r in records if r.get("score") is not None]
     if unparseable == "wrong":
         scored = [r if r.get("score") is not None else dict(r, score=lowest_score) for r in records]

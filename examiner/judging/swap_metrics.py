@@ -7,7 +7,10 @@ in the gold-label spelling (1, 2, 0), as the published tables write them.
 
 - agreement / macro P, R, F1 against labels or a teacher, over every parseable judgment (both orders
   count); macro averages run over the classes present in gold or predictions (so a dataset without
-  ties is not penalised for an absent tie class unless the judge predicts ties).
+  ties is not penalised for an absent tie class unless the judge predicts ties). With `own_class`
+  (`--unparseable own-class`), unparseable judgments stay in as a class of their own that is never
+  correct and the averages run over the gold classes only: scikit-learn's
+  `f1_score(gold, pred, labels=<gold classes>, average="macro")`, PandaLM's published convention.
 - consistency: share of pairs judged in both orders (both parseable) with the same verdict, with its 95 %
   Wilson interval (consistency_low, consistency_high) over those pairs, taken as independent.
 - bias: an inconsistent pair favours the first position when, summed over its two judgments, the
@@ -59,14 +62,16 @@ def _shown(verdict: Preference, order: str) -> Preference:
     return verdict if order == "original" else verdict.swapped()
 
 
-def classification_metrics(pred: Sequence[Preference], gold: Sequence[Preference],
+def classification_metrics(pred: Sequence[Preferred], gold: Sequence[Preference], *, over_gold: bool = False,
                            ) -> dict[str, float | int | list[int]]:
     """Accuracy with its 95 % Wilson interval (accuracy_low, accuracy_high: rows taken as independent) and
-    macro precision / recall / F1 over the classes present in pred or gold."""
+    macro precision / recall / F1 over the classes present in pred or gold (`over_gold`: in gold only; an
+    unparseable prediction is then a class of its own, never correct, that lowers recall only)."""
     if len(pred) != len(gold):
         raise ValueError("pred and gold must have the same length")
     n = len(pred)
-    labels = [c for c in CLASSES if c in set(pred) | set(gold)]
+    present = set(gold) if over_gold else set(gold) | {p for p in pred if isinstance(p, Preference)}
+    labels = [c for c in CLASSES if c in present]
     precisions, recalls, f1s = [], [], []
     for c in labels:
         tp = sum(1 for p, g in zip(pred, gold) if p == c and g == c)
@@ -93,11 +98,14 @@ def classification_metrics(pred: Sequence[Preference], gold: Sequence[Preference
 
 
 def agreement(judgments: Iterable[Judgment],
-              gold: Mapping[str, Preference] | Mapping[tuple[str, str], Preference]) -> dict[str, object]:
-    """Agreement with gold labels (keyed by id) or a teacher (keyed by (id, order) or id)."""
-    pred: list[Preference] = []
+              gold: Mapping[str, Preference] | Mapping[tuple[str, str], Preference], *,
+              own_class: bool = False) -> dict[str, object]:
+    """Agreement with gold labels (keyed by id) or a teacher (keyed by (id, order) or id). Unparseable
+    judgments are left out, or with `own_class` kept as a class of their own (never correct; macro
+    averages over the gold classes)."""
+    pred: list[Preferred] = []
     ref: list[Preference] = []
-    by_order: dict[str, tuple[list[Preference], list[Preference]]] = {o: ([], []) for o in ORDERS}
+    by_order: dict[str, tuple[list[Preferred], list[Preference]]] = {o: ([], []) for o in ORDERS}
     unparseable = no_gold = 0
     for j in judgments:
         target = gold.get((j.id, j.order)) if (j.id, j.order) in gold else gold.get(j.id)  # type: ignore[call-overload]
@@ -106,16 +114,17 @@ def agreement(judgments: Iterable[Judgment],
             continue
         if not isinstance(j.verdict, Preference):
             unparseable += 1
-            continue
+            if not own_class:
+                continue
         pred.append(j.verdict)
         ref.append(target)
         if j.order in by_order:
             by_order[j.order][0].append(j.verdict)
             by_order[j.order][1].append(target)
-    out: dict[str, object] = dict(classification_metrics(pred, ref))
+    out: dict[str, object] = dict(classification_metrics(pred, ref, over_gold=own_class))
     out["n_unparseable"] = unparseable
     out["n_without_gold"] = no_gold
-    out["by_order"] = {o: classification_metrics(p, g) for o, (p, g) in by_order.items() if p}
+    out["by_order"] = {o: classification_metrics(p, g, over_gold=own_class) for o, (p, g) in by_order.items() if p}
     return out
 
 

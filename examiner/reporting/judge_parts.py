@@ -25,6 +25,9 @@ def convention_text(section: PairwiseSection | SingleSection) -> str:
         lowest = section.lowest_score if isinstance(section, SingleSection) else None
         what = f"the lowest score ({cell(lowest)})" if lowest is not None else "a wrong label"
         return f"unparseable judgments: counted as {what} (--unparseable wrong)"
+    if section.unparseable_convention == "own-class":
+        return ("unparseable judgments: a class of their own, never correct; macro averages over the gold classes "
+                "(--unparseable own-class)")
     return "unparseable judgments: left out of the figures (--unparseable drop)"
 
 

@@ -14,7 +14,7 @@ from examiner.cli.output.judging import print_summary
 from examiner.core.errors import EXIT_OUTAGE, BudgetExhausted, UserError
 from examiner.core.names import JUDGE_METHODS
 
-UNPARSEABLE = ("drop", "wrong")
+UNPARSEABLE = ("drop", "wrong", "own-class")
 NOTHING_JUDGED = 4
 """Exit code of `examiner judge` when rows were read but not one got a verdict or a score."""
 
@@ -115,8 +115,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     sc.add_argument("--system-field", default="system", metavar="KEY",
                     help="the system that wrote the output (system level: per-system means correlated)")
     s.add_argument("--unparseable", choices=UNPARSEABLE, default="drop",
-                   help="judgments without a usable verdict or score: drop them (default) or count them as wrong "
-                        "(pairwise: a label other than the gold one; scores: the low end of --score-range)")
+                   help="judgments without a usable verdict or score: drop them (default), count them as wrong "
+                        "(pairwise: a label other than the gold one; scores: the low end of --score-range), or "
+                        "own-class (pairwise only: a class of their own, never correct, macro averages over the "
+                        "gold classes, as scikit-learn's f1_score(labels=<gold classes>, average='macro'))")
     s.add_argument("--out", metavar="DIR", help="also write report.json and report.md there")
     s.set_defaults(func=run_judge_stats)
 

@@ -61,7 +61,7 @@ class MemberAgreement(Section):
 
 
 class PairwiseSection(Section):
-    unparseable_convention: Literal["drop", "wrong"]
+    unparseable_convention: Literal["drop", "wrong", "own-class"]
     n_judgments: int
     n_unparseable: int
     n_failed_calls: int
@@ -78,7 +78,7 @@ class PairwiseSection(Section):
 
 
 class SingleSection(Section):
-    unparseable_convention: Literal["drop", "wrong"]
+    unparseable_convention: Literal["drop", "wrong", "own-class"]
     lowest_score: Figure
     n_judgments: int
     n_scored: int
