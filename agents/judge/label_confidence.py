@@ -36,7 +36,7 @@ def _probability(spans: Iterable[tuple[int, int, float]], start: int, end: int) 
 
 
 def label_confidences(tokens: Sequence[TokenLogprob] | None, names: Sequence[str],
-                      labels: Sequence[str] = ("correct", "incorrect", "unrelated")) -> dict[str, float | None]:
+                      labels: Sequence[str] = ("correct", "incorrect", "unrelated", "abstained")) -> dict[str, float | None]:
     """Per unit name, the probability the judge gave the label it wrote in its JSON label map; None where
     it cannot be read (no logprobs, a unit without a label)."""
     if not tokens:

@@ -56,7 +56,7 @@ async def score_with_reference(
 
 class UnitVerdict(BaseModel):
     unit_id: str
-    type: Literal["correct", "incorrect", "unrelated"]
+    type: Literal["correct", "incorrect", "unrelated", "abstained"]
     reason: str
 
 

@@ -1,4 +1,4 @@
-"""Judge role: label each target knowledge unit correct / incorrect / unrelated against its reference."""
+"""Judge role: label each target knowledge unit correct / incorrect / unrelated / abstained against its reference."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 from examiner.llm.structured import parse_structured
 from examiner.agents.prompting.passing import passed
 
-Label = Literal["correct", "incorrect", "unrelated"]
+Label = Literal["correct", "incorrect", "unrelated", "abstained"]
 
 REASON_WORDS: dict[str, int] = {"incorrect": 40}
 """The reason policy of prompts/exam_judge.md: the most words of a reason per label; a label not named

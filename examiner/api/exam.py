@@ -199,13 +199,15 @@ class TargetResult:
 
     target: str
     accuracy: Figure
-    """correct / (correct + incorrect) over covered units, cluster-bootstrap interval."""
+    """correct / covered units (correct + incorrect + abstained), cluster-bootstrap interval."""
     coverage: Figure
     """covered units / all units."""
     correct: int
     incorrect: int
     unanswered: int
     uncovered: int
+    abstained: int = 0
+    """Covered units whose answer declined (the judge's `abstained`)."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,7 @@ def _exam_result(folder: Path, info: RunInfo) -> ExamResult:
     report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     targets = {name: TargetResult(name, Figure.of(f.get("accuracy")), Figure.of(f.get("coverage")),
                                   *(int((f.get("counts") or {}).get(k, 0))
-                                    for k in ("correct", "incorrect", "unanswered", "uncovered")))
+                                    for k in ("correct", "incorrect", "unanswered", "uncovered", "abstained")))
                for name, f in (report.get("targets") or {}).items()}
     cost = ((report.get("cost") or {}).get("total") or {}).get("cost_usd", 0.0)
     return ExamResult(run_dir=folder, run_id=info.run_id, status=info.status, stop_reason=info.stop_reason,

@@ -20,13 +20,21 @@ class Verdict(str, Enum):
     CORRECT = "correct"
     INCORRECT = "incorrect"
     UNRELATED = "unrelated"
+    ABSTAINED = "abstained"
+    """The answer declines, hedges without a claim about the unit, or asks for more context: the target
+    was asked and chose not to say (SimpleQA's NOT_ATTEMPTED). Decided by the judge, never by a phrase list."""
 
     def __str__(self) -> str:
         return self.value
 
 
-COVERING = frozenset({Verdict.CORRECT, Verdict.INCORRECT})
-"""Labels that cover a unit; `unrelated` (and unscored) leave it in the pool."""
+COVERING = frozenset({Verdict.CORRECT, Verdict.INCORRECT, Verdict.ABSTAINED})
+"""Labels that cover a unit (it was asked about and the answer took a stand: right, wrong, or declined);
+`unrelated` (and unscored) leave it in the pool."""
+
+ATTEMPTED = frozenset({Verdict.CORRECT, Verdict.INCORRECT})
+"""Covering labels where the answer made a claim about the unit: the denominator of the hallucination rate
+(incorrect among attempted) and of correct-given-attempted."""
 
 
 class Preference(str, Enum):
@@ -111,7 +119,7 @@ def verdict_from_text(value: object) -> Verdict:
     key = str(value).strip().lower()
     if key in _VERDICT_SPELLINGS:
         return _VERDICT_SPELLINGS[key]
-    raise ValueError(f"not a verdict: {value!r} (expected correct, incorrect or unrelated)")
+    raise ValueError(f"not a verdict: {value!r} (expected correct, incorrect, unrelated or abstained)")
 
 
 def preference_from_text(value: object) -> Preference:
@@ -145,6 +153,7 @@ def preference_to_assistant(value: Preference) -> str:
 
 
 __all__ = [
+    "ATTEMPTED",
     "CALL_FAILED",
     "COVERING",
     "Judged",

@@ -21,7 +21,7 @@ from typing_extensions import Self
 
 from examiner.core.records import VerdictType
 
-OverrideLabel = Literal["correct", "incorrect", "unrelated"]
+OverrideLabel = Literal["correct", "incorrect", "abstained", "unrelated"]
 """What a person may set a verdict to (a person always gives a label: never `unscored`)."""
 
 

@@ -18,13 +18,13 @@ from examiner.core.contract import Mark
 from examiner.core.labels import Unscored, Verdict
 from examiner.core.names import ExamJudgeMethod, ExamModeName
 
-VerdictType = Literal["correct", "incorrect", "unrelated", "unscored"]
+VerdictType = Literal["correct", "incorrect", "unrelated", "abstained", "unscored"]
 """A verdict's label in memory; `unscored` is a unit the judge gave no usable verdict for (its reason says
 why). On disk, as in judge and meta records, that is `verdict: null` with the reason under `unscored`; runs
 written before name the label `type` (read as `verdict`) and say `"unscored"` or `"unparseable"` for no
 verdict, read as `unscored`."""
 QuestionType = Literal["who", "what", "when", "where", "why", "how", "other"]
-UnitStatus = Literal["correct", "incorrect", "unanswered", "uncovered"]
+UnitStatus = Literal["correct", "incorrect", "abstained", "unanswered", "uncovered"]
 RunStatus = Literal["running", "completed", "budget_exhausted", "incomplete", "interrupted", "failed"]
 """`incomplete`: a model call failed for good (every replica down past its retries), so the run stopped
 where it was; `interrupted`: a stop signal (SIGINT, SIGTERM) ended it. `examiner resume` continues both."""
@@ -105,7 +105,7 @@ class AnswerRecord(BaseModel):
 
 
 _SPELLINGS: dict[Verdict, VerdictType] = {Verdict.CORRECT: "correct", Verdict.INCORRECT: "incorrect",
-                                          Verdict.UNRELATED: "unrelated"}
+                                          Verdict.UNRELATED: "unrelated", Verdict.ABSTAINED: "abstained"}
 
 
 def _spelling(mark: Mark[Verdict]) -> VerdictType:
@@ -218,7 +218,8 @@ class UnitOutcome(BaseModel):
     unit_id: str
     target: str
     status: UnitStatus
-    """correct / incorrect (covered), unanswered (targeted max times, never covered), uncovered (left in
+    """correct / incorrect / abstained (covered: a declined answer counts as asked), unanswered (targeted max
+    times, never covered), uncovered (left in
     the pool when the exam stopped)."""
     verdict_id: str | None = None
     times_targeted: int = 0

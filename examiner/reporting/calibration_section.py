@@ -30,7 +30,7 @@ MIN_LABELS = 20
 """Fewest people-labelled units an estimand needs for its PPI++ figure (docs/STATISTICS.md section 3 has
 the simulation behind it); below it the report gives the human sample's own figure and says so."""
 LEVEL = 0.95
-HUMAN_LABEL_RULE = ("a person's `correct` counts 1; `incorrect` and `unrelated` count 0 (the answer did not "
+HUMAN_LABEL_RULE = ("a person's `correct` counts 1; `incorrect`, `abstained` and `unrelated` count 0 (the answer did not "
                     "state the unit correctly); agreement compares the labels themselves")
 NOTE = ("A random sample of the judged units, drawn by examiner (human_sample.jsonl records how), labelled by "
         "people without seeing the judge's verdict. PPI++ adds to the people's figure the judge's figure on the "

@@ -163,14 +163,15 @@ def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str], c
     lines += ["", "## Prompts", "", f"- {prompts}", f"- judge mode: {info.judge_mode}; exam mode: {info.mode}", "",
               "## Figures", "", f"- run status: {info.status} ({info.stop_reason or 'no stop reason'})",
               f"- rows: {len(data)}; verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())), "",
-              "| target | units | accuracy (95% CI) | coverage (95% CI) | correct | incorrect | unanswered | uncovered |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| target | units | accuracy (95% CI) | coverage (95% CI) | correct | incorrect | abstained | unanswered "
+              "| uncovered |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for target in run.targets:
         s = target_scores(run, target)
         c = s["counts"]
         lines.append(f"| {target} | {s['units']} | {_ci(s['accuracy'])} | {_ci(s['coverage'])} | {c['correct']} | "
-                     f"{c['incorrect']} | {c['unanswered']} | {c['uncovered']} |")
-    lines += ["", "Accuracy = correct / (correct + incorrect) units; coverage = covered units / all units; "
+                     f"{c['incorrect']} | {c['abstained']} | {c['unanswered']} | {c['uncovered']} |")
+    lines += ["", "Accuracy = correct / (correct + incorrect + abstained) units; coverage = covered units / all units; "
               "intervals resample clusters (examiner's report).", "",
               "## Licence", "", f"- corpus licence: {licence.text}",
               "- the questions, answers and verdicts were written by the models above: check their terms too.", "",

@@ -152,7 +152,7 @@ def label_rows(sample: HumanSample, given: Iterable[Mapping[str, Any]], *, who: 
     """Label rows for the drawn units from plain records (target, unit_id, verdict (or label); optional who, note).
 
     Records whose label is empty are skipped (a sheet not filled in yet); a unit not in the draw, or a label
-    that is not correct / incorrect / unrelated, is a UserError naming the record."""
+    that is not correct / incorrect / abstained / unrelated, is a UserError naming the record."""
     drawn = {(u.target, u.unit_id): u for u in sample.units}
     rows = []
     at = utc_now()

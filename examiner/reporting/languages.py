@@ -31,8 +31,8 @@ def unit_language(run: RunData, unit_id: str) -> str:
 
 
 def per_language(run: RunData, target: str) -> list[dict[str, Any]]:
-    """Per language: units, covered units, correct, incorrect and accuracy = correct / (correct +
-    incorrect); most units first."""
+    """Per language: units, covered units, correct, incorrect, abstained and accuracy = correct / covered
+    (as the target's accuracy); most units first."""
     units: Counter[str] = Counter()
     labels: dict[str, Counter[str]] = {}
     for outcome in run.outcomes.get(target, {}).values():
@@ -41,10 +41,10 @@ def per_language(run: RunData, target: str) -> list[dict[str, Any]]:
         labels.setdefault(code, Counter())[outcome.status] += 1
     rows = []
     for code, n in sorted(units.items(), key=lambda item: (-item[1], item[0])):
-        c, i = labels[code]["correct"], labels[code]["incorrect"]
+        c, i, a = labels[code]["correct"], labels[code]["incorrect"], labels[code]["abstained"]
         rows.append({"language": code, "name": language_name(code), "units": n,
                      "covered": sum(labels[code][s] for s in COVERING), "correct": c, "incorrect": i,
-                     "accuracy": c / (c + i) if c + i else None})
+                     "abstained": a, "accuracy": c / (c + i + a) if c + i + a else None})
     return rows
 
 
@@ -66,11 +66,11 @@ def language_line(run: Section | Mapping[str, Any]) -> str:
     return f"{language_name(code)} ({code})" + (f"; documents: {docs}" if docs else "")
 
 
-LANGUAGE_HEADER = ["target", "language", "units", "covered", "correct", "incorrect", "accuracy"]
+LANGUAGE_HEADER = ["target", "language", "units", "covered", "correct", "incorrect", "abstained", "accuracy"]
 
 
 def language_rows(report: Section | Mapping[str, Any]) -> list[list[Any]]:
     """LANGUAGE_HEADER rows for every target (accuracy as a fraction, None when nothing was scored)."""
     return [[name, f"{r['name']} ({r['language']})", r["units"], r["covered"], r["correct"], r["incorrect"],
-             r["accuracy"]]
+             r.get("abstained", 0), r["accuracy"]]
             for name, t in _plain(report)["targets"].items() for r in t.get("per_language", [])]

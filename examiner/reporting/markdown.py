@@ -67,13 +67,13 @@ def score_rows(report: ExamReport) -> list[list[Any]]:
     rows = []
     for name, t in report.targets.items():
         s = t.counts
-        rows.append([name, with_ci(t.accuracy), with_ci(t.coverage), s.correct, s.incorrect, s.unanswered,
-                     s.uncovered, t.rounds])
+        rows.append([name, with_ci(t.accuracy), with_ci(t.coverage), s.correct, s.incorrect, s.abstained,
+                     s.unanswered, s.uncovered, t.rounds])
     return rows
 
 
-SCORE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect", "unanswered",
-                "uncovered", "rounds"]
+SCORE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect", "abstained",
+                "unanswered", "uncovered", "rounds"]
 COST_HEADER = ["stage", "#questions", "API calls / unit", "input + output tokens / unit", "cents / unit",
                "calls", "cache hits", "dollars"]
 
@@ -229,7 +229,7 @@ def language_table(report: ExamReport) -> list[list[Any]]:
 SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
               "Intervals: 95%, percentile bootstrap resampling source documents (the exam clusters when every "
               "unit comes from one document); below 30 of them a small-sample interval, named below.")
-CLUSTER_HEADER = ["round", "cluster", "topic", "correct", "incorrect", "accuracy"]
+CLUSTER_HEADER = ["round", "cluster", "topic", "correct", "incorrect", "abstained", "accuracy"]
 CLUSTER_NOTE = ("Topic: the top TF-IDF terms of the cluster's units (else the examiner's question to it), "
                 "computed from the records without a model call. Clusters in round order, then by number.")
 OVERRIDE_HEADER = ["target", "overrides", "accuracy (judge)", "accuracy (with overrides)", "coverage (judge)",
@@ -265,7 +265,7 @@ def cluster_rows(target: TargetSection) -> list[list[Any]]:
     if len(rows) > PER_CLUSTER_ROWS:
         rows = worst_clusters(rows, PER_CLUSTER_ROWS)  # type: ignore[arg-type]  # rows as models or dicts
     return [[r.round, r.cluster, cluster_name(r) if r.topic or r.question else "–", r.correct, r.incorrect,
-             pct(r.accuracy)] for r in rows]
+             r.abstained, pct(r.accuracy)] for r in rows]
 
 
 def cluster_note(target: TargetSection) -> str | None:

@@ -10,7 +10,7 @@ PAGE_CSS = CSS + """
 form.filters{display:flex;gap:.8em;flex-wrap:wrap;align-items:end;background:#eef2f7;padding:.6em;border-radius:4px}
 form.filters label{display:flex;flex-direction:column;font-size:.85em}
 article.row{border:1px solid #ccc;border-left:4px solid #4c78a8;padding:.5em .8em;margin:.8em 0}
-article.row.v-incorrect{border-left-color:#c62828}article.row.v-unrelated{border-left-color:#999}
+article.row.v-incorrect{border-left-color:#c62828}article.row.v-abstained{border-left-color:#f9a825}article.row.v-unrelated{border-left-color:#999}
 article.row.v-unscored{border-left-color:#b35900}
 .label{font-weight:600;color:#555;display:inline-block;min-width:6em}
 .in-force{background:#fff6d6;padding:.3em .6em;margin:.3em 0}

@@ -49,7 +49,8 @@ class ReviewServer(Protocol):
 
     def in_use(self) -> str | None: ...
 
-SAMPLE_NOTE = ("Label each drawn unit: is the answer correct about this unit, incorrect, or unrelated to it? The "
+SAMPLE_NOTE = ("Label each drawn unit: is the answer correct about this unit, incorrect, abstained (it declines or "
+               "hedges without a claim), or unrelated to it? The "
                "judge's verdict is hidden so that it does not sway you. These labels calibrate the report's accuracy "
                "(\"Calibrated by people\"); overrides made on the main page are kept apart and never used for it.")
 

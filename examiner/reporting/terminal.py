@@ -45,7 +45,7 @@ from examiner.reporting.model.judge import PairwiseSection, SingleSection
 from examiner.reporting.model.meta import RankingAgreement
 from examiner.reporting.writer import cell
 
-UNIT_KINDS = ("correct", "incorrect", "unanswered", "uncovered")
+UNIT_KINDS = ("correct", "incorrect", "abstained", "unanswered", "uncovered")
 
 
 def fitted_table(title: str, columns: Sequence[str], numeric: Collection[str] = ()) -> Table:

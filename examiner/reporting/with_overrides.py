@@ -22,7 +22,7 @@ from examiner.reporting.run_reader import RunData
 from examiner.reporting.summary import target_scores
 from examiner.stats.correlation import cohen_kappa
 
-LABELS = ("correct", "incorrect", "unrelated")
+LABELS = ("correct", "incorrect", "abstained", "unrelated")
 """The labels a person can give, in the order confusion tables list them."""
 
 

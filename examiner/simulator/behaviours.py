@@ -66,7 +66,7 @@ NAMED_UNIT_RE = re.compile(r"^<(U\d+)>(.*)</\1>$", re.M)
 """A unit line of a call that names its units U1..Uk (agents/aliases.py): name, escaped text."""
 PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
 REF_RE = re.compile(r"\[ref:([^\]]*)\]")
-MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong)\b")
+MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong|declined)\b")
 DATA_RE = re.compile(r'<(unit|passage) id="[^"]*">.*?</\1>|<([a-z][a-z0-9_]*)>\n.*?\n</\2>|\[ref:[^\]]*\]'
                      r'|^\[U\d+\] [^\n]*', re.S | re.M)
 VALUE_FENCES = ("exam_question", "exam_answer", "units", "passages", "steps", "criterion", "rubric",
@@ -185,14 +185,17 @@ def oracle_key(text: str) -> str:
 
 
 def unit_category(seed: int, model: str, unit_id: str, profile: Mapping[str, float] | None = None) -> str:
-    """Whether the simulated `model` knows unit `unit_id`: "known", "wrong" or "unknown".
+    """Whether the simulated `model` knows unit `unit_id`: "known", "wrong", "declined" or "unknown".
 
     Fixed by (seed, model, unit id) alone, so the true accuracy of a simulated candidate is known in
-    advance: share known / (known + wrong) of the units it is asked about.
+    advance: share known / (known + wrong + declined) of the units it is asked about. "declined" (profile
+    key `declined`, default 0) is a unit the model does not know and says so when asked: its answer
+    declines about it (the `ID:declined` marker), which the judge labels `abstained`; "wrong" is one it
+    does not know and invents. A profile without `declined` draws exactly as before it existed.
     """
     p = profile or DEFAULT_PROFILE
-    known, wrong, unknown = (float(p.get(k, 0.0)) for k in ("known", "wrong", "unknown"))
-    total = known + wrong + unknown
+    known, wrong, unknown, declined = (float(p.get(k, 0.0)) for k in ("known", "wrong", "unknown", "declined"))
+    total = known + wrong + unknown + declined
     if total <= 0:
         return "unknown"
     u = stable_uniform(seed, "category", model, unit_id) * total
@@ -200,7 +203,9 @@ def unit_category(seed: int, model: str, unit_id: str, profile: Mapping[str, flo
         return "known"
     if u < known + wrong:
         return "wrong"
-    return "unknown"
+    if u < known + wrong + unknown:
+        return "unknown"
+    return "declined"
 
 
 # ---------------------------------------------------------------- registry
@@ -358,6 +363,9 @@ def candidate_answer(req: SimRequest) -> Completion:
         category = unit_category(req.seed, req.model, uid, profile)
         if category == "unknown":
             continue
+        if category == "declined":  # a model that knows it does not know says so whenever asked
+            claims.append(f"I do not know this and would rather not guess ({uid}:declined).")
+            continue
         if stable_uniform(req.seed, "recall", uid, req.prompt_key, *req.sampling_salt) >= recall:
             continue
         claims.append(f"{filler_sentence(rng)[:-1]} ({uid}:{category}).")
@@ -392,11 +400,13 @@ _OTHER_LABELS = {
     "correct": ("incorrect", "unrelated"),
     "incorrect": ("correct", "unrelated"),
     "unrelated": ("correct", "incorrect"),
+    "abstained": ("incorrect", "unrelated"),
 }
 _REASON_OPENING = {
     "correct": "The answer states this point in a way that agrees with the reference unit.",
     "incorrect": "The answer addresses this point but contradicts what the reference unit says.",
     "unrelated": "The answer does not address the content of this reference unit.",
+    "abstained": "The answer declines to say anything about this reference unit.",
 }
 
 
@@ -416,6 +426,11 @@ def reason_for(req: SimRequest, label: str, rng: random.Random) -> str:
         return ""
     text = f"{_REASON_OPENING[label]} {filler_text(rng, words * 2)}"
     return " ".join(text.split()[:words])
+
+
+MARK_LABELS = {"known": "correct", "wrong": "incorrect", "declined": "abstained"}
+"""The judge's label for each claim marker of an answer (no marker: `unrelated`): the simulator's truth,
+which a noiseless simulated judge reproduces and `judge_noise` departs from."""
 
 
 @register_behaviour("judge")
@@ -442,7 +457,7 @@ def judge_verdicts(req: SimRequest) -> Completion:
     for uid in units:
         unit = unit_id_of(req, uid)
         mark = markers.get(unit)
-        label = "correct" if mark == "known" else "incorrect" if mark == "wrong" else "unrelated"
+        label = MARK_LABELS.get(mark or "", "unrelated")
         chance = noise
         if 0 < noise < 1 and difficulty > 0:
             chance = rng_for(req.seed, "difficulty", unit, answer_key).betavariate(noise * difficulty,
@@ -463,7 +478,7 @@ def _label_choice(req: SimRequest, name: str, label: str, kept: str, chance: flo
     if req.option("judge_confidence", "calibrated") == "overconfident":
         p = 0.95 + 0.0499 * stable_uniform(req.seed, "overconfident", unit, answer_key)
     p = min(max(p, 0.001), 0.999)
-    others = [other for other in ("correct", "incorrect", "unrelated") if other != label]
+    others = [other for other in ("correct", "incorrect", "unrelated") if other != label][:2]
     return ChosenValue(rf'"{re.escape(name)}"\s*:\s*"({label})"',
                        ((label, p), (others[0], (1 - p) / 2), (others[1], (1 - p) / 2)))
 

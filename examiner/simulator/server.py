@@ -54,7 +54,7 @@ OPTION_NAMES = (
 """Options a simulated endpoint understands (EndpointSpec.options); others are passed on to behaviours."""
 
 
-_SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]|\s?\([^\s()]+:(?:known|wrong)\)")
+_SIDE_CHANNEL = re.compile(r"\s?\[ref:[^\]]*\]|\s?\([^\s()]+:(?:known|wrong|declined)\)")
 
 
 
@@ -66,7 +66,7 @@ def _billed_tokens(text: str) -> array:
     The `[ref:ID,...]` marker a simulated question carries for the simulated candidate is a side channel
     a real examiner would not write (a real question is ~40 tokens; the marker adds ~10 per target), so
     it is not billed, in the completion that writes it nor in the prompts that quote it. The same holds for
-    the `(ID:known)` / `(ID:wrong)` claim markers of a simulated answer: the sentence before each marker
+    the `(ID:known)` / `(ID:wrong)` / `(ID:declined)` claim markers of a simulated answer: the sentence before each marker
     stands for the claim, the marker only tells the simulated judge which unit it is about (~16 tokens).
     An array (4 bytes a token) keeps the prompt cache small."""
     return array("I", encoding().encode(_SIDE_CHANNEL.sub("", text), disallowed_special=()))

@@ -299,6 +299,6 @@ def test_judge_stats_human_from_run(run_dir: Path, tmp_path: Path, capsys: pytes
     assert list(report["per_target"]) == ["alpha"]
     off_diagonal = sum(n for j, row in overall["confusion"].items() for h, n in row.items() if j != h)
     assert off_diagonal == 2
-    assert list(overall["confusion"]) == ["correct", "incorrect", "unrelated"]
+    assert list(overall["confusion"]) == ["correct", "incorrect", "abstained", "unrelated"]
     assert main(["judge-stats", "judgments.jsonl", "--human-from-run", str(run_dir)]) == 2
     assert main(["judge-stats"]) == 2

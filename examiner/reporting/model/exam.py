@@ -59,6 +59,8 @@ class UnitCounts(Section):
     incorrect: int
     unanswered: int
     uncovered: int
+    abstained: int = 0
+    """Covered units whose answer declined (judged `abstained`); 0 in reports written before the label."""
 
 
 class Estimate(Section):
@@ -89,6 +91,7 @@ class ClusterRow(Section):
     correct: int
     incorrect: int
     accuracy: Figure
+    abstained: int = 0
     topic: str | None = None
     """A few key terms of the cluster's units (top TF-IDF terms, examiner/reporting/topics.py; no model call)."""
     question: str | None = None
@@ -100,6 +103,7 @@ class QtypeRow(Section):
     correct: int
     incorrect: int
     accuracy: Figure
+    abstained: int = 0
 
 
 class ConvergencePoint(Section):
@@ -139,6 +143,7 @@ class LanguageRow(Section):
     correct: int
     incorrect: int
     accuracy: Figure
+    abstained: int = 0
 
 
 class SourceSpan(Section):

@@ -1,0 +1,56 @@
+"""The judged `abstained` label end to end on the simulated backend: a candidate that declines about the
+units it does not know gets those units labelled `abstained` by the judge (from the answer, not a phrase
+list), they end covered with status `abstained`, and the report counts them apart from incorrect ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from examiner.core.config import Settings
+from examiner.core.labels import COVERING, Verdict, verdict_from_text
+from examiner.core.records import VerdictRecord
+from examiner.exam.run_writer import RunStore
+from examiner.exam.runner import ExamRequest, start_exam
+from examiner.reporting import build_report
+from examiner.simulator import unit_category
+from tests.helpers.simulated_exam import outcomes_of, sim_settings
+
+DECLINING = {"known": 0.5, "wrong": 0.2, "declined": 0.3}
+
+
+def _declining(settings: Settings) -> Settings:
+    for spec in settings.endpoints.values():
+        spec.options["knowledge"] = DECLINING
+    return settings
+
+
+def test_abstained_is_a_verdict_that_covers() -> None:
+    assert verdict_from_text(" Abstained ") is Verdict.ABSTAINED
+    assert Verdict.ABSTAINED in COVERING
+    record = VerdictRecord(id="v", answer_id="a", question_id="q", unit_id="u", round=1, target="t",
+                           verdict="abstained", reason="")
+    assert record.mark().label is Verdict.ABSTAINED
+    assert json.loads(record.model_dump_json())["verdict"] == "abstained"
+
+
+async def test_declined_units_end_abstained_and_are_counted_apart(small_corpus: Path, tmp_path: Path) -> None:
+    info = await start_exam(_declining(sim_settings(max_rounds=3)), ExamRequest([str(small_corpus)], targets=["sim"]),
+                            tmp_path, quiet=True, report=False)
+    assert info.status == "completed"
+    outcomes = list(outcomes_of(tmp_path).values())
+    truth = {o.unit_id: unit_category(0, "sim", o.unit_id, DECLINING) for o in outcomes}
+    expected = {"known": "correct", "wrong": "incorrect", "declined": "abstained"}
+    covered = [o for o in outcomes if o.status in COVERING]
+    assert sum(o.status == "abstained" for o in covered) >= 5
+    assert all(o.status == expected[truth[o.unit_id]] for o in covered)
+    verdicts = RunStore(tmp_path).all(VerdictRecord).values()
+    assert {v.verdict for v in verdicts if truth[v.unit_id] == "declined"} == {"abstained"}
+
+    report = json.loads(build_report(tmp_path)["json"].read_text(encoding="utf-8"))
+    counts = report["targets"]["sim"]["counts"]
+    assert counts["abstained"] == sum(o.status == "abstained" for o in outcomes)
+    # Accuracy counts a declined unit as not known: correct among every covered unit.
+    accuracy = report["targets"]["sim"]["accuracy"]
+    assert accuracy["den"] == counts["correct"] + counts["incorrect"] + counts["abstained"]
+    assert "abstained" in (tmp_path / "report.md").read_text(encoding="utf-8")
