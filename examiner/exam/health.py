@@ -15,20 +15,20 @@ any script.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import numpy as np
 
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.exam.health_base import (EXAMPLES, REF_MARK, Check, Example, Status, Threshold, share_check,
                                       shorten)
 from examiner.exam.health_questions import leaked_labels, wrong_language
 from examiner.core.rundir import RunRecords
-from examiner.stats.correlation import bootstrap_ci, weighted_mean
+from examiner.stats.intervals import accuracy_interval
 
 REPEATED_QUESTIONS = Threshold(warn=0.05, fail=0.20)
 """Share of questions whose normalised text is asked more than once (a template such as "What is the
@@ -135,8 +135,8 @@ class SelfAgreement:
     value: float | None
     low: float | None
     high: float | None
-    """95% percentile bootstrap interval, resampling answers (a judge's units in one call are not
-    independent)."""
+    """95% Wilson interval with design effect and t on answers - 1 df (a judge's units in one call are not
+    independent); never zero-width."""
     changed: list[Example] = field(default_factory=list)
     """Units whose label changed: id `answer/unit`, text `first -> second`."""
 
@@ -337,8 +337,11 @@ def instruction_like_units(records: RunRecords) -> Check:
                         offending, len(records.units), "units", INSTRUCTION_LIKE_UNITS)
 
 
-def self_agreement(records: RunRecords, seed: int = 0) -> SelfAgreement:
-    """Agreement of the self-check's second labels with the exam's verdicts, unit by unit."""
+def self_agreement(records: RunRecords) -> SelfAgreement:
+    """Agreement of the self-check's second labels with the exam's verdicts, unit by unit, with the
+    Wilson interval with design effect over answers (examiner.stats.intervals.accuracy_interval): a
+    judge's units in one call are not independent, and a percentile bootstrap over answers printed
+    1.000 [1.000, 1.000] for 12 of 12 units (issue 40); this interval is never zero-width."""
     first = {(v.answer_id, v.unit_id): v.verdict for v in records.verdicts.values()}
     per_answer: dict[str, list[float]] = {}
     changed = []
@@ -354,9 +357,10 @@ def self_agreement(records: RunRecords, seed: int = 0) -> SelfAgreement:
     agreed = int(sum(sum(v) for v in per_answer.values()))
     if not compared:
         return SelfAgreement(len(records.self_checks), 0, 0, None, None, None)
-    ci = bootstrap_ci({k: np.asarray(v) for k, v in per_answer.items()}, weighted_mean, n=2000, seed=seed,
-                      weighted=True)
-    finite = [x if np.isfinite(x) else None for x in (ci.low, ci.high)]
+    outcomes = [int(x) for v in per_answer.values() for x in v]
+    answers = [answer for answer, v in per_answer.items() for _ in v]
+    ci = accuracy_interval(outcomes, answers)
+    finite = [x if math.isfinite(x) else None for x in (ci.low, ci.high)]
     return SelfAgreement(len(records.self_checks), compared, agreed, agreed / compared, finite[0], finite[1],
                          changed[:EXAMPLES])
 
@@ -375,11 +379,11 @@ def self_agreement_check(agreement: SelfAgreement, applicable: bool = True) -> C
                  SELF_AGREEMENT, agreement.changed)
 
 
-def exam_health(records: RunRecords, seed: int = 0) -> Health:
+def exam_health(records: RunRecords) -> Health:
     """Every check over one run's records, the self-agreement, and the overall status."""
     questions = _asked(records)
     reasons = judge_reasons(records)
-    agreement = self_agreement(records, seed)
+    agreement = self_agreement(records)
     checks = [
         repeated_questions(questions),
         not_questions(questions),
