@@ -20,22 +20,32 @@ from examiner.reporting.model.calibration import ScoreCalibration
 from examiner.stats.ppi import ppi_mean
 
 
+UNPARSEABLE = "unparseable"
+"""The judge's class on a row without a usable verdict in either order."""
+
+
 def pairwise_calibration(js: Sequence[Judgment], gold: Mapping[Any, Preference]) -> dict[str, Any] | None:
-    """JudgeCalibration (as data) of pairwise verdicts: one verdict per row (the original order's, else the
-    swapped one's; verdicts are in the original order's labelling), gold labels on some rows; labels are
-    spelled 1, 2, 0 (tie). None when every judged row has a gold label, or none has."""
+    """JudgeCalibration (as data) of pairwise verdicts: one verdict per judged row (the original order's,
+    else the swapped one's; verdicts are in the original order's labelling; `unparseable` when neither is
+    usable, a class of its own, so the population is every judged row and no gold label is dropped), gold
+    labels on some rows; labels are spelled 1, 2, 0 (tie). None when every judged row has a gold label, or
+    none has."""
     judged: dict[str, str] = {}
     for j in sorted(js, key=lambda j: j.order != "original"):  # the original order first
-        if isinstance(j.verdict, Preference) and j.id not in judged:
+        if isinstance(j.verdict, Preference) and judged.get(j.id, UNPARSEABLE) == UNPARSEABLE:
             judged[j.id] = str(preference_to_number(j.verdict))
+        judged.setdefault(j.id, UNPARSEABLE)
     labels = {row_id: str(preference_to_number(label)) for row_id, label in gold.items() if row_id in judged}
-    return judge_calibration(judged, labels)
+    return judge_calibration(judged, labels, UNPARSEABLE)
 
 
-def score_calibration(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def score_calibration(records: Sequence[Mapping[str, Any]], judged: int | None = None) -> dict[str, Any] | None:
     """ScoreCalibration (as data) of single scores with a human score on some rows; None when every
-    scored row has one, or fewer than two have."""
+    scored row has one, or fewer than two have. A row without a score has no prediction to calibrate, so
+    the population is the scored rows: `judged` (every judged row) makes the report say how many are
+    outside it."""
     scored = [r for r in records if r.get("score") is not None]
+    unscored = max(0, (len(records) if judged is None else judged) - len(scored))
     labelled = [r for r in scored if r.get("human") is not None]
     unlabelled = [float(r["score"]) for r in scored if r.get("human") is None]
     if len(labelled) < 2 or not unlabelled:
@@ -48,7 +58,9 @@ def score_calibration(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | 
     note = (f"{len(labelled)} of {len(scored)} scored rows have a human score: too few for the calibrated (PPI++) "
             f"figure, which needs at least {MIN_LABELS} (docs/STATISTICS.md, section 3)." if small else None)
     return ScoreCalibration.model_validate({
-        "estimand": "the mean human score over every scored row", "minimum": MIN_LABELS, "rows": len(scored),
+        "estimand": "the mean human score over every scored row" + (
+            f" ({unscored} judged rows without a score are outside it, with any human score on them)"
+            if unscored else ""), "minimum": MIN_LABELS, "rows": len(scored), "unscored": unscored,
         "labelled": len(labelled), "judge_mean": sum(float(r["score"]) for r in scored) / len(scored),
         "human_only": human_only.to_dict(), "ppi": None if small else ppi.to_dict(),
         "lam": None if small else lam, "note": note}).model_dump()

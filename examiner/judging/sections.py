@@ -147,7 +147,7 @@ def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "dro
                 corr[name] = stats.levels([float(r["metric_scores"][name]) for r in with_human], human,
                                            groups, systems)
         out["correlation_with_human"] = corr
-        if (calibration := score_calibration(scored)) is not None:  # human scores on only some rows
+        if (calibration := score_calibration(scored, len(records))) is not None:  # human scores on some rows
             out["calibration"] = calibration
     return out
 

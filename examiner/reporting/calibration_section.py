@@ -133,15 +133,19 @@ def _as_headline(judge: dict[str, Any] | None, accuracy: Mapping[str, Any] | Non
             "method": f"judge alone: the report's accuracy and its interval ({method}; the judge's bias is not in it)"}
 
 
-def judge_calibration(judged: Mapping[str, Hashable], gold: Mapping[str, Hashable]) -> dict[str, Any] | None:
-    """The judging report's `calibration` (JudgeCalibration as data): rows the judge labelled (id -> its
-    label) of which some carry a gold label (id -> label); per label, the share of rows whose gold label it
-    is, three ways. None when no judged row has a gold label, or every one has (nothing to calibrate)."""
+def judge_calibration(judged: Mapping[str, Hashable], gold: Mapping[str, Hashable],
+                      unparseable: Hashable | None = None) -> dict[str, Any] | None:
+    """The judging report's `calibration` (JudgeCalibration as data): rows the judge judged (id -> its
+    label; `unparseable`: the label of rows without a usable verdict, a class of its own that no gold label
+    is) of which some carry a gold label (id -> label); per label, the share of rows whose gold label it
+    is, three ways. None when no judged row has a gold label, or every one has (nothing to calibrate).
+    Why every judged row: the estimand is over the rows the report counts, so a gold label drawn on a row
+    the judge could not read stays in the sample it was drawn from."""
     ids = sorted(judged)
     labelled = [i for i in ids if i in gold]
     if not labelled or len(labelled) == len(ids):
         return None
-    names = sorted({*(judged[i] for i in ids), *(gold[i] for i in labelled)}, key=str)
+    names = sorted({*(judged[i] for i in ids if judged[i] != unparseable), *(gold[i] for i in labelled)}, key=str)
     per_label = {}
     for name in names:
         per_label[str(name)] = calibrated_figure(
@@ -149,9 +153,14 @@ def judge_calibration(judged: Mapping[str, Hashable], gold: Mapping[str, Hashabl
             [judged[i] for i in ids], [gold.get(i) for i in ids])
     agree = agreement([gold[i] for i in labelled], [judged[i] for i in labelled], level=LEVEL).to_dict() \
         if len(labelled) >= 2 else None
+    unread = sum(1 for i in ids if unparseable is not None and judged[i] == unparseable)
+    estimand = "the share of rows whose gold label is each label, over every judged row"
+    if unread:
+        estimand += (f" (the {unread} rows without a usable verdict included: the judge's verdict on them is "
+                     f"`{unparseable}`, a class of its own)")
     return JudgeCalibration.model_validate({
-        "estimand": "the share of rows whose gold label is each label, over every judged row", "minimum": MIN_LABELS,
-        "rows": len(ids), "labelled": len(labelled), "agreement": agree,
+        "estimand": estimand, "minimum": MIN_LABELS, "rows": len(ids), "unparseable": unread,
+        "labelled": len(labelled), "agreement": agree,
         "labels": {k: {**v, "agreement": None} for k, v in per_label.items()}}).model_dump()
 
 
@@ -274,8 +283,10 @@ def judge_calibration_lines(report: Mapping[str, Any]) -> list[str]:
     pairwise = (report.get("pairwise") or {}).get("calibration")
     single = (report.get("single") or {}).get("calibration")
     if pairwise:
-        lines = [f"calibrated by {pairwise['labelled']} gold labels of {pairwise['rows']} rows (PPI++, valid when they "
-                 "are a random sample of the rows):"]
+        unread = pairwise.get("unparseable") or 0
+        among = f", {unread} of them without a usable verdict (class unparseable)" if unread else ""
+        lines = [f"calibrated by {pairwise['labelled']} gold labels of {pairwise['rows']} judged rows{among} (PPI++, "
+                 "valid when they are a random sample of the rows):"]
         for label, f in pairwise["labels"].items():
             lines.append(f"  label {label}: share {_interval(f['judge_raw'])} (judge) | {_interval(f['human_only'])} "
                          f"(gold) | {_interval(f['ppi'])} calibrated")
@@ -285,7 +296,8 @@ def judge_calibration_lines(report: Mapping[str, Any]) -> list[str]:
         notes = {f["note"] for f in pairwise["labels"].values() if f.get("note")}
         return lines + [f"  {note}" for note in sorted(notes)]
     if single:
-        lines = [f"mean human score calibrated by {single['labelled']} of {single['rows']} rows (PPI++): "
+        lines = [f"mean human score calibrated by {single['labelled']} of {single['rows']} scored rows (PPI++; "
+                 f"{single.get('unscored') or 0} judged rows without a score are outside it): "
                  f"{mean_text(single['ppi'])} (human scores alone {mean_text(single['human_only'])})"]
         return lines + ([f"  {single['note']}"] if single.get("note") else [])
     return []

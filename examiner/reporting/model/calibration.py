@@ -104,6 +104,9 @@ class JudgeCalibration(Section):
     estimand: str
     minimum: int
     rows: int
+    """Every judged row, those without a usable verdict included."""
+    unparseable: int = 0
+    """Rows without a usable verdict (in `rows`: the judge's class `unparseable` on them)."""
     labelled: int
     agreement: AgreementFigures | None
     labels: dict[str, CalibratedFigure]
@@ -118,6 +121,9 @@ class ScoreCalibration(Section):
     estimand: str
     minimum: int
     rows: int
+    """The scored rows: the population of the estimand."""
+    unscored: int = 0
+    """Judged rows without a score, outside the population (and their human scores unused)."""
     labelled: int
     judge_mean: Figure
     """The judge's mean score over every scored row (its own scale)."""
