@@ -102,3 +102,31 @@ def test_a_sitting_stopped_by_its_budget_resumes_through_the_graph(sat: tuple[Pa
     request = {r["call_id"]: r["cache_key"] for r in ledger if r.get("outcome") == "started"}
     paid = [request[r["call_id"]] for r in ledger if r.get("outcome") == "ok" and not r.get("cache_hit")]
     assert paid and len(paid) == len(set(paid))  # no request paid for twice across the stop
+
+
+def test_a_sitting_killed_at_every_node_boundary_writes_the_uninterrupted_records(
+        sat: tuple[Path, Path], tmp_path: Path) -> None:
+    """SIGKILL right after each append of new records (a step's records on disk, its checkpoint not), then
+    `resume`, again and again: the sitting's checkpoints carry it on, and it ends with the uninterrupted
+    sitting's verdicts, each record once and no call left in flight."""
+    from examiner.llm.ledger import in_flight
+    from tests.exam.test_records_once import record_lines, repeated_ids
+    from tests.helpers.killing import run_examiner_killed_at_new_records
+
+    earlier, out = sat
+    corpus = json.loads((earlier / "run.json").read_text())["corpus_paths"][0]
+    killed = tmp_path / "killed"
+    sitting = ["run", corpus, "--simulate", "--target", "simulated", "--target", "local", "--paper", str(earlier),
+               "--paper-target", "alpha", "--out", str(killed), "--quiet"]
+    kills = 0
+    while run_examiner_killed_at_new_records(sitting if kills == 0 else ["resume", str(killed), "--quiet"]):
+        kills += 1
+        assert kills < 30, "the resumes make no progress"
+    assert kills >= 4, f"only {kills} step boundaries were killed at"
+    files, full = RunDir(killed), RunDir(out)
+    assert files.read_info().status == "completed"
+    assert {(v.question_id, v.unit_id): v.verdict for v in files.records(VerdictRecord).values()} == \
+        {(v.question_id, v.unit_id): v.verdict for v in full.records(VerdictRecord).values()}
+    assert record_lines(killed) == record_lines(out)
+    assert not any(repeated_ids(killed).values()), repeated_ids(killed)
+    assert not in_flight(files.read_ledger())

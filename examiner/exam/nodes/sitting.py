@@ -59,15 +59,16 @@ def _paper(ctx: ExamContext) -> Paper:
 
 
 def write_paper_start(ctx: ExamContext, paper: Paper) -> None:
-    """Units, passages, the paper's clusterings (for each new target) and questions, once per run."""
+    """Passages, the paper's clusterings (for each new target), units and questions. Written again in
+    full by a rerun after a kill: files are replaced whole and records a file already holds are skipped,
+    so a kill between two of these writes leaves nothing out."""
     store = ctx.store
-    if not store.all(UnitRecord):
-        store.append(paper.units.values())
-        store.write_passages(paper.passages)
-        for target in ctx.targets:
-            for rnd in paper.clusters:
-                store.write_clusters(rnd.model_copy(update={"target": target}))
-        store.append([q for target in ctx.targets for q in paper_questions(paper, target)])
+    store.write_passages(paper.passages)
+    for target in ctx.targets:
+        for rnd in paper.clusters:
+            store.write_clusters(rnd.model_copy(update={"target": target}))
+    store.append(paper.units.values())
+    store.append([q for target in ctx.targets for q in paper_questions(paper, target)])
     ctx.units = store.all(UnitRecord)
     ctx.passages = {p["id"]: p["text"] for p in paper.passages}
     # answers and judging in the paper's language, unless --language (the setting) names another
