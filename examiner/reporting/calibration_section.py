@@ -34,8 +34,10 @@ HUMAN_LABEL_RULE = ("a person's `correct` counts 1; `incorrect`, `abstained` and
                     "state the unit correctly); agreement compares the labels themselves")
 NOTE = ("A random sample of the judged units, drawn by examiner (human_sample.jsonl records how), labelled by "
         "people without seeing the judge's verdict. PPI++ adds to the people's figure the judge's figure on the "
-        "units nobody labelled, less the judge's bias measured on the sample, so it is unbiased whatever the "
-        "judge; its interval is narrower than the people's alone when the judge tracks them. Overrides made "
+        "units nobody labelled, less the judge's bias measured on the sample, which removes that bias whatever "
+        "the judge (on average; docs/STATISTICS.md section 3 gives the bias measured with few labels). Its "
+        "interval is narrower than the people's alone when the judge tracks them and may be wider with few "
+        "labels or a rare label: the people-alone figure is shown beside it. Overrides made "
         "while browsing are not a random sample and are not used here.")
 
 

@@ -63,7 +63,8 @@ def test_a_lenient_judge_is_corrected_and_its_bias_shown() -> None:
     assert result.ppi.n == 300 and result.ppi.n_unlabelled == 4700
 
 
-def test_half_cells_add_half_a_unit_to_each_cell_of_the_labelled_table() -> None:
+def test_half_cells_widen_the_variance_and_leave_the_estimate_alone() -> None:
+    """The half unit per cell enters the variance only (issue 40: it shifted a rare label's estimate)."""
     y = np.array([1, 1, 0, 0, 1.0])
     f = np.array([1, 0, 0, 1, 1.0])
     g = np.array([1, 0, 1, 1.0])
@@ -73,7 +74,9 @@ def test_half_cells_add_half_a_unit_to_each_cell_of_the_labelled_table() -> None
     w = np.array([1, 1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5])
     r = padded_y - 0.5 * padded_f
     centre = np.average(r, weights=w)
-    assert adjusted.estimate == pytest.approx(centre + 0.5 * g.mean())
+    plain, _ = ppi_mean(y, f, g, lam=0.5)
+    assert adjusted.estimate == pytest.approx(np.mean(y - 0.5 * f) + 0.5 * g.mean()) == plain.estimate
+    assert adjusted.estimate != pytest.approx(centre + 0.5 * g.mean())
     spread = np.average((r - centre) ** 2, weights=w) * 7 / 6
     assert adjusted.standard_error == pytest.approx(math.sqrt(spread / 7 + 0.25 * np.var(g, ddof=1) / 4))
     with pytest.raises(ValueError):
