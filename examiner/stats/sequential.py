@@ -1,0 +1,192 @@
+"""Anytime-valid intervals for an exam asked cluster by cluster: a confidence sequence for a unit-weighted
+accuracy, and the sequential non-inferiority gate on paired per-cluster differences.
+
+Why a confidence sequence: a fixed-n interval holds at one n chosen in advance; watched after every
+cluster and stopped when it "looks narrow enough", it covers less than it says (experiments/
+sequential_exam.py measures how much). A confidence sequence holds at every n at once, so it holds at
+any stopping time, whatever rule chose it.
+
+The construction is the hedged betting confidence sequence of Waudby-Smith & Ramdas ("Estimating means
+of bounded random variables by betting", JRSS-B 2024), in its variant for sampling without replacement
+from a finite population: the exam's clusters are the population (N clusters, each of known size), asked
+in a random order. The quantity is a ratio, units correct over units, so clusters of unequal size are
+weighted by their units: for a candidate value θ each asked cluster gives
+x_i(θ) = θ + (y_i − θ m_i) / m_max, which lies in [0, 1] when 0 <= y_i <= m_i and whose population mean is θ
+exactly when θ is the population's accuracy (for clusters of one size, x_i is the cluster's accuracy and
+the sequence is the paper's). For each θ on a grid, two capital processes bet on x against the mean the
+not-yet-asked clusters must have under θ (WoR), with predictable plug-in bets truncated at 1/2 (the
+paper's hedged capital); θ leaves the sequence once half their sum passes 1/α (Ville's inequality). The
+interval is the smallest and largest θ left, intersected with the logically possible range (the units
+not yet asked all wrong / all right) and with the intervals before it (running intersection), each
+widened by one grid step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Sequence",
+    "GateOutcome",
+    "SequentialGate",
+    "confidence_sequence",
+    "paired_sequence",
+    "sequential_gate",
+    "gate_outcome",
+]
+
+TRUNCATION = 0.5
+"""The bets' cap as a share of the largest bet that keeps the capital positive (the paper's c = 1/2)."""
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """The sequence after each asked cluster: `estimate` (units correct / units asked so far), `lower` and
+    `upper` (the anytime-valid (1 − alpha) interval), each of length clusters asked."""
+
+    estimate: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    alpha: float
+    population: int
+    """Clusters in the population (N)."""
+
+    @property
+    def width(self) -> np.ndarray:
+        return self.upper - self.lower
+
+
+def _check(scores: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    if scores.shape != sizes.shape or scores.ndim != 1:
+        raise ValueError("scores and sizes must be 1-d arrays of one length (one entry per asked cluster)")
+    if sizes.size > population_sizes.size:
+        raise ValueError(f"{sizes.size} clusters asked from a population of {population_sizes.size}")
+    if np.any(population_sizes <= 0) or np.any(sizes <= 0):
+        raise ValueError("every cluster must hold at least one unit")
+    if np.any(scores < 0) or np.any(scores > sizes + 1e-12):
+        raise ValueError("a cluster's score must lie between 0 and its number of units")
+
+
+def _capital(x: np.ndarray, grid: np.ndarray, population: int, alpha: float) -> np.ndarray:
+    """Hedged WoR capital, (grid, t): row g is the capital after each observation of x[g] against mean grid[g]."""
+    t = np.arange(1, x.shape[1] + 1, dtype=float)
+    seen_before = np.cumsum(x, axis=1) - x
+    mu = (population * grid[:, None] - seen_before) / (population - (t - 1))
+    # predictable plug-in bets: running mean and variance with one fake observation (1/2, 1/4)
+    mean_hat = (0.5 + np.cumsum(x, axis=1)) / (t + 1)
+    var_hat = (0.25 + np.cumsum((x - mean_hat) ** 2, axis=1)) / (t + 1)
+    var_prev = np.concatenate([np.full((x.shape[0], 1), 0.25), var_hat[:, :-1]], axis=1)
+    bet = np.sqrt(2 * math.log(2 / alpha) / (var_prev * t * np.log(1 + t)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = np.minimum(bet, TRUNCATION / mu)
+        down = np.minimum(bet, TRUNCATION / (1 - mu))
+        log_up = np.cumsum(np.log1p(up * (x - mu)), axis=1)
+        log_down = np.cumsum(np.log1p(-down * (x - mu)), axis=1)
+    capital = 0.5 * np.exp(log_up) + 0.5 * np.exp(log_down)
+    impossible = np.maximum.accumulate((mu < 0) | (mu > 1), axis=1)  # no such population: θ is ruled out
+    capital[impossible | np.isnan(capital)] = np.inf
+    return capital
+
+
+def confidence_sequence(scores: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, *,
+                        alpha: float = 0.05, breaks: int = 1000) -> Sequence:
+    """The (1 − alpha) confidence sequence for Σ y / Σ m over the population, after each asked cluster.
+
+    `scores[i]` (y_i) and `sizes[i]` (m_i) are the i-th asked cluster's units correct (a fraction of a unit
+    allowed) and units, in the order asked; `population_sizes` lists the units of every cluster of the
+    population, asked or not (its order does not matter). The order of asking must be uniformly random
+    (a seeded shuffle) for the guarantee to hold. `breaks` sets the grid of candidate values (step
+    1/breaks)."""
+    scores, sizes = np.asarray(scores, dtype=float), np.asarray(sizes, dtype=float)
+    population_sizes = np.asarray(population_sizes, dtype=float)
+    _check(scores, sizes, population_sizes, alpha)
+    n = population_sizes.size
+    total = float(population_sizes.sum())
+    m_max = float(population_sizes.max())
+    grid = np.linspace(0.0, 1.0, breaks + 1)
+    asked = np.cumsum(sizes)
+    correct = np.cumsum(scores)
+    estimate = correct / asked
+    if scores.size == 0:
+        empty = np.zeros(0)
+        return Sequence(empty, empty, empty, alpha, n)
+    x = grid[:, None] + (scores[None, :] - grid[:, None] * sizes[None, :]) / m_max
+    kept = _capital(x, grid, n, alpha) < 1 / alpha
+    step = 1.0 / breaks
+    any_kept = kept.any(axis=0)
+    first = np.where(any_kept, grid[np.argmax(kept, axis=0)], 0.0)
+    last = np.where(any_kept, grid[breaks - np.argmax(kept[::-1], axis=0)], 1.0)
+    lower = np.maximum(first - step, 0.0)
+    upper = np.minimum(last + step, 1.0)
+    lower = np.maximum(lower, correct / total)  # the units not yet asked all wrong
+    upper = np.minimum(upper, (correct + total - asked) / total)  # ... all right
+    lower = np.maximum.accumulate(lower)
+    upper = np.minimum.accumulate(upper)
+    return Sequence(estimate, lower, np.maximum(upper, lower), alpha, n)
+
+
+def paired_sequence(new: np.ndarray, base: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, *,
+                    alpha: float = 0.05, breaks: int = 2000) -> Sequence:
+    """The confidence sequence for the difference new − base in unit-weighted accuracy, from each asked
+    cluster's units correct under each target (the same units for both): the difference y_new − y_base
+    in [−m, m] is moved to [0, m] and the ratio's sequence mapped back to [−1, 1]."""
+    new, base = np.asarray(new, dtype=float), np.asarray(base, dtype=float)
+    sizes = np.asarray(sizes, dtype=float)
+    shifted = confidence_sequence((new - base + sizes) / 2, sizes, population_sizes, alpha=alpha, breaks=breaks)
+    return Sequence(2 * shifted.estimate - 1, 2 * shifted.lower - 1, 2 * shifted.upper - 1, alpha,
+                    shifted.population)
+
+
+GateOutcome = str
+"""One of "not worse", "equivalent" (within ± margin), "worse", "undecided"."""
+
+
+@dataclass(frozen=True)
+class SequentialGate:
+    """The sequential gate's decision: the outcome, the clusters asked when it was reached (all asked when
+    undecided), and the difference's interval there."""
+
+    outcome: GateOutcome
+    clusters: int
+    population: int
+    estimate: float
+    lower: float
+    upper: float
+    margin: float
+    alpha: float
+
+
+def gate_outcome(lower: float, upper: float, margin: float) -> GateOutcome:
+    """What an interval for new − base says against the margin: "worse" when it lies below −margin,
+    "equivalent" when inside (−margin, margin), "not worse" when above −margin, else "undecided"."""
+    if upper < -margin:
+        return "worse"
+    if lower > -margin:
+        return "equivalent" if upper < margin else "not worse"
+    return "undecided"
+
+
+def sequential_gate(new: np.ndarray, base: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, *,
+                    margin: float, alpha: float = 0.05) -> SequentialGate:
+    """The paired sequential gate: ask clusters in the given (random) order and stop at the first one after
+    which the difference's confidence sequence decides against the margin. Either wrong call (declaring
+    "worse" when new is within the margin, or "not worse" when it is worse by the margin or more) has
+    probability at most alpha, at whatever cluster it stops."""
+    if not 0 < margin < 1:
+        raise ValueError(f"margin must lie in (0, 1), got {margin}")
+    seq = paired_sequence(new, base, sizes, population_sizes, alpha=alpha)
+    for i in range(seq.lower.size):
+        outcome = gate_outcome(float(seq.lower[i]), float(seq.upper[i]), margin)
+        if outcome != "undecided":
+            return SequentialGate(outcome, i + 1, seq.population, float(seq.estimate[i]), float(seq.lower[i]),
+                                  float(seq.upper[i]), margin, alpha)
+    last = seq.lower.size - 1
+    if last < 0:
+        return SequentialGate("undecided", 0, seq.population, float("nan"), -1.0, 1.0, margin, alpha)
+    return SequentialGate("undecided", last + 1, seq.population, float(seq.estimate[last]), float(seq.lower[last]),
+                          float(seq.upper[last]), margin, alpha)

@@ -1,0 +1,127 @@
+"""The anytime-valid sequence against a plain loop written from the paper's formulas (Waudby-Smith &
+Ramdas, hedged capital, sampling without replacement), its guarantee on simulated exams, and the
+sequential gate's outcomes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from examiner.stats.sequential import confidence_sequence, gate_outcome, paired_sequence, sequential_gate
+
+
+def reference_bounds(y: list[float], m: list[float], population: list[float], alpha: float,
+                     grid_step: float) -> list[tuple[float, float]]:
+    """The sequence by scalar loops: for each candidate θ and each step, the WoR mean of the clusters
+    left, the plug-in bet, the two capitals; then the extreme θ kept, the logical range and the running
+    intersection."""
+    n, total, m_max = len(population), sum(population), max(population)
+    thetas = [i * grid_step for i in range(round(1 / grid_step) + 1)]
+    kept_by_step: list[list[float]] = [[] for _ in y]
+    for theta in thetas:
+        up = down = 1.0
+        seen = 0.0
+        s_x = 0.0
+        s_sq = 0.0
+        var_prev = 0.25
+        ruled_out = False
+        for t, (yi, mi) in enumerate(zip(y, m), start=1):
+            x = theta + (yi - theta * mi) / m_max
+            mu = (n * theta - seen) / (n - t + 1)
+            if mu < 0 or mu > 1:
+                ruled_out = True
+            lam = math.sqrt(2 * math.log(2 / alpha) / (var_prev * t * math.log(1 + t)))
+            lam_up = min(lam, 0.5 / mu) if mu > 0 else lam
+            lam_down = min(lam, 0.5 / (1 - mu)) if mu < 1 else lam
+            up *= max(1 + lam_up * (x - mu), 0.0)
+            down *= max(1 - lam_down * (x - mu), 0.0)
+            seen += x
+            s_x += x
+            mean_t = (0.5 + s_x) / (t + 1)
+            s_sq += (x - mean_t) ** 2
+            var_prev = (0.25 + s_sq) / (t + 1)
+            if not ruled_out and 0.5 * up + 0.5 * down < 1 / alpha:
+                kept_by_step[t - 1].append(theta)
+    out = []
+    lo_run, hi_run = 0.0, 1.0
+    correct = asked = 0.0
+    for t, kept in enumerate(kept_by_step):
+        correct += y[t]
+        asked += m[t]
+        lo = max(min(kept) - grid_step, 0.0) if kept else 0.0
+        hi = min(max(kept) + grid_step, 1.0) if kept else 1.0
+        lo = max(lo, correct / total)
+        hi = min(hi, (correct + total - asked) / total)
+        lo_run, hi_run = max(lo_run, lo), min(hi_run, hi)
+        out.append((lo_run, max(hi_run, lo_run)))
+    return out
+
+
+def test_bounds_equal_a_plain_loop_implementation() -> None:
+    rng = np.random.default_rng(7)
+    population = rng.integers(2, 7, size=40).astype(float)
+    order = rng.permutation(40)[:25]
+    sizes = population[order]
+    scores = rng.binomial(sizes.astype(int), 0.7).astype(float)
+    seq = confidence_sequence(scores, sizes, population, alpha=0.05, breaks=200)
+    ref = reference_bounds(list(scores), list(sizes), list(population), 0.05, 1 / 200)
+    assert np.max(np.abs(seq.lower - [r[0] for r in ref])) < 1e-3
+    assert np.max(np.abs(seq.upper - [r[1] for r in ref])) < 1e-3
+    assert seq.upper[-1] - seq.lower[-1] < seq.upper[0] - seq.lower[0]
+
+
+def test_the_whole_population_gives_the_exact_accuracy() -> None:
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 6, size=30).astype(float)
+    scores = rng.binomial(sizes.astype(int), 0.6).astype(float)
+    seq = confidence_sequence(scores, sizes, sizes)
+    truth = scores.sum() / sizes.sum()
+    assert seq.lower[-1] == pytest.approx(truth) and seq.upper[-1] == pytest.approx(truth)
+
+
+def test_covers_the_truth_at_every_step_far_more_often_than_alpha_fails() -> None:
+    rng = np.random.default_rng(11)
+    misses = 0
+    for _ in range(60):
+        clusters = rng.beta(2.1, 0.9, size=80)  # accuracy 0.7, intraclass correlation 0.25
+        sizes = np.full(80, 4.0)
+        scores = rng.binomial(4, clusters).astype(float)
+        truth = scores.sum() / sizes.sum()
+        seq = confidence_sequence(scores, sizes, sizes, breaks=400)
+        misses += bool(np.any((seq.lower > truth + 1e-12) | (seq.upper < truth - 1e-12)))
+    assert misses <= 6  # at most alpha = 0.05 in expectation over the whole path: 3 of 60
+
+
+def test_bad_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="between 0 and its number"):
+        confidence_sequence(np.array([3.0]), np.array([2.0]), np.array([2.0, 2.0]))
+    with pytest.raises(ValueError, match="population of 1"):
+        confidence_sequence(np.array([1.0, 1.0]), np.array([2.0, 2.0]), np.array([2.0]))
+
+
+def test_paired_sequence_holds_the_difference() -> None:
+    rng = np.random.default_rng(5)
+    sizes = np.full(60, 5.0)
+    base = rng.binomial(5, 0.6, size=60).astype(float)
+    new = np.minimum(base + rng.binomial(1, 0.5, size=60), 5.0)
+    seq = paired_sequence(new, base, sizes, sizes)
+    truth = (new.sum() - base.sum()) / sizes.sum()
+    assert seq.lower[-1] == pytest.approx(truth) and seq.upper[-1] == pytest.approx(truth)
+    assert np.all(seq.lower <= seq.upper) and seq.lower[0] >= -1 and seq.upper[0] <= 1
+
+
+def test_gate_outcomes() -> None:
+    assert gate_outcome(-0.2, -0.1, 0.05) == "worse"
+    assert gate_outcome(-0.01, 0.02, 0.05) == "equivalent"
+    assert gate_outcome(0.01, 0.2, 0.05) == "not worse"
+    assert gate_outcome(-0.1, 0.1, 0.05) == "undecided"
+    rng = np.random.default_rng(2)
+    sizes = np.full(200, 5.0)
+    base = rng.binomial(5, 0.5, size=200).astype(float)
+    better = np.minimum(base + rng.binomial(2, 0.5, size=200), 5.0)
+    decision = sequential_gate(better, base, sizes, sizes, margin=0.05)
+    assert decision.outcome == "not worse" and decision.clusters < 200
+    worse = np.maximum(base - rng.binomial(2, 0.5, size=200), 0.0)
+    assert sequential_gate(worse, base, sizes, sizes, margin=0.05).outcome == "worse"
