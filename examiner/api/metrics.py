@@ -36,7 +36,8 @@ class MetricStatsOptions(BaseModel):
     data: str
     """A .jsonl or .json file of rows with a candidate text, references and human scores, or `summeval`."""
     metrics: tuple[str, ...] = Field(min_length=1)
-    """rouge1, rouge2, rougeL (sentence-level LCS), rougeLsum (summary-level LCS), bleu, bertscore, embedding."""
+    """rouge1, rouge2, rougeL (sentence-level LCS), rougeLsum (summary-level LCS), bleu (sacrebleu),
+    bleu4-nltk-sentence (NLTK's unsmoothed sentence BLEU-4), bertscore, embedding."""
     candidate_field: str = "output"
     """Key of the text scored."""
     reference_field: str = "reference"
@@ -155,6 +156,7 @@ def _compute(names: list[str], rows: list[dict[str, Any]], multi_reference: str,
 def _build_report(options: MetricStatsOptions, names: list[str], human_fields: list[str], rows: list[dict[str, Any]],
                   skipped: list[dict[str, Any]], scores: dict[str, list[float]]) -> dict[str, Any]:
     from examiner.stats import correlation as stats
+    from examiner.stats.reference_metrics import implementation
 
     groups = [r["group"] for r in rows]
     systems = [r["system"] for r in rows]
@@ -164,6 +166,7 @@ def _build_report(options: MetricStatsOptions, names: list[str], human_fields: l
         "method": "metric-stats", "dataset": str(options.data), "rows_used": len(rows), "rows_skipped": len(skipped),
         "metrics": names, "human_fields": human_fields,
         "multi_reference": options.multi_reference, "rouge": {"measure": "fmeasure", "stemmer": not options.no_stemmer},
+        "implementations": {name: implementation(name, stemmer=not options.no_stemmer) for name in names},
         "mean_metric": {name: sum(v) / len(v) for name, v in scores.items()},
         "correlation_with_human": correlations, "skipped": skipped,
     }
@@ -178,7 +181,8 @@ def metric_markdown(report: dict[str, Any]) -> str:
              f"- references: each scored on its own, {report['multi_reference']} over a row's references; "
              f"ROUGE F-measure, {'with' if report['rouge']['stemmer'] else 'without'} Porter stemming",
              "- rougeL = sentence-level LCS; rougeLsum = summary-level union LCS over sentences (published "
-             "SummEval tables)", "",
+             "SummEval tables)",
+             *(f"- {name}: {text}" for name, text in report.get("implementations", {}).items()), "",
              "| metric | human | level | n | Pearson | Spearman | Kendall tau-b |", "|---|---|---|---|---|---|---|"]
     for name, by_field in report["correlation_with_human"].items():
         for field, by_level in by_field.items():

@@ -97,7 +97,15 @@ def pairwise_section(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, 
         per_metric["majority"] = classification_metrics([preference_from_text(r["metric_majority"]) for r in usable],
                                                         target)
         out["classic_metric_agreement"] = per_metric
+        out["metric_implementations"] = implementations(names)
     return out
+
+
+def implementations(names: Iterable[str]) -> dict[str, str]:
+    """What computed each classic metric a report shows (reference_metrics.implementation)."""
+    from examiner.stats.reference_metrics import METRICS, implementation
+
+    return {name: implementation(name) for name in names if name in METRICS}
 
 
 def panel_agreement(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -146,6 +154,8 @@ def single_section(records: Sequence[Mapping[str, Any]], unparseable: str = "dro
             for name in with_human[0]["metric_scores"]:
                 corr[name] = stats.levels([float(r["metric_scores"][name]) for r in with_human], human,
                                            groups, systems)
+            if len(corr) > 1:
+                out["metric_implementations"] = implementations(corr)
         out["correlation_with_human"] = corr
         if (calibration := score_calibration(scored, len(records))) is not None:  # human scores on some rows
             out["calibration"] = calibration
@@ -211,6 +221,7 @@ def _pairwise_markdown(section: PairwiseSection) -> list[str]:
         lines += [f"| {name} | {m.n} | {accuracy_cell(m)} | {cell(m.macro_precision)} | {cell(m.macro_recall)} | "
                   f"{cell(m.macro_f1)} |" for name, m in table]
         lines += ["", AGREEMENT_NOTE]
+    lines += _implementation_lines(section.metric_implementations)
     if section.panel_agreement:
         lines += ["", "| panel member | agrees with panel [95% CI] | compared | unscored |", "|---|---|---|---|"]
         lines += [f"| {m.member} | {with_interval(m.rate, m.rate_low, m.rate_high)} | {m.compared} | {m.unscored} |"
@@ -240,7 +251,11 @@ def _single_markdown(section: SingleSection) -> list[str]:
         lines += [f"| {name} | {level} | {correlation_n(c)} | {' | '.join(coefficient_cells(c))} |"
                   for name, level, c in rows]
         lines += ["", LEVELS_NOTE]
-    return lines
+    return lines + _implementation_lines(section.metric_implementations)
+
+
+def _implementation_lines(given: Mapping[str, str] | None) -> list[str]:
+    return ["", *(f"- {name}: {text}" for name, text in given.items())] if given else []
 
 
 def markdown(report: JudgeReport) -> str:

@@ -15,6 +15,10 @@ own libraries so figures are comparable with published ones:
   raw values sit high (about 0.6-1.0). Multi-reference = bert-score's own max over references (by F1).
 - Embedding similarity: cosine of sentence embeddings from the same model, through the project's
   `examiner.corpus.vectors.Embedder`; multi-reference = max.
+- bleu4-nltk-sentence: NLTK's `sentence_bleu` (BLEU-4, uniform weights, no smoothing) on whitespace
+  tokens, the BLEU-4 column of the Topical-Chat (USR) tables; 0 when a text shares no 4-gram.
+Every report that shows a metric names its implementation (`implementation`), so a figure can be
+matched to the convention it follows.
 All scores are per item, in [0, 1] (BLEU is sacrebleu's 0-100 divided by 100). Models load lazily,
 once per process.
 """
@@ -31,7 +35,10 @@ import numpy as np
 
 __all__ = [
     "BERTSCORE_LAYER",
+    "PUBLISHED_BERTSCORE",
     "bleu",
+    "bleu4_nltk_sentence",
+    "implementation",
     "corpus_bleu",
     "rouge",
     "rouge_table",
@@ -93,6 +100,20 @@ def bleu(hyps: Sequence[str], refs: Refs) -> list[float]:
     ref_lists = _as_ref_lists(refs, len(hyps))
     metric = _bleu_metric(True)
     return [metric.sentence_score(h, r).score / 100.0 for h, r in zip(hyps, ref_lists)]
+
+
+def bleu4_nltk_sentence(hyps: Sequence[str], refs: Refs) -> list[float]:
+    """NLTK's sentence BLEU-4 per item (uniform weights, no smoothing, whitespace tokens, NLTK's own
+    multi-reference clipping), in [0, 1]. Why besides sacrebleu: published dialogue tables (Topical-Chat,
+    USR) computed this one, and unsmoothed it zeroes any text without a shared 4-gram."""
+    import warnings
+
+    from nltk.translate.bleu_score import sentence_bleu
+
+    ref_lists = _as_ref_lists(refs, len(hyps))
+    with warnings.catch_warnings():  # NLTK warns on every zero n-gram count: that is the convention here
+        warnings.simplefilter("ignore")
+        return [float(sentence_bleu([r.split() for r in rs], h.split())) for h, rs in zip(hyps, ref_lists)]
 
 
 def corpus_bleu(hyps: Sequence[str], refs: Refs) -> float:
@@ -248,9 +269,44 @@ def embedding_similarity(hyps: Sequence[str], refs: Refs) -> list[float]:
 # Any metric by name, against one or several references per item
 # ----------------------------------------------------------------------------------------------
 
-METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "bertscore", "embedding")
+METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "bleu4-nltk-sentence", "bertscore", "embedding")
 """The metrics `score` knows. rougeL is rouge-score's sentence-level LCS (each text one sequence);
 rougeLsum is the summary-level union LCS over sentences, the ROUGE-L of published SummEval tables."""
+
+PUBLISHED_BERTSCORE = "roberta-large"
+"""The model of BERTScore's published English figures (bert-score's default, layer 17)."""
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def implementation(name: str, *, stemmer: bool = True) -> str:
+    """What computes metric `name`, with the package version, in one line for a report; BERTScore says
+    that its model is not the published one. Why: ROUGE and BLEU implementations differ by a few
+    hundredths on the same texts, so a figure without its implementation cannot be compared."""
+    if name.startswith("rouge"):
+        return (f"rouge-score {_version('rouge-score')} (Google's Python ROUGE: lowercased [a-z0-9] tokens, "
+                f"{'Porter stemming' if stemmer else 'no stemming'}; not the Perl ROUGE-1.5.5 script, whose "
+                "figures can differ)")
+    if name == "bleu":
+        return f"sacrebleu {_version('sacrebleu')} sentence BLEU (13a tokenisation, effective order)"
+    if name == "bleu4-nltk-sentence":
+        return (f"nltk {_version('nltk')} sentence_bleu (BLEU-4, uniform weights, no smoothing, whitespace "
+                "tokens)")
+    if name == "bertscore":
+        return (f"bert-score {_version('bert-score')} with all-MiniLM-L6-v2, layer {BERTSCORE_LAYER}, no idf, no "
+                f"baseline rescaling: not the published BERTScore model ({PUBLISHED_BERTSCORE}), so its figures "
+                "are not comparable with published BERTScore ones")
+    if name == "embedding":
+        return (f"cosine of all-MiniLM-L6-v2 sentence embeddings (sentence-transformers "
+                f"{_version('sentence-transformers')})")
+    raise ValueError(f"unknown metric {name} (known: {', '.join(METRICS)})")
 
 Aggregate = Literal["mean", "max"]
 
@@ -281,7 +337,8 @@ def score(names: Sequence[str], hyps: Sequence[str], refs: Refs, *, aggregate: A
     types = [n for n in names if n.startswith("rouge")]
     if types:
         out.update(rouge(hyps, refs, aggregate=aggregate, stemmer=stemmer, types=types))
-    single = {"bleu": bleu, "bertscore": bertscore, "embedding": embedding_similarity}
+    single = {"bleu": bleu, "bleu4-nltk-sentence": bleu4_nltk_sentence, "bertscore": bertscore,
+              "embedding": embedding_similarity}
     for name in names:
         if name in single:
             out[name] = per_reference(single[name], hyps, refs, aggregate)  # type: ignore[arg-type]

@@ -94,6 +94,9 @@ def test_reviseval_pairwise_with_metrics(tmp_path: Path) -> None:
     assert all(r["metric_majority"] == r["revised_from"] for r in records)
     report = json.loads((out / "report.json").read_text())
     assert set(report["pairwise"]["classic_metric_agreement"]) == {"bleu", "rouge1", "rougeL", "majority"}
+    # every report that shows ROUGE names its implementation (issue 40, item 7)
+    assert report["pairwise"]["metric_implementations"]["rougeL"].startswith("rouge-score ")
+    assert f"- rougeL: {report['pairwise']['metric_implementations']['rougeL']}" in (out / "report.md").read_text()
     ledger = outcomes(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
     assert sum(1 for rec in ledger if rec["role"] == "reviser") == 6
 

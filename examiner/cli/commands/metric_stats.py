@@ -21,7 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                 "scores, or `summeval` (SummEval: examiner data pull summeval)")
     p.add_argument("--metric", required=True, metavar="NAMES",
                    help="comma-separated: rouge1, rouge2, rougeL (sentence-level LCS), rougeLsum (summary-level "
-                        "LCS, what SummEval tables use), bleu, bertscore, embedding")
+                        "LCS, what SummEval tables use), bleu (sacrebleu), bleu4-nltk-sentence (NLTK's unsmoothed "
+                        "sentence BLEU-4, the Topical-Chat tables' BLEU-4), bertscore, embedding; the report names "
+                        "each one's implementation")
     p.add_argument("--candidate-field", default="output", metavar="KEY", help="the text scored (default output)")
     p.add_argument("--reference-field", default="reference", metavar="KEY",
                    help="a reference text or a list of them (default reference)")

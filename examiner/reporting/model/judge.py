@@ -73,6 +73,8 @@ class PairwiseSection(Section):
     panel_agreement: list[MemberAgreement] | None = None
     classic_metric_agreement: dict[str, Classification] | None = None
     """Per classic metric (and `majority`): its preferences against the gold labels (RevisEval)."""
+    metric_implementations: dict[str, str] | None = None
+    """Per classic metric shown: what computed it (package and version; BERTScore's model)."""
     calibration: JudgeCalibration | None = None
     """With gold labels on only some rows: each label's share over every row calibrated by them (PPI++)."""
 
@@ -90,6 +92,8 @@ class SingleSection(Section):
     geval_unparseable_samples: int | None = None
     correlation_with_human: dict[str, Levels] | None = None
     """Scorer (`judge`, then each classic metric) -> correlations with the human scores."""
+    metric_implementations: dict[str, str] | None = None
+    """Per classic metric shown: what computed it (package and version; BERTScore's model)."""
     calibration: ScoreCalibration | None = None
     """With human scores on only some rows: the mean human score over every row calibrated by them (PPI++)."""
 

@@ -42,6 +42,9 @@ class MetricStatsReport(Section):
     human_fields: list[str]
     multi_reference: str
     rouge: Rouge
+    implementations: dict[str, str] = {}
+    """Metric -> what computed it (package and version; BERTScore's model, and that it is not the published
+    one). Empty in reports written before it."""
     mean_metric: dict[str, float]
     correlation_with_human: dict[str, dict[str, Levels]]
     """Metric -> human score field -> correlation levels."""
