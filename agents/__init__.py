@@ -11,6 +11,7 @@ the gateway.
 - debaters/     the debaters of MDEval
 - referee/      the referee of an MDEval debate
 - meta_judge/   JDEval, JDEval-i and BSMEval
+- gate/         the question gate's guesser and checker (examiner/exam/gate/)
 - prompting/    rendering of prompt files, with every value fenced and escaped
 
 Each role module states its card (`CARD`, agents/card.py): the prompt files it renders with the values

@@ -56,13 +56,16 @@ async def write_question(
     round: int,
     max_words: int = 50,
     feedback: str = "",
+    gate_attempt: int = 0,
 ) -> CallResult[Question]:
-    """Ask the examiner for one question over a cluster (`units[0]` is the cluster's center)."""
+    """Ask the examiner for one question over a cluster (`units[0]` is the cluster's center); `gate_attempt`
+    1 marks the question gate's rewrite (a hint for a test backend, examiner/exam/gate/)."""
     aliases = UnitAliases.of(units)
     note = f"\nYour previous attempt was rejected: {aliases.shorten(feedback)}\n" if feedback else ""
     messages = QUESTION.render(units=aliases.block(units), max_words=max_words, feedback=note)
+    hints = {**aliases.hint, "gate_attempt": gate_attempt} if gate_attempt else aliases.hint
     return await _ask(gateway, QUESTION, messages, aliases, CallContext(stage="question", round=round, unit_ids=aliases.ids,
-                                                              hints=aliases.hint))
+                                                              hints=hints))
 
 
 async def write_probe(

@@ -78,6 +78,10 @@ class CorpusOptions(JobOptions):
     """Largest corpus accepted, in MB."""
     language: str | None = None
     """Language of questions, answers and judging: auto (the corpus's) or an ISO 639-1 code."""
+    question_gate: bool | None = None
+    """Check every question before it is asked (`--question-gate`; ExamSettings.question_gate)."""
+    gate_drop_guessable: bool | None = None
+    """The gate rejects guessable questions instead of tagging them (`--gate-drop-guessable`)."""
     follow_links: bool | None = None
     """Read symbolic links that point outside the corpus folder."""
     max_document_mb: float | None = None
@@ -284,7 +288,8 @@ READING_OPTIONS = ("follow_links", "max_document_mb", "max_document_text_mb", "m
 
 EXAM_SETTINGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
                  "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
-                 "language": "language", **{name: name for name in READING_OPTIONS},
+                 "language": "language", "question_gate": "question_gate",
+                 "gate_drop_guessable": "gate_drop_guessable", **{name: name for name in READING_OPTIONS},
                  "prepare_engine": "prepare_engine", "ray_address": "ray_address"}
 """Exam settings the options set: setting -> option (the last two are ExamOptions' only)."""
 

@@ -255,6 +255,21 @@ class ExamSettings(BaseModel):
     as leaking that unit's answer."""
     question_max_words: int = Field(50, ge=5)
     """Word limit of a question (longer questions are asked again with feedback)."""
+    question_gate: bool = False
+    """Check every question before any target is asked it (examiner/exam/gate/, docs/METHODS.md): answerable
+    from its cluster's units alone, every claimed unit supported, not guessable without the corpus, not a
+    near-copy of an earlier question, in the exam's language, no unit labels. A rejected question is
+    rewritten once, else its units go back to the pool. Two calls per question (a guess and a check),
+    billed as the ledger stage `question_gate`."""
+    gate_duplicate_threshold: float = Field(0.9, gt=0, le=1)
+    """Cosine similarity (0-1] of question embeddings at or above which the gate rejects a question as a
+    near-copy of an earlier one."""
+    gate_min_quote_match: float = Field(0.8, ge=0, le=1)
+    """Share (0-1) of the checker's quote for a claimed unit that must be found in that unit's text."""
+    gate_drop_guessable: bool = False
+    """Reject (rewrite or drop) a question the guesser answers right without the corpus; off: only tag it."""
+    gate_guesser: str = ""
+    """Endpoint that guesses without the corpus (a cheap model); empty: the examiner role's endpoint."""
     answer_max_words: int = Field(200, ge=5)
     """Word limit of a candidate's answer (asked for in the prompt; max_tokens follows from it)."""
     seed: int = Field(0, ge=0)

@@ -68,6 +68,14 @@ class ClusterRound(BaseModel):
     """2-D PCA coordinates of the pool's units (for the report's maps)."""
 
 
+class GateCheckRecord(BaseModel):
+    """One check of the question gate on one question: what it checked, whether the question passed, why not."""
+
+    name: Literal["language", "labels", "answerable", "citation", "guessable", "near_duplicate"]
+    passed: bool
+    reason: str = ""
+
+
 class QuestionRecord(BaseModel):
     """questions.jsonl: one question (or probe) put to one target."""
 
@@ -87,7 +95,16 @@ class QuestionRecord(BaseModel):
     regenerations: int = 0
     dropped_targets: list[str] = Field(default_factory=list)
     """Ids the examiner named that were not units of the cluster."""
-    status: Literal["ok", "unparseable", "no_targets"] = "ok"
+    status: Literal["ok", "unparseable", "no_targets", "gate_rejected"] = "ok"
+    """`gate_rejected`: the question gate (examiner/exam/gate/) rejected it and its rewrite; its units go
+    back to the pool."""
+    gate: list[GateCheckRecord] = Field(default_factory=list)
+    """The question gate's checks of it, each with its reason (empty when the gate is off)."""
+    guessable: bool = False
+    """The gate's guesser answered it right without the corpus (tagged; dropped only with
+    `gate_drop_guessable`)."""
+    gate_rewrites: int = 0
+    """Times the gate had it rewritten (0 or 1)."""
 
 
 class AnswerRecord(BaseModel):

@@ -25,7 +25,7 @@ from examiner.agents.prompting import placeholder_names
 from examiner.core.config import Settings
 from examiner.llm import CallContext, CallResult, GenerationConfig
 
-AGENT_FOLDERS = {"examiner", "candidate", "judge", "reviser", "evaluators", "debaters", "referee", "meta_judge"}
+AGENT_FOLDERS = {"examiner", "candidate", "judge", "reviser", "evaluators", "debaters", "referee", "meta_judge", "gate"}
 """The agents of the design card, one folder each (prompting/ is shared rendering, not an agent)."""
 
 

@@ -36,6 +36,7 @@ from examiner.agents.candidate import answerer as candidate
 from examiner.agents.debaters import debater
 from examiner.agents.evaluators import evaluator
 from examiner.agents.examiner import extractor, questioner
+from examiner.agents.gate import checker, guesser
 from examiner.agents.judge import geval, geval_unit, reference_judge
 from examiner.agents.judge import pairwise_judge as pairwise
 from examiner.agents.judge import unit_judge as judge
@@ -125,6 +126,9 @@ CASES: dict[str, Case] = {
     "exam_probe": Case(lambda gw, v: questioner.write_probe(gw, v("question"), v("answer"), _units(v), round=1), 2),
     "exam_answer": Case(lambda gw, v: candidate.answer(gw, v("question"), target="t", round=1, unit_ids=[])),
     "exam_judge": Case(lambda gw, v: judge.judge_units(gw, v("question"), v("answer"), _units(v), round=1), 2),
+    "gate_guess": Case(lambda gw, v: guesser.guess_answer(gw, v("question"), round=1, unit_ids=())),
+    "gate_check": Case(lambda gw, v: checker.check_question(gw, v("question"), _units(v), ["ku-0000000000000000"],
+                                                            v("answer"), round=1), 2),
     "exam_judge_noref": Case(lambda gw, v: judge.judge_without_reference(gw, v("question"), v("answer"), round=1,
                                                                          unit_ids=[])),
     "exam_extract": Case(lambda gw, v: extractor.extract_statements(gw, [("1", v("passage1")), ("2", v("passage2"))])),

@@ -69,6 +69,13 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rounds", type=int, help="stop after this many rounds")
     parser.add_argument("--max-probes", type=int, help="follow-up probes per question in a round")
     parser.add_argument("--seed", type=int, help="seed for clustering and sampling")
+    parser.add_argument("--question-gate", action="store_true", default=None,
+                        help="check every question before it is asked: answerable from its units, citations "
+                             "supported, not guessable, no near-copy, exam language, no unit labels (two extra "
+                             "calls per question; docs/METHODS.md)")
+    parser.add_argument("--gate-drop-guessable", action="store_true", default=None,
+                        help="with --question-gate: reject a question a model answers without the corpus "
+                             "(default: tag it)")
     parser.add_argument("--max-corpus-mb", type=float, metavar="MB",
                         help="largest corpus accepted, in MB (default 10: each MB takes about a minute to embed on 2 CPU cores)")
     parser.add_argument("--language", metavar="CODE",
@@ -211,7 +218,7 @@ CORPUS_FLAGS = ("jsonl_field", "cluster_size", "max_rounds", "max_probes", "seed
                 "follow_links", "max_document_mb", "max_document_text_mb", "max_document_pages",
                 "max_document_seconds", "max_nesting_depth", "embedding_cache", "mode", "judge_mode", "units",
                 "quiet", "judge_cascade", "target_agreement", "cascade_risk",
-                "cascade_confidence", "allow_simulated_roles")
+                "cascade_confidence", "allow_simulated_roles", "question_gate", "gate_drop_guessable")
 """Flags of `run` and `estimate` whose option has the flag's own name."""
 
 

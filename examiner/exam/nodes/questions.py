@@ -2,7 +2,8 @@
 examiner/exam/nodes/examine.py), put to every active target.
 
 A question must target units of its cluster, stay under the word limit and not give away a target's
-content; a rejected draft is regenerated with the reason as feedback (up to MAX_QUESTION_ATTEMPTS).
+content; a rejected draft is regenerated with the reason as feedback (up to MAX_QUESTION_ATTEMPTS). With
+`question_gate` on, the question then goes through the gate (examiner/exam/gate/) before any target sees it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 
 from examiner.core.records import QuestionRecord
 from examiner.exam.checks import leaking_targets, question_type, word_count
+from examiner.exam.gate.gating import gated
 from examiner.exam.nodes.context import ExamContext, stable_id
 from examiner.exam.state import ClusterState
 from examiner.llm import Unparseable
@@ -44,7 +46,17 @@ class Drafting:
 
 async def question_for(ctx: ExamContext, cluster: ClusterState, rnd: int) -> QuestionRecord:
     """A validated question for a cluster, or a record saying why there is none."""
-    draft = Drafting(cluster, rnd, dict(ctx.unit_texts(cluster["members"])))
+    units = ctx.unit_texts(cluster["members"])
+    draft = Drafting(cluster, rnd, dict(units))
+
+    async def rewrite(feedback: str) -> QuestionRecord | None:
+        """The question gate's one rewrite (examiner/exam/gate/gating.py), held to the same review."""
+        result = await write_question(ctx.gateway, units, round=rnd, max_words=ctx.exam.question_max_words,
+                                      feedback=feedback, gate_attempt=1)
+        if isinstance(result.parsed, Unparseable) or review(ctx, draft, result.parsed) is not None or draft.last is None:
+            return None
+        return draft.record(draft.last.question, draft.last.target, "ok")
+
     for attempt in range(MAX_QUESTION_ATTEMPTS):
         result = await write_question(ctx.gateway, ctx.unit_texts(cluster["members"]), round=rnd,
                                       max_words=ctx.exam.question_max_words, feedback=draft.feedback)
@@ -54,9 +66,9 @@ async def question_for(ctx: ExamContext, cluster: ClusterState, rnd: int) -> Que
         problem = review(ctx, draft, result.parsed)
         if problem is None:
             assert draft.last is not None
-            return draft.record(draft.last.question, draft.last.target, "ok")
+            return await gated(ctx, units, draft.record(draft.last.question, draft.last.target, "ok"), rnd, rewrite)
         draft.feedback = problem
-    return salvage(ctx, draft)
+    return await gated(ctx, units, salvage(ctx, draft), rnd, rewrite)
 
 
 def review(ctx: ExamContext, draft: Drafting, question: Question) -> str | None:
