@@ -272,6 +272,9 @@ class ExamSettings(BaseModel):
     """Endpoint that guesses without the corpus (a cheap model); empty: the examiner role's endpoint."""
     answer_max_words: int = Field(200, ge=5)
     """Word limit of a candidate's answer (asked for in the prompt; max_tokens follows from it)."""
+    answer_logprobs: bool = False
+    """Ask the targets for their answers' token log-probabilities and record exp(mean logprob) as each
+    answer's token confidence (off: some endpoints refuse logprobs; the stated confidence is always read)."""
     seed: int = Field(0, ge=0)
     """Seed of the exam's own random choices (clustering, projection), 0 or more; not the models' sampling
     seed. Any size is accepted: a seed of 2**30 or more is reduced modulo 2**30 (FAISS takes a signed 32-bit

@@ -119,6 +119,12 @@ class AnswerRecord(BaseModel):
     """sacrebleu sentence BLEU of the answer against its targets' reference texts."""
     embedding_similarity: float | None = None
     """Cosine similarity of answer and concatenated reference texts (all-MiniLM-L6-v2)."""
+    stated_confidence: float | None = None
+    """The confidence the target stated at the end of its answer (`Confidence: N%`, in [0, 1]; the line is
+    not in `text`, so the judge does not read it); None when it stated none."""
+    token_confidence: float | None = None
+    """exp(mean token logprob) of the answer, when the exam asked for logprobs (`answer_logprobs`) and the
+    endpoint gave them; None otherwise."""
 
 
 _SPELLINGS: dict[Verdict, VerdictType] = {Verdict.CORRECT: "correct", Verdict.INCORRECT: "incorrect",

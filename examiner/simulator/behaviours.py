@@ -378,7 +378,25 @@ def candidate_answer(req: SimRequest) -> Completion:
     used = 12 + 20 * len(claims)
     rest = filler_text(rng, max(25, 150 - used))
     answer = " ".join(part for part in (opening, body, rest) if part)
-    return runaway(answer, int(req.option("answer_chars", 0)), rng)
+    stated = stated_confidence_line(req, claims)
+    return runaway(answer, int(req.option("answer_chars", 0)), rng) + stated
+
+
+def stated_confidence_line(req: SimRequest, claims: list[str]) -> str:
+    """The `Confidence: N%` line the answer prompt asks for, with option `stated_confidence`: `calibrated`
+    states the share of the answer's claims that are right (so among the units of answers stating N %, N %
+    are right), `overconfident` states 95-99 % whatever it knows; without the option (the default) no line,
+    so simulated exams written before it are unchanged."""
+    mode = req.option("stated_confidence", "")
+    if not mode:
+        return ""
+    marks = [claim.rsplit(":", 1)[1].rstrip(").") for claim in claims]
+    attempted = [m for m in marks if m in ("known", "wrong")]
+    if mode == "overconfident":
+        value = 95 + int(5 * stable_uniform(req.seed, "stated", req.prompt_key))
+    else:
+        value = round(100 * attempted.count("known") / len(attempted)) if attempted else 5
+    return f"\nConfidence: {min(value, 99) if mode == 'overconfident' else value}%"
 
 
 def runaway(answer: str, chars: int, rng: random.Random) -> str:

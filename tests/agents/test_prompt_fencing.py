@@ -33,6 +33,7 @@ from examiner.llm import CallResult
 from examiner.agents.prompting import render
 from examiner.agents.prompting.fence import escape, one_line, unescape
 from examiner.agents.candidate import answerer as candidate
+from examiner.agents.candidate import completer
 from examiner.agents.debaters import debater
 from examiner.agents.evaluators import evaluator
 from examiner.agents.examiner import extractor, questioner
@@ -125,6 +126,10 @@ CASES: dict[str, Case] = {
     "exam_question": Case(lambda gw, v: questioner.write_question(gw, _units(v, 3), round=1, feedback="too long"), 3),
     "exam_probe": Case(lambda gw, v: questioner.write_probe(gw, v("question"), v("answer"), _units(v), round=1), 2),
     "exam_answer": Case(lambda gw, v: candidate.answer(gw, v("question"), target="t", round=1, unit_ids=[])),
+    "memory_guided": Case(lambda gw, v: completer.complete_sentence(gw, v("start"), source=v("source"), ending_words=9,
+                                                                    target="t", item_id="i1")),
+    "memory_general": Case(lambda gw, v: completer.complete_sentence(gw, v("start"), source=None, ending_words=9,
+                                                                     target="t", item_id="i1")),
     "exam_judge": Case(lambda gw, v: judge.judge_units(gw, v("question"), v("answer"), _units(v), round=1), 2),
     "gate_guess": Case(lambda gw, v: guesser.guess_answer(gw, v("question"), round=1, unit_ids=())),
     "gate_check": Case(lambda gw, v: checker.check_question(gw, v("question"), _units(v), ["ku-0000000000000000"],

@@ -11,6 +11,7 @@ from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_up
 from examiner.exam.state import ExamState
 from examiner.stats.reference_metrics import bleu
 from examiner.agents.candidate.answerer import answer as ask_candidate
+from examiner.agents.candidate.confidence import stated_confidence, token_confidence
 
 
 async def collect_answers(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
@@ -29,9 +30,12 @@ async def answer_one(ctx: ExamContext, question: QuestionRecord, rnd: int) -> An
     result = await ask_candidate(
         ctx.gateway, question.text, target=question.target, round=rnd, unit_ids=question.targets,
         stage="answer" if question.kind != "probe" else "probe_answer", max_words=ctx.exam.answer_max_words,
+        logprobs=ctx.exam.answer_logprobs,
     )
+    text, stated = stated_confidence(result.text.strip())
     return AnswerRecord(id=stable_id("answer", question.id), question_id=question.id, round=rnd,
-                        target=question.target, text=result.text.strip())
+                        target=question.target, text=text, stated_confidence=stated,
+                        token_confidence=token_confidence(result.logprobs))
 
 
 def score_classic(ctx: ExamContext, answers: list[AnswerRecord]) -> list[AnswerRecord]:
