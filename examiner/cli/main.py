@@ -38,7 +38,7 @@ from examiner.core.errors import (EXIT_INTERNAL_ERROR, EXIT_USER_ERROR, BudgetEx
                              current_run_dir, disk_full, forget_run_dirs)
 
 COMMAND_MODULES = ("setup", "cost", "exam", "report", "gate", "view", "review", "judging", "meta", "metric_stats",
-                   "export", "trace", "distil", "finetune", "data")
+                   "export", "trace", "distil", "finetune", "data", "memory_probe")
 """Modules under examiner.cli.commands; each has `register(subparsers)` and sets `func` on its parsers."""
 
 

@@ -1,0 +1,171 @@
+"""The memorisation probe as a library call (`examiner probe-memory`): a target's guided versus general
+completions of held-back sentence halves of a corpus, beside a negative control it cannot have read, with
+the report (memory_probe.json, memory_probe.md), every completion (completions.jsonl), the ledger and the
+response cache written into one folder. The method: examiner/exam/memory_probe.py."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from examiner.api.checks import Notes, output_dir, to_stderr
+from examiner.api.settings import JobOptions, SettingsSource, path_texts, resolve_settings, simulated_name
+from examiner.core.errors import UserError
+
+if TYPE_CHECKING:
+    from examiner.core.config import Settings
+    from examiner.exam.memory_probe import HeldBack
+
+HANDBOOK = Path(__file__).resolve().parents[2] / "corpora" / "examiner-handbook"
+"""The default negative control: the handbook written for this project (after any public model's cutoff)."""
+
+REPORT_JSON, REPORT_MD, COMPLETIONS = "memory_probe.json", "memory_probe.md", "completions.jsonl"
+
+
+class MemoryProbeOptions(JobOptions):
+    """`examiner probe-memory`: guided versus general completion of a corpus's held-back sentence halves."""
+
+    corpus: tuple[str, ...]
+    """Files or folders of the corpus probed."""
+    out: str
+    """Folder for the report, completions.jsonl, the ledger and the response cache."""
+    target: str | None = None
+    """Endpoint probed (default: the candidate role's endpoint)."""
+    control: tuple[str, ...] = ()
+    """Files or folders the target cannot have read (default: corpora/examiner-handbook)."""
+    sentences: int = 5
+    """Sentences probed per document at most (seeded)."""
+    max_documents: int | None = 20
+    """Documents probed per side at most (a seeded sample); None: all of them."""
+    seed: int = 0
+    source_name: str | None = None
+    """How the guided prompt names the corpus's collection (default: its folder's name)."""
+    control_name: str | None = None
+    """How the guided prompt names the control's collection (default: its folder's name)."""
+    no_cache: bool = False
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryProbeResult:
+    """What the probe wrote and found: the report as written to memory_probe.json."""
+
+    out: Path
+    report: dict[str, Any]
+    paths: dict[str, Path]
+    outage: str | None = None
+    """One line naming the target when every call failed (an endpoint that is down); None otherwise."""
+
+    @property
+    def status(self) -> str:
+        return str(self.report["status"])
+
+
+def _collection(paths: tuple[str, ...], given: str | None) -> str:
+    return given or (Path(paths[0]).resolve().name if len(paths) == 1 else "the collection")
+
+
+def probe_memory(options: MemoryProbeOptions, settings: SettingsSource = None, *,
+                 notes: Notes = to_stderr) -> MemoryProbeResult:
+    """Probe the target and write the report into `options.out`, as `examiner probe-memory` does."""
+    from examiner.corpus.reading import load_corpus
+    from examiner.exam.memory_probe import SIDES, held_back, sample_documents
+
+    if options.sentences < 1:
+        raise UserError(f"--sentences must be 1 or more, got {options.sentences}")
+    if options.max_documents is not None and options.max_documents < 2:
+        raise UserError(f"--max-documents must be 2 or more (an interval needs two documents), got "
+                        f"{options.max_documents}")
+    control = options.control or (str(HANDBOOK),)
+    if not options.control and not HANDBOOK.is_dir():
+        raise UserError("the default control corpora/examiner-handbook is not here; give --control FOLDER")
+    if {Path(p).resolve() for p in options.corpus} & {Path(p).resolve() for p in control}:
+        raise UserError("the corpus and the --control share a path: the control must be text the target cannot "
+                        "have read, apart from the corpus")
+    resolved = resolve_settings(settings, options)
+    out = output_dir(options.out)
+    target = options.target
+    if target is not None:
+        target = simulated_name(resolved, target) if options.simulate else target
+        resolved.endpoint(target)  # ConfigError for a typo
+    sources = {"corpus": _collection(options.corpus, options.source_name),
+               "control": _collection(control, options.control_name)}
+    items: list[HeldBack] = []
+    skipped: list[str] = []
+    for side, paths in zip(SIDES, (options.corpus, control)):
+        documents = sample_documents(load_corpus(list(paths)).documents, options.max_documents, options.seed, side)
+        cut = held_back(documents, side, per_document=options.sentences, seed=options.seed)
+        probed = {i.document for i in cut}
+        skipped += [f"{side}/{d.id}" for d in documents if d.id not in probed]
+        if len(probed) < 2:
+            raise UserError(f"the {side} has {len(probed)} document(s) with a prose sentence to probe; the "
+                            "probe needs two or more a side")
+        items += cut
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    records, meta = asyncio.run(_probe(options, resolved, target, items, sources, out))
+    return _write(options, out, records, meta, sources, skipped, time.perf_counter() - started, resolved)
+
+
+async def _probe(options: MemoryProbeOptions, settings: Settings, target: str | None, items: list[HeldBack],
+                 sources: dict[str, str], out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Both completions of every item on one gateway (ledger and cache in `out`)."""
+    from examiner.agents.candidate.completer import complete_sentence
+    from examiner.exam.memory_probe import oracle, run_probe
+    from examiner.exam.progress import ExamProgress
+    from examiner.llm.gateway import Gateway
+
+    async with Gateway(settings, run_dir=out, cache=not options.no_cache) as gw:
+        name, _ = gw.resolve("candidate", target)
+        await gw.register_oracle(name, oracle(items))
+
+        async def complete(item: HeldBack, source: str | None) -> str:
+            result = await complete_sentence(gw, item.start, source=source, ending_words=len(item.ending.split()),
+                                             target=target, item_id=item.key)
+            return result.text
+
+        progress = ExamProgress(gw.totals, enabled=not options.quiet)
+        with progress.task("probe memory", len(items)) as tick:
+            records, stopped = await run_probe(items, complete, sources, on_done=tick.advance)  # type: ignore[arg-type]
+        totals = gw.totals
+        meta = {"target": name, "status": "budget_exhausted" if stopped else "ok", "calls": totals.calls,
+                "cache_hits": totals.cache_hits, "prompt_tokens": totals.prompt_tokens,
+                "completion_tokens": totals.completion_tokens, "cost_usd": round(totals.cost_usd, 6)}
+    return records, meta
+
+
+def _write(options: MemoryProbeOptions, out: Path, records: list[dict[str, Any]], meta: dict[str, Any],
+           sources: dict[str, str], skipped: list[str], wall_s: float, settings: Settings) -> MemoryProbeResult:
+    from examiner.core.owned import write_output
+    from examiner.exam.memory_probe import MAX_WORDS, MIN_WORDS, per_document, summary
+    from examiner.reporting.memory_probe import render_markdown
+    from examiner.reporting.writer import dumps, write_jsonl
+
+    documents = per_document(records)
+    failed = [r for r in records if "error" in r]
+    report = {"kind": "memory_probe", **meta, "corpus": list(path_texts(options.corpus)),
+              "control": list(path_texts(options.control)) or ["corpora/examiner-handbook"], "sources": sources,
+              "per_document": options.sentences, "max_documents": options.max_documents, "seed": options.seed,
+              "min_words": MIN_WORDS, "max_words": MAX_WORDS, "scoring": "ROUGE-L F1, stemmed, completion cut to "
+              "the held-back half's length", "min_k_plus_plus": "not computed (see memory_probe.md)",
+              "sentences": len(records), "failed": len(failed), "wall_s": round(wall_s, 3),
+              "summary": summary(documents), "documents": documents, "skipped_documents": skipped}
+    if meta["status"] == "ok" and failed:
+        report["status"] = "partial"
+    paths = {"completions": write_jsonl(out / COMPLETIONS, records),
+             "report_json": out / REPORT_JSON, "report_md": out / REPORT_MD}
+    write_output(paths["report_json"], dumps(report) + "\n")
+    write_output(paths["report_md"], render_markdown(report))
+    outage = None
+    if records and len(failed) == len(records) and meta["status"] == "ok":
+        url = settings.endpoints[meta["target"]].base_url if meta["target"] in settings.endpoints else None
+        outage = (f"every probe call failed ({len(records)} sentences): endpoint {meta['target']}"
+                  f"{f' at {url}' if url else ''}: {failed[0]['error']}")
+    return MemoryProbeResult(out, report, paths, outage)
+
+
+__all__ = ["COMPLETIONS", "HANDBOOK", "MemoryProbeOptions", "MemoryProbeResult", "REPORT_JSON", "REPORT_MD",
+           "probe_memory"]

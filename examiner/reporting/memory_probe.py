@@ -1,0 +1,76 @@
+"""The memorisation probe's report in Markdown (`examiner probe-memory`): the figures per side with their
+intervals, the AUROC, what they do not show, and every document's own figures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from examiner.reporting.writer import cell
+
+CAVEAT = ("The two sides differ in more than exposure: length, style and topic differ too, and a sentence "
+          "that is easy to predict from its first half narrows the gap on either side. The figures are over "
+          "documents with their intervals; no document or sentence is declared memorised or not.")
+"""What every probe report says beside its figures."""
+
+MIN_K_NOTE = ("Min-K%++ is not computed: it needs the log-probability of every token of a given text, and a "
+              "chat-completions endpoint returns log-probabilities of its own reply only.")
+
+
+def interval(figure: Mapping[str, Any], digits: int = 3) -> str:
+    """`mean [low, high]` of a figure with an interval."""
+    value = figure.get("mean", figure.get("estimate", figure.get("auroc")))
+    return f"{cell(value, digits)} [{cell(figure.get('low'), digits)}, {cell(figure.get('high'), digits)}]"
+
+
+def side_rows(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """(side, documents, sentences, guided, general, gap, exact guided/general, held-back words) per side."""
+    rows = []
+    for side, fig in report["summary"]["sides"].items():
+        name = f"{side}: {report['sources'][side]}"
+        rows.append((name, str(fig["documents"]), str(fig["sentences"]), interval(fig["guided_rouge_l"]),
+                     interval(fig["general_rouge_l"]), interval(fig["gap"]),
+                     f"{fig['guided_exact']} / {fig['general_exact']}", cell(fig["ending_words"]["mean"], 1)))
+    return rows
+
+
+SIDE_COLUMNS = ("side", "documents", "sentences", "guided ROUGE-L", "general ROUGE-L", "gap (guided - general)",
+                "exact guided / general", "words held back")
+
+
+def headline(report: Mapping[str, Any]) -> str:
+    """The AUROC line and the difference of the mean gaps."""
+    s = report["summary"]
+    return (f"AUROC of the gap, corpus over control documents: {interval(s['auroc'])} "
+            f"({s['auroc']['probed']} vs {s['auroc']['control']} documents; 0.5 = no separation). "
+            f"Mean gap, corpus minus control: {interval(s['difference'])} (Welch).")
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return lines
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The whole report as Markdown."""
+    out = [f"# Memorisation probe of {report['target']}", "",
+           f"Guided versus general completion of held-back sentence halves, {report['per_document']} seeded "
+           f"sentences per document at most (seed {report['seed']}), greedy; ROUGE-L F1 of each completion "
+           "cut to the held-back half's length. Intervals are 95 % over documents.", "",
+           *_table(SIDE_COLUMNS, side_rows(report)), "", headline(report), "", CAVEAT, "", MIN_K_NOTE, ""]
+    if report.get("status") != "ok":
+        out += [f"Status: {report['status']}; {report.get('failed', 0)} sentences have no completion "
+                "(see completions.jsonl).", ""]
+    out += [f"Calls {report['calls']}, tokens {report['prompt_tokens']} in + {report['completion_tokens']} out, "
+            f"${report['cost_usd']:.4f} (ledger.jsonl, `examiner cost`).", "", "## Per document", ""]
+    rows = [(d["side"], d["document"], str(d["sentences"]), cell(d["guided_rouge_l"]), cell(d["general_rouge_l"]),
+             cell(d["gap"]), f"{d['guided_exact']} / {d['general_exact']}") for d in report["documents"]]
+    out += _table(("side", "document", "sentences", "guided", "general", "gap", "exact guided / general"), rows)
+    if report.get("skipped_documents"):
+        out += ["", "Documents without a sentence to probe (no prose sentence of "
+                f"{report['min_words']}-{report['max_words']} words): " + ", ".join(report["skipped_documents"])]
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["CAVEAT", "MIN_K_NOTE", "SIDE_COLUMNS", "headline", "interval", "render_markdown", "side_rows"]
