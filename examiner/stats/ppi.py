@@ -13,7 +13,10 @@ For a mean (their Example 1), with n labelled pairs (Y_i, f_i) and N unlabelled 
   theta = mean(Y) + lambda (mean(g) - mean(f)),
   var   = Var(Y - lambda f) / n + lambda^2 Var(g) / N,
   lambda (power-tuned) = Cov(Y, f) / ((1 + n / N) Var(f)), clipped to [0, 1]
-(lambda = 0 is the human-only mean, lambda = 1 the original PPI); interval theta +- z sqrt(var). For 0/1
+(lambda = 0 is the human-only mean, lambda = 1 the original PPI); interval theta +- z sqrt(var). A tuned
+lambda is cross-fitted in the estimate (leave-one-out: unit i's term uses the lambda of the other n - 1
+labelled units), so that the choice of lambda cannot pull the estimate: on a 10 % label with 20 labels the same-sample lambda gave a bias of -0.015 (13 Monte Carlo
+standard errors); the variance uses the lambda of all n. For 0/1
 labels `calibrated_accuracy` takes the variance of the labelled part from the (human, judge) table with
 half a unit added to each cell (Agresti & Min 2005), the estimate from the labels as they are;
 experiments/stats_calibration.py measures its coverage, its bias on a rare label and how often its
@@ -131,10 +134,13 @@ def ppi_mean(
         raise ValueError("PPI needs at least two human-labelled units")
     if big_n == 0:
         raise ValueError("PPI needs judge labels on units the humans did not label")
+    per_unit: np.ndarray | None = None
     if lam is None:
         var_f = float(np.var(np.concatenate([f, g]), ddof=1))
+        scale = (1 + n / big_n) * var_f
         cov = float(np.cov(y, f, ddof=1)[0, 1])
-        lam = 0.0 if var_f == 0 else float(np.clip(cov / ((1 + n / big_n) * var_f), 0.0, 1.0))
+        lam = 0.0 if var_f == 0 else float(np.clip(cov / scale, 0.0, 1.0))
+        per_unit = _leave_one_out_lambdas(y, f, scale)
     rectifier = y - lam * f
     weights = np.ones(n)
     if half_cells:
@@ -144,7 +150,13 @@ def ppi_mean(
         weights = np.concatenate([weights, np.full(4, 0.5)])
     centre = float(np.average(rectifier, weights=weights))
     spread = float(np.average((rectifier - centre) ** 2, weights=weights)) * weights.sum() / (weights.sum() - 1)
-    estimate = float(np.mean(rectifier[:n])) + lam * float(g.mean())  # the pseudo-cells widen, never shift
+    # The pseudo-cells widen, never shift; a tuned lambda is cross-fitted for the estimate (each unit's
+    # correction uses the lambda of the other labelled units), since the lambda of the same units rises
+    # exactly when they hold more of a rare label and pulled the estimate down (-0.015 at 20 labels).
+    if per_unit is None:
+        estimate = float(np.mean(y - lam * f)) + lam * float(g.mean())
+    else:
+        estimate = float(np.mean(y + per_unit * (float(g.mean()) - f)))
     variance = spread / weights.sum() + lam**2 * (float(np.var(g, ddof=1)) if big_n > 1 else 0.0) / big_n
     se = math.sqrt(variance)
     half = _z(level) * se
@@ -152,6 +164,19 @@ def ppi_mean(
     if half_cells:
         method += ", half a unit per 2 x 2 cell"
     return MeanEstimate(estimate, estimate - half, estimate + half, level, se, n, big_n, method), lam
+
+
+def _leave_one_out_lambdas(y: np.ndarray, f: np.ndarray, scale: float) -> np.ndarray:
+    """Each labelled unit's lambda from the other n - 1 labelled units (the covariance of human and judge
+    labels without it, over the same judge variance `scale`), clipped to [0, 1]; zeros when n < 3 or the
+    judge never varies."""
+    n = y.size
+    if n < 3 or scale == 0:
+        return np.zeros(n)
+    rest = n - 1
+    sum_y, sum_f, sum_yf = y.sum() - y, f.sum() - f, (y * f).sum() - y * f
+    cov = (sum_yf - sum_y * sum_f / rest) / (rest - 1)
+    return np.asarray(np.clip(cov / scale, 0.0, 1.0))
 
 
 def _wilson(count: int, nobs: int, level: float) -> tuple[float, float]:

@@ -117,3 +117,20 @@ def test_agreement_kappa_equals_statsmodels_and_the_projects_kappa() -> None:
     assert by_label["0"].sensitivity == pytest.approx(20 / 50)
     assert by_label["1"].sensitivity_low < 0.8 < by_label["1"].sensitivity_high
     assert result.observed == pytest.approx(0.6)
+
+
+def test_a_tuned_lambda_is_cross_fitted_leave_one_out_in_the_estimate() -> None:
+    """Unit i's correction uses the lambda of the other labelled units (computed here with numpy's own
+    covariance), so the tuned lambda cannot pull the estimate; the reported lambda is all n's."""
+    rng = np.random.default_rng(11)
+    y = (rng.random(30) < 0.2).astype(float)
+    f = np.where(y == 1, rng.random(30) < 0.6, rng.random(30) < 0.1).astype(float)
+    g = (rng.random(400) < 0.15).astype(float)
+    result, lam = ppi_mean(y, f, g)
+    scale = (1 + 30 / 400) * np.var(np.concatenate([f, g]), ddof=1)
+    assert lam == pytest.approx(np.clip(np.cov(y, f)[0, 1] / scale, 0, 1))
+    loo = np.array([np.clip(np.cov(np.delete(y, i), np.delete(f, i))[0, 1] / scale, 0, 1) for i in range(30)])
+    assert result.estimate == pytest.approx(np.mean(y + loo * (g.mean() - f)))
+    fixed, _ = ppi_mean(y, f, g, lam=lam)
+    assert fixed.estimate == pytest.approx(np.mean(y - lam * f) + lam * g.mean())
+    assert fixed.standard_error == pytest.approx(result.standard_error)
