@@ -56,7 +56,8 @@ class Sequence:
 
     @property
     def width(self) -> np.ndarray:
-        return self.upper - self.lower
+        width: np.ndarray = self.upper - self.lower
+        return width
 
 
 def _check(scores: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, alpha: float) -> None:
@@ -90,32 +91,45 @@ def _capital(x: np.ndarray, grid: np.ndarray, population: int, alpha: float) -> 
     capital = 0.5 * np.exp(log_up) + 0.5 * np.exp(log_down)
     impossible = np.maximum.accumulate((mu < 0) | (mu > 1), axis=1)  # no such population: θ is ruled out
     capital[impossible | np.isnan(capital)] = np.inf
-    return capital
+    out: np.ndarray = capital
+    return out
 
 
 def confidence_sequence(scores: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, *,
-                        alpha: float = 0.05, breaks: int = 1000) -> Sequence:
+                        denominators: np.ndarray | None = None, alpha: float = 0.05,
+                        breaks: int = 1000) -> Sequence:
     """The (1 − alpha) confidence sequence for Σ y / Σ m over the population, after each asked cluster.
 
     `scores[i]` (y_i) and `sizes[i]` (m_i) are the i-th asked cluster's units correct (a fraction of a unit
     allowed) and units, in the order asked; `population_sizes` lists the units of every cluster of the
     population, asked or not (its order does not matter). The order of asking must be uniformly random
     (a seeded shuffle) for the guarantee to hold. `breaks` sets the grid of candidate values (step
-    1/breaks)."""
+    1/breaks).
+
+    `denominators[i]` (a_i, 0 <= y_i <= a_i <= m_i; default m_i) makes the quantity Σ y / Σ a, a ratio
+    whose denominator is known only for the asked clusters (accuracy over the units answered right or
+    wrong): x_i(θ) = θ + (y_i − θ a_i) / m_max still lies in [0, 1] and has population mean θ exactly
+    when θ = Σ y / Σ a, so the same betting applies; the logical range then puts every unit not yet asked
+    in the denominator, all wrong or all right."""
     scores, sizes = np.asarray(scores, dtype=float), np.asarray(sizes, dtype=float)
     population_sizes = np.asarray(population_sizes, dtype=float)
+    den = sizes if denominators is None else np.asarray(denominators, dtype=float)
     _check(scores, sizes, population_sizes, alpha)
+    if den.shape != sizes.shape or np.any(den < scores - 1e-12) or np.any(den > sizes + 1e-12):
+        raise ValueError("a cluster's denominator must lie between its score and its number of units")
     n = population_sizes.size
     total = float(population_sizes.sum())
     m_max = float(population_sizes.max())
     grid = np.linspace(0.0, 1.0, breaks + 1)
-    asked = np.cumsum(sizes)
+    left = total - np.cumsum(sizes)  # units not yet asked
+    counted = np.cumsum(den)
     correct = np.cumsum(scores)
-    estimate = correct / asked
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = correct / counted
     if scores.size == 0:
         empty = np.zeros(0)
         return Sequence(empty, empty, empty, alpha, n)
-    x = grid[:, None] + (scores[None, :] - grid[:, None] * sizes[None, :]) / m_max
+    x = grid[:, None] + (scores[None, :] - grid[:, None] * den[None, :]) / m_max
     kept = _capital(x, grid, n, alpha) < 1 / alpha
     step = 1.0 / breaks
     any_kept = kept.any(axis=0)
@@ -123,8 +137,9 @@ def confidence_sequence(scores: np.ndarray, sizes: np.ndarray, population_sizes:
     last = np.where(any_kept, grid[breaks - np.argmax(kept[::-1], axis=0)], 1.0)
     lower = np.maximum(first - step, 0.0)
     upper = np.minimum(last + step, 1.0)
-    lower = np.maximum(lower, correct / total)  # the units not yet asked all wrong
-    upper = np.minimum(upper, (correct + total - asked) / total)  # ... all right
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.maximum(lower, np.nan_to_num(correct / (counted + left)))  # the units not yet asked all wrong
+        upper = np.minimum(upper, np.nan_to_num((correct + left) / (counted + left), nan=1.0))  # ... all right
     lower = np.maximum.accumulate(lower)
     upper = np.minimum.accumulate(upper)
     return Sequence(estimate, lower, np.maximum(upper, lower), alpha, n)

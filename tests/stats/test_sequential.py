@@ -125,3 +125,15 @@ def test_gate_outcomes() -> None:
     assert decision.outcome == "not worse" and decision.clusters < 200
     worse = np.maximum(base - rng.binomial(2, 0.5, size=200), 0.0)
     assert sequential_gate(worse, base, sizes, sizes, margin=0.05).outcome == "worse"
+
+
+def test_accuracy_over_answered_units_has_its_own_denominator() -> None:
+    rng = np.random.default_rng(9)
+    sizes = np.full(50, 4.0)
+    answered = rng.binomial(4, 0.8, size=50).astype(float)
+    correct = rng.binomial(answered.astype(int), 0.6).astype(float)
+    seq = confidence_sequence(correct, sizes, sizes, denominators=answered)
+    truth = correct.sum() / answered.sum()
+    assert seq.lower[-1] == pytest.approx(truth) and seq.upper[-1] == pytest.approx(truth)
+    assert seq.lower[20] < truth < seq.upper[20]
+    assert seq.estimate[20] == pytest.approx(correct[:21].sum() / answered[:21].sum())
