@@ -80,11 +80,15 @@ def finetune(options: FinetuneOptions, *, notes: Callable[[str], None] = print) 
 
 def serve_model(model: str, host: str = "127.0.0.1", port: int = 8077) -> None:
     """Serve a transformers model folder (e.g. `examiner finetune`'s merged/) over the OpenAI API until Ctrl-C."""
+    from examiner.llm.encoder_judge import is_encoder_judge
     from examiner.llm.hf_models import require_finetune_packages, resolve_base
     from examiner.llm.hf_server import serve_model as serve
 
-    require_finetune_packages()
     folder = Path(model)
+    if is_encoder_judge(folder):  # `examiner distil --student encoder`'s judge: no finetune packages needed
+        serve(folder, host, port)
+        return
+    require_finetune_packages()
     if (folder / "merged").is_dir() and not (folder / "config.json").is_file():
         folder = folder / "merged"  # the finetune output folder itself
     serve(resolve_base(str(folder) if model != "smollm2" else model), host, port)

@@ -112,6 +112,8 @@ def pairwise_examples(rows: Iterable[Row], teachings: dict[str, Teaching], *, sw
         if swap:
             orders.append(("swapped", row.output_2, row.output_1, taught.score_2, taught.score_1,
                            swap_reason(taught.reason)))
+        # the pair in its original order, for a student that reads the texts rather than the prompt (the encoder)
+        pair = {"instruction": row.instruction, "output_1": row.output_1, "output_2": row.output_2}
         for reference in references:
             for order, first, second, s1, s2, reason in orders:
                 messages = [{"role": m["role"], "content": m["content"]}
@@ -119,7 +121,7 @@ def pairwise_examples(rows: Iterable[Row], teachings: dict[str, Teaching], *, sw
                 messages.append({"role": "assistant", "content": pairwise_reply(s1, s2, reason)})
                 label = taught.label.swapped() if order == "swapped" else taught.label
                 out.append(Example(messages, "pairwise", row.id, order, reference is not None, taught.teacher,
-                                   label.value, row.id))
+                                   label.value, row.id, {"pair": pair}))
     return out
 
 

@@ -30,8 +30,10 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from examiner.llm.encoder_chat import EncoderChat
+from examiner.llm.encoder_judge import is_encoder_judge
 from examiner.llm.hf_logprobs import generate_scored
 from examiner.llm.hf_models import generate_reply, load_model
 
@@ -55,6 +57,15 @@ def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
     if address is not None and address.version == 6:
         names.add(f"[{address}]")
     return frozenset(name for base in names for name in (f"{base}:{port}", *((base,) if port == 80 else ())))
+
+
+class Completer(Protocol):
+    """What the server serves: a name and a chat completion per request body (ChatModel, or the encoder
+    judge's examiner.llm.encoder_chat.EncoderChat)."""
+
+    name: str
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class ChatModel:
@@ -102,7 +113,7 @@ class ChatModel:
         }
 
 
-def _handler(chat: ChatModel, key: str | None, hosts: frozenset[str] | None) -> type[BaseHTTPRequestHandler]:
+def _handler(chat: Completer, key: str | None, hosts: frozenset[str] | None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
             return
@@ -168,7 +179,7 @@ def _handler(chat: ChatModel, key: str | None, hosts: frozenset[str] | None) -> 
     return Handler
 
 
-def make_server(chat: ChatModel, host: str = "127.0.0.1", port: int = 0, key: str | None = None) -> ThreadingHTTPServer:
+def make_server(chat: Completer, host: str = "127.0.0.1", port: int = 0, key: str | None = None) -> ThreadingHTTPServer:
     """The HTTP server (not yet serving); port 0 picks a free one (`server.server_address[1]`). `key`: the
     API key every request must carry (None: none, for a test's own server); the Host and Origin checks
     always apply."""
@@ -185,8 +196,12 @@ def serve_model(path: Path, host: str = "127.0.0.1", port: int = 8077, name: str
     key = key or os.environ.get(KEY_ENV) or None
     generated = key is None
     key = key or secrets.token_urlsafe(24)
-    model, tokenizer = load_model(path)
-    chat = ChatModel(model, tokenizer, name or path.name)
+    chat: Completer
+    if is_encoder_judge(path):  # `examiner distil --student encoder` output: answers pairwise prompts
+        chat = EncoderChat(path, name)
+    else:
+        model, tokenizer = load_model(path)
+        chat = ChatModel(model, tokenizer, name or path.name)
     server = make_server(chat, host, port, key)
     print(f"OpenAI-compatible endpoint: http://{host}:{server.server_address[1]}/v1  (model: {chat.name}); "
           "Ctrl-C to stop", flush=True)

@@ -35,10 +35,53 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-swap", action="store_true", help="leave out the other-order copies")
     p.add_argument("--no-reference-drop", action="store_true", help="keep references on every pairwise example")
     p.add_argument("--limit", type=int, metavar="N", help="use only the first N rows or judged answers")
+    p.add_argument("--student", choices=("none", "encoder"), default="none",
+                   help="also train a student: `encoder` = a MiniLM cross-encoder judge on the CPU, into OUT/encoder "
+                        "(rerun the same command to resume it; docs/DISTIL.md)")
+    p.add_argument("--max-minutes", type=float, default=30.0, metavar="M",
+                   help="the encoder student's wall-time bound (default %(default)s)")
+    p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads for the encoder student")
+    p.add_argument("--encoder-base", default="minilm", metavar="NAME",
+                   help="the student's encoder: minilm (bundled), tiny (random, for tests) or a folder")
     p.set_defaults(func=run_distil)
 
 
 def run_distil(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from examiner.api.distil import SUMMARY
+
+    if args.student == "encoder" and (Path(args.out) / SUMMARY).is_file():
+        print(f"distil: {args.out} already holds the data ({SUMMARY}); training the student on it")
+    else:
+        _write_data(args)
+    if args.student == "encoder":
+        return _train_encoder(args)
+    return 0
+
+
+def _train_encoder(args: argparse.Namespace) -> int:
+    from examiner.api.encoder_student import EncoderStudentOptions, train_encoder_student
+
+    result = train_encoder_student(EncoderStudentOptions(data=args.out, base=args.encoder_base,
+                                                         max_minutes=args.max_minutes, seed=args.seed,
+                                                         threads=args.threads),
+                                   progress=lambda line: print(line, file=sys.stderr, flush=True))
+    if result.stopped == "time" and result.temperature is None:
+        print(f"encoder student: stopped at the time bound with {result.encoded}/{result.to_encode} texts encoded; "
+              "run the same command again to continue")
+        return 0
+    print(f"encoder student: {result.folder} ({result.stopped}, {result.train_s:.0f} s): fitted on "
+          f"{result.fit_items} items, calibrated on {result.calibration_items}, temperature {result.temperature:.2f}, "
+          f"agreement with the teacher on the calibration items {_share(result.calibration_agreement)}")
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+    return 0
+
+
+def _write_data(args: argparse.Namespace) -> None:
     from examiner.api.distil import DistilOptions, distil
 
     result = distil(DistilOptions(out=args.out, data=args.data, judgments=args.judgments, exam=args.exam,
@@ -51,7 +94,6 @@ def run_distil(args: argparse.Namespace) -> int:
     print(f"  by kind/order/reference: {orders}")
     print(f"  {', '.join(str(f) for f in result.files)}")
     _say_skipped(result.skipped)
-    return 0
 
 
 def _say_skipped(skipped: tuple[str, ...]) -> None:

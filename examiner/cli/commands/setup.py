@@ -67,11 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "request needs the API key ($EXAMINER_SERVE_KEY, else one generated and printed at start; the\n"
         "endpoint names it with api_key_env: EXAMINER_SERVE_KEY); requests from web pages are refused.",
         "examiner serve-local --port 8077   # then base_url: http://127.0.0.1:8077/v1\n"
-        "examiner serve-local --model runs/judge/merged --port 8078   # a model `examiner finetune` wrote")
+        "examiner serve-local --model runs/judge/merged --port 8078   # a model `examiner finetune` wrote\n"
+        "examiner serve-local --model runs/distil/encoder --port 8079  # `examiner distil --student encoder`'s judge")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     serve.add_argument("--port", type=int, default=8077, help="port to listen on (default: %(default)s)")
     serve.add_argument("--model", metavar="DIR",
-                       help="serve this transformers model folder instead (e.g. `examiner finetune`'s merged/)")
+                       help="serve this transformers model folder instead (e.g. `examiner finetune`'s merged/), "
+                            "or an encoder judge folder (`examiner distil --student encoder`; pairwise prompts only)")
     serve.set_defaults(func=run_serve_local)
 
 
