@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from examiner.core.config import Settings
     from examiner.corpus.datasets import Skipped
     from examiner.meta.pipeline import MetaRun
+    from examiner.reporting.model.meta import MetaReport
 
 
 class MetaOptions(JobOptions):
@@ -131,8 +132,9 @@ class MetaResult:
     method: str
     ranking: Rows[RankedEvaluator]
     problems: tuple[str, ...]
-    report: Mapping[str, Any]
-    """Everything report.json holds."""
+    report: MetaReport
+    """The report model report.json, report.md and report.html were written from (figures a JSON file
+    holds as null, with their reason, are NaN here)."""
     paths: Mapping[str, Path]
     """The reports written: json, md and html."""
     run: MetaRun
@@ -166,14 +168,12 @@ def meta_evaluate(options: MetaOptions, settings: SettingsSource = None, *, note
     """Run (or resume) the meta-evaluation and write its reports, as `examiner meta` does. `notes`
     receives the skipped records and (unless quiet) the progress lines. (Not named `meta`: that is the
     examiner.meta package.)"""
-    import json
-
     from examiner.corpus.datasets import FieldMap
     from examiner.meta.exam_source import EXAM_JUDGE, load_exam_triples
     from examiner.meta.gold import check_gold
     from examiner.meta.items import load_items
     from examiner.meta.pipeline import MetaConfig, load_imported, run_meta
-    from examiner.meta.sections import ranking_rows, write_reports
+    from examiner.meta.sections import meta_report, ranking_rows, write_reports
 
     evaluators = [e.strip() for e in options.evaluators if e.strip()]
     if (options.data is None) == (options.exam is None):
@@ -222,12 +222,12 @@ def meta_evaluate(options: MetaOptions, settings: SettingsSource = None, *, note
                                progress=None if options.quiet else notes))
     if too_few:
         run.problems.append(too_few)
-    paths = write_reports(run, out)
+    report = meta_report(run)
+    paths = write_reports(run, out, report)
     ranking = Rows(RankedEvaluator, (RankedEvaluator(
         r["evaluator"], _finite(r["baseline"]), _finite(r["win_rate"]), _finite(r["elo"]), _finite(r.get("elo_std")),
         _finite(r["bt"]), _finite(r.get("bt_low")), _finite(r.get("bt_high")), _finite(r["elo_low"]),
         _finite(r["elo_high"]), r["elo_rank"], r["bt_rank"], _finite(r["win_rate_low"]), _finite(r["win_rate_high"]))
         for r in ranking_rows(run)))
-    report = json.loads(Path(paths["json"]).read_text(encoding="utf-8"))
     return MetaResult(run_dir=out, method=run.config.method, ranking=ranking, problems=tuple(run.problems),
                       report=report, paths=paths, run=run)

@@ -205,10 +205,11 @@ def to_html(report: MetaReport) -> str:
     return "".join(parts)
 
 
-def write_reports(run: MetaRun, out_dir: Path) -> dict[str, Path]:
+def write_reports(run: MetaRun, out_dir: Path, report: MetaReport | None = None) -> dict[str, Path]:
     """report.json (strict: an undefined figure, e.g. a rank correlation against a tied baseline, is null
-    with its reason), report.md and report.html in `out_dir`, all from the one report model."""
-    report = meta_report(run)
+    with its reason), report.md and report.html in `out_dir`, all from the one report model (`report`, or
+    the run's, built here)."""
+    report = report if report is not None else meta_report(run)
     return write_report(out_dir, report, markdown=to_markdown(report), html=to_html(report))
 
 
