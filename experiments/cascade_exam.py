@@ -1,5 +1,7 @@
-"""A judge cascade inside a real exam run, checked out of sample (issue 30, item 4): does the promise hold
-on the units the cheap judge kept, and what does each way of reading its confidence cost?
+"""A judge cascade inside a real exam run, checked out of sample (issue 30, item 4): how does the cheap
+judge's realised agreement on the units it kept compare with the promised rate, and what does each way of
+reading its confidence cost? One run gives one realised share per case; the promise is about the rate
+(risk-controlled over calibration draws), which experiments/judge_cascade.py scores over many draws.
 
 experiments/judge_cascade.py checks the statistics on simulated verdicts; this runs `examiner run` itself,
 end to end on the simulator, on a corpus of PubMedQA abstracts, one round:

@@ -51,7 +51,8 @@ class JudgeOptions(JobOptions):
     """Cheap then strong pairwise judge (`--judge-cascade CHEAP,STRONG`): the cheap judge's confident
     verdicts stand, the other pairs go to the strong judge (docs/CASCADE.md); --method pairwise only."""
     target_agreement: float = 0.9
-    """A cascade's promised agreement with the strong judge on the pairs the cheap judge keeps."""
+    """A cascade's promised agreement rate (risk-controlled, not every run's realised share) with the strong
+    judge on the pairs the cheap judge keeps."""
     cascade_risk: float = 0.1
     """Chance allowed that a cascade's promise fails."""
     cascade_reference: Literal["strong", "gold"] = "strong"

@@ -309,8 +309,9 @@ class ExamSettings(BaseModel):
 class JudgeCascade(BaseModel):
     """A cascade of judges (written `roles: {judge: {cascade: [cheap, strong], target_agreement: 0.9,
     risk: 0.1}}`): the cheap judge's verdict on a unit stands where its confidence reaches a threshold
-    calibrated on a random sample judged by both, so that with probability at least 1 - risk the kept
-    verdicts agree with the strong judge at least `target_agreement` of the time (docs/CASCADE.md); every
+    calibrated on a random sample judged by both, so that with probability at least 1 - risk the cheap
+    judge's agreement rate with the strong judge on the units it keeps is at least `target_agreement` (a
+    rate over units like these, not the share realised on one exam's kept units; docs/CASCADE.md); every
     other unit goes to the strong judge."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)

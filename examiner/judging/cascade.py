@@ -11,8 +11,9 @@ How (docs/CASCADE.md; the statistics are examiner.stats.cascade):
    the strong judge: the strong verdict stands there, and each unit's (cheap label, confidence, strong
    label) joins the calibration sample (cascade.jsonl).
 3. The threshold comes from all calibration units so far whose confidence was read the same way (each
-   way has its own scale), by fixed-sequence testing: kept cheap verdicts agree with the strong judge at
-   least `target_agreement` of the time, with probability >= 1 - risk.
+   way has its own scale), by fixed-sequence testing: with probability >= 1 - risk, the cheap judge's
+   agreement rate with the strong judge on the units it keeps is at least `target_agreement` (a rate over
+   the population; the share realised on one exam's kept units may fall below it).
 4. On the other answers a unit whose confidence reaches the threshold keeps the cheap verdict; the other
    units of the answer go to the strong judge together, in one call.
 

@@ -1,5 +1,5 @@
 """Pairwise judging by a judge cascade (docs/CASCADE.md): a cheap judge settles the pairs it is sure of,
-the strong judge the rest, with a promised agreement on the pairs the cheap judge keeps.
+the strong judge the rest, with a promised agreement rate (risk-controlled) on the pairs the cheap judge keeps.
 
 Pass 1: the cheap judge grades every pair, in both orderings with --swap. Where its endpoint returns
 log-probabilities (`confidence` logprobs, or auto on an endpoint with `supports_logprobs`), one greedy

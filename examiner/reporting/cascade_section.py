@@ -97,8 +97,8 @@ def cascade_paragraphs(section: CascadeSection) -> list[str]:
         f"({pct(section.cheap_share)}); {section.strong} judged {section.settled_strong} escalated units and the "
         f"{section.calibration_units} units of the calibration sample (answers drawn at "
         f"{pct(section.calibration_share)}; {confidence_words(section.confidence_source, section.samples, 'answer')}).",
-        f"Promised: agreement with {section.strong} of at least {pct(section.target_agreement)} on the units the "
-        f"cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
+        f"Promised: {promise_words(section.strong, 'units', section.target_agreement, section.risk)} Measured on "
+        "the calibration "
         f"sample: {pct(section.kept_agreement)} [{pct(section.kept_agreement_low)}, "
         f"{pct(section.kept_agreement_high)}] above the last threshold ({_num(section.threshold)}; in-sample, "
         f"so optimistic); the cheap judge's raw agreement {pct(section.calibration_agreement)}.",
@@ -106,6 +106,14 @@ def cascade_paragraphs(section: CascadeSection) -> list[str]:
         f"judged, times every unit); the cascade's judging spent {pct(section.spend_ratio)} of that."
         + (f" {why}" if (why := why_nothing_settled(section)) else ""),
     ]
+
+
+def promise_words(whom: str, what: str, target: float, risk: float) -> str:
+    """The cascade's promise as the rate it is (risk-controlled), and what it does not cover."""
+    return (f"with probability at least {pct(1 - risk)} over the calibration draw, the cheap judge's agreement "
+            f"rate with {whom} on the {what} it keeps (its expected agreement on {what} like these) is at least "
+            f"{pct(target)}; the share realised on one run's kept {what} scatters around that rate and may fall "
+            f"below {pct(target)} more often than {pct(risk)} (docs/CASCADE.md).")
 
 
 def why_nothing_settled(section: CascadeSection) -> str | None:
@@ -156,8 +164,9 @@ def cascade_line(section: CascadeSection | None) -> str | None:
         return None
     return (f"judge cascade: {section.cheap} settled {pct(section.cheap_share)} of {section.units} verdicts "
             f"(confidence from {section.confidence_source}), "
-            f"measured agreement {pct(section.kept_agreement)} (promised >= {pct(section.target_agreement)} "
-            f"at risk {section.risk:g}), spend {pct(section.spend_ratio)} of strong-only"
+            f"measured agreement {pct(section.kept_agreement)} (promised: agreement rate >= "
+            f"{pct(section.target_agreement)} at risk {section.risk:g}, not the realised share), spend "
+            f"{pct(section.spend_ratio)} of strong-only"
             + (f"\n  {why}" if (why := why_nothing_settled(section)) else ""))
 
 
@@ -169,8 +178,8 @@ def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
             f"{section.strong} judged {section.settled_strong} escalated pairs and the {section.calibration_rows} "
             f"pairs of the calibration sample (rows drawn at {pct(section.calibration_share)}; "
             f"{confidence_words(section.confidence_source, section.samples, 'ordering')}).", "",
-            f"Promised: agreement with {whom} of at least {pct(section.target_agreement)} on the pairs "
-            f"the cheap judge kept, with probability at least {pct(1 - section.risk)}. Measured on the calibration "
+            f"Promised: {promise_words(whom, 'pairs', section.target_agreement, section.risk)} Measured on the "
+            "calibration "
             f"sample: {pct(section.kept_agreement)} above the threshold ({_num(section.threshold)}; in-sample); the "
             f"cheap judge's raw agreement {pct(section.calibration_agreement)}.", ""]
 

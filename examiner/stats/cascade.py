@@ -3,8 +3,11 @@
 Why: a strong judge on every unit is the largest line of an exam's bill, while a cheap judge agrees with
 it most of the time. "Trust or Escalate" (Jung, Brahman & Choi, ICLR 2025) keeps the cheap verdict only
 where the cheap judge is confident enough, with the confidence threshold chosen on a labelled random
-sample so that, with probability at least 1 - risk over that sample, the cheap judge's kept verdicts agree
-with the reference (the strong judge, or people) at least `target_agreement` of the time.
+sample so that, with probability at least 1 - risk over that sample, the cheap judge's agreement RATE with
+the reference (the strong judge, or people) on the units it keeps is at least `target_agreement`: a
+risk-controlled rate, the expected agreement over the population the sample was drawn from. The realised
+share on one exam's kept units scatters around that rate and falls below `target_agreement` more often
+than `risk` (experiments/judge_cascade.py measures both; docs/CASCADE.md).
 
 The threshold comes from fixed-sequence testing (Bauer 1991; the Learn-then-Test framing of Angelopoulos
 et al. 2021). Candidate thresholds are tested from the most confident down; at each one the null
@@ -17,7 +20,8 @@ score, calibrated or not: an uninformative or overconfident score only makes the
 units (it escalates more), it never makes it keep a worse set.
 
 What it does not promise: the guarantee is over the draw of the calibration sample, for units drawn from
-the same population (the same exam); it says nothing about a corpus unlike the calibration units.
+the same population (the same exam); it says nothing about a corpus unlike the calibration units, and it
+bounds the rate, not the share realised on any finite set of kept units.
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ def candidate_thresholds(confidences: Sequence[float], max_candidates: int = 200
 def calibrate_threshold(confidences: Sequence[float], agrees: Sequence[bool], *, target_agreement: float,
                         risk: float, thresholds: Sequence[float] | None = None) -> CascadeThreshold:
     """The lowest confidence threshold whose kept calibration units show, by fixed-sequence testing at
-    level `risk`, an agreement of at least `target_agreement`.
+    level `risk`, an agreement rate (over the population above the threshold) of at least `target_agreement`.
 
     `confidences[i]` is the cheap judge's confidence on calibration unit i, `agrees[i]` whether its verdict
     matched the reference's. The units must be a random sample of the units the cascade will judge."""

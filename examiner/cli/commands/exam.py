@@ -57,7 +57,8 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
                         help="a cheap judge whose confident verdicts stand, the rest escalated to the strong judge "
                              "with a promised agreement (docs/CASCADE.md)")
     parser.add_argument("--target-agreement", type=float, metavar="A",
-                        help="a cascade's promised agreement with the strong judge (default 0.9)")
+                        help="a cascade's promised agreement rate with the strong judge on the units the cheap "
+                             "judge keeps (risk-controlled: a rate, not every run's realised share; default 0.9)")
     parser.add_argument("--cascade-risk", type=float, metavar="R",
                         help="chance allowed that the cascade's promise fails (default 0.1)")
     parser.add_argument("--cascade-confidence", choices=("auto", "logprobs", "samples"),

@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="pairwise: the cheap judge's confident verdicts stand, the rest go to the strong judge, "
                          "with a promised agreement (docs/CASCADE.md)")
     pw.add_argument("--target-agreement", type=float, default=0.9, metavar="A",
-                    help="cascade: promised agreement with the strong judge (default %(default)s)")
+                    help="cascade: promised agreement rate with the strong judge on the pairs the cheap judge keeps "
+                         "(risk-controlled: a rate, not every run's realised share; default %(default)s)")
     pw.add_argument("--cascade-risk", type=float, default=0.1, metavar="R",
                     help="cascade: chance allowed that the promise fails (default %(default)s)")
     pw.add_argument("--cascade-reference", choices=("strong", "gold"), default="strong",
