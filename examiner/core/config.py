@@ -319,7 +319,7 @@ class JudgeCascade(BaseModel):
     tiers: list[str] = Field(min_length=2, max_length=2)
     """Endpoint names, cheapest first; the last is the strong judge (the `judge` role resolves to it)."""
     target_agreement: float = Field(0.9, gt=0, lt=1)
-    """Agreement with the strong judge promised on the units the cheap judge settles."""
+    """Agreement rate with the strong judge promised (risk-controlled) on the units the cheap judge settles."""
     risk: float = Field(0.1, gt=0, lt=1)
     """Chance allowed that the promise fails (over the draw of the calibration sample)."""
     calibration_share: float = Field(0.1, gt=0, le=1)
