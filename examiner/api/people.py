@@ -7,16 +7,18 @@ agreement, Cohen's kappa and the confusion table — overall and per target.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from examiner.api.checks import output_dir
 from examiner.api.settings import path_text
 from examiner.core.errors import UserError
+
+if TYPE_CHECKING:
+    from examiner.reporting.model.people import JudgeVsPeopleReport
 
 CONFUSION_NOTE = "Rows: the judge's verdict; columns: the person's label."
 
@@ -34,24 +36,26 @@ class JudgeVsPeopleOptions(BaseModel):
 
 @dataclass(frozen=True)
 class JudgeVsPeopleResult:
-    """The agreement figures (as report.json holds them: overall, per target, per panel member) and the
+    """The agreement figures (overall, per target, per panel member) as the typed report model, and the
     report as Markdown; `write` puts both into a folder."""
 
-    report: Mapping[str, Any]
+    report: JudgeVsPeopleReport
     markdown: str
 
     def write(self, out: str | Path) -> dict[str, Path]:
         """report.json and report.md in `out` (checked as an output folder first); the paths written."""
         from examiner.reporting.writer import write_report
 
-        return write_report(output_dir(out), dict(self.report), markdown=self.markdown)
+        return write_report(output_dir(out), self.report, markdown=self.markdown)
 
 
 def judge_vs_people(options: JudgeVsPeopleOptions) -> JudgeVsPeopleResult:
     """How often the exam's judge agrees with the people's overrides of its verdicts, as `examiner
     judge-stats --human-from-run` computes it; a run without overrides is a UserError."""
-    report = _report(options.run_dir)
-    return JudgeVsPeopleResult(report=report, markdown=_markdown(report))
+    from examiner.reporting.model.people import JudgeVsPeopleReport
+
+    figures = _report(options.run_dir)
+    return JudgeVsPeopleResult(report=JudgeVsPeopleReport.model_validate(figures), markdown=_markdown(figures))
 
 
 def _report(run_dir: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from examiner.api import ExamResult, JudgeResult, MetaResult, VerdictRow
+from examiner.reporting.model import MetaReport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,6 +45,7 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     assert isinstance(judged, JudgeResult) and judged.rows == 10 and judged.judged == 20
     assert len(judged.judgments) == 20 and {j.order for j in judged.judgments} == {"original", "swapped"}
     assert isinstance(ranked, MetaResult) and {e.evaluator for e in ranked.ranking} == {"local", "simulated"}
+    assert isinstance(ranked.report, MetaReport) and ranked.report.config.method == ranked.method
     assert "accuracy" in out and "agreement with gold" in out and "verdicts" in out
     with pytest.raises(dataclasses.FrozenInstanceError):
         exam.status = "changed"  # type: ignore[misc]

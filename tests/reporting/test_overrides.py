@@ -297,6 +297,11 @@ def test_judge_stats_human_from_run(run_dir: Path, tmp_path: Path, capsys: pytes
     overall = report["overall"]
     assert (overall["items"], overall["compared"], overall["agreed"]) == (6, 6, 4)
     assert list(report["per_target"]) == ["alpha"]
+    from examiner.api.people import JudgeVsPeopleOptions, judge_vs_people
+    from examiner.reporting.model import JudgeVsPeopleReport
+
+    typed = judge_vs_people(JudgeVsPeopleOptions(run_dir=str(run_dir))).report
+    assert isinstance(typed, JudgeVsPeopleReport) and typed.overall.agreed == 4 and list(typed.per_target) == ["alpha"]
     off_diagonal = sum(n for j, row in overall["confusion"].items() for h, n in row.items() if j != h)
     assert off_diagonal == 2
     assert list(overall["confusion"]) == ["correct", "incorrect", "abstained", "unrelated"]
