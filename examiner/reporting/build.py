@@ -11,6 +11,8 @@ from examiner.core.rundir import FIGURES
 from examiner.reporting import figures as fg
 from examiner.reporting.graph_limit import provenance_plan
 from examiner.reporting.health_section import failed
+from examiner.reporting.knowledge import exam_knowledge
+from examiner.reporting.knowledge_figures import knowledge_map, reliability_diagram
 from examiner.reporting.html import render_html
 from examiner.reporting.markdown import render_markdown
 from examiner.reporting.model import ExamReport
@@ -44,6 +46,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     summary["cascade"] = exam_cascade_section(run)
     summary["endpoints"] = {name: ident.model_dump() for name, ident in endpoint_identities(run).items()}
     summary["passed_text"] = exam_passed_text(run)
+    summary["knowledge"] = exam_knowledge(run)
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}
@@ -53,6 +56,10 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
         pngs["qtypes"] = fg.qtype_figure(targets, fig_dir / "qtypes.png")
         pngs["convergence"] = fg.convergence_figure(targets, fig_dir / "convergence.png")
         pngs["ignored"] = fg.ignored_figure(targets, fig_dir / "ignored.png")
+    for name, draw in (("knowledge_map", knowledge_map), ("reliability", reliability_diagram)):
+        drawn = draw(summary["knowledge"], fig_dir / f"{name}.png")
+        if drawn is not None:
+            pngs[name] = drawn
     for target in targets:
         path = fg.map_figure(run.clusters.get(target, []), target, fig_dir / f"map-{fg.slug(target)}.png",
                              map_rounds, seed=seed)

@@ -16,6 +16,7 @@ from examiner.reporting.bias_render import bias_html
 from examiner.reporting.cascade_section import cascade_html
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_html
 from examiner.reporting.score_intervals import small_sample_notes
+from examiner.reporting.knowledge_section import html_knowledge as knowledge_html
 from examiner.reporting.markdown import (
     BASELINE_HEADER,
     CLUSTER_HEADER,
@@ -192,6 +193,11 @@ def html_scores(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     return p + _figures(report, figures, ("scores", "accuracy and coverage per target"))
 
 
+def html_knowledge(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    """Rates, calibration and topics per target, the knowledge map and the reliability diagram."""
+    return knowledge_html(report, figures, table, image, escape)
+
+
 def html_qtypes(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     header, rows = qtype_table(report)
     return [_h2("Accuracy per question type", report), table(header, rows),
@@ -323,8 +329,8 @@ def html_counts(report: ExamReport, figures: dict[str, Path]) -> list[str]:
 HTML_SECTIONS: list[HtmlSection] = [
     html_front,  # title, examined, headline, what went wrong: always first
     # details, in the order of markdown.MARKDOWN_SECTIONS; a new section is a function added here
-    html_scores, html_qtypes, html_languages, html_clusters, html_incorrect, html_convergence, html_cost,
-    html_baselines, html_panel, html_cascade, html_bias, html_health, html_run, html_counts,
+    html_scores, html_knowledge, html_qtypes, html_languages, html_clusters, html_incorrect, html_convergence,
+    html_cost, html_baselines, html_panel, html_cascade, html_bias, html_health, html_run, html_counts,
 ]
 """report.html's sections in order."""
 

@@ -210,14 +210,16 @@ def target_problems(report: ExamReport) -> list[str]:
 
 
 def went_wrong(report: ExamReport) -> list[str]:
-    """The items of "What went wrong": the exam's problems (or a line saying there were none), then the
-    targets' errors."""
+    """The items of "What went wrong": first the topics where each target invents (issue 42: what an auditor
+    must fence off), then the exam's problems (or a line saying there were none), then the targets' errors."""
     problems = run_problems(report)
     if not problems:
         checked = "health passed" if report.health and report.health.status == "pass" else "no health check failed"
         problems = [f"The exam itself: nothing (completed, {checked}, no failed or unparseable call, nothing "
                     "skipped)."]
-    return [*problems, *target_problems(report)]
+    from examiner.reporting.knowledge_section import invented_lines  # it renders with markdown, which imports this
+
+    return [*invented_lines(report), *problems, *target_problems(report)]
 
 
 __all__ = ["HEADLINE_HEADER", "UNTRUSTWORTHY_TAG", "cascade_headline", "cluster_name", "clusters_in_order", "corpus_name", "cost_line",

@@ -28,6 +28,7 @@ from examiner.reporting.layout import (
     went_wrong,
     with_ci,
 )
+from examiner.reporting.knowledge_section import md_knowledge
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.model import ExamReport
 from examiner.reporting.model.exam import (
@@ -478,8 +479,8 @@ def passed_text_lines(report: ExamReport) -> list[str]:
 MARKDOWN_SECTIONS: list[MdSection] = [
     md_front,  # title, examined, headline, what went wrong: always first
     # details, in reading order; a new section is a function added here
-    md_scores, md_qtypes, md_languages, md_clusters, md_incorrect, md_convergence, md_cost, md_baselines,
-    md_panel, md_cascade, md_bias, md_health, md_run, md_counts,
+    md_scores, md_knowledge, md_qtypes, md_languages, md_clusters, md_incorrect, md_convergence, md_cost,
+    md_baselines, md_panel, md_cascade, md_bias, md_health, md_run, md_counts,
 ]
 """report.md's sections in order (docs/REPORT.md, "Layout"); html.py keeps the same order."""
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from examiner.core.config import Settings
 from examiner.core.labels import COVERING, Verdict, verdict_from_text
-from examiner.core.records import VerdictRecord
+from examiner.core.records import AnswerRecord, VerdictRecord
 from examiner.exam.run_writer import RunStore
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.reporting import build_report
@@ -54,3 +56,29 @@ async def test_declined_units_end_abstained_and_are_counted_apart(small_corpus: 
     accuracy = report["targets"]["sim"]["accuracy"]
     assert accuracy["den"] == counts["correct"] + counts["incorrect"] + counts["abstained"]
     assert "abstained" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+async def test_report_knowledge_section_per_target_and_topic(small_corpus: Path, tmp_path: Path) -> None:
+    """A declining target stating a calibrated confidence: the knowledge section's rates are the outcome
+    counts' shares, each with an interval around it, ECE near 0, and report.html shows the section."""
+    settings = _declining(sim_settings(max_rounds=2))
+    for spec in settings.endpoints.values():
+        spec.options["stated_confidence"] = "calibrated"
+    await start_exam(settings, ExamRequest([str(small_corpus)], targets=["sim"]), tmp_path, quiet=True, report=False)
+    answers = [a for a in RunStore(tmp_path).all(AnswerRecord).values()]
+    assert answers and all(a.stated_confidence is not None and "Confidence:" not in a.text for a in answers)
+    paths = build_report(tmp_path)
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    k = report["knowledge"]["sim"]["overall"]
+    counts = report["targets"]["sim"]["counts"]
+    assert (k["correct"], k["incorrect"], k["abstained"]) == (counts["correct"], counts["incorrect"],
+                                                              counts["abstained"])
+    assert k["hallucination_rate"]["value"] == pytest.approx(k["incorrect"] / (k["correct"] + k["incorrect"]))
+    assert k["abstention_rate"]["value"] == pytest.approx(k["abstained"] / k["asked"])
+    for name in ("accuracy", "hallucination_rate", "abstention_rate", "correct_given_attempted"):
+        assert k[name]["low"] <= k[name]["value"] <= k[name]["high"], name
+    assert k["confidence_source"] == "stated" and k["ece"] < 0.05
+    assert {r["by"] for r in report["knowledge"]["sim"]["topics"]} == {"cluster", "document", "language"}
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "What each target knows, invents and declines" in html and "knowledge map" in html
+    assert "figure:reliability" in paths and "figure:knowledge_map" in paths

@@ -34,10 +34,10 @@ def report(built: tuple[Path, dict[str, Path]]) -> dict:
 
 def test_accuracy_and_coverage_per_target(report: dict) -> None:
     alpha, beta = report["targets"]["alpha"], report["targets"]["beta"]
-    assert alpha["counts"] == {"correct": 10, "incorrect": 2, "unanswered": 0, "uncovered": 0}
+    assert alpha["counts"] == {"correct": 10, "incorrect": 2, "abstained": 0, "unanswered": 0, "uncovered": 0}
     assert alpha["accuracy"]["value"] == pytest.approx(10 / 12)
     assert alpha["coverage"]["value"] == pytest.approx(1.0)
-    assert beta["counts"] == {"correct": 6, "incorrect": 4, "unanswered": 2, "uncovered": 0}
+    assert beta["counts"] == {"correct": 6, "incorrect": 4, "abstained": 0, "unanswered": 2, "uncovered": 0}
     assert beta["accuracy"]["value"] == pytest.approx(6 / 10)
     assert beta["coverage"]["value"] == pytest.approx(10 / 12)
 

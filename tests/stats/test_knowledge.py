@@ -28,10 +28,15 @@ def test_ece_by_hand_and_brier_as_scikit_learn() -> None:
     conf = [0.95, 0.95, 0.95, 0.95, 0.15, 0.15]
     right = [1, 1, 1, 0, 0, 1]
     # bins: 0.9-1.0 holds 4 (mean conf 0.95, right 0.75), 0.1-0.2 holds 2 (0.15, 0.5)
-    assert expected_calibration_error(conf, right) == pytest.approx((4 * 0.20 + 2 * 0.35) / 6)
+    plug_in = (4 * 0.20 + 2 * 0.35) / 6
+    assert expected_calibration_error(conf, right, debias=False) == pytest.approx(plug_in)
+    # the debiased figure takes off the plug-in's sampling excess: lower, never negative, seeded
+    debiased = expected_calibration_error(conf, right)
+    assert debiased is not None and 0 <= debiased < plug_in
+    assert expected_calibration_error(conf, right) == debiased
     assert brier_score(conf, right) == pytest.approx(brier_score_loss(right, conf))
     assert reliability_bins(conf, right) == [(pytest.approx(0.15), 0.5, 2), (pytest.approx(0.95), 0.75, 4)]
-    assert expected_calibration_error([None, 0.5], [1, 0]) == pytest.approx(0.5)
+    assert expected_calibration_error([None, 0.5], [1, 0], debias=False) == pytest.approx(0.5)
     assert expected_calibration_error([None], [1]) is None
     with pytest.raises(ValueError):
         brier_score([1.5], [1])
@@ -64,3 +69,13 @@ def test_token_confidence_is_the_geometric_mean_probability() -> None:
     tokens = [TokenLogprob("a", float(np.log(0.5))), TokenLogprob("b", float(np.log(0.8)))]
     assert token_confidence(tokens) == pytest.approx(np.sqrt(0.4))
     assert token_confidence(None) is None
+
+
+def test_debiased_ece_of_a_calibrated_target_is_near_zero_where_the_plug_in_is_not() -> None:
+    rng = np.random.default_rng(3)
+    chance = rng.uniform(0.05, 0.95, 600)
+    right = (rng.random(600) < chance).astype(int).tolist()
+    plug_in = expected_calibration_error(chance.tolist(), right, debias=False)
+    debiased = expected_calibration_error(chance.tolist(), right)
+    assert plug_in is not None and debiased is not None
+    assert plug_in > 0.025 and debiased < plug_in - 0.01

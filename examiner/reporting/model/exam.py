@@ -19,6 +19,7 @@ from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.calibration import ExamCalibration
 from examiner.reporting.model.common import BilledTotals
 from examiner.reporting.model.endpoints import EndpointIdentity
+from examiner.reporting.model.knowledge import TargetKnowledge
 
 HealthStatus = Literal["pass", "warn", "fail", "info", "not_measured", "incomplete"]
 
@@ -479,5 +480,8 @@ class ExamReport(Section):
     endpoints: dict[str, EndpointIdentity] = Field(default_factory=dict)
     """Endpoint alias -> its model, server (URL without credentials) and roles (reporting/endpoint_identity.py);
     empty in reports written before it."""
+    knowledge: dict[str, TargetKnowledge] = Field(default_factory=dict)
+    """Target -> what it knows, invents and declines, overall and per topic, with its confidence's calibration
+    (examiner/reporting/knowledge.py); empty in reports written before it."""
 
 
