@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from examiner.agents.prompting.fence import Markup, lines, one_line, tagged
+from examiner.agents.prompting.fence import Markup, line_element, lines
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,13 @@ class UnitAliases:
         return [f"U{i}" for i in range(1, len(self.ids) + 1)]
 
     def block(self, units: Sequence[tuple[str, str]]) -> Markup:
-        """The units as the prompt shows them: one `<U1>text</U1>` line each, the text on one line and
-        escaped (agents/prompting/fence.py), so no unit text can name a unit, close its line or start
-        another. Lighter than the `<unit id="...">text</unit>` blocks of examiner.agents.prompting.unit_block
-        (~6 tokens of markup per unit instead of ~9): a short name needs no quoting."""
+        """The units as the prompt shows them: one `<U1>text` line each (fence.line_element), the text on
+        one line and escaped (agents/prompting/fence.py), so no unit text can name a unit, end its line or
+        start another. Lighter than the `<unit id="...">text</unit>` blocks of
+        examiner.agents.prompting.unit_block (~3 tokens of markup per unit instead of ~9): a short name
+        needs no quoting and the line's end closes the element."""
         named = dict(zip(self.ids, self.names))
-        return lines(tagged(named[uid], one_line(text)) for uid, text in units)
+        return lines(line_element(named[uid], text) for uid, text in units)
 
     def unit_id(self, name: str) -> str:
         """The unit id a short name stands for; a name the call did not give is returned unchanged (the

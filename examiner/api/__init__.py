@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from examiner.api.human_sample import ReviewSampleOptions, ReviewSampleResult, review_sample
     from examiner.api.judging import (JudgeOptions, JudgeResult, JudgeStatsOptions, JudgeStatsResult, judge,
                                     judge_stats)
+    from examiner.api.memory_probe import MemoryProbeOptions, MemoryProbeResult, probe_memory
     from examiner.api.meta import MetaOptions, MetaResult, RankedEvaluator, meta_evaluate
     from examiner.api.metrics import MetricStatsOptions, MetricStatsResult, metric_stats
     from examiner.api.people import JudgeVsPeopleOptions, JudgeVsPeopleResult, judge_vs_people
@@ -43,6 +44,7 @@ MODULES = {
     "people": ("JudgeVsPeopleOptions", "JudgeVsPeopleResult", "judge_vs_people"),
     "human_sample": ("ReviewSampleOptions", "ReviewSampleResult", "review_sample"),
     "meta": ("MetaOptions", "MetaResult", "RankedEvaluator", "meta_evaluate"),
+    "memory_probe": ("MemoryProbeOptions", "MemoryProbeResult", "probe_memory"),
     "compare": ("CompareOptions", "CompareResult", "ComparedTarget", "compare_runs"),
     "export": ("ExportOptions", "ExportResult", "export_run"),
     "gating": ("GateOptions", "GateResult", "gate"),
@@ -59,12 +61,12 @@ __all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "Dat
            "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "GateOptions",
            "GateResult", "JobOptions",
            "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult", "JudgeVsPeopleOptions",
-           "JudgeVsPeopleResult", "JudgmentRow", "MetaOptions", "MetaResult", "MetricStatsOptions",
+           "JudgeVsPeopleResult", "JudgmentRow", "MemoryProbeOptions", "MemoryProbeResult", "MetaOptions", "MetaResult", "MetricStatsOptions",
            "MetricStatsResult", "OutcomeRow", "PulledSet", "RankedEvaluator", "ResumeOptions", "ReviewSampleOptions",
            "ReviewSampleResult", "RoleEstimate", "Rows",
            "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs", "data_path", "data_status",
            "estimate_exam", "export_run",
-           "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "pull_data",
+           "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate", "metric_stats", "probe_memory", "pull_data",
            "read_exam",
            "resolve_settings", "resume_exam", "review_sample", "run_demo", "run_exam"]
 """The public names (each defined in the module MODULES gives; tests/api/test_docs.py holds the two equal)."""

@@ -116,6 +116,9 @@ class ExamOptions(CorpusOptions):
     """Where the corpus is read, cut into units and embedded: local (default) or ray."""
     ray_address: str | None = None
     """With prepare_engine ray: the Ray cluster (None: a Ray instance on this machine)."""
+    stop_when: str | None = None
+    """Stop asking round 1's clusters once every target's anytime-valid accuracy interval meets this rule
+    (`width<=W`, `accuracy>=A`, `accuracy<=A`); the run is then one round (docs/METHODS.md)."""
 
     _folders = field_validator("out", "paper", mode="before")(path_text)
 
@@ -290,8 +293,8 @@ EXAM_SETTINGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_roun
                  "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
                  "language": "language", "question_gate": "question_gate",
                  "gate_drop_guessable": "gate_drop_guessable", **{name: name for name in READING_OPTIONS},
-                 "prepare_engine": "prepare_engine", "ray_address": "ray_address"}
-"""Exam settings the options set: setting -> option (the last two are ExamOptions' only)."""
+                 "prepare_engine": "prepare_engine", "ray_address": "ray_address", "stop_when": "stop_when"}
+"""Exam settings the options set: setting -> option (the last three are ExamOptions' only)."""
 
 
 def _with_exam_options(settings: Settings, options: CorpusOptions) -> Settings:
@@ -307,6 +310,24 @@ def _with_exam_options(settings: Settings, options: CorpusOptions) -> Settings:
             reason = str(exc).rpartition(f"exam.{key}: ")[2]
             raise ConfigError(f"--{name.replace('_', '-')} {value}: {reason}") from None
     return settings
+
+
+def _with_stop_rule(settings: Settings, options: CorpusOptions) -> Settings:
+    """A `--stop-when` rule checked, and the run made one round; refused (one line) where its guarantee
+    cannot hold: a judge cascade (judged over the whole round), a paper re-sit, more than one round."""
+    rule = settings.exam.stop_when
+    if not rule:
+        return settings
+    from examiner.exam.stopping import parse_rule
+
+    parse_rule(rule)
+    if settings.judge_cascade is not None:
+        raise UserError("--stop-when cannot go with a judge cascade: the cascade judges the whole round at once")
+    if getattr(options, "paper", None):
+        raise UserError("--stop-when cannot go with --paper: a re-sit asks the paper's questions, not random clusters")
+    if getattr(options, "max_rounds", None) not in (None, 1):
+        raise UserError("--stop-when covers round 1's clusters only: leave out --max-rounds or give 1")
+    return settings.merged({"exam": {"max_rounds": 1}})
 
 
 def _with_cascade(settings: Settings, options: CorpusOptions) -> Settings:
@@ -370,6 +391,7 @@ def prepare_exam(options: CorpusOptions, settings: SettingsSource = None) -> tup
         targets = [simulated_name(resolved, t) for t in targets]
         judges = [simulated_name(resolved, j) for j in judges]
     resolved = _with_cascade(resolved, options)
+    resolved = _with_stop_rule(resolved, options)
     if options.allow_simulated_roles:
         resolved = resolved.merged({"allow_simulated_roles": True})
     check_role_mix(resolved, targets, judges)

@@ -41,12 +41,15 @@ class MemoryProbeOptions(JobOptions):
     max_documents: int | None = 20
     """Documents probed per side at most (a seeded sample); None: all of them."""
     seed: int = 0
+    """Seed of the documents and sentences drawn."""
     source_name: str | None = None
     """How the guided prompt names the corpus's collection (default: its folder's name)."""
     control_name: str | None = None
     """How the guided prompt names the control's collection (default: its folder's name)."""
     no_cache: bool = False
+    """Do not reuse cached replies in `out`."""
     quiet: bool = False
+    """No progress display."""
 
 
 @dataclass(frozen=True)

@@ -275,6 +275,10 @@ class ExamSettings(BaseModel):
     answer_logprobs: bool = False
     """Ask the targets for their answers' token log-probabilities and record exp(mean logprob) as each
     answer's token confidence (off: some endpoints refuse logprobs; the stated confidence is always read)."""
+    stop_when: str = ""
+    """A stopping rule (`width<=W`, `accuracy>=A`, `accuracy<=A`; examiner/exam/stopping.py): round 1's
+    clusters are asked in a seeded random order and no new one starts once every target's anytime-valid
+    accuracy interval meets it; the run is then one round. Empty: every cluster, every round."""
     seed: int = Field(0, ge=0)
     """Seed of the exam's own random choices (clustering, projection), 0 or more; not the models' sampling
     seed. Any size is accepted: a seed of 2**30 or more is reduced modulo 2**30 (FAISS takes a signed 32-bit

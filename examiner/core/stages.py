@@ -88,6 +88,9 @@ class Stage(str, Enum):
     """BSMEval: the criteria a decision branches into."""
     BSM_SOLVE = "bsm_solve"
     """BSMEval: one branch solved."""
+    # probes beside the exam
+    MEMORY_PROBE = "memory_probe"
+    """`examiner probe-memory`: a target completes a held-back sentence half, guided or general."""
     # tools
     DOCTOR = "doctor"
     """`examiner doctor`: a four-token call to each endpoint."""

@@ -4,9 +4,9 @@
   with the Hugging Face hub switched offline, so nothing is ever downloaded. CUDA when torch sees a GPU.
 - `EmbeddingCache`: vectors kept in SQLite by sha256 of (model, text), so a resumed run or a later round
   does not pay for the same texts again.
-- `kmeans`: FAISS k-means (GPU when FAISS sees one), with each cluster's center = the member nearest its
-  centroid, deterministic for a seed; two-level (coarse groups, then k-means inside each) above
-  FLAT_MAX_K clusters, so 200,000 units cluster in minutes rather than hours.
+- `kmeans`: FAISS k-means (GPU when FAISS sees one) from scikit-learn's k-means++ starts, with each
+  cluster's center = the member nearest its centroid, deterministic for a seed; two-level (coarse groups,
+  then k-means inside each) above FLAT_MAX_K clusters, so 200,000 units cluster in minutes rather than hours.
 - `project_2d`: PCA / t-SNE coordinates for the report's maps.
 """
 
@@ -267,20 +267,29 @@ Flat k-means costs n * k * d * iterations, and with a fixed cluster size n grows
 as k squared: at k = 2,048 (about 12,000 units in clusters of 6, 384 dimensions, 20 iterations) it is
 about 2e11 flops, ~10 s on 2 busy cores (12,000 real vectors, k = 2,000), while at 200,000 units
 (k = 33,334) it is 5e13 flops, hours. 2,048 keeps every run up to about 12,000 units (the bundled corpora, the 2,000-unit scale run)
-on exactly the flat call, bit for bit as before; experiments/bench_vectors.py measures the price of the
-two-level shortcut above it (docs/MEASUREMENTS.md)."""
+on the flat call; experiments/bench_vectors.py measures the price of the two-level shortcut above it
+(docs/MEASUREMENTS.md)."""
 
 COARSE_POINTS_PER_CENTROID = 256
 """Training points per coarse centroid (FAISS's default max_points_per_centroid): the coarse level trains
 on a sample of sqrt(k) * 256 points, as FAISS recommends, then assigns every point."""
 
+Init = Literal["k-means++", "random"]
+"""How a flat k-means starts: scikit-learn's greedy k-means++ (the default), or FAISS's own k random points.
+
+FAISS's random start ended 3.6-4.5 % above scikit-learn's k-means++ inertia on 5,000 real unit embeddings
+(k = 834, 20 iterations, seeds 1234 and 1; experiments/bench_vectors.py part real, docs/MEASUREMENTS.md),
+and FAISS 1.15's own k-means++ option (`init_method`; one candidate per pick, not greedy) ended 3.3-3.4 %
+above. From scikit-learn's k-means++ starts FAISS's Lloyd iterations end where scikit-learn's do."""
+
 
 def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: int = 1,
-           flat_max_k: int = FLAT_MAX_K) -> Clustering:
+           flat_max_k: int = FLAT_MAX_K, init: Init = "k-means++") -> Clustering:
     """FAISS k-means of the rows of `vectors` into at most `k` clusters, deterministic for a seed.
 
-    FAISS initialises with k random points; `nredo` > 1 runs that many initialisations and keeps the one
-    with the lowest objective (costs nredo times as much).
+    Each flat k-means starts from scikit-learn's k-means++ centroids (`init`, see Init; "random": FAISS's k
+    random points); `nredo` > 1 runs that many starts (seeds seed, seed + 1, ...) and keeps the one with the
+    lowest inertia (costs nredo times as much).
 
     Up to `flat_max_k` clusters this is one FAISS k-means over all vectors. Above it, two levels: a
     coarse k-means into about sqrt(k) groups (trained on a sample), then in each group a k-means with
@@ -296,47 +305,78 @@ def kmeans(vectors: np.ndarray, k: int, *, seed: int, niter: int = 20, nredo: in
     if n == 0:
         return Clustering(np.zeros(0, np.int64), np.zeros((0, d), np.float32), np.zeros(0, np.int64), 0.0)
     k = max(1, min(int(k), n))
+    if init not in ("k-means++", "random"):
+        raise ValueError(f"unknown k-means init {init!r}: use 'k-means++' or 'random'")
     if k > flat_max_k:
-        labels, centroids = _two_level(x, k, seed=seed, niter=niter, nredo=nredo)
+        labels, centroids = _two_level(x, k, seed=seed, niter=niter, nredo=nredo, init=init)
     else:
-        labels, centroids = _flat(x, k, seed=seed, niter=niter, nredo=nredo)
+        labels, centroids = _flat(x, k, seed=seed, niter=niter, nredo=nredo, init=init)
     return _canonical(x, labels, centroids)
 
 
-def _flat(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int,
+def _flat(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int, init: Init = "k-means++",
           gpu: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Labels and centroids of one FAISS k-means over all of `x` (1 <= k <= n), trained on every point
-    (on the GPU when FAISS sees one and `gpu` allows it)."""
+    (on the GPU when FAISS sees one and `gpu` allows it), from k-means++ or random starts."""
     n, d = x.shape
     if k == 1:
         return np.zeros(n, dtype=np.int64), x.mean(axis=0, keepdims=True)
     if k == n:
         return np.arange(n, dtype=np.int64), x.copy()
-    km = _train(x, k, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=max(256, math.ceil(n / k)),
-                gpu=gpu)
-    return _assign(km, x), np.asarray(km.centroids, dtype=np.float32)
+    most = max(256, math.ceil(n / k))
+    if init == "random":
+        km = _train(x, k, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=most, gpu=gpu)
+        return _assign(km, x)[0], np.asarray(km.centroids, dtype=np.float32)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for redo in range(max(1, nredo)):
+        km = _train(x, k, seed=seed + redo, niter=niter, nredo=1, max_points_per_centroid=most, gpu=gpu,
+                    starts=kmeans_plusplus_starts(x, k, seed=seed + redo))
+        labels, sq_dist = _assign(km, x)
+        total = float(sq_dist.sum(dtype=np.float64))
+        if best is None or total < best[0]:
+            best = (total, labels, np.asarray(km.centroids, dtype=np.float32))
+    assert best is not None
+    return best[1], best[2]
+
+
+def kmeans_plusplus_starts(x: np.ndarray, k: int, *, seed: int) -> np.ndarray:
+    """(k, d) float32 starting centroids from scikit-learn's greedy k-means++ (2 + ln k candidates per pick),
+    deterministic for a seed: the start scikit-learn's KMeans(init="k-means++", random_state=seed) uses.
+
+    BLAS is held to one thread while it runs: each pick is a thin (candidates x n) distance product, too
+    small to share out, and on 2 busy cores OpenBLAS's threads made it 10x slower in wall time (5,000 x 384,
+    k = 834: 239 s wall against 24 s with one thread)."""
+    from sklearn.cluster import kmeans_plusplus
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        centroids, _ = kmeans_plusplus(x, k, random_state=int(seed) % 2**32)
+    return np.ascontiguousarray(centroids, dtype=np.float32)
 
 
 def _train(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int, max_points_per_centroid: int,
-           gpu: bool = True) -> Any:
-    """A trained faiss.Kmeans (GPU when FAISS sees one and `gpu` allows it); FAISS samples
-    k * max_points_per_centroid points to train on when x has more."""
+           gpu: bool = True, starts: np.ndarray | None = None) -> Any:
+    """A trained faiss.Kmeans (GPU when FAISS sees one and `gpu` allows it), from `starts` when given, else
+    from k random points; FAISS samples k * max_points_per_centroid points to train on when x has more."""
     import faiss
 
     km = faiss.Kmeans(x.shape[1], k, niter=niter, nredo=nredo, seed=int(seed), gpu=gpu and faiss_uses_gpu(),
                       verbose=False, min_points_per_centroid=1, max_points_per_centroid=max_points_per_centroid)
-    km.train(x)
+    km.train(x, init_centroids=starts)
     return km
 
 
-def _assign(km: Any, x: np.ndarray) -> np.ndarray:
-    """(n,) int64 nearest centroid of each row."""
-    _, assign = km.index.search(x, 1)
-    return assign[:, 0].astype(np.int64)
+def _assign(km: Any, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) int64 nearest centroid of each row and (n,) float32 squared distance to it."""
+    sq_dist, assign = km.index.search(x, 1)
+    return assign[:, 0].astype(np.int64), sq_dist[:, 0]
 
 
-def _two_level(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> tuple[np.ndarray, np.ndarray]:
+def _two_level(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int,
+               init: Init = "k-means++") -> tuple[np.ndarray, np.ndarray]:
     """Coarse k-means into ~sqrt(k) groups, then a flat k-means inside each group with k shared out by size.
+    The coarse level starts from FAISS's random points (it only partitions, trained on a sample); the
+    groups from `init`.
 
     Costs about n * (sqrt(k) + k / sqrt(k)) * d * iterations instead of n * k * d * iterations.
 
@@ -347,7 +387,7 @@ def _two_level(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> t
     n = len(x)
     coarse = max(2, round(math.sqrt(k)))
     km = _train(x, coarse, seed=seed, niter=niter, nredo=nredo, max_points_per_centroid=COARSE_POINTS_PER_CENTROID)
-    group_of = _assign(km, x)
+    group_of = _assign(km, x)[0]
     order = np.argsort(group_of, kind="stable")  # members of each group, ascending
     sizes = np.bincount(group_of, minlength=coarse)
     present = np.flatnonzero(sizes)
@@ -359,7 +399,8 @@ def _two_level(x: np.ndarray, k: int, *, seed: int, niter: int, nredo: int) -> t
     for group, share in zip(present.tolist(), shares.tolist()):
         members = order[bounds[group]:bounds[group + 1]]
         sub_labels, sub_centroids = _flat(np.ascontiguousarray(x[members]), int(share),
-                                          seed=seed + 1 + group, niter=niter, nredo=nredo, gpu=False)
+                                          seed=seed + 1 + group, niter=niter, nredo=nredo, init=init,
+                                          gpu=False)
         labels[members] = sub_labels + offset
         centroids.append(sub_centroids)
         offset += len(sub_centroids)

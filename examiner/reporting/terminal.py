@@ -171,6 +171,7 @@ def _pairwise_parts(section: PairwiseSection) -> list[Any]:
                       *(cell(v) for v in (m.macro_precision, m.macro_recall, m.macro_f1)))
     if table.rows:
         parts += [table, _fill(AGREEMENT_NOTE)]
+    parts += _implementations(section.metric_implementations)
     if section.panel_agreement:
         numbers = ("agrees with panel [95%]", "compared", "unscored")
         table = fitted_table("judge panel", ("member", *numbers), numeric=numbers)
@@ -206,7 +207,12 @@ def _single_parts(section: SingleSection) -> list[Any]:
         for name, level, c in rows:
             table.add_row(name, level, str(correlation_n(c)), *coefficient_cells(c, "\n"))
         parts += [table, _fill(LEVELS_NOTE)]
-    return parts
+    return parts + _implementations(section.metric_implementations)
+
+
+def _implementations(given: dict[str, str] | None) -> list[Any]:
+    """What computed each classic metric shown (rouge-score's version, BERTScore's model), one line each."""
+    return [_fill(f"{name}: {text}") for name, text in (given or {}).items()]
 
 
 def judge_summary(report: JudgeReport) -> list[Any]:

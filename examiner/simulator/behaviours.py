@@ -20,7 +20,7 @@ for the same key replaces an earlier one. The package imports judging_roles and 
 server, in this process or another, knows every role.
 
 Data blocks the behaviours read (the real agents build them the same way):
-  `<unit id="ID">text</unit>` (or, under a call's short names, `<U1>text</U1>` lines),
+  `<unit id="ID">text</unit>` (or, under a call's short names, `<U1>text` lines),
   `<passage id="ID">text</passage>`, a question ending in `[ref:ID1,ID2]`,
   in answers the claim markers `ID:known` / `ID:wrong`, and tagged blocks whose tags stand on lines of
   their own (`<instruction>` / `</instruction>` around a substituted value; see prompting/meta_blocks.py).
@@ -62,8 +62,9 @@ DEFAULT_RECALL = 0.85
 DEFAULT_TARGETS_PER_QUESTION = 4
 
 UNIT_RE = re.compile(r'<unit id="([^"]*)"')
-NAMED_UNIT_RE = re.compile(r"^<(U\d+)>(.*)</\1>$", re.M)
-"""A unit line of a call that names its units U1..Uk (agents/aliases.py): name, escaped text."""
+NAMED_UNIT_RE = re.compile(r"^<(U\d+)>(.*?)(?:</\1>)?$", re.M)
+"""A unit line of a call that names its units U1..Uk (agents/aliases.py): name, escaped text. The line's
+end closes it (`<U1>text`); a closing `</U1>` (the form before) is read too."""
 PASSAGE_RE = re.compile(r'<passage id="([^"]*)">(.*?)</passage>', re.S)
 REF_RE = re.compile(r"\[ref:([^\]]*)\]")
 MARK_RE = re.compile(r"([^\s\[\](),;]+):(known|wrong|declined)\b")
@@ -252,7 +253,7 @@ def unescape(text: str) -> str:
 def data_of(text: str) -> str:
     """The data blocks of a prompt message (unit, passage and tagged blocks, `[ref:...]` markers, claim
     markers), joined and unescaped: what code substituted into the prompt, without the prompt's wording.
-    A value fence (VALUE_FENCES) counts as the value it holds, a `<U1>text</U1>` line as `[U1] text`:
+    A value fence (VALUE_FENCES) counts as the value it holds, a `<U1>text` line as `[U1] text`:
     the forms these data had before prompts fenced them, so the keys (and every simulated result) stayed."""
     text = NAMED_UNIT_RE.sub(r"[\1] \2", _VALUE_FENCE_LINE.sub("", text))
     blocks = [unescape(m.group(0)) for m in DATA_RE.finditer(text)]
@@ -268,7 +269,7 @@ def fence_content(text: str, tag: str) -> str | None:
 
 
 def shown_units(text: str) -> list[str]:
-    """Ids or names of the units a prompt shows, in order: `<unit id="ID">` blocks, or `<U1>text</U1>`
+    """Ids or names of the units a prompt shows, in order: `<unit id="ID">` blocks, or `<U1>text`
     lines (a call that names its units U1..Uk, agents/aliases.py)."""
     return list(dict.fromkeys(UNIT_RE.findall(text) or [name for name, _ in NAMED_UNIT_RE.findall(text)]))
 

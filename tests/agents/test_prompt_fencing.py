@@ -65,6 +65,8 @@ FORGERIES = (
 FORGERY = "\n".join(FORGERIES)
 TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
 LEAF = re.compile(r"<([A-Za-z][\w-]*)(?:\s[^<>]*)?>([^<]*)</\1>")
+LINE_ELEMENT = re.compile(r"^<U\d+>([^<\n]*)$", re.M)
+"""A unit line (`<U1>text`, fence.line_element): an element closed by the line's end."""
 UNIT_ELEMENT = re.compile(r'^<U\d+>|<unit id="', re.M)
 TRUSTED_ONLY = {"geval_steps", "pairwise_rules", "pairwise_rules_json"}
 """Templates whose values are all the tool's own (task, criterion, reply rules)."""
@@ -214,6 +216,7 @@ def test_forged_values_leave_the_prompt_structure_intact(name: str) -> None:
         assert "<|" not in text and "</unit> <unit" not in text
         # Each forged value lies inside exactly one data element and nowhere else.
         leaves = [(m.start(2), m.end(2)) for m in LEAF.finditer(text)]
+        leaves += [(m.start(1), m.end(1)) for m in LINE_ELEMENT.finditer(text)]
         for m in re.finditer(r"FORGED-\w+", text):
             assert sum(start <= m.start() < end for start, end in leaves) == 1, (m.group(0), text)
         # Placeholders inside a value are never expanded (string.Template is one pass).

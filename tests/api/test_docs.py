@@ -23,7 +23,7 @@ TABLES: list[tuple[type[BaseModel], set[str]]] = [
     (api.ResumeOptions, set()), (api.DemoOptions, set()), (api.JudgeOptions, JOB), (api.JudgeStatsOptions, set()),
     (api.JudgeVsPeopleOptions, set()),
     (api.MetaOptions, JOB), (api.MetricStatsOptions, set()), (api.CompareOptions, set()), (api.GateOptions, set()),
-    (api.ExportOptions, set()), (api.ReviewSampleOptions, set())]
+    (api.ExportOptions, set()), (api.ReviewSampleOptions, set()), (api.MemoryProbeOptions, JOB)]
 """Each options model with the fields its table leaves to the table of its base."""
 
 

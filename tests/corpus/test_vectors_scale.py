@@ -1,5 +1,6 @@
-"""k-means at scale: the flat FAISS call is unchanged up to FLAT_MAX_K clusters (same labels, centroids and
-centers as calling FAISS directly the way the code always did), and above it the two-level path is
+"""k-means at scale: up to FLAT_MAX_K clusters one flat FAISS k-means (from random starts, the same labels,
+centroids and centers as calling FAISS directly the way the code always did; from k-means++ starts, where
+scikit-learn's k-means++ KMeans ends), and above it the two-level path is
 deterministic, gives non-empty clusters whose centers are members, and assigns every point. The threshold is
 lowered through `flat_max_k` so the two-level path runs on small inputs."""
 
@@ -41,14 +42,35 @@ def old_kmeans(x: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray
 
 
 @pytest.mark.parametrize(("n", "k", "seed"), [(600, 100, 3), (3000, 500, 11)])
-def test_below_the_threshold_the_result_is_the_flat_faiss_result(n: int, k: int, seed: int) -> None:
+def test_below_the_threshold_random_starts_give_the_flat_faiss_result(n: int, k: int, seed: int) -> None:
     assert k <= FLAT_MAX_K
     x = unit_vectors(n, seed=seed)
     labels, centroids, centers = old_kmeans(x, k, seed)
-    result = kmeans(x, k, seed=seed)
+    result = kmeans(x, k, seed=seed, init="random")
     assert np.array_equal(result.labels, labels)
     assert np.array_equal(result.centroids, centroids)  # bit for bit
     assert np.array_equal(result.centers, centers)
+
+
+@pytest.mark.parametrize(("n", "k", "seed"), [(600, 100, 3), (3000, 500, 11)])
+def test_k_means_plus_plus_starts_end_where_scikit_learn_ends(n: int, k: int, seed: int) -> None:
+    """From the k-means++ start scikit-learn's KMeans draws for the same seed, FAISS's Lloyd iterations reach
+    scikit-learn's clustering: the same partition and the same inertia (float32 sums aside), and below the
+    random start's inertia on these clustered vectors."""
+    from sklearn.cluster import KMeans
+
+    x = unit_vectors(n, seed=seed)
+    ours = kmeans(x, k, seed=seed)
+    theirs = KMeans(n_clusters=k, init="k-means++", n_init=1, max_iter=20, tol=0.0, algorithm="lloyd",
+                    random_state=seed).fit(x)
+    assert ours.inertia == pytest.approx(float(theirs.inertia_), rel=1e-4)
+    pairs = set(zip(ours.labels.tolist(), theirs.labels_.tolist()))
+    assert len(pairs) == ours.k == len(set(theirs.labels_.tolist()))  # one-to-one: the same partition
+    assert ours.inertia < kmeans(x, k, seed=seed, init="random").inertia
+    again = kmeans(x, k, seed=seed)
+    assert np.array_equal(again.labels, ours.labels) and np.array_equal(again.centroids, ours.centroids)
+    with pytest.raises(ValueError):
+        kmeans(x, k, seed=seed, init="kmeans")  # type: ignore[arg-type]
 
 
 def check_clustering(x: np.ndarray, k: int, result) -> None:  # noqa: ANN001 - a Clustering

@@ -97,7 +97,7 @@ async def test_units_go_out_under_short_names_and_come_back_as_unit_ids() -> Non
     assert asked.parsed.target == [UNITS[2][0], UNITS[0][0]]
     for messages, context, schema in judge.sent + examiner.sent:
         text = "\n".join(m["content"] for m in messages)
-        assert not any(uid in text for uid, _ in UNITS) and f"\n<U1>{UNITS[0][1]}</U1>\n" in text
+        assert not any(uid in text for uid, _ in UNITS) and f"\n<U1>{UNITS[0][1]}\n" in text
         assert context.unit_ids == tuple(uid for uid, _ in UNITS[:len(context.unit_ids)])
         assert "ku-" not in json.dumps(schema.model_json_schema())
     assert "gives away U3" in examiner.sent[0][0][-1]["content"]

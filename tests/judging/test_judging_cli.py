@@ -82,11 +82,12 @@ def test_grade_only_and_reference(tmp_path: Path) -> None:
     assert {rec["stage"] for rec in ledger} == {"grade"}
 
 
-def test_reviseval_pairwise_with_metrics(tmp_path: Path) -> None:
+def test_reviseval_pairwise_with_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = _write(tmp_path / "pairs.jsonl", PAIRS)
     out = tmp_path / "r"
     assert main(["judge", str(data), "--method", "reviseval", "--classic-metrics", "bleu,rouge1,rougeL", "--out", str(out),
                  *_flags(tmp_path)]) == 0
+    assert "rougeL: rouge-score " in " ".join(capsys.readouterr().out.split())  # the terminal names it too
     records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
     assert all(r["revised_from"] in (1, 2) and r["revised_reference"] for r in records)
     assert all(set(r["metric_preferences"]) == {"bleu", "rouge1", "rougeL"} for r in records)

@@ -115,6 +115,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--ray-address", metavar="ADDR",
                      help="--prepare-engine ray: the Ray cluster (auto, ray://head:10001); default: a Ray "
                           "instance started on this machine")
+    run.add_argument("--stop-when", metavar="RULE",
+                     help="width<=W, accuracy>=A or accuracy<=A: ask round 1's clusters in a seeded random order "
+                          "and stop once every target's anytime-valid accuracy interval meets the rule (one round; "
+                          "docs/METHODS.md)")
     add_strict_flag(run)
     run.set_defaults(func=run_exam)
 
@@ -242,7 +246,7 @@ def exam_options(args: argparse.Namespace) -> ExamOptions:
     from examiner.api.exam import ExamOptions
 
     return ExamOptions(**_corpus_options(args), out=args.out, paper=args.paper, paper_target=args.paper_target,
-                       prepare_engine=args.prepare_engine, ray_address=args.ray_address)
+                       prepare_engine=args.prepare_engine, ray_address=args.ray_address, stop_when=args.stop_when)
 
 
 def estimate_options(args: argparse.Namespace) -> EstimateOptions:

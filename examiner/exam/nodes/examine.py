@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from examiner.core.errors import BudgetExhausted
-from examiner.core.labels import COVERING, Verdict
+from examiner.core.labels import ATTEMPTED, COVERING, Verdict
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.exam.nodes.answers import answer_one, score_classic
 from examiner.exam.nodes.context import ExamContext, fan_out, stable_id, stop_update
@@ -49,6 +49,7 @@ from examiner.exam.nodes.judge_units import judge_answer
 from examiner.exam.nodes.probing import write_one_probe
 from examiner.exam.nodes.questions import question_for
 from examiner.exam.state import ClusterState, ExamState
+from examiner.exam.stopping import StopWatch, Tally, asking_order, parse_rule
 from examiner.llm.transport import ModelCallError
 
 ROLES = ("examiner", "candidate", "judge")
@@ -91,20 +92,30 @@ async def examine(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     judging = ctx.cascade is None
     failed_at: Counter[str] = Counter()
     staged = StagedOrder(state["active"], {cid: i for i, cid in enumerate(distinct)})
+    watch = stop_watch(ctx, rnd, distinct, takers) if judging else None  # --stop-when (exam/stopping.py)
+    if watch is not None:
+        distinct = {cid: distinct[cid] for cid in watch.order}
 
     async def chain_of(cluster: ClusterState) -> Chain:
         chain = Chain()
+        if watch is not None and watch.met:
+            return chain  # the rule is met: this cluster is not asked
         try:
-            return await run_chain(ctx, cluster, takers[cluster["id"]], rnd, judging, chain, staged)
+            await run_chain(ctx, cluster, takers[cluster["id"]], rnd, judging, chain, staged)
         except (ModelCallError, BudgetExhausted):
             failed_at[chain.step] += 1
             raise
+        if watch is not None:
+            watch.done(cluster["id"], tallies(ctx, cluster, takers[cluster["id"]], chain))
+        return chain
 
     try:
         summary = await fan_out(ctx, state, "examine clusters", list(distinct.values()), chain_of,
                                 limit=chain_limit(ctx, state["active"]))
     finally:  # what the chains made is written whatever stopped them (a resume asks the cache for it again)
         ctx.store.release(staged.key)
+        if watch is not None:
+            watch.save(ctx.store.dir)
     chains = [o.value for o in summary.outcomes if o.value is not None]
     counters = dict(state["counters"])
     for chain in chains:
@@ -171,6 +182,34 @@ async def _answers(ctx: ExamContext, questions: list[QuestionRecord], rnd: int) 
     scored = await asyncio.to_thread(score_classic, ctx, answers)
     ctx.store.hold(scored)
     return scored
+
+
+def stop_watch(ctx: ExamContext, rnd: int, distinct: dict[str, ClusterState],
+               takers: dict[str, list[str]]) -> StopWatch | None:
+    """Round 1's stop watch when the run has a stopping rule (`exam.stop_when`), else None."""
+    if rnd != 1 or not ctx.exam.stop_when:
+        return None
+    sizes: dict[str, dict[str, int]] = {}
+    for cid, targets in takers.items():
+        for target in targets:
+            sizes.setdefault(target, {})[cid] = len(distinct[cid]["members"])
+    return StopWatch(parse_rule(ctx.exam.stop_when), asking_order(list(distinct), ctx.exam.seed), sizes)
+
+
+def tallies(ctx: ExamContext, cluster: ClusterState, targets: list[str], chain: Chain) -> dict[str, Tally]:
+    """Per target, the cluster's units right and answered (right or wrong) by the first covering verdict
+    of its chain on each unit, over the cluster's units."""
+    out = {target: Tally(units=len(cluster["members"])) for target in targets}
+    seen: set[tuple[str, str]] = set()
+    for vid in chain.verdicts:
+        verdict = ctx.store.get(VerdictRecord, vid)
+        key = (verdict.target, verdict.unit_id)
+        if verdict.target not in out or key in seen or verdict.verdict not in COVERING:
+            continue
+        seen.add(key)
+        out[verdict.target].correct += verdict.verdict == Verdict.CORRECT
+        out[verdict.target].answered += verdict.verdict in ATTEMPTED
+    return out
 
 
 def probe_candidates(answers: list[AnswerRecord], verdicts: list[VerdictRecord],

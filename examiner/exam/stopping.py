@@ -1,0 +1,168 @@
+"""`--stop-when`: an exam that stops asking once its answer is known, with an interval valid at the stop.
+
+The rule (`width<=W`, `accuracy>=A`, `accuracy<=A`) is read against each target's anytime-valid
+confidence sequence for accuracy (examiner.stats.sequential) over round 1's clusters, asked in a seeded
+random order. Why round 1 only: its clusters split every unit of the corpus once per target, so they are
+a finite population whose accuracy is the exam's, and a uniformly random order is what the sequence's
+guarantee needs; later rounds re-ask what round 1 left uncovered, chosen by what it found, which no
+random order covers. A run with a stopping rule is therefore one round (docs/METHODS.md).
+
+The sequence is fed in the asking order, not the order chains finish in (a slow chain, with more
+probes, may be a harder cluster): `StopWatch.done` holds finished clusters until every cluster asked
+before them is done, so the sequence at each point is the one a strictly sequential exam would have.
+Once the rule is met for every target no new cluster starts; clusters in flight finish and join the
+sequence in order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from examiner.core.errors import UserError
+from examiner.stats.sequential import confidence_sequence
+
+SEQUENCE_FILE = "sequence.json"
+"""The run folder's record of the stopping rule and each target's sequence (the report reads it)."""
+
+_RULE = re.compile(r"^\s*(width|accuracy)\s*(<=|>=)\s*([0-9]*\.?[0-9]+)\s*$")
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """A parsed `--stop-when`: `kind` width or accuracy, `op` <= or >=, `value` in (0, 1)."""
+
+    kind: str
+    op: str
+    value: float
+
+    @property
+    def text(self) -> str:
+        return f"{self.kind}{self.op}{self.value:g}"
+
+    def met(self, lower: float, upper: float) -> bool:
+        """Whether an accuracy interval settles the rule: narrow enough, or wholly on one side of the threshold."""
+        if self.kind == "width":
+            return upper - lower <= self.value + 1e-12
+        return lower >= self.value or upper < self.value if self.op == ">=" else upper <= self.value or lower > self.value
+
+
+def parse_rule(text: str) -> StopRule:
+    """`width<=W`, `accuracy>=A` or `accuracy<=A` (W, A in (0, 1)); anything else is a UserError."""
+    match = _RULE.match(text)
+    if match is None or (match.group(1) == "width" and match.group(2) != "<="):
+        raise UserError(f"--stop-when {text}: expected width<=W, accuracy>=A or accuracy<=A")
+    value = float(match.group(3))
+    if not 0 < value < 1:
+        raise UserError(f"--stop-when {text}: the value must lie strictly between 0 and 1")
+    return StopRule(match.group(1), match.group(2), value)
+
+
+def asking_order(cluster_ids: list[str], seed: int) -> list[str]:
+    """Round 1's clusters in the seeded random order they are asked in (the same on a resume)."""
+    order = sorted(cluster_ids)
+    random.Random(f"stop-when:{seed}").shuffle(order)
+    return order
+
+
+@dataclass
+class Tally:
+    """One asked cluster's units for one target: right, right or wrong (answered with a claim), all."""
+
+    correct: int = 0
+    answered: int = 0
+    units: int = 0
+
+
+@dataclass
+class StopWatch:
+    """Round 1's sequences while it runs: which clusters are asked in which order, what they gave."""
+
+    rule: StopRule
+    order: list[str]
+    sizes: dict[str, dict[str, int]]
+    """target -> cluster id -> the cluster's units for that target (the population)."""
+    alpha: float = 0.05
+    tallies: dict[str, dict[str, Tally]] = field(default_factory=dict)
+    """cluster id -> target -> its tally, for finished clusters."""
+    prefix: int = 0
+    """Clusters at the front of `order` that are all finished (the sequence's length)."""
+    stopped_at: int | None = None
+    """The prefix length at which the rule was first met for every target."""
+
+    @property
+    def met(self) -> bool:
+        return self.stopped_at is not None
+
+    def done(self, cluster_id: str, tallies: dict[str, Tally]) -> None:
+        """A finished cluster; the sequence moves on over every finished cluster at the front of the order."""
+        self.tallies[cluster_id] = tallies
+        advanced = False
+        while self.prefix < len(self.order) and self.order[self.prefix] in self.tallies:
+            self.prefix += 1
+            advanced = True
+        if advanced and self.stopped_at is None and all(
+                self.rule.met(*self.interval(target)) for target in self.sizes):
+            self.stopped_at = self.prefix
+
+    def arrays(self, target: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Correct, answered and units of the asked prefix in order, and the population's cluster sizes."""
+        asked = [self.tallies[cid].get(target, Tally()) for cid in self.order[:self.prefix]
+                 if cid in self.sizes[target]]
+        population = np.array([n for n in self.sizes[target].values() if n > 0], dtype=float)
+        correct = np.array([t.correct for t in asked], dtype=float)
+        answered = np.array([t.answered for t in asked], dtype=float)
+        units = np.array([max(t.units, 1) for t in asked], dtype=float)
+        return correct, answered, units, population
+
+    def interval(self, target: str) -> tuple[float, float]:
+        """The target's current accuracy interval ((0, 1) before any cluster)."""
+        correct, answered, units, population = self.arrays(target)
+        if correct.size == 0:
+            return 0.0, 1.0
+        seq = confidence_sequence(correct, units, population, denominators=answered, alpha=self.alpha)
+        return float(seq.lower[-1]), float(seq.upper[-1])
+
+    def record(self) -> dict[str, Any]:
+        """What the report shows: the rule, the stop point, and per target the accuracy and coverage
+        sequences over the clusters asked (estimate, lower, upper after each)."""
+        targets: dict[str, Any] = {}
+        for target in self.sizes:
+            correct, answered, units, population = self.arrays(target)
+            entry: dict[str, Any] = {"clusters_total": int(population.size)}
+            if correct.size:
+                acc = confidence_sequence(correct, units, population, denominators=answered, alpha=self.alpha)
+                cov = confidence_sequence(answered, units, population, alpha=self.alpha)
+                for name, seq in (("accuracy", acc), ("coverage", cov)):
+                    entry[name] = {"estimate": [_num(v) for v in seq.estimate],
+                                   "lower": [round(float(v), 6) for v in seq.lower],
+                                   "upper": [round(float(v), 6) for v in seq.upper]}
+            targets[target] = entry
+        return {"rule": self.rule.text, "alpha": self.alpha, "population": "round 1's clusters",
+                "ordering": "seeded uniform random", "clusters_total": len(self.order),
+                "clusters_asked": self.prefix, "stopped_at": self.stopped_at, "met": self.met, "targets": targets}
+
+    def save(self, run_dir: Path) -> None:
+        (run_dir / SEQUENCE_FILE).write_text(json.dumps(self.record(), indent=1) + "\n")
+
+
+def _num(value: float) -> float | None:
+    return None if not np.isfinite(value) else round(float(value), 6)
+
+
+def read_sequence(run_dir: Path) -> dict[str, Any] | None:
+    """A run's sequence record, None for a run without `--stop-when`."""
+    path = run_dir / SEQUENCE_FILE
+    if not path.is_file():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+__all__ = ["SEQUENCE_FILE", "StopRule", "StopWatch", "Tally", "asking_order", "parse_rule", "read_sequence"]
