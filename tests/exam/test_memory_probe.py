@@ -105,3 +105,18 @@ def test_the_command_prints_the_table_and_refuses_bad_input_in_one_line(sides: t
         assert main(["probe-memory", str(corpus), *argv, "--simulate", "--quiet", "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip()
         assert words in err and len(err.splitlines()) == 1
+
+
+def test_a_target_that_answers_no_call_is_an_outage_exit_75(sides: tuple[Path, Path], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, control = sides
+    config = settings([])
+    config["endpoints"]["reader"].update(max_attempts=1, options={"faults": {"server_error": 1.0}})  # type: ignore[index]
+    path = tmp_path / "down.yaml"
+    path.write_text(json.dumps(config))
+    assert main(["probe-memory", str(corpus), "--control", str(control), "--sentences", "1", "--quiet",
+                 "--config", str(path), "--out", str(tmp_path / "down")]) == 75
+    err = capsys.readouterr().err
+    assert "every probe call failed" in err and "endpoint reader" in err
+    report = json.loads((tmp_path / "down" / "memory_probe.json").read_text())
+    assert report["failed"] == report["sentences"] > 0
