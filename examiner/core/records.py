@@ -105,6 +105,10 @@ class QuestionRecord(BaseModel):
     `gate_drop_guessable`)."""
     gate_rewrites: int = 0
     """Times the gate had it rewritten (0 or 1)."""
+    gate_draft: str = ""
+    """The draft the gate rejected before this rewrite ("" when it kept the first)."""
+    gate_draft_checks: list[GateCheckRecord] = Field(default_factory=list)
+    """The gate's checks of that rejected draft, each with its reason."""
 
 
 class AnswerRecord(BaseModel):

@@ -26,10 +26,8 @@ from typing import Any
 import numpy as np
 
 from examiner.core.errors import UserError
+from examiner.reporting.stopping_section import SEQUENCE_FILE
 from examiner.stats.sequential import confidence_sequence
-
-SEQUENCE_FILE = "sequence.json"
-"""The run folder's record of the stopping rule and each target's sequence (the report reads it)."""
 
 _RULE = re.compile(r"^\s*(width|accuracy)\s*(<=|>=)\s*([0-9]*\.?[0-9]+)\s*$")
 

@@ -10,6 +10,7 @@ from typing import Any
 from examiner.core.rundir import FIGURES
 from examiner.reporting import figures as fg
 from examiner.reporting.graph_limit import provenance_plan
+from examiner.reporting.gate_section import exam_question_gate
 from examiner.reporting.health_section import failed
 from examiner.reporting.knowledge import exam_knowledge
 from examiner.reporting.knowledge_figures import knowledge_map, reliability_diagram
@@ -46,6 +47,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     summary["cascade"] = exam_cascade_section(run)
     summary["endpoints"] = {name: ident.model_dump() for name, ident in endpoint_identities(run).items()}
     summary["passed_text"] = exam_passed_text(run)
+    summary["question_gate"] = exam_question_gate(run)
     summary["knowledge"] = exam_knowledge(run)
     out_dir = run.path
     fig_dir = out_dir / FIGURES

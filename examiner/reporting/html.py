@@ -14,6 +14,7 @@ from typing import Any
 from examiner.reporting.calibration_section import calibration_html
 from examiner.reporting.bias_render import bias_html
 from examiner.reporting.cascade_section import cascade_html
+from examiner.reporting.gate_section import gate_lines
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_html
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.knowledge_section import html_knowledge as knowledge_html
@@ -323,7 +324,8 @@ def html_counts(report: ExamReport, figures: dict[str, Path]) -> list[str]:
                                   f"<code>{escape(i.document)}</code>: {escape(i.reason)}</li>"
                                   for i in c.skipped_passage_list) + "</ul>")
     more = skipped_note(c)
-    return p + ([f"<p class=\"note\">{escape(more)}</p>"] if more else [])
+    gate = [line if line.startswith("<table") else f"<p>{escape(line)}</p>" for line in gate_lines(report, table) if line]
+    return p + ([f"<p class=\"note\">{escape(more)}</p>"] if more else []) + gate
 
 
 HTML_SECTIONS: list[HtmlSection] = [

@@ -29,6 +29,7 @@ from examiner.reporting.layout import (
     with_ci,
 )
 from examiner.reporting.knowledge_section import md_knowledge
+from examiner.reporting.gate_section import gate_lines
 from examiner.reporting.languages import LANGUAGE_HEADER, language_line, language_rows, shows_languages
 from examiner.reporting.model import ExamReport
 from examiner.reporting.model.exam import (
@@ -463,7 +464,7 @@ def md_counts(report: ExamReport) -> list[str]:
     out += [f"- no unit from passage `{p.passage_id}` of `{markdown_inline(p.document)}`: {markdown_inline(p.reason)}"
             for p in c.skipped_passage_list]
     more = skipped_note(c)
-    return out + ([more] if more else []) + passed_text_lines(report)
+    return out + ([more] if more else []) + passed_text_lines(report) + gate_lines(report, table)
 
 
 def passed_text_lines(report: ExamReport) -> list[str]:

@@ -36,9 +36,9 @@ from examiner.simulator.question_language import exam_language, question_in
 DEFECT_KINDS = ("unanswerable", "wrong_citation", "guessable", "near_duplicate", "wrong_language")
 STOCK_QUESTION = ("Which {adj} factor explains the gradual change the text describes, and how did it shape "
                   "the outcome that followed{end}")
-"""The near-duplicates' one question, a word or two changed per copy (all-MiniLM-L6-v2 cosine 0.89-1.0)."""
-_ADJ = ("main", "principal", "key", "major")
-_END = ("?", " later?", " afterwards?")
+"""The near-duplicates' one question, a word or two changed per copy (all-MiniLM-L6-v2 cosine 0.967-1.0)."""
+_ADJ = ("main", "key", "major")
+_END = ("?", " later?")
 
 
 def defect_settings(options: Mapping[str, Any]) -> tuple[float, tuple[str, ...]]:

@@ -13,6 +13,7 @@ from examiner.core.errors import UserError
 from examiner.core.records import QuestionRecord, VerdictRecord
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.exam.run_writer import RunStore
+from examiner.reporting import build_report
 from examiner.exam.stopping import SEQUENCE_FILE, StopRule, StopWatch, Tally, asking_order, parse_rule
 
 
@@ -56,6 +57,14 @@ async def test_a_loose_rule_stops_before_the_clusters_run_out(small_corpus: Path
     acc = seq["targets"]["sim"]["accuracy"]
     assert acc["upper"][-1] - acc["lower"][-1] <= 0.95 and len(acc["lower"]) == seq["clusters_asked"]
     assert store.all(VerdictRecord)
+
+    paths = build_report(tmp_path)
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))["stopping"]
+    assert (report["rule"], report["clusters_asked"], report["stopped_at"]) == ("width<=0.95", seq["clusters_asked"],
+                                                                              seq["stopped_at"])
+    left = report["clusters_total"] - report["clusters_asked"]
+    assert report["saved_calls"] == pytest.approx(report["calls"] / report["clusters_asked"] * left, abs=0.1)
+    assert "figure:stopping" in paths and "Stopping rule" in paths["html"].read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(("extra", "message"), [

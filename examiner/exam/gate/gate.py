@@ -3,7 +3,8 @@
 The checks, each logged with its reason (QuestionRecord.gate):
 - language and labels (checks.py): written in the exam's or its units' language, naming no unit label;
 - near_duplicate: its embedding (the exam's own embedding model) within `gate_duplicate_threshold` cosine
-  of a question already accepted in this run;
+  of a question already accepted in this run, or being checked beside it (the first of two near-copies
+  checked at once is entered before the second is compared);
 - answerable and citation: the checker (agents/gate/checker.py) sees only the cluster's units and says
   whether they answer the question and which claimed units support it, quoting each; a quote that is not
   found in the unit it is given for fails the citation too (YourBench's filter: weak models cite wrongly);
@@ -22,7 +23,7 @@ import numpy as np
 
 from examiner.agents.gate.checker import GateCheck, check_question
 from examiner.agents.gate.guesser import guess_answer
-from examiner.core.records import GateCheckRecord, QuestionRecord
+from examiner.core.records import GateCheckRecord
 from examiner.corpus.language import UNDETERMINED, language_probabilities
 from examiner.exam.gate.checks import CheckResult, bare, citation_check, label_check, language_check, nearest
 from examiner.exam.nodes.context import ExamContext
@@ -39,10 +40,16 @@ class QuestionBook:
     texts: list[str] = field(default_factory=list)
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
-    def add(self, text: str, vector: np.ndarray) -> None:
+    def add(self, text: str, vector: np.ndarray) -> int:
+        """Enter a question; its row index (for `drop`)."""
         row = vector.reshape(1, -1).astype(np.float32)
         self.vectors = row if self.vectors.size == 0 else np.vstack([self.vectors, row])
         self.texts.append(text)
+        return len(self.texts) - 1
+
+    def drop(self, index: int) -> None:
+        """Take a question back out (the gate rejected it for another reason: it is never asked)."""
+        self.vectors[index] = 0.0
 
 
 _BOOKS: weakref.WeakKeyDictionary[object, QuestionBook] = weakref.WeakKeyDictionary()
@@ -67,10 +74,11 @@ def book_of(ctx: ExamContext) -> QuestionBook:
 
 @dataclass
 class GateOutcome:
-    """The gate's checks of one question, and what the near-duplicate check embedded."""
+    """The gate's checks of one question, and its row in the run's book of questions."""
 
     checks: list[CheckResult]
-    vector: np.ndarray
+    entry: int
+    """Its row in the book (QuestionBook.add), entered as soon as it passed the near-duplicate check."""
 
     @property
     def guessable(self) -> bool:
@@ -131,21 +139,23 @@ async def gate_question(ctx: ExamContext, units: Sequence[tuple[str, str]], ques
     texts = dict(units)
     own = [texts[uid] for uid in targets if uid in texts]
     vector = (await asyncio.to_thread(ctx.embedder.embed, [bare(question)]))[0]
-    checks = [language_check(question, allowed_languages(ctx, units)), label_check(question, own),
-              duplicate_check(book_of(ctx), vector, exam.gate_duplicate_threshold)]
+    # compared and entered in one step, with no await between: of two near-copies checked at once (chains
+    # run concurrently), the second always sees the first
+    book = book_of(ctx)
+    duplicate = duplicate_check(book, vector, exam.gate_duplicate_threshold)
+    entry = book.add(bare(question), vector) if duplicate.passed else -1
+    checks = [language_check(question, allowed_languages(ctx, units)), label_check(question, own), duplicate]
     ids = tuple(uid for uid, _ in units)
     guess = await guess_answer(ctx.gateway, question, round=rnd, unit_ids=ids, endpoint=exam.gate_guesser or None,
                                attempt=attempt)
     result = await check_question(ctx.gateway, question, units, targets, guess.text, round=rnd, attempt=attempt)
     checked = result.parsed if isinstance(result.parsed, GateCheck) else None
     checks += judged_checks(checked, targets, texts, exam.gate_min_quote_match)
-    return GateOutcome(checks, vector)
+    outcome = GateOutcome(checks, entry)
+    if entry >= 0 and outcome.failed(exam.gate_drop_guessable):
+        book.drop(entry)  # never asked: a later copy of it is no repeat
+    return outcome
 
 
-def accept(ctx: ExamContext, record: QuestionRecord, outcome: GateOutcome) -> None:
-    """Enter an accepted question in the run's book (later questions are compared with it)."""
-    book_of(ctx).add(bare(record.text), outcome.vector)
-
-
-__all__ = ["GateOutcome", "QuestionBook", "accept", "allowed_languages", "book_of", "duplicate_check",
+__all__ = ["GateOutcome", "QuestionBook", "allowed_languages", "book_of", "duplicate_check",
            "gate_question", "judged_checks"]

@@ -453,6 +453,37 @@ class PassedText(Section):
     """Characters of the longest answer."""
 
 
+class GateExample(Section):
+    """One draft the question gate flagged, with the check and its reason."""
+
+    round: int
+    question: str
+    check: str
+    reason: str
+    outcome: Literal["rewritten", "rejected", "tagged"]
+    """`rewritten`: a new question replaced it; `rejected`: it and its rewrite were rejected, its units went
+    back to the pool; `tagged`: kept and asked, tagged guessable."""
+
+
+class QuestionGateSection(Section):
+    """The question gate (examiner/exam/gate/): what it checked, kept, rewrote and rejected, and why."""
+
+    questions: int
+    """Cluster questions the gate checked (one per cluster and round, whatever the number of targets)."""
+    passed_first: int
+    """Kept as first written."""
+    rewritten: int
+    """Rejected once and rewritten; `rejected` of them were rejected again."""
+    rejected: int
+    """Never asked: the draft and its rewrite were both rejected; their units went back to the pool."""
+    guessable: int
+    """Asked questions tagged guessable (the guesser answered them right without the corpus)."""
+    failed: dict[str, int]
+    """Check name -> drafts (first drafts and rewrites) that failed it."""
+    examples: list[GateExample]
+    """Up to 20 flagged drafts, the earliest rounds first."""
+
+
 class ExamReport(Section):
     """report.json of an exam run."""
 
@@ -475,6 +506,8 @@ class ExamReport(Section):
     passed_text: PassedText | None = None
     """Answers cut before another model read them (examiner/reporting/passed_section.py); None in reports
     written before it."""
+    question_gate: QuestionGateSection | None = None
+    """The question gate's checks (examiner/reporting/gate_section.py); None when the gate was off."""
     figures: dict[str, str] = Field(default_factory=dict)
     """Figure name -> PNG path relative to the run folder (`map:<target>` for the maps)."""
     endpoints: dict[str, EndpointIdentity] = Field(default_factory=dict)
