@@ -215,7 +215,7 @@ def test_a_pairwise_cascade_can_promise_agreement_with_the_gold_labels(tmp_path:
     assert section["reference"] == "gold" and calibration
     assert section["calibration_agreement"] == pytest.approx(
         sum(r["cheap_verdict"] == r["label"] for r in calibration) / len(calibration))
-    assert "agreement with the rows' gold labels" in (tmp_path / "gold" / "report.md").read_text()
+    assert "agreement rate with the rows' gold labels" in (tmp_path / "gold" / "report.md").read_text()
     unlabelled = tmp_path / "pairs.jsonl"
     unlabelled.write_text("".join(json.dumps({"instruction": f"q{i}", "output_1": "a", "output_2": "b"}) + "\n"
                                   for i in range(3)))
