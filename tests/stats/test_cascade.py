@@ -1,5 +1,5 @@
-"""Cascade thresholds (examiner.stats.cascade): fixed-sequence testing keeps the promised agreement and
-escalates everything when the confidence says nothing."""
+"""Cascade thresholds (examiner.stats.cascade): fixed-sequence testing keeps the promised agreement rate
+(risk-controlled) and escalates everything when the confidence says nothing."""
 
 from __future__ import annotations
 
@@ -45,17 +45,26 @@ def test_uninformative_confidence_below_target_escalates_everything() -> None:
 
 
 def test_the_guarantee_holds_over_repetitions() -> None:
-    """Agreement on the kept test units reaches the target in at least 1 - risk of repetitions (seeded; the
-    experiment experiments/judge_cascade.py runs 200 repetitions of the full-size case)."""
+    """The promise is about a rate: in at most about `risk` of calibrations does the population disagreement
+    rate above the chosen threshold exceed 1 - target. A calibrated judge's confidence is its chance p of
+    agreeing, p ~ Beta(a, b), so that rate is exact: 1 - E[p | p >= t]. Seeded; experiments/judge_cascade.py
+    runs 1,000 calibrations of the full-size case and prints the realised share's failures beside it."""
+    from scipy.stats import beta
+
+    quality = JudgeQuality(0.85, "calibrated")
+    a, b = quality.agreement * quality.concentration, (1 - quality.agreement) * quality.concentration
+
+    def population_disagreement(t: float) -> float:
+        return 1 - a / (a + b) * beta.sf(t, a + 1, b) / beta.sf(t, a, b)
+
     rng = np.random.default_rng(11)
-    held = []
-    for _ in range(60):
-        reference = rng.integers(0, 3, 2000)
-        cheap = simulate_judge(reference, JudgeQuality(0.85, "calibrated"), 3, rng)
-        threshold = calibrate_threshold(cheap.confidences[:300], cheap.agrees[:300], target_agreement=0.9, risk=0.1)
-        kept = route(cheap.confidences[300:], threshold)
-        held.append(not kept.any() or cheap.agrees[300:][kept].mean() >= 0.9)
-    assert np.mean(held) >= 0.85
+    failed = []
+    for _ in range(200):
+        reference = rng.integers(0, 3, 300)
+        cheap = simulate_judge(reference, quality, 3, rng)
+        threshold = calibrate_threshold(cheap.confidences, cheap.agrees, target_agreement=0.9, risk=0.1)
+        failed.append(threshold.keeps_any and population_disagreement(threshold.threshold) > 0.1)
+    assert 0 < np.mean(failed) <= 0.12  # risk 0.1, plus two binomial standard errors' worth of slack (0.02)
 
 
 def test_candidates_run_from_the_most_confident_down_and_thin_out() -> None:
