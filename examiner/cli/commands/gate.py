@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the decision's figures as JSON")
     p.add_argument("--allow-unhealthy", action="store_true",
                    help="decide even when a run's health failed (default: exit 2, cannot decide)")
+    p.add_argument("--sequential", action="store_true",
+                   help="the paired sequential gate: the clusters in a seeded random order until an anytime-valid "
+                        "interval decides; exit 0 not worse, 1 worse, 3 undecided, 4 equivalent within +-MARGIN")
     p.set_defaults(func=run_gate)
 
 
@@ -47,6 +50,8 @@ def run_gate(args: argparse.Namespace) -> int:
     from examiner.api.gating import GateOptions, gate
     from examiner.reporting.writer import strict
 
+    if args.sequential:
+        return run_sequential_gate(args)
     result = gate(GateOptions(base=args.base, new=args.new, margin=args.margin, level=args.level,
                               target=args.target, base_target=args.base_target, new_target=args.new_target,
                               allow_unhealthy=args.allow_unhealthy))
@@ -55,3 +60,17 @@ def run_gate(args: argparse.Namespace) -> int:
     else:
         print(result.line())
     return EXIT_PASSED if result.passed else EXIT_FAILED
+
+def run_sequential_gate(args: argparse.Namespace) -> int:
+    """`--sequential` (examiner/api/sequential_gate.py): the outcome's exit code, one line or --json."""
+    from examiner.api.gating import GateOptions
+    from examiner.api.sequential_gate import sequential_gate_runs
+    from examiner.core.errors import UserError
+
+    if getattr(args, "metric", "accuracy") != "accuracy":
+        raise UserError("--sequential decides on accuracy only: leave out --metric")
+    result = sequential_gate_runs(GateOptions(base=args.base, new=args.new, margin=args.margin, level=args.level,
+                                              target=args.target, base_target=args.base_target,
+                                              new_target=args.new_target, allow_unhealthy=args.allow_unhealthy))
+    print(json.dumps(result.as_dict(), indent=1) if args.json else result.line())
+    return result.exit_code

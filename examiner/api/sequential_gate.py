@@ -1,0 +1,107 @@
+"""`examiner gate BASE NEW --margin M --sequential`: the paired sequential gate (examiner.stats.sequential)
+over the two runs' exam clusters, replayed in a seeded random order, stopping at the first cluster after
+which the difference's anytime-valid interval decides against the margin.
+
+Why replay finished runs: the decision and the number of clusters it needed are what a sequential exam
+of both targets would have reached and spent; the line says how many clusters that is against the
+fixed-size gate, which reads them all. Each cluster contributes the units both runs covered with a
+right-or-wrong verdict (units are grouped by their round-1 cluster in BASE, as `gate` groups them).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from examiner.api.gating import GateOptions, _health, _target
+from examiner.core.errors import UserError
+from examiner.stats.sequential import SequentialGate, sequential_gate
+
+EXIT_CODES = {"not worse": 0, "worse": 1, "undecided": 3, "equivalent": 4}
+"""`examiner gate --sequential`'s exit code per outcome (2 stays bad input or cannot decide)."""
+
+
+@dataclass(frozen=True)
+class SequentialGateResult:
+    """The sequential decision and the two sides it read."""
+
+    decision: SequentialGate
+    base_run: str
+    base_target: str
+    new_run: str
+    new_target: str
+    seed: int
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.decision.outcome]
+
+    def line(self) -> str:
+        """The CI line: the outcome, the clusters it needed of all, the difference and its interval."""
+        d = self.decision
+        level = f"{100 * (1 - d.alpha):g}%"
+        return (f"sequential gate {self.new_target} - {self.base_target} accuracy, margin {d.margin:g}: "
+                f"{d.outcome.upper()} after {d.clusters} of {d.population} clusters "
+                f"(the fixed-size gate reads all {d.population}); difference {d.estimate:+.4f}, {level} anytime-valid "
+                f"interval [{d.lower:+.4f}, {d.upper:+.4f}]")
+
+    def as_dict(self) -> dict[str, Any]:
+        d = self.decision
+        return {"outcome": d.outcome, "clusters": d.clusters, "clusters_total": d.population,
+                "difference": d.estimate, "lower": d.lower, "upper": d.upper, "margin": d.margin, "alpha": d.alpha,
+                "seed": self.seed, "exit_code": self.exit_code,
+                "base": {"run": self.base_run, "target": self.base_target},
+                "new": {"run": self.new_run, "target": self.new_target}}
+
+
+def cluster_totals(base: tuple[int | None, ...], new: tuple[int | None, ...],
+                   clusters: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
+    """Cluster -> (units both covered right or wrong, right in BASE, right in NEW)."""
+    out: dict[str, list[int]] = {}
+    for a, b, cluster in zip(base, new, clusters):
+        if a is None or b is None:
+            continue
+        row = out.setdefault(cluster, [0, 0, 0])
+        row[0] += 1
+        row[1] += int(a)
+        row[2] += int(b)
+    return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+
+def sequential_gate_runs(options: GateOptions, seed: int = 0) -> SequentialGateResult:
+    """Decide as `examiner gate --sequential` does."""
+    from examiner.reporting.paired import paired_units
+    from examiner.reporting.run_reader import load_run
+    from examiner.reporting.with_overrides import apply_overrides
+
+    if not 0 < options.margin < 1:
+        raise UserError(f"--sequential needs a --margin between 0 and 1 (e.g. 0.05), got {options.margin}")
+    if not 0.5 < options.level < 1:
+        raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
+    judged_base = load_run(options.base)
+    judged_new = judged_base if options.new == options.base else load_run(options.new)
+    base_target = _target(judged_base, options.base_target or options.target, "base")
+    new_target = _target(judged_new, options.new_target or options.target, "new")
+    _health(judged_new, "NEW", options.allow_unhealthy)
+    if judged_new is not judged_base:
+        _health(judged_base, "BASE", options.allow_unhealthy)
+    base = apply_overrides(judged_base)
+    new = base if judged_new is judged_base else apply_overrides(judged_new)
+    units = paired_units(base, base_target, new, new_target, subgroups=False)
+    totals = cluster_totals(units.a, units.b, units.clusters)
+    if not totals:
+        raise UserError(f"{options.base} and {options.new} share no unit both judged right or wrong: "
+                        "gate two runs over the same corpus")
+    order = sorted(totals)
+    random.Random(f"sequential-gate:{seed}").shuffle(order)
+    sizes = np.array([totals[c][0] for c in order], dtype=float)
+    decision = sequential_gate(np.array([totals[c][2] for c in order], dtype=float),
+                               np.array([totals[c][1] for c in order], dtype=float), sizes, sizes,
+                               margin=options.margin, alpha=round(1 - options.level, 12))
+    return SequentialGateResult(decision, str(base.path), base_target, str(new.path), new_target, seed)
+
+
+__all__ = ["EXIT_CODES", "SequentialGateResult", "cluster_totals", "sequential_gate_runs"]

@@ -1,0 +1,47 @@
+"""`examiner gate --sequential`: the paired sequential gate on real simulated runs, an exit code per
+outcome, the CI line naming the clusters needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from examiner.api.sequential_gate import EXIT_CODES, cluster_totals
+from examiner.cli.main import main
+from tests.helpers.cli_runs import assert_one_error, run_cli
+from tests.helpers.paired_runs import strong_and_weak_run
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return strong_and_weak_run(tmp_path_factory)
+
+
+def test_cluster_totals_keep_units_both_judged() -> None:
+    assert cluster_totals((1, 0, None, 1), (1, 1, 1, None), ("a", "a", "b", "b")) == {"a": (2, 1, 2)}
+
+
+def test_a_target_against_itself_is_equivalent(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["gate", str(run_dir), str(run_dir), "--target", "strong", "--margin", "0.2", "--sequential"])
+    line = capsys.readouterr().out.strip()
+    assert code == EXIT_CODES["equivalent"] == 4
+    assert "EQUIVALENT after" in line and "clusters (the fixed-size gate reads all" in line
+
+
+def test_weak_against_strong_is_worse_or_undecided_never_passed(run_dir: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["gate", str(run_dir), str(run_dir), "--base-target", "strong", "--new-target", "weak",
+                 "--margin", "0.02", "--sequential", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["outcome"] in ("worse", "undecided") and code == EXIT_CODES[data["outcome"]]
+    assert data["upper"] < 0 and 0 < data["clusters"] <= data["clusters_total"]
+
+
+def test_bad_margin_is_one_line_exit_2(run_dir: Path, capsys: pytest.CaptureFixture[str],
+                                       caplog: pytest.LogCaptureFixture) -> None:
+    code, lines, out = run_cli(["gate", str(run_dir), str(run_dir), "--target", "strong", "--margin", "0",
+                                "--sequential"], capsys, caplog)
+    assert out == ""
+    assert_one_error(code, lines, "--sequential needs a --margin")
