@@ -52,6 +52,8 @@ UNHONOURED_BY_PAPER = (
     Unhonoured("max_document_seconds", "--max-document-seconds", None, PAPER_READS_NOTHING),
     Unhonoured("max_nesting_depth", "--max-nesting-depth", None, PAPER_READS_NOTHING),
     Unhonoured("embedding_cache", "--embedding-cache", None, "a paper sitting embeds nothing (it makes no clusters)"),
+    Unhonoured("question_gate", "--question-gate", None, PAPER_FIXES + " as they were written"),
+    Unhonoured("gate_drop_guessable", "--gate-drop-guessable", None, PAPER_FIXES + " as they were written"),
 )
 """What `--paper` cannot honour."""
 
