@@ -131,3 +131,13 @@ def test_distil_trains_the_encoder_student_from_the_command_line(tmp_path: Path,
     assert info["base"] == "tiny" and info["stopped"] == "done" and info["fit_items"] > 0
     assert main(args) == 0  # the same command again reuses the data and the encodings
     assert "already holds the data" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("fixture_data")
+def test_a_bad_student_flag_is_refused_before_anything_is_written(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "distil"
+    assert main(["distil", "--data", "llmbar:Natural", "--out", str(out), "--student", "encoder",
+                 "--max-minutes", "0"]) == 2
+    assert "--max-minutes 0.0: input should be greater than 0" in capsys.readouterr().err
+    assert not out.exists()

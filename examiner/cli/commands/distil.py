@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from examiner.cli.flags import add_command
+
+if TYPE_CHECKING:
+    from examiner.api.encoder_student import EncoderStudentOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,22 +55,29 @@ def run_distil(args: argparse.Namespace) -> int:
 
     from examiner.api.distil import SUMMARY
 
-    if args.student == "encoder" and (Path(args.out) / SUMMARY).is_file():
+    student = _encoder_options(args) if args.student == "encoder" else None  # bad flags refused before any writing
+    if student is not None and (Path(args.out) / SUMMARY).is_file():
         print(f"distil: {args.out} already holds the data ({SUMMARY}); training the student on it")
     else:
         _write_data(args)
-    if args.student == "encoder":
-        return _train_encoder(args)
+    if student is not None:
+        return _train_encoder(student)
     return 0
 
 
-def _train_encoder(args: argparse.Namespace) -> int:
-    from examiner.api.encoder_student import EncoderStudentOptions, train_encoder_student
+def _encoder_options(args: argparse.Namespace) -> "EncoderStudentOptions":
+    from examiner.api.encoder_student import EncoderStudentOptions
+    from examiner.cli.flag_errors import options_from_flags
 
-    result = train_encoder_student(EncoderStudentOptions(data=args.out, base=args.encoder_base,
-                                                         max_minutes=args.max_minutes, seed=args.seed,
-                                                         threads=args.threads),
-                                   progress=lambda line: print(line, file=sys.stderr, flush=True))
+    return options_from_flags(EncoderStudentOptions, {"base": "--encoder-base"}, data=args.out,
+                              base=args.encoder_base, max_minutes=args.max_minutes, seed=args.seed,
+                              threads=args.threads)
+
+
+def _train_encoder(options: "EncoderStudentOptions") -> int:
+    from examiner.api.encoder_student import train_encoder_student
+
+    result = train_encoder_student(options, progress=lambda line: print(line, file=sys.stderr, flush=True))
     if result.stopped == "time" and result.temperature is None:
         print(f"encoder student: stopped at the time bound with {result.encoded}/{result.to_encode} texts encoded; "
               "run the same command again to continue")
