@@ -13,7 +13,7 @@ degenerate examiner or judge would let a broken run pass; `allow_unhealthy` deci
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -44,6 +44,9 @@ class GateOptions(BaseModel):
     """The target read in NEW (None: `target`)."""
     allow_unhealthy: bool = False
     """Decide even when a run's health failed (the decision's line then says so); False: refuse."""
+    metric: Literal["accuracy", "correct_given_attempted", "hallucination_rate", "abstention_rate"] = "accuracy"
+    """The figure decided on. A rate where lower is better (hallucination, abstention) is held as its
+    complement: NEW passes when its rate is not above BASE's by more than `margin`."""
 
     _paths = field_validator("base", "new", mode="before")(path_text)
 
@@ -65,6 +68,8 @@ class GateResult:
     """NEW's health: pass, warn or fail (fail only with allow_unhealthy)."""
     overrides: int = 0
     """People's overrides in force in the two runs together (the decision reads the labels with them)."""
+    metric: str = "accuracy"
+    """The figure decided on; for a rate where lower is better the decision's figures are of its complement."""
 
     @property
     def passed(self) -> bool:
@@ -75,14 +80,25 @@ class GateResult:
         when a run's health failed (allowed), which."""
         failed = [side for side, health in (("BASE", self.base_health), ("NEW", self.new_health)) if health == "fail"]
         mark = f" [UNTRUSTWORTHY: {' and '.join(failed)} health FAILED, --allow-unhealthy]" if failed else ""
-        return self.decision.line() + mark
+        return self.decision.line() + mark + self._metric_note()
+
+    def _metric_note(self) -> str:
+        from examiner.reporting.paired import LOWER_IS_BETTER
+
+        if self.metric == "accuracy":
+            return ""
+        if self.metric in LOWER_IS_BETTER:
+            d = self.decision
+            return (f" [metric {self.metric}, held as 1 - rate: NEW - BASE rate {-d.difference:+.4f}, upper bound "
+                    f"{-d.lower_bound:+.4f} against +{d.margin}]")
+        return f" [metric {self.metric}]"
 
     def as_dict(self) -> dict[str, Any]:
         """What `examiner gate --json` prints: the decision's figures and the two sides."""
         return {**self.decision.to_dict(),
                 "base": {"run": self.base_run, "target": self.base_target, "health": self.base_health},
                 "new": {"run": self.new_run, "target": self.new_target, "health": self.new_health},
-                "shared_units": self.shared_units, "overrides": self.overrides}
+                "shared_units": self.shared_units, "overrides": self.overrides, "metric": self.metric}
 
 
 def _target(run: Any, asked: str | None, side: str) -> str:
@@ -129,7 +145,7 @@ def gate(options: GateOptions) -> GateResult:
     base = apply_overrides(judged_base)
     new = base if judged_new is judged_base else apply_overrides(judged_new)
     overrides = len(judged_base.overrides) + (0 if judged_new is judged_base else len(judged_new.overrides))
-    units = paired_units(base, base_target, new, new_target, subgroups=False)
+    units = paired_units(base, base_target, new, new_target, subgroups=False, metric=options.metric)
     if not units.unit_ids:
         raise UserError(f"{options.base} and {options.new} share no unit: gate two runs over the same corpus")
     if not units.covered_by_both:
@@ -138,4 +154,4 @@ def gate(options: GateOptions) -> GateResult:
     decision = non_inferiority(units.a, units.b, units.documents, options.margin, units.clusters,
                                alpha=round(1 - options.level, 12))
     return GateResult(decision, str(base.path), base_target, str(new.path), new_target, len(units.unit_ids),
-                      base_health, new_health, overrides)
+                      base_health, new_health, overrides, options.metric)

@@ -25,8 +25,20 @@ from examiner.reporting.topics import cluster_names
 from examiner.reporting.writer import cell
 from examiner.stats.paired import compare_paired, margin_text, paired_subgroups
 
-OUTCOME: dict[str, int] = {"correct": 1, "incorrect": 0}
-"""A covered unit's outcome; every other status (unanswered, uncovered) is None."""
+OUTCOME: dict[str, int] = {"correct": 1, "incorrect": 0, "abstained": 0}
+"""A covered unit's outcome for accuracy (a declined answer is not right, as in the report); every other
+status (unanswered, uncovered) is None."""
+METRIC_OUTCOMES: dict[str, dict[str, int]] = {
+    "accuracy": OUTCOME,
+    "correct_given_attempted": {"correct": 1, "incorrect": 0},
+    "hallucination_rate": {"correct": 1, "incorrect": 0},
+    "abstention_rate": {"correct": 1, "incorrect": 1, "abstained": 0},
+}
+"""What the paired statistics hold per unit for each figure the gate can decide on (None: not counted).
+Higher is better for every one: a rate where lower is better is held as its complement (hallucination
+rate as not inventing among attempted units, abstention rate as answering among covered ones), so a
+drop of the held share by more than the margin is a rise of the rate by more than it."""
+LOWER_IS_BETTER = frozenset({"hallucination_rate", "abstention_rate"})
 FALSE_DISCOVERY_RATE = 0.05
 """Benjamini-Hochberg rate of the subgroup tests, within each kind of subgroup."""
 SUBGROUPS = ("topic", "document", "question type", "language")
@@ -74,10 +86,11 @@ def _question_types(run: RunData, target: str) -> dict[str, str]:
 
 
 def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str, *,
-                 subgroups: bool = True) -> PairedUnits:
+                 subgroups: bool = True, metric: str = "accuracy") -> PairedUnits:
     """The units both targets' runs hold, with what the paired statistics need (module docstring).
     subgroups=False leaves `groups` empty: the gate decides on the whole, and naming topics loads
-    scikit-learn."""
+    scikit-learn. `metric` picks the per-unit outcome (METRIC_OUTCOMES)."""
+    outcome = METRIC_OUTCOMES[metric]
     outcomes_a, outcomes_b = run_a.outcomes.get(target_a, {}), run_b.outcomes.get(target_b, {})
     shared = sorted(set(outcomes_a) & set(outcomes_b))
     records = {**run_b.units, **run_a.units}
@@ -100,8 +113,8 @@ def paired_units(run_a: RunData, target_a: str, run_b: RunData, target_b: str, *
         keys["language"].append(unit_language(run_a, unit_id))
     return PairedUnits(
         unit_ids=tuple(shared),
-        a=tuple(OUTCOME.get(outcomes_a[u].status) for u in shared),
-        b=tuple(OUTCOME.get(outcomes_b[u].status) for u in shared),
+        a=tuple(outcome.get(outcomes_a[u].status) for u in shared),
+        b=tuple(outcome.get(outcomes_b[u].status) for u in shared),
         documents=tuple(documents),
         clusters=tuple(clusters),
         groups={name: tuple(values) for name, values in keys.items() if len(set(values)) > 1} if subgroups else {},

@@ -37,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", metavar="NAME", help="the target read in both runs (default: each run's only one)")
     p.add_argument("--base-target", metavar="NAME", help="the target read in BASE (default: --target)")
     p.add_argument("--new-target", metavar="NAME", help="the target read in NEW (default: --target)")
+    p.add_argument("--metric", default="accuracy",
+                   choices=("accuracy", "correct_given_attempted", "hallucination_rate", "abstention_rate"),
+                   help="the figure decided on (default %(default)s); for hallucination_rate and abstention_rate "
+                        "NEW fails when its rate is higher than BASE's by more than the margin")
     p.add_argument("--json", action="store_true", help="print the decision's figures as JSON")
     p.add_argument("--allow-unhealthy", action="store_true",
                    help="decide even when a run's health failed (default: exit 2, cannot decide)")
@@ -54,7 +58,7 @@ def run_gate(args: argparse.Namespace) -> int:
         return run_sequential_gate(args)
     result = gate(GateOptions(base=args.base, new=args.new, margin=args.margin, level=args.level,
                               target=args.target, base_target=args.base_target, new_target=args.new_target,
-                              allow_unhealthy=args.allow_unhealthy))
+                              allow_unhealthy=args.allow_unhealthy, metric=args.metric))
     if args.json:
         print(json.dumps(strict(result.as_dict()), indent=1, allow_nan=False))
     else:
