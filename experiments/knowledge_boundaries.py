@@ -1,0 +1,186 @@
+"""Knowledge boundaries (issue 42): do the report's hallucination and abstention rates cover their truth, is
+the ECE estimate near the true ECE, and does the judge's `abstained` label follow the simulator's truth?
+
+Part 1, coverage (the report's own interval function, score_intervals.ratio_estimate, on data with known
+truth): each repetition draws DOCUMENTS documents, each a topic of the simulated target with its own
+probability of knowing (Beta around one of TOPICS means) and of abstaining when it does not know; CLUSTERS
+clusters of UNITS units per document share a cluster effect. The truth is the superpopulation ratio
+(expected incorrect / expected attempted; expected abstained / expected asked), computed from 2,000,000
+draws of the same model. Coverage = share of REPS intervals holding it (target 0.93-0.97).
+
+Part 2, calibration: the attempted units of each repetition state a confidence, `calibrated` (the unit's true
+chance of being right) or `overconfident` (0.5 + 0.5 x that chance, capped at 0.99); the true ECE is the
+binned ECE of the stated confidence against the true chance over 2,000,000 draws; the estimate is
+examiner.stats.knowledge.expected_calibration_error (debiased, as the report gives it; the plug-in figure is
+saved beside) against the drawn outcomes. |estimate - truth| averaged over REPS (the larger of the two
+targets is reported).
+
+Part 3, the judged label: a simulated exam of corpora/harbor-water whose target declines about 30 % of the
+units (profile share `declined`), judged by a simulated judge that flips 5 % of labels (`judge_noise`); the
+share of verdicts whose label is `abstained` exactly when the simulator's truth is a declined unit.
+
+Control questions (false premise, swapped entity, out-of-corpus detail) are not built yet (issue 42, item
+2 of the issue's list): their two RESULT names print `not_measured`.
+
+    python experiments/knowledge_boundaries.py [--reps 500] [--skip-exam]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from examiner.core.records import VerdictRecord
+from examiner.exam.run_writer import RunStore
+from examiner.exam.runner import ExamRequest, start_exam
+from examiner.reporting.score_intervals import ratio_estimate
+from examiner.simulator import unit_category
+from examiner.stats.knowledge import ECE_BINS, expected_calibration_error
+from finish import RESULTS, print_result, save_json
+
+DOCUMENTS, CLUSTERS, UNITS = 40, 3, 6
+TOPICS = ((0.85, 0.6), (0.55, 0.3), (0.25, 0.8), (0.6, 0.05))
+"""(mean chance of knowing, chance of abstaining when not knowing) of the target's topic kinds."""
+KNOW_CONCENTRATION = 12.0
+"""Beta concentration of a document's chance of knowing around its topic's mean."""
+CLUSTER_SD = 0.6
+"""Logit-scale spread of a cluster's chance of knowing around its document's."""
+TRUTH_DRAWS = 2_000_000
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    return np.log(p / (1 - p))
+
+
+def draw_units(rng: np.random.Generator, documents: int) -> dict[str, np.ndarray]:
+    """Per unit: document, cluster, true chance of knowing, chance of abstaining when not, and outcomes."""
+    topic = rng.integers(len(TOPICS), size=documents)
+    mean = np.array([TOPICS[t][0] for t in topic])
+    abstain = np.array([TOPICS[t][1] for t in topic])
+    know_doc = rng.beta(mean * KNOW_CONCENTRATION, (1 - mean) * KNOW_CONCENTRATION)
+    know_doc = np.clip(know_doc, 1e-4, 1 - 1e-4)
+    cluster_shift = rng.normal(0.0, CLUSTER_SD, size=(documents, CLUSTERS))
+    know = 1 / (1 + np.exp(-(_logit(know_doc)[:, None] + cluster_shift)))
+    know = np.repeat(know[:, :, None], UNITS, axis=2).reshape(-1)
+    abstains = np.repeat(abstain, CLUSTERS * UNITS)
+    doc = np.repeat(np.arange(documents), CLUSTERS * UNITS)
+    cluster = np.repeat(np.arange(documents * CLUSTERS), UNITS)
+    knows = rng.random(know.size) < know
+    declines = ~knows & (rng.random(know.size) < abstains)
+    # a unit's chance of being right given that it is attempted: it knows, or it tried without knowing
+    right_if_tried = know / (know + (1 - know) * (1 - abstains))
+    return {"doc": doc, "cluster": cluster, "knows": knows, "declines": declines, "right_if_tried": right_if_tried}
+
+
+def stated(kind: str, chance: np.ndarray) -> np.ndarray:
+    return chance if kind == "calibrated" else np.minimum(0.5 + 0.5 * chance, 0.99)
+
+
+def population_ece(conf: np.ndarray, chance: np.ndarray) -> float:
+    """Binned ECE of `conf` against the true chance of being right (no sampling noise in the outcomes)."""
+    index = np.minimum((conf * ECE_BINS).astype(int), ECE_BINS - 1)
+    return float(sum((index == b).sum() * abs(conf[index == b].mean() - chance[index == b].mean())
+                     for b in np.unique(index)) / conf.size)
+
+
+def truths(seed: int) -> dict[str, float]:
+    """The superpopulation rates and ECEs from TRUTH_DRAWS units of the same model."""
+    rng = np.random.default_rng(seed)
+    units = draw_units(rng, TRUTH_DRAWS // (CLUSTERS * UNITS))
+    # an attempted unit it does not know is an error: hallucination = 1 - known / attempted
+    tried = units["right_if_tried"]
+    out = {
+        "hallucination": float(1 - (units["knows"].sum() / (~units["declines"]).sum())),
+        "abstention": float(units["declines"].mean()),
+    }
+    attempted = ~units["declines"]
+    for kind in ("calibrated", "overconfident"):
+        out[f"ece_{kind}"] = population_ece(stated(kind, tried[attempted]), tried[attempted])
+    return out
+
+
+def coverage_and_ece(reps: int, truth: dict[str, float], seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    held = {"hallucination": 0, "abstention": 0}
+    widths = {"hallucination": [], "abstention": []}
+    errors: dict[str, list[float]] = {k: [] for k in ("calibrated", "overconfident", "calibrated_plug_in",
+                                                       "overconfident_plug_in")}
+    for _ in range(reps):
+        u = draw_units(rng, DOCUMENTS)
+        docs, clusters = [f"d{d}" for d in u["doc"]], [f"c{c}" for c in u["cluster"]]
+        attempted = ~u["declines"]
+        wrong = [int(not k) if a else None for k, a in zip(u["knows"], attempted)]
+        for name, values in (("hallucination", wrong), ("abstention", [int(d) for d in u["declines"]])):
+            est = ratio_estimate(values, docs, clusters)
+            held[name] += int(est["low"] <= truth[name] <= est["high"])
+            widths[name].append(est["high"] - est["low"])
+        # stated confidence of the attempted units; outcome: right (it knew) or not
+        chance = u["right_if_tried"][attempted]
+        right = u["knows"][attempted].astype(int).tolist()
+        for kind in ("calibrated", "overconfident"):
+            conf = stated(kind, chance).tolist()
+            for debias in (True, False):
+                ece = expected_calibration_error(conf, right, debias=debias)
+                errors[kind + ("" if debias else "_plug_in")].append(abs(float(ece or 0.0) - truth[f"ece_{kind}"]))
+    return {
+        "halluc_coverage": held["hallucination"] / reps, "abstain_coverage": held["abstention"] / reps,
+        "halluc_mean_width": float(np.mean(widths["hallucination"])),
+        "abstain_mean_width": float(np.mean(widths["abstention"])),
+        **{f"ece_abs_error_{k}": float(np.mean(v)) for k, v in errors.items()},
+        **{f"ece_abs_error_{k}_p95": float(np.quantile(v, 0.95)) for k, v in errors.items()},
+    }
+
+
+PROFILE = {"known": 0.5, "wrong": 0.2, "declined": 0.3}
+JUDGE_NOISE = 0.05
+
+
+async def label_agreement(corpus: str) -> dict[str, float]:
+    """Share of verdicts whose label is `abstained` exactly when the simulator's truth is a declined unit."""
+    from examiner.core.config import EndpointSpec, Settings
+
+    spec = EndpointSpec(provider="simulated", model="sim", price_input_per_1m=2.5, price_output_per_1m=10.0,
+                        max_concurrency=16, options={"knowledge": PROFILE, "judge_noise": JUDGE_NOISE})
+    settings = Settings(endpoints={"sim": spec}, roles={r: "sim" for r in ("examiner", "candidate", "judge")},
+                        exam={"max_rounds": 2})
+    with tempfile.TemporaryDirectory() as tmp:
+        await start_exam(settings, ExamRequest([corpus], targets=["sim"]), Path(tmp), quiet=True, report=False)
+        verdicts = [v for v in RunStore(Path(tmp)).all(VerdictRecord).values() if v.verdict != "unscored"]
+    agree = sum((v.verdict == "abstained") == (unit_category(0, "sim", v.unit_id, PROFILE) == "declined")
+                for v in verdicts)
+    declined = sum(unit_category(0, "sim", v.unit_id, PROFILE) == "declined" for v in verdicts)
+    return {"abstain_label_agreement": agree / len(verdicts), "verdicts": len(verdicts),
+            "verdicts_on_declined_units": declined}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--corpus", default="corpora/harbor-water")
+    parser.add_argument("--skip-exam", action="store_true", help="leave out part 3 (the simulated exam)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    truth = truths(args.seed + 1)
+    figures = coverage_and_ece(args.reps, truth, args.seed)
+    labels = {} if args.skip_exam else asyncio.run(label_agreement(args.corpus))
+    data = {"reps": args.reps, "documents": DOCUMENTS, "clusters_per_document": CLUSTERS, "units_per_cluster": UNITS,
+            "topics": TOPICS, "truth": truth, **figures, **labels, "judge_noise": JUDGE_NOISE, "profile": PROFILE,
+            "wall_s": round(time.perf_counter() - started, 1)}
+    save_json(data, RESULTS / "knowledge_boundaries.json")
+    ece_error = max(figures["ece_abs_error_calibrated"], figures["ece_abs_error_overconfident"])
+    print_result({
+        "halluc_coverage": f"{figures['halluc_coverage']:.3f}", "abstain_coverage": f"{figures['abstain_coverage']:.3f}",
+        "ece_abs_error": f"{ece_error:.4f}",
+        "abstain_label_agreement": f"{labels['abstain_label_agreement']:.3f}" if labels else "not_measured",
+        "control_false_premise_caught": "not_measured", "control_overrefusal_caught": "not_measured",
+    })
+
+
+if __name__ == "__main__":
+    main()
