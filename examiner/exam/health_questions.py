@@ -5,16 +5,19 @@ Why: a weak local model wrote 15 English questions out of 15 for a German corpus
 does U2 say about ...?": the candidate is then examined on the examiner's language or on labels it never
 saw, and the headline measures that, not what it knows of the corpus (issue 29). Both checks read the
 questions as recorded (examiner.exam.health's conventions: a figure, thresholds, offending examples).
+The per-question rules are the question gate's (examiner/exam/gate/checks.py), which with
+`question_gate` on stops such a question before it is asked; here they measure a whole run after the
+fact, with the gate or without it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from examiner.core.records import QuestionRecord
 from examiner.core.rundir import RunRecords
 from examiner.corpus.language import UNDETERMINED, language_name, language_probabilities
+from examiner.exam.gate.checks import LABELS, MIN_LETTERS, MIN_PROBABILITY, letters, named_labels
 from examiner.exam.health_base import REF_MARK, Check, Example, Threshold, share_check, shorten
 
 WRONG_LANGUAGE = Threshold(warn=0.10, fail=0.50)
@@ -23,23 +26,10 @@ that is neither the exam's nor that of a document their units come from (each gi
 MIN_PROBABILITY). Above 10 % warns (langdetect
 can misread a short question full of names), above 50 % fails: most of the exam was not held in the
 corpus language."""
-MIN_LETTERS = 20
-"""Letters a question needs for its language to be detected (a shorter one is not counted)."""
-MIN_PROBABILITY = 0.2
-"""A question is in another language only when langdetect gives every allowed language (the exam's, its
-units') less than this probability: its best guess alone misreads short texts (a Chinese question read as
-Korean with 0.57 against 0.43)."""
 LEAKED_LABELS = Threshold(warn=0.0, fail=0.20)
 """Share of questions that name a unit label of the prompt (U1, [U2]), a knowledge-unit id (ku-...) or
 "unit 3" / "knowledge unit": any warns, above 20 % fails. A label the question's own units contain
 (a corpus about the band U2) is not counted."""
-
-_LABELS = re.compile(r"\[?\bU\d{1,3}\b\]?|\bku-[0-9a-f]{6,}\b|\b(?:knowledge[ -])?units? \d{1,3}\b"
-                     r"|\bknowledge units?\b", re.IGNORECASE)
-
-
-def _letters(text: str) -> int:
-    return sum(ch.isalpha() for ch in text)
 
 
 def _unit_languages(records: RunRecords, question: QuestionRecord) -> set[str]:
@@ -65,7 +55,7 @@ def wrong_language(records: RunRecords, questions: Iterable[QuestionRecord]) -> 
     counted, offending = 0, []
     for q in questions:
         text = REF_MARK.sub("", q.text)
-        if _letters(text) < MIN_LETTERS:
+        if letters(text) < MIN_LETTERS:
             continue
         odds = language_probabilities(text)
         if not odds:
@@ -87,12 +77,11 @@ def leaked_labels(records: RunRecords, questions: Iterable[QuestionRecord]) -> C
     offending = []
     for q in asked:
         text = REF_MARK.sub("", q.text)
-        own = " ".join(records.units[uid].text for uid in q.targets if uid in records.units).casefold()
-        named = [m.group(0).strip("[]") for m in _LABELS.finditer(text) if m.group(0).strip("[]").casefold() not in own]
+        named = named_labels(text, (records.units[uid].text for uid in q.targets if uid in records.units))
         if named:
-            offending.append(Example(q.id, f"names {', '.join(dict.fromkeys(named))}: {shorten(text)}"))
+            offending.append(Example(q.id, f"names {', '.join(named)}: {shorten(text)}"))
     return share_check("leaked_unit_labels", "questions that name the prompt's unit labels or ids (U1, ku-...)",
                                offending, len(asked), "questions", LEAKED_LABELS)
 
 
-__all__ = ["LEAKED_LABELS", "MIN_LETTERS", "MIN_PROBABILITY", "WRONG_LANGUAGE", "leaked_labels", "wrong_language"]
+__all__ = ["LABELS", "LEAKED_LABELS", "MIN_LETTERS", "MIN_PROBABILITY", "WRONG_LANGUAGE", "leaked_labels", "wrong_language"]
