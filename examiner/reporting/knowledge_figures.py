@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from examiner.reporting.figures import _save, plt, shown
+from examiner.reporting.figures import _save, shown  # first: it sets matplotlib's Agg backend
+
+import matplotlib.pyplot as plt  # noqa: E402
 
 MAP_LABELS = 8
 """Topics named on the knowledge map (the most hallucinating); the rest are points."""

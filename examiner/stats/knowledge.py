@@ -51,7 +51,8 @@ def _pairs(confidence: Sequence[float | None], correct: Sequence[int]) -> tuple[
 
 
 def _binned_gap(conf_means: np.ndarray, right_means: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    return (sizes * np.abs(conf_means - right_means)).sum(axis=-1) / sizes.sum()
+    gaps: np.ndarray = (sizes * np.abs(conf_means - right_means)).sum(axis=-1) / sizes.sum()
+    return gaps
 
 
 def expected_calibration_error(confidence: Sequence[float | None], correct: Sequence[int],
