@@ -25,6 +25,7 @@ from examiner.reporting.endpoint_identity import endpoint_identities
 from examiner.reporting.passed_section import exam_passed_text
 from examiner.reporting.run_reader import load_run
 from examiner.reporting.summary import summarize
+from examiner.reporting.stopping_section import exam_stopping_section, stopping_figure
 from examiner.reporting.writer import write_report
 
 
@@ -49,6 +50,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     summary["passed_text"] = exam_passed_text(run)
     summary["question_gate"] = exam_question_gate(run)
     summary["knowledge"] = exam_knowledge(run)
+    summary["stopping"] = exam_stopping_section(run)
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}
@@ -67,6 +69,9 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
                              map_rounds, seed=seed)
         if path is not None:
             pngs[f"map:{target}"] = path
+    if summary["stopping"] is not None:
+        pngs["stopping"] = stopping_figure(ExamReport.model_validate(summary).stopping,  # type: ignore[arg-type]
+                                           fig_dir / "stopping.png")
     if failed(health):  # the mark travels with each PNG, not only with the page around it
         for png in pngs.values():
             fg.stamp_untrustworthy(png)

@@ -14,6 +14,7 @@ from pydantic import Field
 from examiner.core.names import ExamJudgeMethod, ExamModeName
 from examiner.core.records import RunStatus
 from examiner.reporting.model.cascade import CascadeSection
+from examiner.reporting.model.stopping import StoppingSection
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.calibration import ExamCalibration
@@ -501,6 +502,9 @@ class ExamReport(Section):
     provenance: ProvenancePlan | None = None
     bias_audit: BiasAudit | None = None
     """The judge bias audit (examiner/reporting/bias_audit.py); None in reports written before it."""
+    stopping: StoppingSection | None = None
+    """A `--stop-when` run's rule, stop point, sequences and saving (examiner/reporting/stopping_section.py);
+    None without one."""
     cascade: CascadeSection | None = None
     """A judge cascade's tiers, calibration and spend (examiner/reporting/cascade_section.py); None without one."""
     passed_text: PassedText | None = None
