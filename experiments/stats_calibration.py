@@ -1,7 +1,7 @@
 """Do the decision statistics (examiner/stats: paired, intervals, planning, ppi, rankings) have the error
 rates they claim? Monte Carlo with known truth (issue 28, acceptance).
 
-    python experiments/stats_calibration.py            # about 3 minutes on 2 cores
+    python experiments/stats_calibration.py            # about 20 minutes on 2 loaded cores
     python experiments/stats_calibration.py --quick    # fewer replications, for a look
 
 Truth models (all seeded):
@@ -27,6 +27,13 @@ width), judge_bias (the raw judge figure minus the truth), small_sample_coverage
 intervals with fewer than 10 documents, the worst of the paired difference and the single accuracy over
 4, 6 and 8 documents), small_sample_percentile_coverage (the percentile bootstrap on the same data),
 elo_matches_fastchat (bootstrap Elo and BT intervals equal FastChat's procedure to 1e-6 rating points).
+Issue 40 adds: self_bound_min (a target held against itself at 4, 30, 40 and 100 documents: the smallest
+distance of the gate's one-sided 95 % bound below 0; never 0 when the verdicts vary), coverage_30_40_min
+(the worst coverage of the paired-difference and accuracy intervals at 30, 40 and 60 documents, 3,000
+draws each by default), ppi_rare_bias_se (PPI++ on a 10 % label with 20 and 50 labels: the larger
+|bias| in Monte Carlo standard errors; the share of draws wider than the human-only interval is printed
+and saved), gate_test_disagreement (the largest share of those draws in which the interval, the cluster
+test and the gate disagree on significance).
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ from examiner.meta.ranking import elo as elo_shuffles
 from examiner.stats.clusters import bootstrap_totals, grouping
 from examiner.stats.correlation import percentile_interval
 from examiner.stats.intervals import accuracy_interval
-from examiner.stats.paired import compare_paired
+from examiner.stats.paired import compare_paired, non_inferiority
 from examiner.stats.planning import design_from_pilot, predicted_power
 from examiner.stats.ppi import calibrated_accuracy
 from examiner.stats.rankings import battles, bradley_terry_bootstrap_samples, elo_bootstrap_samples
@@ -89,7 +96,7 @@ def paired_runs(rng: np.random.Generator, delta: float, reps: int, documents: in
     widths = []
     for _ in range(reps):
         a, b, docs = paired_data(rng, documents, UNITS, delta)
-        result = compare_paired(a.tolist(), b.tolist(), docs.tolist(), n_resamples=1000, seed=int(rng.integers(1 << 31)))
+        result = compare_paired(a.tolist(), b.tolist(), docs.tolist())
         cluster_reject += result.clustered_test.p_value < 0.05
         naive_reject += result.mcnemar.p_value < 0.05
         d = result.accuracy_difference
@@ -141,18 +148,89 @@ def small_sample_runs(rng: np.random.Generator, documents: int, reps: int, delta
     for _ in range(reps):
         a, b, docs = paired_data(rng, documents, UNITS, delta)
         seed = int(rng.integers(1 << 31))
-        d = compare_paired(a.tolist(), b.tolist(), docs.tolist(), n_resamples=1000, seed=seed).accuracy_difference
+        d = compare_paired(a.tolist(), b.tolist(), docs.tolist()).accuracy_difference
         hits["paired"] += d.low <= delta <= d.high
         zero_width += d.high == d.low
         low, high = percentile_paired(a, b, docs, seed)
         hits["paired_percentile"] += low <= delta <= high
-        acc = accuracy_interval(a.tolist(), docs.tolist(), n_resamples=1000, seed=seed)
+        acc = accuracy_interval(a.tolist(), docs.tolist())
         hits["accuracy"] += acc.low <= MU <= acc.high
         low, high = percentile_accuracy(a, docs, seed)
         hits["accuracy_percentile"] += low <= MU <= high
     out: dict[str, Any] = {name: count / reps for name, count in hits.items()}
     out.update(documents=documents, reps=reps, small_sample=d.small_sample, zero_width=zero_width)
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue 40: one interval family at every size
+# ---------------------------------------------------------------------------------------------------
+
+
+def self_comparison(rng: np.random.Generator, documents: int) -> dict[str, Any]:
+    """A target held against itself (verdicts with spread, from the truth model): the gate's one-sided
+    95 % bound, the gate at margin 0.001, compare's detectable effect and the exact bound of 0
+    discordant units of n (1 - 0.05^(1/n)) beside them."""
+    a, _, docs = paired_data(rng, documents, UNITS, 0.0)
+    decision = non_inferiority(a.tolist(), a.tolist(), docs.tolist(), margin=0.001)
+    compared = compare_paired(a.tolist(), a.tolist(), docs.tolist())
+    return {
+        "documents": documents,
+        "units": int(a.size),
+        "lower_bound": decision.lower_bound,
+        "exact_bound": -(1 - 0.05 ** (1 / a.size)),
+        "passes_margin_0001": decision.passed,
+        "detectable_80": compared.power.minimum_detectable_effect,
+        "interval": [compared.accuracy_difference.low, compared.accuracy_difference.high],
+    }
+
+
+def coverage_runs(rng: np.random.Generator, documents: int, reps: int, margin: float = 0.05) -> dict[str, Any]:
+    """Coverage of the paired-difference and accuracy intervals (no true difference), the percentile
+    bootstrap's on the same data for reference, and how often the interval, the cluster test and the
+    gate disagree: interval leaves out 0 but p >= 0.05 (or the reverse); gate passes but its p >= 0.05
+    (or the reverse)."""
+    hits = {"paired": 0, "paired_percentile": 0, "accuracy": 0}
+    disagree = 0
+    for _ in range(reps):
+        a, b, docs = paired_data(rng, documents, UNITS, 0.0)
+        result = compare_paired(a.tolist(), b.tolist(), docs.tolist())
+        d = result.accuracy_difference
+        hits["paired"] += d.low <= 0.0 <= d.high
+        low, high = percentile_paired(a, b, docs, int(rng.integers(1 << 31)))
+        hits["paired_percentile"] += low <= 0.0 <= high
+        acc = accuracy_interval(a.tolist(), docs.tolist())
+        hits["accuracy"] += acc.low <= MU <= acc.high
+        excludes = not d.low <= 0.0 <= d.high
+        gate = non_inferiority(a.tolist(), b.tolist(), docs.tolist(), margin=margin)
+        disagree += (excludes != (result.clustered_test.p_value < 0.05)) or (gate.passed != (gate.p_value < 0.05))
+    out: dict[str, Any] = {name: count / reps for name, count in hits.items()}
+    out.update(documents=documents, reps=reps, disagreement=disagree / reps)
+    return out
+
+
+def ppi_rare_runs(rng: np.random.Generator, labels: int, reps: int, big_n: int = 1000, share: float = 0.1) -> dict[str, Any]:
+    """PPI++ on a rare label (share 0.1 of big_n rows, as PandaLM's ties are 10.5 %) with `labels` human
+    labels: the judge finds 45 % of the label and flags 6 % of the rest. Bias of the estimate against
+    the rows' own share, its Monte Carlo standard error, coverage, and the share of draws whose interval
+    is wider than the human-only Wilson interval."""
+    errors, wider, covered = [], 0, 0
+    for _ in range(reps):
+        truth = (rng.random(big_n) < share).astype(int)
+        u = rng.random(big_n)
+        judge = np.where(truth == 1, (u < 0.45).astype(int), (u < 0.06).astype(int))
+        human: list[int | None] = [None] * big_n
+        for i in rng.choice(big_n, size=labels, replace=False):
+            human[i] = int(truth[i])
+        result = calibrated_accuracy(judge.tolist(), human)
+        target = float(truth.mean())
+        errors.append(result.ppi.estimate - target)
+        wider += (result.ppi.high - result.ppi.low) > (result.human_only.high - result.human_only.low)
+        covered += result.ppi.low <= target <= result.ppi.high
+    err = np.asarray(errors)
+    mc_se = float(err.std(ddof=1) / math.sqrt(reps))
+    return {"labels": labels, "reps": reps, "bias": float(err.mean()), "mc_se": mc_se,
+            "bias_in_se": float(err.mean() / mc_se), "wider_than_human_only": wider / reps, "coverage": covered / reps}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -321,6 +399,23 @@ def main() -> None:
               f"accuracy {row['accuracy']:.3f} (percentile {row['accuracy_percentile']:.3f})", flush=True)
     below_ten = [row for row in by_documents if row["documents"] < 10]
 
+    selves = [self_comparison(rng, g) for g in (4, 30, 40, 100)]
+    for row in selves:
+        print(f"self-comparison, {row['documents']:>3} documents ({row['units']} units): bound {row['lower_bound']:+.4f} "
+              f"(exact {row['exact_bound']:+.4f}), margin 0.001 {'passes' if row['passes_margin_0001'] else 'fails'}, "
+              f"detectable {row['detectable_80']:.4f}", flush=True)
+    coverage_reps = 3 * reps  # 3,000 by default: a coverage of 0.95 has a Monte Carlo standard error of 0.004
+    coverage = [coverage_runs(rng, g, coverage_reps) for g in (30, 40, 60)]
+    for row in coverage:
+        print(f"{row['documents']:>3} documents, {row['reps']} draws: paired {row['paired']:.4f} (percentile "
+              f"{row['paired_percentile']:.4f}), accuracy {row['accuracy']:.4f}, interval/test/gate disagree "
+              f"{row['disagreement']:.4f}", flush=True)
+    rare = [ppi_rare_runs(rng, n, coverage_reps) for n in (20, 50)]
+    for row in rare:
+        print(f"ppi, 10 % label, {row['labels']} labels: bias {row['bias']:+.5f} (MC SE {row['mc_se']:.5f}, "
+              f"{row['bias_in_se']:+.2f} SE), coverage {row['coverage']:.3f}, wider than human-only in "
+              f"{row['wider_than_human_only']:.3f}", flush=True)
+
     ppi = ppi_runs(rng, 4 * reps)  # a coverage near 0.95 needs thousands of replications to be told from 0.94
     print(f"ppi: coverage {ppi['ppi_coverage']:.3f}, width ratio {ppi['width_ratio']:.3f}, judge bias {ppi['judge_bias']:+.3f}", flush=True)
     ranking = ranking_check()
@@ -336,6 +431,10 @@ def main() -> None:
         "small_sample_coverage": f"{min(min(r['paired'], r['accuracy']) for r in below_ten):.3f}",
         "small_sample_percentile_coverage": f"{min(min(r['paired_percentile'], r['accuracy_percentile']) for r in below_ten):.3f}",
         "elo_matches_fastchat": str(ranking["elo_max_abs_diff"] < 1e-6 and ranking["bt_max_abs_diff"] < 1e-6).lower(),
+        "self_bound_min": f"{min(-r['lower_bound'] for r in selves):.4f}",
+        "coverage_30_40_min": f"{min(min(r['paired'], r['accuracy']) for r in coverage):.4f}",
+        "ppi_rare_bias_se": f"{max(abs(r['bias_in_se']) for r in rare):.2f}",
+        "gate_test_disagreement": f"{max(r['disagreement'] for r in coverage):.4f}",
     }
     save_json(
         {
@@ -344,6 +443,9 @@ def main() -> None:
             "power": power_rows,
             "by_documents": by_documents,
             "ppi": ppi,
+            "self_comparison": selves,
+            "coverage_30_40_60": coverage,
+            "ppi_rare_label": rare,
             "ranking": ranking,
             "seconds": round(time.time() - started, 1),
             "result": figures,
