@@ -87,8 +87,9 @@ class ClusteredTest(Figures):
 
 @dataclass(frozen=True)
 class Power(Figures):
-    """Minimum detectable effect at `target_power` and the power the test had for the observed difference,
-    both for the two-sided cluster test at `alpha`."""
+    """Minimum detectable effect at `target_power` for the two-sided cluster test at `alpha` (the figure to
+    plan with), and `achieved`, the power at the observed difference: a restatement of the p-value, kept
+    in the JSON for older readers and printed nowhere."""
 
     alpha: float
     target_power: float
