@@ -86,7 +86,7 @@ class CompareResult:
         return compare_html(self.report)
 
     def headlines(self) -> list[str]:
-        """One line per pair: difference, interval, McNemar p, cluster p and power (what the CLI prints),
+        """One line per pair: difference, interval, McNemar p, cluster p and detectable effect (what the CLI prints),
         marked UNTRUSTWORTHY where a side's run failed its health."""
         from examiner.reporting.compare import marked_headline
 
