@@ -341,6 +341,11 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
                 "completion_tokens": totals.completion_tokens, "reasoning_tokens": totals.reasoning_tokens,
                 "cost_usd": round(totals.cost_usd, 6),
                 "failed_calls": flags.failed_calls, **({"cascade": cascade} if cascade else {})}
+    if cascade is not None:  # the ledger is complete once the gateway has closed
+        from examiner.core.rundir import RunDir
+        from examiner.judging.pairwise_cascade import cascade_spend
+
+        cascade.update(cascade_spend(RunDir(out).read_ledger(), cascade))
     return records, meta
 
 

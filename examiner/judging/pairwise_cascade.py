@@ -251,5 +251,22 @@ def cascade_summary(records: list[dict[str, Any]], plan: PairCascadePlan, thresh
     }
 
 
-__all__ = ["CheapPair", "CheapPairJudge", "PairCascadePlan", "cascade_summary", "cheap_reading", "majority",
-           "most_probable", "register_pairwise_gold", "run_pairwise_cascade"]
+def cascade_spend(ledger: list[dict[str, Any]], summary: dict[str, Any]) -> dict[str, Any]:
+    """What each tier cost (the ledger's answered calls to its endpoint, cache hits free) and what the strong
+    judge alone would have: its dollars per row it judged, times every row (as the exam cascade's report)."""
+    from examiner.llm.ledger import answered
+
+    def dollars(endpoint: str) -> float:
+        return sum(float(r.get("cost_usd") or 0.0) for r in answered(ledger)
+                   if r.get("endpoint") == endpoint and not r.get("cache_hit"))
+
+    cheap, strong = dollars(summary["cheap"]), dollars(summary["strong"])
+    strong_rows = summary["rows"] - summary["settled_cheap"]
+    strong_only = strong / strong_rows * summary["rows"] if strong_rows and strong else None
+    return {"cheap_usd": round(cheap, 8), "strong_usd": round(strong, 8),
+            "strong_only_usd": round(strong_only, 8) if strong_only is not None else None,
+            "spend_ratio": (cheap + strong) / strong_only if strong_only else None}
+
+
+__all__ = ["CheapPair", "CheapPairJudge", "PairCascadePlan", "cascade_spend", "cascade_summary", "cheap_reading",
+           "majority", "most_probable", "register_pairwise_gold", "run_pairwise_cascade"]

@@ -181,7 +181,12 @@ def pair_cascade_markdown(section: PairCascadeSection) -> list[str]:
             f"Promised: {promise_words(whom, 'pairs', section.target_agreement, section.risk)} Measured on the "
             "calibration "
             f"sample: {pct(section.kept_agreement)} above the threshold ({_num(section.threshold)}; in-sample); the "
-            f"cheap judge's raw agreement {pct(section.calibration_agreement)}.", ""]
+            f"cheap judge's raw agreement {pct(section.calibration_agreement)}.", "",
+            *([f"Spend: ${section.cheap_usd:.4f} on {section.cheap} and ${section.strong_usd:.4f} on {section.strong}, "
+               f"{pct(section.spend_ratio)} of the strong judge alone (about ${section.strong_only_usd:.4f}: its "
+               "dollars per pair judged, times every pair).", ""]
+              if section.spend_ratio is not None and section.cheap_usd is not None and section.strong_usd is not None
+              and section.strong_only_usd is not None else [])]
 
 
 def _num(value: float | None, digits: int = 2) -> str:

@@ -66,3 +66,10 @@ class PairCascadeSection(CascadePlan):
     settled_cheap: int
     settled_strong: int
     calibration_rows: int
+    cheap_usd: Figure = None
+    """The cheap judge's dollars (its endpoint's answered calls; cache hits free)."""
+    strong_usd: Figure = None
+    strong_only_usd: Figure = None
+    """What the strong judge alone would have cost: its dollars per row judged, times every row."""
+    spend_ratio: Figure = None
+    """(cheap + strong dollars) over `strong_only_usd`."""
