@@ -62,8 +62,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if report.get("status") != "ok":
         out += [f"Status: {report['status']}; {report.get('failed', 0)} sentences have no completion "
                 "(see completions.jsonl).", ""]
-    out += [f"Calls {report['calls']}, tokens {report['prompt_tokens']} in + {report['completion_tokens']} out, "
-            f"${report['cost_usd']:.4f} (ledger.jsonl, `examiner cost`).", "", "## Per document", ""]
+    out += [f"Calls {report['calls']} ({report.get('cache_hits', 0)} more answered from the response cache), tokens "
+            f"{report['prompt_tokens']} in + {report['completion_tokens']} out, ${report['cost_usd']:.4f} "
+            "(ledger.jsonl, `examiner cost`).", "", "## Per document", ""]
     rows = [(d["side"], d["document"], str(d["sentences"]), cell(d["guided_rouge_l"]), cell(d["general_rouge_l"]),
              cell(d["gap"]), f"{d['guided_exact']} / {d['general_exact']}") for d in report["documents"]]
     out += _table(("side", "document", "sentences", "guided", "general", "gap", "exact guided / general"), rows)

@@ -20,5 +20,6 @@ def print_probe(report: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
     print_table(table)
     print(headline(report))
     print(CAVEAT)
-    print(f"{report['calls']} calls, ${report['cost_usd']:.4f}; per document: {paths['report_md']}; "
+    print(f"{report['calls']} calls ({report.get('cache_hits', 0)} more from the response cache), "
+          f"${report['cost_usd']:.4f}; per document: {paths['report_md']}; "
           f"completions: {paths['completions']}")
