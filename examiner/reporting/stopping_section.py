@@ -71,8 +71,12 @@ def _money(value: float | None) -> str:
 
 def stopping_sentences(section: StoppingSection) -> list[str]:
     """The section's prose: the rule and where it stopped, the saving, then each target's interval there."""
-    where = (f"met after {section.stopped_at} of {section.clusters_total} clusters" if section.stopped_at is not None
-             else f"not met: all {section.clusters_total} clusters asked")
+    if section.stopped_at is None:
+        where = f"not met: all {section.clusters_total} clusters asked"
+    elif section.stopped_at >= section.clusters_total:
+        where = f"met only when the clusters ran out ({section.clusters_total}): stopping saved nothing"
+    else:
+        where = f"met after {section.stopped_at} of {section.clusters_total} clusters"
     first = (f"Rule {section.rule} ({section.population}, {section.ordering} order): {where}; "
              f"{section.clusters_asked} asked in all (clusters in flight at the stop finished). "
              f"The clusters took {section.calls} calls ({_money(section.cost_usd)}); the "

@@ -110,8 +110,10 @@ async def examine(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
         return chain
 
     try:
-        summary = await fan_out(ctx, state, "examine clusters", list(distinct.values()), chain_of,
-                                limit=chain_limit(ctx, state["active"]))
+        limit = chain_limit(ctx, state["active"])
+        if watch is not None:  # what is in flight at the stop is asked anyway: at most a tenth of the clusters
+            limit = min(limit, max(2, len(distinct) // 10))
+        summary = await fan_out(ctx, state, "examine clusters", list(distinct.values()), chain_of, limit=limit)
     finally:  # what the chains made is written whatever stopped them (a resume asks the cache for it again)
         ctx.store.release(staged.key)
         if watch is not None:
