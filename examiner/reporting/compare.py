@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 from examiner.core.errors import UserError
 from examiner.reporting import markdown as md
+from examiner.reporting.knowledge import knowledge_row
+from examiner.reporting.knowledge_section import rate
 from examiner.reporting.model import CompareReport
 from examiner.reporting.model.compare import ComparedTarget, Disagreement, DisagreementUnit, PairedSection
 from examiner.reporting.score_intervals import small_sample_notes
@@ -36,7 +38,8 @@ LISTED_SUBGROUPS = 15
 """Subgroup rows shown per pair of targets in Markdown and HTML, the significant first (all in the model)."""
 
 HEADER = ["target", "run", "status", "health", "accuracy [95% CI]", "coverage [95% CI]", "correct", "incorrect",
-          "evaluation cents / unit", "evaluation calls / unit", "candidate calls / unit"]
+          "abstained", "hallucination [95% CI]", "abstention [95% CI]", "evaluation cents / unit",
+          "evaluation calls / unit", "candidate calls / unit"]
 NOTE = ("Accuracy = correct / covered, coverage = covered / all units; 95% intervals resample source documents "
         "(below 30 of them a small-sample interval, named under the table). "
         "Evaluation = examiner question generation + judging, per unit of the corpus; a run with several "
@@ -85,7 +88,14 @@ def _compared(e: dict[str, Any]) -> ComparedTarget:
                           accuracy=s["accuracy"], coverage=s["coverage"], counts=s["counts"],
                           evaluation_cents_per_unit=ev["cents_per_unit"] / e["share"],
                           evaluation_calls_per_unit=ev["calls_per_unit"] / e["share"],
-                          candidate_calls_per_unit=cand["calls_per_unit"] / e["share"])
+                          candidate_calls_per_unit=cand["calls_per_unit"] / e["share"], **_rates(e))
+
+
+def _rates(e: dict[str, Any]) -> dict[str, Any]:
+    """The target's hallucination and abstention rates with their intervals (reporting/knowledge.py)."""
+    outcomes = list(e["run_data"].outcomes.get(e["target"], {}).values())
+    row = knowledge_row(e["run_data"], outcomes, by="target", key=e["target"], topic=e["target"])
+    return {"hallucination_rate": row["hallucination_rate"], "abstention_rate": row["abstention_rate"]}
 
 
 def disagreements(entries: list[dict[str, Any]]) -> list[Disagreement]:
@@ -158,7 +168,9 @@ def marked_headline(report: CompareReport, section: PairedSection) -> str:
 def rows(report: CompareReport) -> list[list[Any]]:
     """The comparison table's cells (HEADER), one row per target."""
     return [[t.label, t.run, t.status, health_cell(t), md.with_ci(t.accuracy), md.with_ci(t.coverage), t.counts.correct,
-             t.counts.incorrect, cell(t.evaluation_cents_per_unit, 3), cell(t.evaluation_calls_per_unit, 2),
+             t.counts.incorrect, t.counts.abstained, rate(t.hallucination_rate) if t.hallucination_rate else "-",
+             rate(t.abstention_rate) if t.abstention_rate else "-", cell(t.evaluation_cents_per_unit, 3),
+             cell(t.evaluation_calls_per_unit, 2),
              cell(t.candidate_calls_per_unit, 2)] for t in report.targets]
 
 

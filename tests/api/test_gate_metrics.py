@@ -54,3 +54,17 @@ def test_the_command_line_takes_the_metric(two_targets: Path, capsys: pytest.Cap
     with pytest.raises(SystemExit) as bad:
         main(["gate", str(two_targets), str(two_targets), "--margin", "0.05", "--metric", "halucination"])
     assert bad.value.code == 2
+
+
+def test_compare_shows_each_targets_rates(two_targets: Path) -> None:
+    from examiner.reporting.compare import compare_report, rows
+
+    report = compare_report([two_targets])
+    by_name = {t.target: t for t in report.targets}
+    careful, inventive = by_name["careful"], by_name["inventive"]
+    assert careful.hallucination_rate is not None and inventive.hallucination_rate is not None
+    assert inventive.hallucination_rate.value > careful.hallucination_rate.value + 0.15
+    assert careful.abstention_rate is not None and careful.abstention_rate.value > 0.15
+    assert careful.abstention_rate.value == careful.counts.abstained / (
+        careful.counts.correct + careful.counts.incorrect + careful.counts.abstained)
+    assert any("%" in str(cell) and "[" in str(cell) for cell in rows(report)[0][9:11])

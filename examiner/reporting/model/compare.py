@@ -13,6 +13,7 @@ from typing import Literal
 from examiner.core.records import RunStatus
 from pydantic import Field
 
+from examiner.reporting.model.knowledge import Rate
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.exam import Estimate, UnitCounts
 
@@ -40,6 +41,10 @@ class ComparedTarget(Section):
     """The health in one line: status and the checks that warned or failed."""
     trustworthy: bool = True
     """False when the run's health failed: its figures describe a degenerate examiner or judge (UNTRUSTWORTHY)."""
+    hallucination_rate: Rate | None = None
+    """Incorrect among attempted units with its cluster interval (absent in reports written before it)."""
+    abstention_rate: Rate | None = None
+    """Abstained among covered units with its cluster interval (absent in reports written before it)."""
     overrides: int = 0
     """People's overrides (the run's overrides.jsonl) applied to this target's verdicts: the accuracy,
     coverage, counts, disagreements and paired figures are those with the overrides, as in the run's report."""
