@@ -89,14 +89,14 @@ _INSTRUCTION_LIKE: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:instructions?|prompts?|rules?|directions?)\b"
         r"|\b(?:new|updated|real) instructions?\s*:|\byou are now\b|\bact as (?:the|an?) (?:judge|examiner|grader)\b"
         r"|\b(?:label|mark|grade|rate|score)\b[^.\n]{0,30}\b(?:every|all|each)\b[^.\n]{0,20}\b(?:units?|answers?|facts?)\b"
-        r"[^.\n]{0,20}\b(?:as )?(?:correct|incorrect|unrelated)\b", re.I)),
+        r"[^.\n]{0,20}\b(?:as )?(?:correct|incorrect|unrelated|abstained)\b", re.I)),
     ("a chat role header", re.compile(
         r"^\s*#{1,6}\s*(?:system|user|assistant)\b|<\|[a-z_]+\|>|\[/?INST\]|<</?SYS>>"
         r"|^\s*(?:system|assistant)\s*:", re.I | re.M)),
     ("markup", re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>|\[U\d+\]|\[ref:")),
     ("a JSON label object", re.compile(
         r"\{\s*\"(?:labels|type|verdict|target|question|score|units)\"\s*:"
-        r"|\"[^\"]{1,40}\"\s*:\s*\"(?:correct|incorrect|unrelated)\"", re.I)),
+        r"|\"[^\"]{1,40}\"\s*:\s*\"(?:correct|incorrect|unrelated|abstained)\"", re.I)),
 )
 """What makes a unit look like instructions or markup, each with the name the check's examples give."""
 _QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
