@@ -39,7 +39,9 @@ def exam_stopping_section(run: RunData) -> dict[str, Any] | None:
 
 def stopping_figure(section: StoppingSection, path: Path) -> Path:
     """Each target's accuracy estimate and anytime-valid interval against clusters asked, the stop marked."""
-    from examiner.reporting.figures import DPI, plt, shown  # the chart library only when a figure is drawn
+    from examiner.reporting.figures import DPI, shown  # first: it sets the Agg backend
+
+    import matplotlib.pyplot as plt  # noqa: I001  (the chart library only when a figure is drawn)
 
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     for name, target in section.targets.items():
