@@ -7,8 +7,8 @@ the per-cluster table, as small palette PNGs:
     python experiments/report_screenshot.py                       # corpora/harbor-water, simulated
     python experiments/report_screenshot.py --run RUN_DIR         # an existing run
 
-Writes experiments/results/report-layout.png and report-layout-clusters.png; prints their paths and the
-page's title.
+Writes experiments/results/report-layout.png and report-layout-clusters.png (and report-layout-knowledge.png,
+the knowledge section, when the report has one); prints their paths and the page's title.
 """
 
 from __future__ import annotations
@@ -51,6 +51,13 @@ def shoot(html: Path, out: Path) -> str:
             page.screenshot(path=str(clusters), full_page=True,
                             clip={"x": 0, "y": box["y"] - 10, "width": VIEWPORT["width"], "height": bottom - box["y"] + 20})
             small_png(clusters)
+        knowledge = page.locator("#knowledge")
+        if knowledge.count():  # the knowledge section (issue 42): its tables and the knowledge map
+            top = knowledge.bounding_box()
+            if top:
+                page.screenshot(path=str(out.with_name(out.stem + "-knowledge.png")), full_page=True,
+                                clip={"x": 0, "y": top["y"] - 10, "width": VIEWPORT["width"], "height": 1400})
+                small_png(out.with_name(out.stem + "-knowledge.png"))
         title = page.title()
         browser.close()
     small_png(out)
