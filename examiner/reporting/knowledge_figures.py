@@ -27,8 +27,12 @@ def knowledge_map(knowledge: dict[str, Any], path: Path) -> Path | None:
         ys = [r["hallucination_rate"]["value"] if r["hallucination_rate"]["value"] is not None else 0.0 for r in rows]
         sizes = [20 + 12 * r["asked"] for r in rows]
         ax.scatter(xs, ys, s=sizes, alpha=0.55, color="#c62828", edgecolors="#333")
+        stacked: dict[tuple[float, float], int] = {}
         for r, x, y in list(zip(rows, xs, ys))[:MAP_LABELS]:
-            ax.annotate(shown(str(r["topic"]))[:28], (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+            k = stacked.get((round(x, 2), round(y, 2)), 0)  # topics on one point: their names one under another
+            stacked[(round(x, 2), round(y, 2))] = k + 1
+            ax.annotate(shown(str(r["topic"]))[:28], (x, y), fontsize=7, xytext=(4, 3 - 9 * k),
+                        textcoords="offset points")
         ax.set_xlim(-0.05, 1.05)
         ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel("accuracy (correct among asked)")
