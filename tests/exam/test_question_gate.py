@@ -56,12 +56,12 @@ def test_nearest_finds_the_closest_earlier_question() -> None:
     assert nearest(np.ones(3, dtype=np.float32), np.zeros((0, 0), dtype=np.float32)) == (-1, 0.0)
 
 
-async def test_the_gate_flags_every_seeded_defect_and_passes_sound_questions(small_corpus: Path, tmp_path: Path) -> None:
-    settings = sim_settings(max_rounds=2, question_gate=True, cluster_size=3)
+async def test_the_gate_flags_every_seeded_defect_and_passes_sound_questions(corpus: Path, tmp_path: Path) -> None:
+    settings = sim_settings(max_rounds=1, question_gate=True, cluster_size=2)
     options = {"defective_questions": {"share": 0.5}}
     for spec in settings.endpoints.values():
         spec.options.update(options)
-    info = await start_exam(settings, ExamRequest([str(small_corpus)], targets=["sim"]), tmp_path, quiet=True,
+    info = await start_exam(settings, ExamRequest([str(corpus)], targets=["sim"]), tmp_path, quiet=True,
                             report=False)
     assert info.status == "completed"
     questions = [q for q in RunStore(tmp_path).all(QuestionRecord).values() if q.kind == "question" and q.status != "unparseable"]
