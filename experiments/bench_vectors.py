@@ -6,6 +6,14 @@ init="random"), so neither gets k-means++'s head start. scikit-learn runs Lloyd 
 20 iterations like FAISS. Inertia is computed the same way for both: sum of squared distances of every
 vector to its nearest final centroid.
 
+Part 1b (real): examiner's k-means (examiner.corpus.vectors.kmeans: FAISS from scikit-learn's k-means++
+starts) against scikit-learn's KMeans(init="k-means++", one init, Lloyd, tol=0, 20 iterations) and against
+FAISS from its random start, on --units real unit embeddings (the WikiText-2 sentence units of part 2,
+embedded with the bundled all-MiniLM-L6-v2), k = ceil(n / --cluster-size) as in the exam, for each of
+--real-seeds. The vectors derive from the public data, so they are cached outside the repository
+(--unit-vectors, default in the system's temporary folder). Inertia as in part 1; the ratio reported is the
+worst over the seeds.
+
 Part 2: 5,000 real knowledge units (sentence units of WikiText-2 valid+test, via examiner.corpus.datasets) are
 embedded with the bundled all-MiniLM-L6-v2 on this machine (model load excluded), then embedded again
 through the SQLite embedding cache.
@@ -23,7 +31,7 @@ Part 4 (record): one round of the exam's cluster step at 20,000 and 200,000 unit
 Prints a table and a final `RESULT ...` line; writes experiments/results/bench_vectors.json.
 
     python experiments/bench_vectors.py [--n 100000] [--k 1000] [--units 5000] [--skip-sklearn]
-        [--parts kmeans,embed,scale,record] [--flat-n 50000] [--big-n 200000] [--vectors CACHE.sqlite]
+        [--parts kmeans,real,embed,scale,record] [--real-seeds 1234,1,2] [--unit-vectors FILE.npy] [--flat-n 50000] [--big-n 200000] [--vectors CACHE.sqlite]
         [--record-sizes 20000,200000]
 """
 
@@ -37,6 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +57,8 @@ from kmeans_timing import faiss_kmeans, inertia, random_unit_vectors, sklearn_km
 
 from examiner.corpus.benchmarks import load_wikitext2, wikitext_corpus  # noqa: E402
 from examiner.corpus.units import sentence_units  # noqa: E402
-from examiner.corpus.vectors import Embedder, EmbeddingCache, faiss_uses_gpu, k_for, kmeans  # noqa: E402
+from examiner.corpus.vectors import (  # noqa: E402
+    FLAT_MAX_K, Embedder, EmbeddingCache, Init, faiss_uses_gpu, k_for, kmeans)
 
 
 def real_units(count: int) -> list[str]:
@@ -57,6 +67,54 @@ def real_units(count: int) -> list[str]:
     if len(units) < count:
         raise SystemExit(f"only {len(units)} units available, {count} requested")
     return [u.text for u in units[:count]]
+
+
+def unit_vectors(path: Path, count: int) -> np.ndarray:
+    """`count` real unit embeddings: read from `path` (.npy) when it holds them, else embedded and saved."""
+    if path.exists():
+        cached = np.load(path)
+        if cached.shape[0] >= count:
+            return np.ascontiguousarray(cached[:count], dtype=np.float32)
+    x = Embedder().embed(real_units(count))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, x)
+    return x
+
+
+def bench_real_kmeans(args: argparse.Namespace) -> dict[str, object]:
+    """Part 1b: examiner's k-means (k-means++ starts) vs scikit-learn's k-means++ and FAISS's random start."""
+    from sklearn.cluster import KMeans
+
+    x = unit_vectors(args.unit_vectors, args.units)
+    k = k_for(len(x), args.cluster_size)
+    print(f"k-means on real unit embeddings: {len(x)} x {x.shape[1]} (WikiText-2 sentence units, all-MiniLM-L6-v2), "
+          f"k = {k}, {args.niter} iterations, faiss GPU: {faiss_uses_gpu()}; load average {os.getloadavg()[0]:.1f}")
+    rows = []
+    for seed in (int(s) for s in args.real_seeds.split(",")):
+        t, c = time.perf_counter(), time.process_time()
+        sk = KMeans(n_clusters=k, init="k-means++", n_init=1, max_iter=args.niter, tol=0.0, algorithm="lloyd",
+                    random_state=seed).fit(x)
+        sk_s, sk_cpu = time.perf_counter() - t, time.process_time() - c
+        sk_inertia = inertia(x, sk.cluster_centers_.astype(np.float32))
+        ours = timed_kmeans(x, k, seed, args.niter, flat_max_k=FLAT_MAX_K, init="k-means++")
+        ours_inertia = inertia(x, ours.pop("centroids"))
+        rand = timed_kmeans(x, k, seed, args.niter, flat_max_k=FLAT_MAX_K, init="random")
+        rand_inertia = inertia(x, rand.pop("centroids"))
+        row = {"seed": seed, "sklearn_s": sk_s, "sklearn_cpu_s": sk_cpu, "sklearn_inertia": sk_inertia,
+               "ours_s": ours["s"], "ours_cpu_s": ours["cpu_s"], "ours_inertia": ours_inertia,
+               "random_s": rand["s"], "random_cpu_s": rand["cpu_s"], "random_inertia": rand_inertia,
+               "ratio": ours_inertia / sk_inertia, "random_ratio": rand_inertia / sk_inertia}
+        rows.append(row)
+        print(f"  seed {seed:5d}: sklearn k-means++ {sk_inertia:9.2f} ({sk_s:6.2f} s wall, {sk_cpu:6.2f} s CPU)  "
+              f"examiner (FAISS, k-means++ starts) {ours_inertia:9.2f} ({ours['s']:6.2f} s, {ours['cpu_s']:6.2f} s CPU) "
+              f"ratio {row['ratio']:.4f}  FAISS random start {rand_inertia:9.2f} ({rand['s']:6.2f} s) ratio "
+              f"{row['random_ratio']:.4f}")
+    worst = max(rows, key=lambda r: r["ratio"])
+    return {"n": len(x), "d": int(x.shape[1]), "k": k, "niter": args.niter, "faiss_gpu": faiss_uses_gpu(),
+            "rows": rows, "inertia_ratio": worst["ratio"],
+            "random_inertia_ratio": max(r["random_ratio"] for r in rows),
+            "ours_s": max(r["ours_s"] for r in rows), "sklearn_s": max(r["sklearn_s"] for r in rows),
+            "random_s": max(r["random_s"] for r in rows)}
 
 
 def bench_embeddings(texts: list[str]) -> dict[str, float]:
@@ -101,14 +159,16 @@ def scale_vectors(path: Path | None, n: int, d: int, seed: int) -> tuple[np.ndar
     return random_unit_vectors(n, d, seed), "seeded random unit vectors"
 
 
-def timed_kmeans(x: np.ndarray, k: int, seed: int, niter: int, flat_max_k: int) -> dict[str, float]:
-    """examiner.corpus.vectors.kmeans (flat when k <= flat_max_k, else two-level): time, inertia, cluster sizes."""
+def timed_kmeans(x: np.ndarray, k: int, seed: int, niter: int, flat_max_k: int,
+                 init: Init = "k-means++") -> dict[str, Any]:
+    """examiner.corpus.vectors.kmeans (flat when k <= flat_max_k, else two-level): time, inertia, cluster sizes
+    (and the centroids, for part 1b)."""
     t, c = time.perf_counter(), time.process_time()
-    result = kmeans(x, k, seed=seed, niter=niter, flat_max_k=flat_max_k)
+    result = kmeans(x, k, seed=seed, niter=niter, flat_max_k=flat_max_k, init=init)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     sizes = np.bincount(result.labels)
     return {"s": wall, "cpu_s": cpu, "inertia": result.inertia, "k": result.k,
-            "max_size": int(sizes.max()), "median_size": float(np.median(sizes))}
+            "max_size": int(sizes.max()), "median_size": float(np.median(sizes)), "centroids": result.centroids}
 
 
 def bench_scale(args: argparse.Namespace) -> dict[str, object]:
@@ -118,9 +178,11 @@ def bench_scale(args: argparse.Namespace) -> dict[str, object]:
     print(f"k-means at scale: {args.flat_n} x {args.d} {source}, k = {k} (n/{args.cluster_size}), "
           f"{args.niter} iterations; load average {os.getloadavg()[0]:.1f}")
     two = timed_kmeans(x, k, args.seed, args.niter, flat_max_k=1)
+    two.pop("centroids")
     print(f"  two-level {two['s']:9.2f} s wall {two['cpu_s']:9.2f} s CPU  inertia {two['inertia']:.2f}  "
           f"{two['k']} clusters, size max {two['max_size']} median {two['median_size']:.0f}")
     flat = timed_kmeans(x, k, args.seed, args.niter, flat_max_k=len(x))  # never two-level
+    flat.pop("centroids")
     print(f"  flat      {flat['s']:9.2f} s wall {flat['cpu_s']:9.2f} s CPU  inertia {flat['inertia']:.2f}  "
           f"{flat['k']} clusters, size max {flat['max_size']} median {flat['median_size']:.0f}")
     ratio = two["inertia"] / flat["inertia"]
@@ -128,6 +190,7 @@ def bench_scale(args: argparse.Namespace) -> dict[str, object]:
     big_x, big_source = scale_vectors(args.vectors, args.big_n, args.d, args.seed)
     big_k = k_for(args.big_n, args.cluster_size)
     big = timed_kmeans(big_x, big_k, args.seed, args.niter, flat_max_k=1)
+    big.pop("centroids")
     print(f"  two-level at {args.big_n} x {args.d} ({big_source}), k = {big_k}: {big['s']:.2f} s wall "
           f"{big['cpu_s']:.2f} s CPU, {big['k']} clusters, size max {big['max_size']} median {big['median_size']:.0f}")
     return {"flat_n": args.flat_n, "k": k, "vectors": source, "two_level": two, "flat": flat,
@@ -188,9 +251,15 @@ def main() -> None:
     ap.add_argument("--skip-sklearn", action="store_true")
     ap.add_argument("--sklearn-default-init", action="store_true",
                     help="also time scikit-learn with its default k-means++ init (informational, not the headline)")
-    ap.add_argument("--parts", default="kmeans,embed,scale,record",
-                    help="comma-separated parts to run: kmeans (FAISS vs sklearn), embed, scale (two-level k-means), "
+    ap.add_argument("--parts", default="kmeans,real,embed,scale,record",
+                    help="comma-separated parts to run: kmeans (FAISS vs sklearn), real (examiner's k-means vs "
+                         "sklearn's k-means++ on real unit embeddings), embed, scale (two-level k-means), "
                          "record (a round's clusters file and map)")
+    ap.add_argument("--real-seeds", default="1234,1,2", help="part real: seeds, each a k-means of all three")
+    ap.add_argument("--unit-vectors", type=Path,
+                    default=Path(tempfile.gettempdir()) / "examiner-bench-vectors-units.npy",
+                    help="part real: .npy cache of the real unit embeddings (derived from public data: keep it "
+                         "outside the repository)")
     ap.add_argument("--flat-n", type=int, default=50_000, help="part 3: vectors for two-level vs flat")
     ap.add_argument("--big-n", type=int, default=200_000, help="part 3: vectors for the two-level path alone")
     ap.add_argument("--cluster-size", type=int, default=6, help="part 3: k = ceil(n / cluster size)")
@@ -214,6 +283,11 @@ def main() -> None:
         figures |= {"faiss_s": f"{km['faiss_s']:.2f}", "sklearn_s": f"{km['sklearn_s']:.2f}",
                     "speedup": f"{km['speedup']:.2f}", "cpu_speedup": f"{km['cpu_speedup']:.2f}",
                     "inertia_ratio": f"{km['inertia_ratio']:.4f}"}
+    if "real" in parts:
+        real = result["real"] = bench_real_kmeans(args)
+        figures |= {"real_inertia_ratio": f"{real['inertia_ratio']:.4f}",
+                    "real_random_inertia_ratio": f"{real['random_inertia_ratio']:.4f}",
+                    "real_kmeans_s": f"{real['ours_s']:.2f}", "real_sklearn_s": f"{real['sklearn_s']:.2f}"}
     if "embed" in parts:
         print(f"embeddings: {args.units} WikiText-2 sentence units, all-MiniLM-L6-v2")
         emb = bench_embeddings(real_units(args.units))
