@@ -320,7 +320,8 @@ def _with_stop_rule(settings: Settings, options: CorpusOptions) -> Settings:
         return settings
     from examiner.exam.stopping import parse_rule
 
-    parse_rule(rule)
+    if parse_rule(rule).kind == "decided" and len(options.targets) != 2:
+        raise UserError("--stop-when decided:M compares two targets: give exactly two --target")
     if settings.judge_cascade is not None:
         raise UserError("--stop-when cannot go with a judge cascade: the cascade judges the whole round at once")
     if getattr(options, "paper", None):

@@ -27,9 +27,10 @@ import numpy as np
 
 from examiner.core.errors import UserError
 from examiner.reporting.stopping_section import SEQUENCE_FILE
-from examiner.stats.sequential import confidence_sequence
+from examiner.stats.sequential import Sequence, confidence_sequence, gate_outcome
 
 _RULE = re.compile(r"^\s*(width|accuracy)\s*(<=|>=)\s*([0-9]*\.?[0-9]+)\s*$")
+_DECIDED = re.compile(r"^\s*decided\s*:\s*([0-9]*\.?[0-9]+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class StopRule:
 
     @property
     def text(self) -> str:
-        return f"{self.kind}{self.op}{self.value:g}"
+        return f"decided:{self.value:g}" if self.kind == "decided" else f"{self.kind}{self.op}{self.value:g}"
 
     def met(self, lower: float, upper: float) -> bool:
         """Whether an accuracy interval settles the rule: narrow enough, or wholly on one side of the threshold."""
@@ -52,10 +53,17 @@ class StopRule:
 
 
 def parse_rule(text: str) -> StopRule:
-    """`width<=W`, `accuracy>=A` or `accuracy<=A` (W, A in (0, 1)); anything else is a UserError."""
+    """`width<=W`, `accuracy>=A`, `accuracy<=A` or `decided:M` (W, A, M in (0, 1)); anything else is a
+    UserError."""
+    decided = _DECIDED.match(text)
+    if decided is not None:
+        margin = float(decided.group(1))
+        if not 0 < margin < 1:
+            raise UserError(f"--stop-when {text}: the margin must lie strictly between 0 and 1")
+        return StopRule("decided", ":", margin)
     match = _RULE.match(text)
     if match is None or (match.group(1) == "width" and match.group(2) != "<="):
-        raise UserError(f"--stop-when {text}: expected width<=W, accuracy>=A or accuracy<=A")
+        raise UserError(f"--stop-when {text}: expected width<=W, accuracy>=A, accuracy<=A or decided:M")
     value = float(match.group(3))
     if not 0 < value < 1:
         raise UserError(f"--stop-when {text}: the value must lie strictly between 0 and 1")
@@ -76,6 +84,8 @@ class Tally:
     correct: int = 0
     answered: int = 0
     units: int = 0
+    right: dict[str, bool] = field(default_factory=dict)
+    """Unit id -> right (True) or wrong (False), for the units answered right or wrong."""
 
 
 @dataclass
@@ -105,9 +115,36 @@ class StopWatch:
         while self.prefix < len(self.order) and self.order[self.prefix] in self.tallies:
             self.prefix += 1
             advanced = True
-        if advanced and self.stopped_at is None and all(
-                self.rule.met(*self.interval(target)) for target in self.sizes):
+        if not advanced or self.stopped_at is not None:
+            return
+        if self.rule.kind == "decided":
+            diff = self.difference()
+            if diff is not None and gate_outcome(float(diff.lower[-1]), float(diff.upper[-1]),
+                                                 self.rule.value) != "undecided":
+                self.stopped_at = self.prefix
+        elif all(self.rule.met(*self.interval(target)) for target in self.sizes):
             self.stopped_at = self.prefix
+
+    def difference(self) -> Sequence | None:
+        """With `decided:M`: the paired sequence of the second target's accuracy minus the first's, over
+        the units both answered right or wrong (None before any such unit)."""
+        base, new = list(self.sizes)
+        population = np.array([n for n in self.sizes[base].values() if n > 0], dtype=float)
+        shifted, counted, units = [], [], []
+        for cid in self.order[:self.prefix]:
+            if cid not in self.sizes[base]:
+                continue
+            a, b = self.tallies[cid].get(base, Tally()), self.tallies[cid].get(new, Tally())
+            both = set(a.right) & set(b.right)
+            y = sum(b.right[u] for u in both) - sum(a.right[u] for u in both)
+            shifted.append((y + len(both)) / 2)
+            counted.append(len(both))
+            units.append(max(a.units, 1))
+        if not any(counted):
+            return None
+        seq = confidence_sequence(np.array(shifted), np.array(units, dtype=float), population,
+                                  denominators=np.array(counted, dtype=float), alpha=self.alpha, breaks=2000)
+        return Sequence(2 * seq.estimate - 1, 2 * seq.lower - 1, 2 * seq.upper - 1, seq.alpha, seq.population)
 
     def arrays(self, target: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Correct, answered and units of the asked prefix in order, and the population's cluster sizes."""
@@ -142,7 +179,15 @@ class StopWatch:
                                    "lower": [round(float(v), 6) for v in seq.lower],
                                    "upper": [round(float(v), 6) for v in seq.upper]}
             targets[target] = entry
-        return {"rule": self.rule.text, "alpha": self.alpha, "population": "round 1's clusters",
+        decision: dict[str, Any] | None = None
+        if self.rule.kind == "decided" and (diff := self.difference()) is not None:
+            base, new = list(self.sizes)
+            decision = {"base": base, "new": new, "margin": self.rule.value,
+                        "outcome": gate_outcome(float(diff.lower[-1]), float(diff.upper[-1]), self.rule.value),
+                        "estimate": [_num(v) for v in diff.estimate],
+                        "lower": [round(float(v), 6) for v in diff.lower],
+                        "upper": [round(float(v), 6) for v in diff.upper]}
+        return {"rule": self.rule.text, "alpha": self.alpha, "difference": decision, "population": "round 1's clusters",
                 "ordering": "seeded uniform random", "clusters_total": len(self.order),
                 "clusters_asked": self.prefix, "stopped_at": self.stopped_at, "met": self.met, "targets": targets}
 

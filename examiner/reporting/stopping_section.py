@@ -94,7 +94,13 @@ def stopping_sentences(section: StoppingSection) -> list[str]:
                               f"[{acc.lower[-1]:.3f}, {acc.upper[-1]:.3f}]")
     second = ((f"At the stop ({100 * (1 - section.alpha):.0f}% intervals valid whenever the exam stops, for the "
                f"accuracy over {section.population}): ") + "; ".join(per_target) + ".") if per_target else ""
-    return [s for s in (first, second) if s]
+    third = ""
+    if (diff := section.difference) is not None and diff.lower:
+        third = (f"{diff.new} - {diff.base} (units both answered right or wrong), margin {diff.margin:g}: "
+                 f"{diff.outcome.upper()}, difference "
+                 f"{'-' if diff.estimate[-1] is None else f'{diff.estimate[-1]:+.3f}'} "
+                 f"[{diff.lower[-1]:+.3f}, {diff.upper[-1]:+.3f}] after {section.clusters_asked} clusters.")
+    return [s for s in (first, second, third) if s]
 
 
 def stopping_markdown(section: StoppingSection | None, figure: str | None) -> list[str]:
@@ -119,6 +125,8 @@ def stopping_line(section: StoppingSection | None) -> str | None:
     if section is None:
         return None
     where = f"met at {section.stopped_at}" if section.stopped_at is not None else "not met"
+    if section.difference is not None:
+        where += f" ({section.difference.new} - {section.difference.base}: {section.difference.outcome})"
     return (f"stop-when {section.rule}: {where}; {section.clusters_asked} of {section.clusters_total} clusters "
             f"asked; saved about {'-' if section.saved_calls is None else f'{section.saved_calls:.0f}'} calls "
             f"({_money(section.saved_usd)}) against the full exam")

@@ -80,3 +80,20 @@ def test_what_cannot_hold_is_refused_in_one_line(corpus: Path, tmp_path: Path, c
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_decided_stops_once_the_paired_difference_clears_the_margin() -> None:
+    assert parse_rule("decided:0.1") == StopRule("decided", ":", 0.1) and parse_rule("decided:0.1").text == "decided:0.1"
+    with pytest.raises(UserError, match="margin"):
+        parse_rule("decided:1.5")
+    ids = [f"c{i}" for i in range(40)]
+    order = asking_order(ids, 0)
+    watch = StopWatch(parse_rule("decided:0.1"), order, {"base": dict.fromkeys(ids, 5), "new": dict.fromkeys(ids, 5)})
+    for cid in order:
+        units = {f"{cid}-{k}": True for k in range(5)}
+        watch.done(cid, {"base": Tally(0, 5, 5, dict.fromkeys(units, False)), "new": Tally(5, 5, 5, units)})
+        if watch.met:
+            break
+    assert watch.met and watch.stopped_at is not None and watch.stopped_at < 40
+    record = watch.record()
+    assert record["difference"]["outcome"] in ("not worse", "equivalent") and record["difference"]["lower"][-1] > -0.1

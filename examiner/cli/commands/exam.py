@@ -116,7 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="--prepare-engine ray: the Ray cluster (auto, ray://head:10001); default: a Ray "
                           "instance started on this machine")
     run.add_argument("--stop-when", metavar="RULE",
-                     help="width<=W, accuracy>=A or accuracy<=A: ask round 1's clusters in a seeded random order "
+                     help="width<=W, accuracy>=A, accuracy<=A or (two targets) decided:M: ask round 1's clusters in a seeded random order "
                           "and stop once every target's anytime-valid accuracy interval meets the rule (one round; "
                           "docs/METHODS.md)")
     add_strict_flag(run)

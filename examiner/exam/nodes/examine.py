@@ -211,6 +211,8 @@ def tallies(ctx: ExamContext, cluster: ClusterState, targets: list[str], chain: 
         seen.add(key)
         out[verdict.target].correct += verdict.verdict == Verdict.CORRECT
         out[verdict.target].answered += verdict.verdict in ATTEMPTED
+        if verdict.verdict in ATTEMPTED:
+            out[verdict.target].right[verdict.unit_id] = verdict.verdict == Verdict.CORRECT
     return out
 
 

@@ -24,6 +24,17 @@ class StoppingTarget(Section):
     """Coverage, (correct + incorrect) / units."""
 
 
+class StoppingDifference(SequencePath):
+    """`decided:M`: the paired sequence of NEW's accuracy minus BASE's (units both answered right or
+    wrong) and what it decided against the margin."""
+
+    base: str
+    new: str
+    margin: float
+    outcome: str
+    """"not worse", "equivalent" (within ±margin), "worse" or "undecided" (examiner.stats.sequential)."""
+
+
 class StoppingSection(Section):
     """`--stop-when` (examiner/exam/stopping.py, docs/METHODS.md): round 1's clusters asked in a seeded
     random order until every target's anytime-valid accuracy interval met the rule."""
@@ -49,3 +60,5 @@ class StoppingSection(Section):
     saved_usd: Figure
     """The same in dollars."""
     targets: dict[str, StoppingTarget]
+    difference: StoppingDifference | None = None
+    """With `decided:M` (two targets): the paired sequence and its decision; None otherwise."""
