@@ -110,7 +110,7 @@ def test_a_sitting_killed_at_every_node_boundary_writes_the_uninterrupted_record
     `resume`, again and again: the sitting's checkpoints carry it on, and it ends with the uninterrupted
     sitting's verdicts, each record once and no call left in flight."""
     from examiner.llm.ledger import in_flight
-    from tests.exam.test_records_once import record_lines, repeated_ids
+    from tests.helpers.run_files import record_lines, repeated_ids
     from tests.helpers.killing import run_examiner_killed_at_new_records
 
     earlier, out = sat

@@ -9,12 +9,12 @@ from pathlib import Path
 import yaml
 
 from examiner.core import rundir
-from examiner.core.jsonl import iter_jsonl
-from examiner.core.records import SourceRef, UnitRecord, record_key
-from examiner.core.rundir import RECORD_FILES, RunDir
+from examiner.core.records import SourceRef, UnitRecord
+from examiner.core.rundir import RunDir
 from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import in_flight
 from tests.helpers.killing import run_examiner_killed_at_new_records
+from tests.helpers.run_files import lines, record_lines, repeated_ids
 from tests.helpers.simulated_exam import sim_settings
 
 CORPUS = "corpora/examiner-handbook/01-exam.md"
@@ -24,10 +24,6 @@ CORPUS = "corpora/examiner-handbook/01-exam.md"
 def unit(i: int, text: str = "") -> UnitRecord:
     return UnitRecord(id=f"u{i}", text=text or f"unit {i} of the corpus", token_count=5,
                       sources=[SourceRef(document="doc", passage_id=f"p{i}", start=i, end=i + 20)])
-
-
-def lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
 
 
 def test_an_append_skips_what_the_file_holds_and_replaces_what_changed(tmp_path: Path) -> None:
@@ -59,20 +55,6 @@ def test_a_file_with_repeated_ids_is_rewritten_once_by_its_next_writer(tmp_path:
     store.close()
     assert [UnitRecord.model_validate_json(line).text for line in lines(tmp_path / rundir.UNITS)] == \
         [unit(0).text, "last", unit(2).text]
-
-
-def record_lines(run_dir: Path) -> dict[str, int]:
-    """Lines per record file of a run directory."""
-    return {name: len(lines(run_dir / name)) for name in RECORD_FILES.values()}
-
-
-def repeated_ids(run_dir: Path) -> dict[str, int]:
-    """Per record file, the lines whose id an earlier line of the file already had."""
-    repeats = {}
-    for model, name in RECORD_FILES.items():
-        ids = [record_key(r) for r in iter_jsonl(run_dir / name, model.model_validate_json)]
-        repeats[name] = len(ids) - len(set(ids))
-    return repeats
 
 
 def test_kill_at_every_node_boundary_writes_each_record_once(tmp_path: Path) -> None:
