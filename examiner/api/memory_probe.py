@@ -85,9 +85,10 @@ def probe_memory(options: MemoryProbeOptions, settings: SettingsSource = None, *
     control = options.control or (str(HANDBOOK),)
     if not options.control and not HANDBOOK.is_dir():
         raise UserError("the default control corpora/examiner-handbook is not here; give --control FOLDER")
-    if {Path(p).resolve() for p in options.corpus} & {Path(p).resolve() for p in control}:
-        raise UserError("the corpus and the --control share a path: the control must be text the target cannot "
-                        "have read, apart from the corpus")
+    probed, held = [Path(p).resolve() for p in options.corpus], [Path(p).resolve() for p in control]
+    if any(a == b or a in b.parents or b in a.parents for a in probed for b in held):
+        raise UserError("the corpus and the --control share a path (one holds the other): the control must be text "
+                        "the target cannot have read, apart from the corpus")
     resolved = resolve_settings(settings, options)
     out = output_dir(options.out)
     target = options.target

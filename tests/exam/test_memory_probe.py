@@ -101,6 +101,7 @@ def test_the_command_prints_the_table_and_refuses_bad_input_in_one_line(sides: t
     assert json.loads((out / "memory_probe.json").read_text())["target"] == "sim-local"
     for argv, words in ((["--sentences", "0"], "--sentences must be 1 or more"),
                         (["--control", str(corpus)], "share a path"),
+                        (["--control", str(corpus / "01-about.md")], "share a path"),
                         (["--max-documents", "1"], "--max-documents must be 2 or more")):
         assert main(["probe-memory", str(corpus), *argv, "--simulate", "--quiet", "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip()
