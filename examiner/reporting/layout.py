@@ -21,7 +21,8 @@ from examiner.reporting.topics import natural_key
 
 UNTRUSTWORTHY_TAG = "UNTRUSTWORTHY"
 """The mark on every figure of a run whose health failed."""
-HEADLINE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]", "units correct / incorrect / not covered"]
+HEADLINE_HEADER = ["target", "accuracy [95% CI]", "coverage [95% CI]",
+                   "units correct / incorrect / abstained / not covered"]
 WORST_SHOWN = 3
 """Clusters with the most wrong units named per target under "What went wrong"."""
 NAME_CHARS = 60
@@ -108,7 +109,7 @@ def headline_rows(report: ExamReport) -> list[list[str]]:
     for name, t in report.targets.items():
         c = t.counts
         rows.append([name, tag + with_ci(t.accuracy), tag + with_ci(t.coverage),
-                     f"{c.correct} / {c.incorrect} / {c.unanswered + c.uncovered}"])
+                     f"{c.correct} / {c.incorrect} / {c.abstained} / {c.unanswered + c.uncovered}"])
     return rows
 
 

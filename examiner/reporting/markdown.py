@@ -229,7 +229,8 @@ def language_table(report: ExamReport) -> list[list[Any]]:
     return [[*r[:-1], pct(r[-1])] for r in language_rows(report)]
 
 
-SCORE_NOTE = ("Accuracy = correct / (correct + incorrect) over covered units; coverage = covered / all units. "
+SCORE_NOTE = ("Accuracy = correct / covered units (correct + incorrect + abstained: a declined answer is not right); "
+              "coverage = covered / all units. "
               "Intervals: 95%, percentile bootstrap resampling source documents (the exam clusters when every "
               "unit comes from one document); below 30 of them a small-sample interval, named below.")
 CLUSTER_HEADER = ["round", "cluster", "topic", "correct", "incorrect", "abstained", "accuracy"]
