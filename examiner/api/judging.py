@@ -28,6 +28,7 @@ from examiner.core.names import JudgeMethod
 from examiner.core.passed_text import count_cut
 
 if TYPE_CHECKING:
+    from examiner.reporting.model import JudgeReport
     from examiner.core.config import Settings
     from examiner.corpus.datasets import FieldMap
     from examiner.judging.dataset import Row
@@ -145,8 +146,9 @@ class JudgeResult:
     accuracy: float | None
     """Pairwise methods: agreement with the gold labels (None without labels or for single scores)."""
     cost_usd: float
-    report: Mapping[str, Any]
-    """Everything report.json holds."""
+    report: JudgeReport
+    """The report model report.json and report.md were written from (figures a JSON file holds as null,
+    with their reason, are NaN here)."""
     paths: Mapping[str, Path]
     """The files written: report_json, report_md and (when a row was judged) judgments."""
     judgments: Rows[JudgmentRow]
@@ -216,7 +218,7 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
     gateway's notes)."""
     from examiner.judging.dataset import Requirements, load_rows
     from examiner.judging.outage import outage_line
-    from examiner.judging.sections import build_report, write_outputs
+    from examiner.judging.sections import as_judge_report, build_report, write_outputs
 
     check_method_options(options)
     resolved = resolve_settings(settings, options)
@@ -262,7 +264,8 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
                 passed_cut=count_cut({t for r in rows for t in (r.output, r.output_1, r.output_2)},
                                      resolved.max_passed_chars))
     report = build_report(options.method, records, [s.to_dict() for s in skipped], meta)
-    paths = write_outputs(out, records, report)
+    typed = as_judge_report(report)
+    paths = write_outputs(out, records, typed)
     if not rows:
         raise UserError(f"no usable rows in {options.data} ({len(skipped)} skipped; see {paths['report_md']})")
     judged = sum(1 for r in records if r.get("verdict") is not None or r.get("score") is not None)
@@ -270,7 +273,7 @@ def judge(options: JudgeOptions, settings: SettingsSource = None, *, notes: Note
     return JudgeResult(run_dir=out, method=options.method, status=str(report.get("status", "ok")), rows=len(rows),
                        judged=judged, skipped=int(report.get("rows_skipped", 0)),
                        accuracy=agreement.get("accuracy"), cost_usd=float(report.get("cost_usd") or 0.0),
-                       report=report, paths=paths, judgments=judgment_rows(records),
+                       report=typed, paths=paths, judgments=judgment_rows(records),
                        outage=outage_line(records, resolved))
 
 
@@ -408,9 +411,10 @@ class JudgeStatsOptions(BaseModel):
 
 @dataclass(frozen=True)
 class JudgeStatsResult:
-    """The judging metrics of a judgments file (as report.json holds them) and the files written."""
+    """The judging metrics of a judgments file (the report model report.json is written from) and the files
+    written."""
 
-    report: Mapping[str, Any]
+    report: JudgeReport
     paths: Mapping[str, Path]
     """report_json and report_md when `out` was given; empty otherwise."""
 
@@ -419,10 +423,11 @@ def judge_stats(options: JudgeStatsOptions, *, notes: Notes = to_stderr) -> Judg
     """Agreement with gold labels, swap consistency and bias, agreement with a teacher, or correlations
     with human scores, of judgments made anywhere, as `examiner judge-stats` computes them."""
     from examiner.judging.judgment_files import JudgmentFields, judgments_report
-    from examiner.judging.sections import write_outputs
+    from examiner.judging.sections import as_judge_report, write_outputs
 
     out = output_dir(options.out) if options.out else None
     fields = JudgmentFields(**options.model_dump(include=set(JudgmentFields.__dataclass_fields__)))
     report = judgments_report(options.judgments, fields, labels=options.labels, teacher=options.teacher,
                               unparseable=options.unparseable, notes=notes)
-    return JudgeStatsResult(report=report, paths=write_outputs(out, [], report) if out is not None else {})
+    typed = as_judge_report(report)
+    return JudgeStatsResult(report=typed, paths=write_outputs(out, [], typed) if out is not None else {})

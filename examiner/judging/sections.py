@@ -276,7 +276,7 @@ def markdown(report: JudgeReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _as_judge_report(report: JudgeReport | Mapping[str, Any]) -> JudgeReport:
+def as_judge_report(report: JudgeReport | Mapping[str, Any]) -> JudgeReport:
     """The model of a judging report (a mapping: `build_report`'s data, validated once here)."""
     model = as_report(report if isinstance(report, JudgeReport) else {**report, "kind": "judge"})
     if not isinstance(model, JudgeReport):
@@ -287,7 +287,7 @@ def _as_judge_report(report: JudgeReport | Mapping[str, Any]) -> JudgeReport:
 def write_outputs(out_dir: Path, records: Sequence[Mapping[str, Any]], report: JudgeReport | Mapping[str, Any],
                   stem: str = "") -> dict[str, Path]:
     """judgments.jsonl (when records given), report.json, report.md in out_dir, through the one writer."""
-    model = _as_judge_report(report)
+    model = as_judge_report(report)
     written = write_report(out_dir, model, markdown=markdown(model), stem=stem)
     paths = {"report_json": written["json"], "report_md": written["md"]}
     if records:
@@ -295,5 +295,5 @@ def write_outputs(out_dir: Path, records: Sequence[Mapping[str, Any]], report: J
     return paths
 
 
-__all__ = ["LEVELS_NOTE", "build_report", "convention_text", "judge_report", "judgments", "markdown",
+__all__ = ["LEVELS_NOTE", "as_judge_report", "build_report", "convention_text", "judge_report", "judgments", "markdown",
            "pairwise_section", "panel_agreement", "single_section", "write_outputs"]

@@ -35,7 +35,7 @@ def _pairwise(tmp_path: Path, rows: int = 300, labelled: int = 60) -> tuple[Path
 
 def test_a_few_gold_labels_calibrate_each_labels_share(tmp_path: Path) -> None:
     judgments, labels, judged, gold = _pairwise(tmp_path)
-    report = judge_stats(JudgeStatsOptions(judgments=str(judgments), labels=str(labels))).report
+    report = judge_stats(JudgeStatsOptions(judgments=str(judgments), labels=str(labels))).report.model_dump()
     section = report["pairwise"]["calibration"]
     assert (section["rows"], section["labelled"], section["minimum"]) == (300, 60, MIN_LABELS)
     ids = sorted(judged)
@@ -56,7 +56,7 @@ def test_gold_on_every_row_has_nothing_to_calibrate(tmp_path: Path) -> None:
     judgments, _, judged, _ = _pairwise(tmp_path, rows=40, labelled=40)
     every = tmp_path / "all.jsonl"
     every.write_text("".join(json.dumps({"id": k, "label": v}) + "\n" for k, v in judged.items()), encoding="utf-8")
-    report = judge_stats(JudgeStatsOptions(judgments=str(judgments), labels=str(every))).report
+    report = judge_stats(JudgeStatsOptions(judgments=str(judgments), labels=str(every))).report.model_dump()
     assert report["pairwise"].get("calibration") is None and report["pairwise"]["agreement"]["n"] == 40
 
 
@@ -68,7 +68,7 @@ def test_single_scores_with_a_few_human_scores(tmp_path: Path) -> None:
             for i in range(200)]
     path = tmp_path / "scores.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    report = judge_stats(JudgeStatsOptions(judgments=str(path))).report
+    report = judge_stats(JudgeStatsOptions(judgments=str(path))).report.model_dump()
     section = report["single"]["calibration"]
     labelled = [r for r in rows if "human" in r]
     expected, lam = ppi_mean([r["human"] for r in labelled], [r["score"] for r in labelled],
@@ -84,7 +84,7 @@ def test_cli_judge_stats_prints_and_writes_the_calibrated_section(tmp_path: Path
     out = tmp_path / "out"
     assert main(["judge-stats", str(judgments), "--labels", str(labels), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "calibrated by 60 gold labels of 300 rows" in printed and "  label 1: share " in printed
+    assert "calibrated by 60 gold labels of 300 judged rows" in printed and "  label 1: share " in printed
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "## Calibrated by the gold labels" in md and "60 of 300 judged rows carry a gold label" in md
     assert json.loads((out / "report.json").read_text(encoding="utf-8"))["pairwise"]["calibration"]["labelled"] == 60

@@ -74,9 +74,14 @@ def test_a_judge_without_grade_lines_is_pointed_to_json_grades(chatty: Path, tmp
 
 
 def test_no_hint_for_a_panel_that_never_agrees_or_calls_that_all_failed() -> None:
-    panel = {"judge": "panel of right, wrong", "pairwise": {"n_unparseable": 6, "n_failed_calls": 0}}
-    failed = {"judge": "tiny", "pairwise": {"n_unparseable": 6, "n_failed_calls": 6}}
-    unread = {"judge": "tiny", "pairwise": {"n_unparseable": 6, "n_failed_calls": 0}}
+    from types import SimpleNamespace as report  # the report model's fields the line reads
+
+    def pairwise(unparseable: int, failed_calls: int) -> report:
+        return report(n_unparseable=unparseable, n_failed_calls=failed_calls)
+
+    panel = report(judge="panel of right, wrong", pairwise=pairwise(6, 0))
+    failed = report(judge="tiny", pairwise=pairwise(6, 6))
+    unread = report(judge="tiny", pairwise=pairwise(6, 0))
     assert JSON_GRADES_HINT not in nothing_judged_line(panel, 6, "r.md", json_grades=False)
     assert JSON_GRADES_HINT not in nothing_judged_line(failed, 6, "r.md", json_grades=False)
     assert nothing_judged_line(unread, 6, "r.md", json_grades=False).endswith(JSON_GRADES_HINT)

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from examiner.cli.flags import add_command, add_config_flags, job_flags
 from examiner.cli.output.judging import print_summary
 from examiner.core.errors import EXIT_OUTAGE, BudgetExhausted, UserError
 from examiner.core.names import JUDGE_METHODS
+
+if TYPE_CHECKING:
+    from examiner.reporting.model import JudgeReport
 
 UNPARSEABLE = ("drop", "wrong", "own-class")
 NOTHING_JUDGED = 4
@@ -142,15 +144,15 @@ JSON_GRADES_HINT = ("; the judge replied but no grade line could be read: a smal
 """What the exit-4 line adds when --json-grades would likely help."""
 
 
-def nothing_judged_line(report: Mapping[str, Any], rows: int, report_md: str, json_grades: bool) -> str:
+def nothing_judged_line(report: JudgeReport, rows: int, report_md: str, json_grades: bool) -> str:
     """The one error line of a judging run that judged nothing (exit 4); it suggests --json-grades when a single
     pairwise judge's replies arrived and none could be read, and the flag was not given (a panel that never
     agrees, or calls that all failed, are not helped by it)."""
     line = (f"examiner: error: nothing could be judged: every judgment of the {rows} rows failed or was "
             f"unparseable (see {report_md})")
-    section = report.get("pairwise") or {}
-    read_nothing = int(section.get("n_unparseable") or 0) - int(section.get("n_failed_calls") or 0) > 0
-    single = not str(report.get("judge", "")).startswith(("panel of", "cascade of"))
+    section = report.pairwise
+    read_nothing = section is not None and section.n_unparseable - section.n_failed_calls > 0
+    single = not str(report.judge or "").startswith(("panel of", "cascade of"))
     return line + (JSON_GRADES_HINT if read_nothing and single and not json_grades else "")
 
 
@@ -176,7 +178,7 @@ def run_judge(args: argparse.Namespace) -> int:
     result = judge(options, args.config)
     print_summary(result.report, result.paths)
     if result.status == "budget_exhausted":
-        raise BudgetExhausted(f"budget reached; {result.report['rows_judged']} rows written to {args.out}")
+        raise BudgetExhausted(f"budget reached; {result.report.rows_judged} rows written to {args.out}")
     if result.outage is not None:  # an outage, not unreadable replies: a retry may succeed (EX_TEMPFAIL)
         print(f"examiner: error: {result.outage}; when the endpoint answers again, run the same command "
               f"(replies already received are cached in {args.out})", file=sys.stderr)

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from examiner.reporting.model import JudgeReport
 
 
-def print_summary(report: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
+def print_summary(report: JudgeReport, paths: Mapping[str, Path]) -> None:
     """The report's figures as 80-column tables (undefined figures as n/a; report.md has them all), then
     the paths of the files written."""
-    from examiner.reporting.model import JudgeReport
     from examiner.reporting.terminal import judge_summary, print_summary as print_parts
 
-    print_parts(judge_summary(JudgeReport.model_validate(report)))
+    print_parts(judge_summary(report))
     from examiner.reporting.calibration_section import judge_calibration_lines
 
-    for line in judge_calibration_lines(report):  # gold labels on only some rows: PPI++
+    for line in judge_calibration_lines(report.model_dump()):  # gold labels on only some rows: PPI++
         print(line)
     for name, path in paths.items():
         print(f"{name}: {path}")
