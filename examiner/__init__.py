@@ -15,11 +15,12 @@ __all__ = ["CallCost", "CompareOptions", "CompareResult", "ComparedTarget", "Dat
            "DataStatus", "DemoOptions", "EstimateOptions",
            "EstimateResult", "ExamOptions", "ExamResult", "ExportOptions", "ExportResult", "Figure", "GateOptions",
            "GateResult", "JobOptions", "JudgeOptions", "JudgeResult", "JudgeStatsOptions", "JudgeStatsResult",
-           "JudgeVsPeopleOptions", "JudgeVsPeopleResult", "JudgmentRow", "MetaOptions", "MetaResult",
+           "JudgeVsPeopleOptions", "JudgeVsPeopleResult", "JudgmentRow", "MemoryProbeOptions", "MemoryProbeResult",
+           "MetaOptions", "MetaResult",
            "MetricStatsOptions", "MetricStatsResult", "OutcomeRow", "PulledSet", "RankedEvaluator", "ResumeOptions",
            "ReviewSampleOptions", "ReviewSampleResult", "RoleEstimate", "Rows", "SettingsSource", "TargetResult", "UnitRow", "VerdictRow", "compare_runs",
            "data_path", "data_status", "estimate_exam", "export_run", "gate", "judge", "judge_stats", "judge_vs_people", "meta_evaluate",
-           "metric_stats", "pull_data", "read_exam", "resolve_settings", "resume_exam", "review_sample", "run_demo", "run_exam"]
+           "metric_stats", "probe_memory", "pull_data", "read_exam", "resolve_settings", "resume_exam", "review_sample", "run_demo", "run_exam"]
 """The public API: examiner.api.__all__, spelled out so `import examiner` loads nothing (tests/api holds the
 two equal)."""
 
