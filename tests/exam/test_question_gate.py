@@ -8,7 +8,12 @@ from pathlib import Path
 
 import jsonschema
 import numpy as np
+import pytest
 
+from examiner.api.exam import prepare_exam
+from examiner.cli.commands.exam import exam_options
+from examiner.cli.main import build_parser
+from examiner.core.errors import UserError
 from examiner.core.records import QuestionRecord
 from examiner.exam.gate.checks import citation_check, label_check, language_check, nearest, quote_match
 from examiner.exam.run_writer import RunStore
@@ -96,3 +101,15 @@ async def test_without_the_gate_nothing_changes(small_corpus: Path, tmp_path: Pa
                      quiet=True, report=False)
     assert not any(q.gate for q in RunStore(tmp_path).all(QuestionRecord).values())
     assert "question_gate" not in (tmp_path / "ledger.jsonl").read_text()
+
+
+def test_the_command_line_flags_turn_the_gate_on_and_a_paper_refuses_them(corpus: Path) -> None:
+    args = build_parser().parse_args(["run", str(corpus), "--simulate", "--question-gate", "--gate-drop-guessable"])
+    _, settings = prepare_exam(exam_options(args), args.config)
+    assert settings.exam.question_gate and settings.exam.gate_drop_guessable
+    _, plain = prepare_exam(exam_options(build_parser().parse_args(["run", str(corpus), "--simulate"])), None)
+    assert not plain.exam.question_gate and not plain.exam.gate_drop_guessable
+    paper = build_parser().parse_args(["run", str(corpus), "--simulate", "--paper", str(corpus), "--question-gate"])
+    with pytest.raises(UserError, match="--question-gate"):
+        prepare_exam(exam_options(paper), paper.config)
+
