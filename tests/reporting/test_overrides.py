@@ -104,6 +104,19 @@ def test_overriding_a_covering_correct_verdict_to_incorrect_lowers_accuracy(run_
     assert run.verdicts == load_run(run_dir).verdicts  # the recompute works on a copy
 
 
+def test_a_person_can_say_abstained_and_the_unit_ends_abstained(run_dir: Path) -> None:
+    """The review page's label `abstained` (issue 42): the unit stays covered, ends abstained, and counts
+    as not right in accuracy."""
+    covering = _verdict(run_dir, "alpha", kind="correct")
+    _override(run_dir, covering, "abstained")
+    changed = apply_overrides(load_run(run_dir))
+    assert changed.outcomes["alpha"][covering.unit_id].status == "abstained"
+    scores = target_scores(changed, "alpha")
+    assert scores["counts"]["abstained"] == 1
+    assert scores["accuracy"]["value"] == pytest.approx(9 / 12)
+    assert scores["coverage"]["value"] == pytest.approx(1.0)
+
+
 def test_overriding_to_unrelated_uncovers_and_an_earlier_unrelated_to_correct_covers(run_dir: Path) -> None:
     covering = _verdict(run_dir, "alpha", kind="correct")
     _override(run_dir, covering, "unrelated")
