@@ -10,7 +10,7 @@ from typing import Any
 
 from examiner.core.records import GateCheckRecord, QuestionRecord
 from examiner.core.rundir import RunRecords
-from examiner.reporting.model.exam import ExamReport
+from examiner.reporting.model.exam import ExamReport, QuestionGateSection
 from examiner.reporting.topics import question_excerpt
 
 MAX_EXAMPLES = 20
@@ -65,4 +65,12 @@ def gate_lines(report: ExamReport, table: Callable[[list[str], list[list[Any]]],
     return out
 
 
-__all__ = ["MAX_EXAMPLES", "exam_question_gate", "gate_lines"]
+def gate_line(section: QuestionGateSection | None) -> str | None:
+    """The terminal summary's one line for the gate (None when it was off)."""
+    if section is None:
+        return None
+    return (f"question gate: {section.questions} questions checked, {section.rewritten} rewritten, {section.rejected} "
+            f"never asked, {section.guessable} asked and tagged guessable (report.md lists the failed checks)")
+
+
+__all__ = ["MAX_EXAMPLES", "exam_question_gate", "gate_line", "gate_lines"]

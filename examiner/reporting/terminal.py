@@ -23,6 +23,7 @@ from examiner.core.plain_text import visible_controls
 
 from examiner.reporting.bias_render import bias_line
 from examiner.reporting.cascade_section import cascade_line
+from examiner.reporting.gate_section import gate_line
 from examiner.reporting.stopping_section import stopping_line
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, headline, health_rows, self_agreement_text
 from examiner.reporting.judge_parts import (
@@ -155,6 +156,7 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
         out.append(panel_table(report.judge_panel))
     out += [line] if (line := cascade_line(report.cascade)) else []
     out += [line] if (line := stopping_line(report.stopping)) else []
+    out += [line] if (line := gate_line(report.question_gate)) else []
     out += [line] if (line := bias_line(report.bias_audit)) else []
     return out
 
