@@ -82,3 +82,19 @@ async def test_report_knowledge_section_per_target_and_topic(small_corpus: Path,
     html = paths["html"].read_text(encoding="utf-8")
     assert "What each target knows, invents and declines" in html and "knowledge map" in html
     assert "figure:reliability" in paths and "figure:knowledge_map" in paths
+
+
+async def test_token_confidence_is_recorded_when_the_exam_asks_for_logprobs(small_corpus: Path, tmp_path: Path) -> None:
+    """exam.answer_logprobs: every answer carries exp(mean token logprob) from the endpoint's logprobs, and
+    without a stated confidence the knowledge figures read that one."""
+    from examiner.reporting.knowledge import knowledge_row
+    from examiner.reporting.run_reader import load_run
+
+    settings = _declining(sim_settings(max_rounds=1, answer_logprobs=True))
+    await start_exam(settings, ExamRequest([str(small_corpus)], targets=["sim"]), tmp_path, quiet=True, report=False)
+    answers = list(RunStore(tmp_path).all(AnswerRecord).values())
+    assert answers and all(a.token_confidence is not None and 0 < a.token_confidence < 1 for a in answers)
+    assert all(a.stated_confidence is None for a in answers)
+    run = load_run(tmp_path)
+    row = knowledge_row(run, list(run.outcomes["sim"].values()), by="target", key="sim", topic="sim")
+    assert row["confidence_source"] == "token" and row["ece"] is not None and row["brier"] is not None
