@@ -9,7 +9,6 @@ is made. Messages name an option by its flag (`--max-rounds 0: ...`), as the com
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -34,6 +33,8 @@ if TYPE_CHECKING:
     from examiner.exam.estimate import Estimate
     from examiner.exam.plans import PilotPlans
     from examiner.exam.runner import ExamRequest
+    from examiner.reporting.model import ExamReport
+    from examiner.reporting.model.exam import Estimate as ReportEstimate
 
 
 class CorpusOptions(JobOptions):
@@ -195,9 +196,12 @@ class Figure:
     high: float | None
 
     @classmethod
-    def of(cls, data: Mapping[str, Any] | None) -> Figure:
-        data = data or {}
-        return cls(data.get("value"), data.get("low"), data.get("high"))
+    def of(cls, estimate: ReportEstimate) -> Figure:
+        """The figure of a report's estimate (NaN, which report.json writes as null, is None)."""
+        def finite(x: float | None) -> float | None:
+            return None if x is None or x != x else float(x)
+
+        return cls(finite(estimate.value), finite(estimate.low), finite(estimate.high))
 
 
 @dataclass(frozen=True)
@@ -231,8 +235,9 @@ class ExamResult:
     judge_mode: str
     targets: Mapping[str, TargetResult]
     cost_usd: float
-    report: Mapping[str, Any]
-    """Everything report.json holds (empty when the run stopped before its report)."""
+    report: ExamReport | None
+    """The run's report model (report.json, read through the versioned reader
+    examiner.reporting.reading.load_report); None when the run stopped before its report."""
 
     @property
     def target(self) -> str:
@@ -268,16 +273,20 @@ def read_exam(run_dir: str | Path) -> ExamResult:
 
 
 def _exam_result(folder: Path, info: RunInfo) -> ExamResult:
-    """How a run ended (`info`, as the runner returned it) with the figures of its report.json."""
+    """How a run ended (`info`, as the runner returned it) with the figures of its report."""
     from examiner.core import rundir
+    from examiner.reporting.model import ExamReport
+    from examiner.reporting.reading import load_report
 
     path = folder / rundir.REPORT_JSON
-    report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    targets = {name: TargetResult(name, Figure.of(f.get("accuracy")), Figure.of(f.get("coverage")),
-                                  *(int((f.get("counts") or {}).get(k, 0))
-                                    for k in ("correct", "incorrect", "unanswered", "uncovered", "abstained")))
-               for name, f in (report.get("targets") or {}).items()}
-    cost = ((report.get("cost") or {}).get("total") or {}).get("cost_usd", 0.0)
+    report = load_report(path).report if path.is_file() else None
+    if report is not None and not isinstance(report, ExamReport):
+        raise UserError(f"{path} is a {getattr(report, 'kind', '?')} report, not an exam's")
+    sections = report.targets if report is not None else {}
+    targets = {name: TargetResult(name, Figure.of(f.accuracy), Figure.of(f.coverage), f.counts.correct,
+                                  f.counts.incorrect, f.counts.unanswered, f.counts.uncovered, f.counts.abstained)
+               for name, f in sections.items()}
+    cost = report.cost.total.cost_usd if report is not None else 0.0
     return ExamResult(run_dir=folder, run_id=info.run_id, status=info.status, stop_reason=info.stop_reason,
                       mode=info.mode, judge_mode=info.judge_mode, targets=targets, cost_usd=float(cost or 0.0),
                       report=report)

@@ -30,6 +30,8 @@ def test_the_api_tour_runs_and_what_it_prints_matches_the_run(tmp_path: Path,
     run_dir = tmp_path / "tour" / "exam"
     exam = read_exam(run_dir)
     assert figures["status"] == exam.status == "completed"
+    assert exam.report is not None and exam.report.run.run_id == exam.run_id  # the typed report model
+    assert {t: s.counts.correct for t, s in exam.report.targets.items()} == {t: r.correct for t, r in exam.targets.items()}
     assert figures["targets"] == list(exam.targets) and len(figures["targets"]) == 2
     first, second = (exam.targets[t].accuracy.value for t in figures["targets"])
     assert figures["gap"] == pytest.approx(first - second)
