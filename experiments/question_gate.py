@@ -80,10 +80,11 @@ async def one_run(seed: int, options: dict[str, Any], run_dir: Path) -> dict[str
             elif kind is None and asked.get(bare(text), question.round) < question.round:
                 kind = "repeat"  # the same words asked in an earlier round (same units, same prompt): a true copy
             rows.append({"kind": kind or "sound", "failed": failed, "text": bare(text)[:80]})
-    cost: Counter[str] = Counter()
+    cost: dict[str, float] = {}
     for line in (run_dir / "ledger.jsonl").read_text().splitlines():
         record = json.loads(line)
-        cost[record.get("stage") or ""] += float(record.get("cost_usd") or 0.0)
+        stage = record.get("stage") or ""
+        cost[stage] = cost.get(stage, 0.0) + float(record.get("cost_usd") or 0.0)
     return {"seed": seed, "drafts": rows, "cost_by_stage": dict(cost)}
 
 

@@ -93,7 +93,7 @@ class GateOutcome:
         return "; ".join(f"{c.name}: {c.reason}" for c in self.failed(drop_guessable))
 
     def records(self) -> list[GateCheckRecord]:
-        return [GateCheckRecord(name=c.name, passed=c.passed, reason=c.reason) for c in self.checks]  # type: ignore[arg-type]
+        return [GateCheckRecord(name=c.name, passed=c.passed, reason=c.reason) for c in self.checks]
 
 
 def allowed_languages(ctx: ExamContext, units: Sequence[tuple[str, str]]) -> set[str]:
