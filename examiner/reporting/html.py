@@ -197,7 +197,7 @@ def html_scores(report: ExamReport, figures: dict[str, Path]) -> list[str]:
 
 def html_knowledge(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     """Rates, calibration and topics per target, the knowledge map and the reliability diagram."""
-    return knowledge_html(report, figures, table, image, escape)
+    return knowledge_html(report, figures, table, lambda title: _h2(title, report), _figures, escape)
 
 
 def html_qtypes(report: ExamReport, figures: dict[str, Path]) -> list[str]:

@@ -83,25 +83,26 @@ def md_knowledge(report: ExamReport) -> list[str]:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    from examiner.reporting.markdown import table
+    from examiner.reporting.md_table import table
 
     return table(header, rows)
 
 
 def html_knowledge(report: ExamReport, figures: dict[str, Any], table: Callable[[list[str], list[list[Any]]], str],
-                   image: Callable[[Any, str], str], escape: Callable[[str], str]) -> list[str]:
+                   heading: Callable[[str], str], figure_parts: Callable[..., list[str]],
+                   escape: Callable[[str], str]) -> list[str]:
+    """The section's HTML: `heading(title)` and `figure_parts(report, figures, (name, alt)...)` are
+    report.html's own, so the heading and every figure carry the UNTRUSTWORTHY mark when health failed."""
     if not report.knowledge:
         return []
-    p = ["<h2 id=\"knowledge\">What each target knows, invents and declines</h2>",
+    p = [heading("What each target knows, invents and declines"),
          f"<p class=\"note\">{escape(KNOWLEDGE_NOTE)}</p>", table(KNOWLEDGE_HEADER, knowledge_rows(report)),
          f"<p class=\"note\">{escape(confidence_note(report))}</p>"]
     rows = topic_rows(report)
     if rows:
         p += ["<h3>Where it invents (topics, the most hallucinating first)</h3>", table(TOPIC_HEADER, rows)]
-    for fig, alt in (("knowledge_map", "knowledge map: topics by accuracy and hallucination rate"),
-                     ("reliability", "reliability diagram: stated confidence against share right")):
-        if fig in figures:
-            p.append(image(figures[fig], alt))
+    p += figure_parts(report, figures, ("knowledge_map", "knowledge map: topics by accuracy and hallucination rate"),
+                      ("reliability", "reliability diagram: stated confidence against share right"))
     return p
 
 

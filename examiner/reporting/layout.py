@@ -218,7 +218,7 @@ def went_wrong(report: ExamReport) -> list[str]:
         checked = "health passed" if report.health and report.health.status == "pass" else "no health check failed"
         problems = [f"The exam itself: nothing (completed, {checked}, no failed or unparseable call, nothing "
                     "skipped)."]
-    from examiner.reporting.knowledge_section import invented_lines  # it renders with markdown, which imports this
+    from examiner.reporting.knowledge_section import invented_lines
 
     return [*invented_lines(report), *problems, *target_problems(report)]
 

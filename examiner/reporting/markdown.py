@@ -45,7 +45,8 @@ from examiner.reporting.model.exam import (
     RunSection,
     TargetSection,
 )
-from examiner.core.plain_text import markdown_inline, markdown_quote, one_line
+from examiner.core.plain_text import markdown_inline, markdown_quote
+from examiner.reporting.md_table import table
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.summary import worst_clusters
 from examiner.reporting.writer import cell
@@ -55,15 +56,6 @@ PER_CLUSTER_ROWS = 40
 there are no more, else the worst (lowest accuracy first); report.json keeps up to JSON_CLUSTER_ROWS."""
 
 
-
-
-def table(header: list[str], rows: list[list[Any]]) -> str:
-    def escaped(v: Any) -> str:
-        return one_line(str(v)).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(escaped(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def score_rows(report: ExamReport) -> list[list[Any]]:
