@@ -51,13 +51,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CrossedParts(Figures):
-    """Unit-level variances from tables of wordings x units: the wording main effect and the
+    """Unit-level variances from tables of wordings x units: the wording main effect (clipped at 0) and the
     unit-by-wording noise, with the numbers of tables and of wordings beyond the first that carry them."""
 
     wording: float
     noise: float
     tables: int
     extra_wordings: int
+    wording_unclipped: float = math.nan
+    """The moment estimate before clipping (may be negative): unbiased, the figure to average over runs."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ def crossed_parts(tables: Sequence[np.ndarray]) -> CrossedParts:
     if not used:
         return CrossedParts(math.nan, math.nan, 0, 0)
     noise = ss_e / df_e
-    return CrossedParts(max(0.0, (ss_w - noise * df_w) / weight), noise, used, int(df_w))
+    raw = (ss_w - noise * df_w) / weight
+    return CrossedParts(max(0.0, raw), noise, used, int(df_w), raw)
 
 
 def judge_variance(first: Sequence[float], second: Sequence[float]) -> float:

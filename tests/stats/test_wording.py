@@ -34,7 +34,8 @@ def test_one_table_matches_the_two_way_anova_without_replication() -> None:
     ms_w, ms_e = table.loc["C(w)", "mean_sq"], table.loc["Residual", "mean_sq"]
     parts = crossed_parts([y])
     assert parts.noise == pytest.approx(ms_e)
-    assert parts.wording == pytest.approx(max(0.0, (ms_w - ms_e) / y.shape[1]))
+    assert parts.wording_unclipped == pytest.approx((ms_w - ms_e) / y.shape[1])
+    assert parts.wording == max(0.0, parts.wording_unclipped)
     assert (parts.tables, parts.extra_wordings) == (1, 2)
 
 
@@ -42,7 +43,7 @@ def test_an_injected_wording_effect_is_recovered_and_none_is_found_where_none_wa
     with_effect = crossed_parts(tables(1, 3000, 0.1))
     assert with_effect.wording == pytest.approx(0.01, rel=0.15)
     without = crossed_parts(tables(2, 3000, 0.0))
-    assert without.wording < 0.001
+    assert without.wording < 0.001 and abs(without.wording_unclipped) < 0.001
     assert without.noise == pytest.approx(with_effect.noise, rel=0.1)
 
 
