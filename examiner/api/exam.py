@@ -83,6 +83,10 @@ class CorpusOptions(JobOptions):
     """Check every question before it is asked (`--question-gate`; ExamSettings.question_gate)."""
     gate_drop_guessable: bool | None = None
     """The gate rejects guessable questions instead of tagging them (`--gate-drop-guessable`)."""
+    paraphrases: int | None = None
+    """Wordings of each re-asked question in the wording check (`--paraphrases`; ExamSettings.paraphrases)."""
+    paraphrase_share: float | None = None
+    """Share of round 1's questions the wording check re-asks (`--paraphrase-share`)."""
     follow_links: bool | None = None
     """Read symbolic links that point outside the corpus folder."""
     max_document_mb: float | None = None
@@ -301,7 +305,8 @@ READING_OPTIONS = ("follow_links", "max_document_mb", "max_document_text_mb", "m
 EXAM_SETTINGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_rounds": "max_rounds",
                  "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
                  "language": "language", "question_gate": "question_gate",
-                 "gate_drop_guessable": "gate_drop_guessable", **{name: name for name in READING_OPTIONS},
+                 "gate_drop_guessable": "gate_drop_guessable", "paraphrases": "paraphrases",
+                 "paraphrase_share": "paraphrase_share", **{name: name for name in READING_OPTIONS},
                  "prepare_engine": "prepare_engine", "ray_address": "ray_address", "stop_when": "stop_when"}
 """Exam settings the options set: setting -> option (the last three are ExamOptions' only)."""
 

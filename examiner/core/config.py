@@ -295,6 +295,12 @@ class ExamSettings(BaseModel):
     self_check_min: int = Field(20, ge=0)
     """Fewest answers re-judged by the self-check when that many are available (a count; applies only
     when `self_check_share` is above 0)."""
+    paraphrases: int = Field(0, ge=0, le=10)
+    """Wordings (a count) the examiner writes of each question the wording check re-asks; every target
+    answers each and the judge marks it, beside the exam (rewording.jsonl). 0 turns the check off."""
+    paraphrase_share: float = Field(0.25, ge=0, le=1)
+    """Share (0-1) of round 1's questions the wording check re-asks in `paraphrases` other wordings
+    (seeded; at least 2 questions when that many exist)."""
     language: str = Field("auto", pattern=r"^(auto|[a-z]{2,3})$")
     """Language the examiner writes questions, the candidate answers and the judge reasons in: `auto` (the
     language holding most of the corpus text, detected per document) or an ISO 639-1 code such as `zh`."""

@@ -239,6 +239,32 @@ class SelfCheckRecord(BaseModel):
                    reasons={uid: m.reason for uid, m in got.items()}, **fields)
 
 
+class WordingRecord(BaseModel):
+    """rewording.jsonl: one target's answer to one wording of a round-1 question, and the judge's labels.
+
+    Wording 0 is the question as the exam asked it (its labels are the exam's verdicts, copied; no call);
+    1..K are the examiner's paraphrases. Never counted in accuracy or outcomes: the records feed the
+    variance of accuracy in cluster, wording and judge parts (examiner.stats.wording)."""
+
+    id: str
+    cluster_id: str
+    question_id: str
+    """The exam's question (the target's copy) that this wording rewords."""
+    target: str
+    round: int
+    wording: int
+    text: str
+    answer: str = ""
+    labels: dict[str, VerdictType]
+    """Target unit id -> label of this wording's answer."""
+
+    @classmethod
+    def from_marks(cls, units: list[str], marks: dict[str, Mark[Verdict]], missing: Mark[Verdict],
+                   **fields: object) -> "WordingRecord":
+        """The record of the judge's marks of one wording's answer, spelled as verdicts are."""
+        return cls(labels={uid: _spelling(marks.get(uid, missing)) for uid in units}, **fields)
+
+
 class UnitOutcome(BaseModel):
     """Final standing of one unit for one target (in report.json and outcomes.jsonl)."""
 

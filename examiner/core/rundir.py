@@ -32,6 +32,7 @@ from examiner.core.records import (
     UnitOutcome,
     UnitRecord,
     VerdictRecord,
+    WordingRecord,
     record_key,
 )
 from examiner.core.redact import redact_data, redact_text
@@ -58,6 +59,8 @@ VERDICTS = "verdicts.jsonl"
 OUTCOMES = "outcomes.jsonl"
 SELF_CHECK = "self_check.jsonl"
 """The judge self-check: sampled answers judged a second time, units in another order."""
+REWORDING = "rewording.jsonl"
+"""The wording check: a seeded share of round-1 questions in other wordings, answered and judged."""
 CLUSTERS = "clusters"
 """Folder: clusters/<target>/round-N.json."""
 LEDGER = "ledger.jsonl"
@@ -161,6 +164,7 @@ RECORD_FILES: dict[type[BaseModel], str] = {
     VerdictRecord: VERDICTS,
     UnitOutcome: OUTCOMES,
     SelfCheckRecord: SELF_CHECK,
+    WordingRecord: REWORDING,
     CascadeRecord: CASCADE,
 }
 """The exam's record types and the append-only file each lives in."""

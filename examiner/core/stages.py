@@ -54,6 +54,9 @@ class Stage(str, Enum):
     """The question gate's checks before a question is asked (answerable, supported, guessable)."""
     SELF_CHECK = "self_check"
     """The exam judge re-marks a seeded sample with its units reordered (beside the exam)."""
+    REWORDING = "rewording"
+    """The wording check: the examiner rewords a seeded share of questions, every target answers each
+    wording and the judge marks it (beside the exam)."""
     # judging datasets (`examiner judge`)
     GRADE = "grade"
     """Pairwise judge, grade only."""

@@ -9,6 +9,9 @@
                                                   v
     START --(paper)--> start_paper -> sit_round -> self_check (the judge re-marks a seeded sample, units reordered)
                                      (per round)      v
+                                                  rewording (with --paraphrases K: a seeded share of round 1's
+                                                      |      questions in K other wordings, answered and judged)
+                                                      v
                                                     finish
 
 `examine` (examiner/exam/nodes/examine.py) carries each cluster of a round through its whole chain as soon
@@ -16,7 +19,7 @@ as its previous step is done; a run with a judge cascade, whose threshold needs 
 sample, has its answers judged by the staged `judge` node and probed by `probe` / `collect_answers`.
 A re-sit of an earlier run's paper (`--paper`, examiner/exam/paper.py) enters at `start_paper` instead of
 the corpus and sits the paper's rounds one by one (examiner/exam/nodes/sitting.py), then shares
-`self_check` and `finish` with the exam, so it checkpoints, stops and resumes as the exam does.
+`self_check`, `rewording` and `finish` with the exam, so it checkpoints, stops and resumes as the exam does.
 Any node that hits the budget (or finds every call failing) routes straight to `finish`.
 """
 
@@ -38,6 +41,7 @@ from examiner.exam.nodes.examine import examine
 from examiner.exam.nodes.judge_cascade import judge_with_cascade
 from examiner.exam.nodes.judge_units import judge as judge_one_by_one
 from examiner.exam.nodes.probing import probe, route_after_judge, route_after_probe
+from examiner.exam.nodes.rewording import rewording
 from examiner.exam.nodes.self_check import self_check
 from examiner.exam.nodes.sitting import finish_paper, route_after_sitting, sit_round, start_paper
 from examiner.exam.state import ExamState
@@ -123,6 +127,7 @@ def build_exam_graph() -> StateGraph:
     graph.add_node("probe", node(probe))
     graph.add_node("update_coverage", node(update_coverage))
     graph.add_node("self_check", node(self_check))
+    graph.add_node("rewording", node(rewording))
     graph.add_node("start_paper", node(start_paper))
     graph.add_node("sit_round", node(sit_round))
     graph.add_node("finish", node(wrap_up))
@@ -148,7 +153,8 @@ def build_exam_graph() -> StateGraph:
     graph.add_conditional_edges(
         "update_coverage", decide(route_after_update), {"next_round": "cluster", "finish": "self_check"}
     )
-    graph.add_edge("self_check", "finish")
+    graph.add_edge("self_check", "rewording")
+    graph.add_edge("rewording", "finish")
     graph.add_edge("finish", END)
     return graph
 

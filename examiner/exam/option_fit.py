@@ -60,7 +60,7 @@ UNHONOURED_BY_PAPER = (
 HONOURED_BY_PAPER = frozenset({
     "corpus", "roles", "targets", "judges", "judge_mode", "judge_cascade", "target_agreement", "cascade_risk",
     "cascade_confidence", "seed", "language", "allow_simulated_roles", "simulate", "budget_usd", "cache_dir",
-    "quiet", "out", "paper", "paper_target",
+    "quiet", "out", "paper", "paper_target", "paraphrases", "paraphrase_share",
 })
 """What a paper sitting honours: the targets, the judges (a panel, a judge mode, a cascade), the seed (its
 self-check sample), the language (default: the paper's) and every budget, cache and output option. The
@@ -73,9 +73,15 @@ UNHONOURED_BY_MODE: Mapping[str, tuple[Unhonoured, ...]] = {
         Unhonoured("cluster_size", "--cluster-size", None, TOP_ASKS_ALONE + " (no clusters)"),
         Unhonoured("max_rounds", "--max-rounds", None, TOP_ASKS_ALONE),
         Unhonoured("max_probes", "--max-probes", None, TOP_ASKS_ALONE + ", without probes"),
+        Unhonoured("paraphrases", "--paraphrases", None,
+                   TOP_ASKS_ALONE + ": one unit gives no spread between wordings of a question"),
+    ),
+    "noref": (
+        Unhonoured("paraphrases", "--paraphrases", None,
+                   "the no-reference judge marks no units, and the wording check compares units across wordings"),
     ),
 }
-"""What each exam mode cannot honour (refeval and noref honour every exam option)."""
+"""What each exam mode cannot honour (refeval honours every exam option)."""
 
 
 def unhonoured(options: Any, *, paper: bool) -> list[str]:

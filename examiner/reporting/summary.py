@@ -27,7 +27,7 @@ from examiner.reporting.run_reader import RunData
 from examiner.reporting.topics import cluster_names, natural_key
 from examiner.reporting.score_intervals import target_estimates
 from examiner.stats.correlation import sample_level
-from examiner.core.stages import QUESTION_WRITING
+from examiner.core.stages import QUESTION_WRITING, Stage
 
 QTYPES = ("who", "what", "when", "where", "why", "how", "other")
 QUESTION_STAGES = QUESTION_WRITING
@@ -184,9 +184,11 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     ok = answered(run.ledger)
     units = run.n_units
     qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
-    judge = [r for r in ok if r.get("role") in JUDGING_ROLES and r.get("stage") != SELF_CHECK_STAGE]
+    beside = (SELF_CHECK_STAGE, Stage.REWORDING.value)
+    judge = [r for r in ok if r.get("role") in JUDGING_ROLES and r.get("stage") not in beside]
     self_check = [r for r in ok if r.get("stage") == SELF_CHECK_STAGE]
-    candidate = [r for r in ok if r.get("role") == "candidate"]
+    rewording = [r for r in ok if r.get("stage") == Stage.REWORDING.value]
+    candidate = [r for r in ok if r.get("role") == "candidate" and r.get("stage") != Stage.REWORDING.value]
     questions = [q for q in run.questions.values() if q.status == "ok"]
     judged = {v.answer_id for v in run.verdicts.values()}
     paper = [
@@ -197,6 +199,9 @@ def cost_tables(run: RunData) -> dict[str, Any]:
         {"stage": "judge self-check (beside)", "questions": len(run.self_checks),
          **_per_unit(_total(self_check), units)},
     ]
+    if rewording:
+        paper.append({"stage": "wording check (beside)", "questions": len({r.get("call_id") for r in rewording}),
+                      **_per_unit(_total(rewording), units)})
     by_role = [{"role": r["role"], **_per_unit(r, units)} for r in aggregate(ok, by=("role",))]
     by_stage = [{"role": r["role"], "stage": r["stage"], **_per_unit(r, units)}
                 for r in aggregate(ok, by=("role", "stage"))]

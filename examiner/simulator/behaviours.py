@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from statistics import NormalDist
 from typing import Any, Union
 
 from examiner.simulator.prose import (
@@ -331,6 +332,18 @@ def examiner_question(req: SimRequest) -> Completion:
     return {"question": f"{question} [ref:{','.join(unit_ids)}]", "target": target}
 
 
+@register_behaviour("examiner", "rewording")
+def examiner_paraphrase(req: SimRequest) -> Completion:
+    """`count` rewordings of the shown question: a numbered lead-in before its words, its `[ref:...]`
+    marker kept, so each wording is a new text about the same units (deterministic)."""
+    question = fence_content(req.last_user, "exam_question") or ""
+    count = int(req.hint("count", 1))
+    words, _, refs = question.rpartition("[ref:")
+    words, marker = (words.strip(), f" [ref:{refs}") if refs else (question.strip(), "")
+    leads = ("Put another way,", "In other words,", "Said differently,", "To ask it again,", "Rephrased,")
+    return {"paraphrases": [f"{leads[k % len(leads)]} ({k + 1}) {words}{marker}" for k in range(count)]}
+
+
 @register_behaviour("examiner", "extract_units")
 def examiner_extract_units(req: SimRequest) -> Completion:
     """Every sentence of every listed passage, as a unit."""
@@ -360,8 +373,9 @@ def candidate_answer(req: SimRequest) -> Completion:
     profile = _profile(req)
     rng = req.rng("answer")
     claims: list[str] = []
+    shift = wording_shift(req, question)
     for uid in ref_ids(question):
-        category = unit_category(req.seed, req.model, uid, profile)
+        category = reworded(req, unit_category(req.seed, req.model, uid, profile), profile, shift, question, uid)
         if category == "unknown":
             continue
         if category == "declined":  # a model that knows it does not know says so whenever asked
@@ -381,6 +395,37 @@ def candidate_answer(req: SimRequest) -> Completion:
     answer = " ".join(part for part in (opening, body, rest) if part)
     stated = stated_confidence_line(req, claims)
     return runaway(answer, int(req.option("answer_chars", 0)), rng) + stated
+
+
+def wording_shift(req: SimRequest, question: str) -> float:
+    """Option `wording_sd` (default 0, no effect): the wording's shift of the chance that a unit the model
+    recalls is right, normal with that standard deviation, fixed per (seed, model, question text without its
+    `[ref:...]` marker), so every wording of a question moves all its units together and the true wording
+    variance is known (experiments/wording_variance.py)."""
+    sd = float(req.option("wording_sd", 0.0))
+    if sd <= 0:
+        return 0.0
+    words = question.rpartition("[ref:")[0] or question
+    u = min(max(stable_uniform(req.seed, "wording", req.model, words.strip()), 1e-12), 1 - 1e-12)
+    return sd * NormalDist().inv_cdf(u)
+
+
+def reworded(req: SimRequest, category: str, profile: Mapping[str, float], shift: float, question: str,
+             uid: str) -> str:
+    """A known/wrong category moved by the wording's shift: the chance of "known" among the recalled
+    known-or-wrong units becomes p + shift (clipped to [0, 1]), p the profile's known / (known + wrong)."""
+    if shift == 0 or category not in ("known", "wrong"):
+        return category
+    known, wrong = float(profile.get("known", 0.0)), float(profile.get("wrong", 0.0))
+    if known + wrong <= 0:
+        return category
+    p = known / (known + wrong)
+    u = stable_uniform(req.seed, "reworded", req.model, question, uid)
+    if shift < 0 and category == "known":
+        return "wrong" if p > 0 and u < min(1.0, -shift / p) else category
+    if shift > 0 and category == "wrong":
+        return "known" if p < 1 and u < min(1.0, shift / (1 - p)) else category
+    return category
 
 
 def stated_confidence_line(req: SimRequest, claims: list[str]) -> str:

@@ -36,7 +36,7 @@ from examiner.agents.candidate import answerer as candidate
 from examiner.agents.candidate import completer
 from examiner.agents.debaters import debater
 from examiner.agents.evaluators import evaluator
-from examiner.agents.examiner import extractor, questioner
+from examiner.agents.examiner import extractor, paraphraser, questioner
 from examiner.agents.gate import checker, guesser
 from examiner.agents.judge import geval, geval_unit, reference_judge
 from examiner.agents.judge import pairwise_judge as pairwise
@@ -127,6 +127,7 @@ def _turns(value: Callable[[str], str]) -> list[Turn]:
 CASES: dict[str, Case] = {
     "exam_question": Case(lambda gw, v: questioner.write_question(gw, _units(v, 3), round=1, feedback="too long"), 3),
     "exam_probe": Case(lambda gw, v: questioner.write_probe(gw, v("question"), v("answer"), _units(v), round=1), 2),
+    "exam_paraphrase": Case(lambda gw, v: paraphraser.paraphrase(gw, v("question"), count=2, round=1, unit_ids=())),
     "exam_answer": Case(lambda gw, v: candidate.answer(gw, v("question"), target="t", round=1, unit_ids=[])),
     "memory_guided": Case(lambda gw, v: completer.complete_sentence(gw, v("start"), source=v("source"), ending_words=9,
                                                                     target="t", item_id="i1")),

@@ -77,6 +77,11 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gate-drop-guessable", action="store_true", default=None,
                         help="with --question-gate: reject a question a model answers without the corpus "
                              "(default: tag it)")
+    parser.add_argument("--paraphrases", type=int, metavar="K",
+                        help="the wording check: re-ask a seeded share of round 1's questions in K other wordings, "
+                             "answered by every target and judged, beside the exam (rewording.jsonl; default 0, off)")
+    parser.add_argument("--paraphrase-share", type=float, metavar="S",
+                        help="with --paraphrases: share of round 1's questions re-asked (default 0.25)")
     parser.add_argument("--max-corpus-mb", type=float, metavar="MB",
                         help="largest corpus accepted, in MB (default 10: each MB takes about a minute to embed on 2 CPU cores)")
     parser.add_argument("--language", metavar="CODE",
@@ -223,7 +228,8 @@ CORPUS_FLAGS = ("jsonl_field", "cluster_size", "max_rounds", "max_probes", "seed
                 "follow_links", "max_document_mb", "max_document_text_mb", "max_document_pages",
                 "max_document_seconds", "max_nesting_depth", "embedding_cache", "mode", "judge_mode", "units",
                 "quiet", "judge_cascade", "target_agreement", "cascade_risk",
-                "cascade_confidence", "allow_simulated_roles", "question_gate", "gate_drop_guessable")
+                "cascade_confidence", "allow_simulated_roles", "question_gate", "gate_drop_guessable",
+                "paraphrases", "paraphrase_share")
 """Flags of `run` and `estimate` whose option has the flag's own name."""
 
 

@@ -1,0 +1,82 @@
+"""The wording check (`--paraphrases K`): a seeded share of round 1's questions re-asked in K wordings,
+answered by every target and judged, beside the exam. It must leave the exam's verdicts and calls alone,
+keep its calls under the ledger stage `rewording`, write one record per (question, target, wording) and
+recover a wording effect the simulated target was given (option `wording_sd`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from examiner.core.config import EndpointSpec, Settings
+from examiner.core.records import VerdictRecord, WordingRecord
+from examiner.core.rundir import RunDir
+from examiner.exam.nodes.rewording import choose_clusters
+from examiner.exam.runner import ExamRequest, start_exam
+from examiner.llm.ledger import aggregate, answered
+from examiner.stats.wording import crossed_parts
+from tests.helpers.simulated_exam import PROFILE, ROLES
+
+TARGETS = ["a", "b"]
+
+
+def settings(paraphrases: int, *, share: float = 0.5, wording_sd: float = 0.0, max_rounds: int = 1) -> Settings:
+    endpoints = {name: EndpointSpec(provider="simulated", model=f"sim-{name}", max_concurrency=16,
+                                    options={"knowledge": PROFILE, "wording_sd": wording_sd})
+                 for name in ["sim", *TARGETS]}
+    return Settings(endpoints=endpoints, roles={r: "sim" for r in ROLES},
+                    exam={"max_rounds": max_rounds, "paraphrases": paraphrases, "paraphrase_share": share,
+                          "self_check_share": 0.0})
+
+
+def tables(records: dict[str, WordingRecord]) -> list[np.ndarray]:
+    """Per (question, target): wordings x units, 1 where the unit was answered right."""
+    rows: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
+    for r in records.values():
+        rows[r.question_id][r.wording] = r.labels
+    found = []
+    for by_wording in rows.values():
+        units = sorted(by_wording[0])
+        found.append(np.array([[by_wording[w][u] == "correct" for u in units] for w in sorted(by_wording)], float))
+    return found
+
+
+async def test_rewording_stays_beside_the_exam(small_corpus: Path, tmp_path: Path) -> None:
+    with_check, without = tmp_path / "with", tmp_path / "without"
+    for folder, k in ((with_check, 2), (without, 0)):
+        await start_exam(settings(k), ExamRequest([str(small_corpus)], targets=TARGETS), folder, quiet=True,
+                         report=False)
+    verdicts = [{k: v.model_dump() for k, v in RunDir(d).records(VerdictRecord).items()} for d in (with_check, without)]
+    assert verdicts[0] == verdicts[1]
+    stages = [{r["stage"]: r["calls"] for r in aggregate(answered(RunDir(d).read_ledger()), by=("stage",))}
+              for d in (with_check, without)]
+    records = RunDir(with_check).records(WordingRecord)
+    reworded = {r.cluster_id for r in records.values()}
+    # one examiner call per question, then an answer and a judgment per target and new wording
+    assert stages[0].pop("rewording") == len(reworded) * (1 + 2 * 2 * len(TARGETS)) > 0
+    assert stages[0] == stages[1]
+    assert len(records) == len(reworded) * len(TARGETS) * 3
+    assert {r.wording for r in records.values()} == {0, 1, 2}
+    assert len({r.text for r in records.values() if r.target == "a"}) == 3 * len(reworded)
+    assert not RunDir(without).records(WordingRecord)
+
+
+def test_the_same_clusters_are_chosen_whatever_the_order() -> None:
+    ids = [f"c{i}" for i in range(40)]
+    assert choose_clusters(ids, 0.25, 7) == choose_clusters(list(reversed(ids)), 0.25, 7)
+    assert len(choose_clusters(ids, 0.25, 7)) == 10 and len(choose_clusters(ids[:3], 0.1, 7)) == 2
+    assert choose_clusters(ids, 0.25, 7) != choose_clusters(ids, 0.25, 8)
+
+
+async def test_an_injected_wording_effect_shows_and_none_shows_without(tmp_path: Path) -> None:
+    found = {}
+    for sd in (0.0, 0.2):
+        folder = tmp_path / str(sd)
+        await start_exam(settings(3, share=1.0, wording_sd=sd), ExamRequest(["corpora/harbor-water"], targets=TARGETS),
+                         folder, quiet=True, report=False)
+        found[sd] = crossed_parts(tables(RunDir(folder).records(WordingRecord)))
+    assert found[0.0].tables >= 20
+    assert found[0.0].wording < 0.005
+    assert found[0.2].wording > 0.01
