@@ -301,6 +301,11 @@ class ExamSettings(BaseModel):
     paraphrase_share: float = Field(0.25, ge=0, le=1)
     """Share (0-1) of round 1's questions the wording check re-asks in `paraphrases` other wordings
     (seeded; at least 2 questions when that many exist)."""
+    control_share: float = Field(0.0, ge=0, le=1)
+    """Share (0-1) of round 1's questions beside which the examiner writes a control question the corpus
+    cannot answer (a false premise, a swapped entity, an out-of-corpus detail); every target answers it
+    and the judge labels the answer declined_or_corrected or accepted_premise (controls.jsonl; never
+    counted in accuracy, outcomes or coverage). 0 (the default) turns them off."""
     language: str = Field("auto", pattern=r"^(auto|[a-z]{2,3})$")
     """Language the examiner writes questions, the candidate answers and the judge reasons in: `auto` (the
     language holding most of the corpus text, detected per document) or an ISO 639-1 code such as `zh`."""

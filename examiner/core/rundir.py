@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from examiner.core.cascade_records import CASCADE, CascadeRecord
+from examiner.core.control_records import CONTROLS, ControlRecord
 from examiner.core.jsonl import (CorruptRunFile, Span, append_jsonl, iter_jsonl, iter_jsonl_spans, read_jsonl,
                                  read_models, repair_tail)
 from examiner.core.overrides import OverrideRecord, latest
@@ -166,6 +167,7 @@ RECORD_FILES: dict[type[BaseModel], str] = {
     SelfCheckRecord: SELF_CHECK,
     WordingRecord: REWORDING,
     CascadeRecord: CASCADE,
+    ControlRecord: CONTROLS,
 }
 """The exam's record types and the append-only file each lives in."""
 

@@ -54,6 +54,9 @@ class Stage(str, Enum):
     """The question gate's checks before a question is asked (answerable, supported, guessable)."""
     SELF_CHECK = "self_check"
     """The exam judge re-marks a seeded sample with its units reordered (beside the exam)."""
+    CONTROL = "control"
+    """Control questions: the examiner writes unanswerable variants of sampled questions, every target
+    answers them and the judge labels each answer declined_or_corrected or accepted_premise (beside the exam)."""
     REWORDING = "rewording"
     """The wording check: the examiner rewords a seeded share of questions, every target answers each
     wording and the judge marks it (beside the exam)."""

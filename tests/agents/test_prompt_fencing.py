@@ -36,9 +36,9 @@ from examiner.agents.candidate import answerer as candidate
 from examiner.agents.candidate import completer
 from examiner.agents.debaters import debater
 from examiner.agents.evaluators import evaluator
-from examiner.agents.examiner import extractor, paraphraser, questioner
+from examiner.agents.examiner import control_writer, extractor, paraphraser, questioner
 from examiner.agents.gate import checker, guesser
-from examiner.agents.judge import geval, geval_unit, reference_judge
+from examiner.agents.judge import control_judge, geval, geval_unit, reference_judge
 from examiner.agents.judge import pairwise_judge as pairwise
 from examiner.agents.judge import unit_judge as judge
 from examiner.agents.meta_judge import meta_judge
@@ -128,6 +128,9 @@ CASES: dict[str, Case] = {
     "exam_question": Case(lambda gw, v: questioner.write_question(gw, _units(v, 3), round=1, feedback="too long"), 3),
     "exam_probe": Case(lambda gw, v: questioner.write_probe(gw, v("question"), v("answer"), _units(v), round=1), 2),
     "exam_paraphrase": Case(lambda gw, v: paraphraser.paraphrase(gw, v("question"), count=2, round=1, unit_ids=())),
+    "exam_control": Case(lambda gw, v: control_writer.write_control(gw, _units(v), "false_premise", round=1), 2),
+    "exam_control_judge": Case(lambda gw, v: control_judge.judge_control(gw, v("question"), v("premise"), v("answer"),
+                                                                         _units(v), round=1), 2),
     "exam_answer": Case(lambda gw, v: candidate.answer(gw, v("question"), target="t", round=1, unit_ids=[])),
     "memory_guided": Case(lambda gw, v: completer.complete_sentence(gw, v("start"), source=v("source"), ending_words=9,
                                                                     target="t", item_id="i1")),
