@@ -87,6 +87,8 @@ class CorpusOptions(JobOptions):
     """Wordings of each re-asked question in the wording check (`--paraphrases`; ExamSettings.paraphrases)."""
     paraphrase_share: float | None = None
     """Share of round 1's questions the wording check re-asks (`--paraphrase-share`)."""
+    control_share: float | None = None
+    """Share of round 1's questions given a control question (`--control-share`; ExamSettings.control_share)."""
     follow_links: bool | None = None
     """Read symbolic links that point outside the corpus folder."""
     max_document_mb: float | None = None
@@ -306,7 +308,7 @@ EXAM_SETTINGS = {"unit_mode": "units", "cluster_size": "cluster_size", "max_roun
                  "max_probes": "max_probes", "seed": "seed", "max_corpus_mb": "max_corpus_mb",
                  "language": "language", "question_gate": "question_gate",
                  "gate_drop_guessable": "gate_drop_guessable", "paraphrases": "paraphrases",
-                 "paraphrase_share": "paraphrase_share", **{name: name for name in READING_OPTIONS},
+                 "paraphrase_share": "paraphrase_share", "control_share": "control_share", **{name: name for name in READING_OPTIONS},
                  "prepare_engine": "prepare_engine", "ray_address": "ray_address", "stop_when": "stop_when"}
 """Exam settings the options set: setting -> option (the last three are ExamOptions' only)."""
 

@@ -7,6 +7,8 @@
                                            +------------ update_coverage <--------------------------+
                                                   | (pool empty / stopped shrinking / max rounds)
                                                   v
+                                              controls (with --control-share: unanswerable control questions)
+                                                  v
     START --(paper)--> start_paper -> sit_round -> self_check (the judge re-marks a seeded sample, units reordered)
                                      (per round)      v
                                                   rewording (with --paraphrases K: a seeded share of round 1's
@@ -36,6 +38,7 @@ from examiner.exam.bookends import finish, prepare_units
 from examiner.exam.nodes.answers import collect_answers
 from examiner.exam.nodes.cluster import cluster
 from examiner.exam.nodes.context import ExamContext, Sample, running
+from examiner.exam.nodes.controls import controls
 from examiner.exam.nodes.coverage import route_after_update, update_coverage
 from examiner.exam.nodes.examine import examine
 from examiner.exam.nodes.judge_cascade import judge_with_cascade
@@ -126,6 +129,7 @@ def build_exam_graph() -> StateGraph:
     graph.add_node("judge", node(judge))
     graph.add_node("probe", node(probe))
     graph.add_node("update_coverage", node(update_coverage))
+    graph.add_node("controls", node(controls))
     graph.add_node("self_check", node(self_check))
     graph.add_node("rewording", node(rewording))
     graph.add_node("start_paper", node(start_paper))
@@ -151,8 +155,9 @@ def build_exam_graph() -> StateGraph:
         {"answer": "collect_answers", "update": "update_coverage", "finish": "finish"},
     )
     graph.add_conditional_edges(
-        "update_coverage", decide(route_after_update), {"next_round": "cluster", "finish": "self_check"}
+        "update_coverage", decide(route_after_update), {"next_round": "cluster", "finish": "controls"}
     )
+    graph.add_edge("controls", "self_check")
     graph.add_edge("self_check", "rewording")
     graph.add_edge("rewording", "finish")
     graph.add_edge("finish", END)

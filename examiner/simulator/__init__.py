@@ -28,6 +28,7 @@ from examiner.simulator.server import OPTION_NAMES, SimulatedServer
 # Every role's behaviours register with the server when the package loads, in this process or another.
 from examiner.simulator import degenerate, judging_roles, meta_roles  # noqa: E402,F401  isort: skip
 from examiner.simulator import memory_roles  # noqa: E402,F401  isort: skip
+from examiner.simulator import control_roles  # noqa: E402,F401  isort: skip
 from examiner.simulator import question_defects  # noqa: E402,F401  isort: skip  (after degenerate: it wraps its question)
 
 __all__ = [

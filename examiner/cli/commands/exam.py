@@ -82,6 +82,11 @@ def _exam_flags(parser: argparse.ArgumentParser) -> None:
                              "answered by every target and judged, beside the exam (rewording.jsonl; default 0, off)")
     parser.add_argument("--paraphrase-share", type=float, metavar="S",
                         help="with --paraphrases: share of round 1's questions re-asked (default 0.25)")
+    parser.add_argument("--control-share", type=float, metavar="S",
+                        help="control questions: beside a seeded share S (0-1) of round 1's questions, one the "
+                             "corpus cannot answer (false premise, swapped entity, out-of-corpus detail), answered "
+                             "by every target and judged declined_or_corrected or accepted_premise, never counted "
+                             "in accuracy (controls.jsonl; default 0, off)")
     parser.add_argument("--max-corpus-mb", type=float, metavar="MB",
                         help="largest corpus accepted, in MB (default 10: each MB takes about a minute to embed on 2 CPU cores)")
     parser.add_argument("--language", metavar="CODE",
@@ -229,7 +234,7 @@ CORPUS_FLAGS = ("jsonl_field", "cluster_size", "max_rounds", "max_probes", "seed
                 "max_document_seconds", "max_nesting_depth", "embedding_cache", "mode", "judge_mode", "units",
                 "quiet", "judge_cascade", "target_agreement", "cascade_risk",
                 "cascade_confidence", "allow_simulated_roles", "question_gate", "gate_drop_guessable",
-                "paraphrases", "paraphrase_share")
+                "paraphrases", "paraphrase_share", "control_share")
 """Flags of `run` and `estimate` whose option has the flag's own name."""
 
 
