@@ -16,6 +16,7 @@ from examiner.core.rundir import RunDir
 from examiner.exam.nodes.rewording import choose_clusters
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm.ledger import aggregate, answered
+from examiner.reporting.wording import wording_line, wording_section
 from examiner.stats.wording import crossed_parts
 from tests.helpers.simulated_exam import PROFILE, ROLES
 
@@ -61,6 +62,12 @@ async def test_rewording_stays_beside_the_exam(small_corpus: Path, tmp_path: Pat
     assert {r.wording for r in records.values()} == {0, 1, 2}
     assert len({r.text for r in records.values() if r.target == "a"}) == 3 * len(reworded)
     assert not RunDir(without).records(WordingRecord)
+    section = wording_section(with_check)
+    assert section is not None and wording_section(without) is None
+    assert (section.paraphrases, section.questions, sorted(section.targets)) == (2, len(reworded), TARGETS)
+    assert [(p.a, p.b) for p in section.pairs] == [("a", "b")]
+    assert 0 <= section.pairs[0].rank_flip <= 1
+    assert wording_line(section).startswith(f"wording: {len(reworded)} questions re-asked in 2 other wordings")
 
 
 def test_the_same_clusters_are_chosen_whatever_the_order() -> None:

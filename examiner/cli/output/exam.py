@@ -47,6 +47,11 @@ def summarise(info: RunOutcome, run_dir: Path) -> None:
         report = load_report(report_path).report
         if isinstance(report, ExamReport):
             print_summary(exam_summary(report, run_dir))
+    from examiner.reporting.wording import wording_line, wording_section
+
+    wording = wording_section(run_dir)
+    if wording is not None:
+        print(one_line(wording_line(wording)))
     for name in (rundir.REPORT_HTML, rundir.REPORT_MD, rundir.REPORT_JSON):
         if (run_dir / name).exists():
             print(f"{name}: {run_dir / name}")
