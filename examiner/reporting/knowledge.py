@@ -1,6 +1,7 @@
 """The exam report's knowledge section: per target and per topic (exam cluster, document, language) its
 accuracy, hallucination rate, abstention rate, correct given attempted, SimpleQA's F, the penalised scores,
-and how well its stated confidence tracks being right (ECE, Brier, AURC).
+and how well its stated confidence tracks being right (ECE, Brier, AURC); with control questions, how it
+met them (examiner/reporting/controls.py).
 
 Why per topic: an auditor deploys a model behind a fallback where it declines and keeps it away where it
 invents; the rows most hallucinating first say where that is. Every rate has the report's cluster interval
@@ -15,8 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from examiner.core.labels import ATTEMPTED, COVERING
+from examiner.core.control_records import ControlRecord
 from examiner.core.records import UnitOutcome
 from examiner.corpus.language import language_name
+from examiner.reporting.controls import control_figures, run_controls
 from examiner.reporting.languages import unit_language
 from examiner.reporting.run_reader import RunData
 from examiner.reporting.score_intervals import ratio_estimate, unit_document
@@ -102,10 +105,11 @@ def _hallucinating_first(row: dict[str, Any]) -> tuple[float, int, str]:
     return (-(rate if rate is not None else -1.0), -row["incorrect"], row["key"])
 
 
-def target_knowledge(run: RunData, target: str, names: dict[str, dict[str, str | None]] | None = None
-                     ) -> dict[str, Any] | None:
+def target_knowledge(run: RunData, target: str, names: dict[str, dict[str, str | None]] | None = None,
+                     controls_read: list[ControlRecord] | None = None) -> dict[str, Any] | None:
     """TargetKnowledge as data for one target; None when no unit was covered. `names`: cluster id ->
-    its topic (reporting.topics.cluster_names), the cluster ids stand in without it."""
+    its topic (reporting.topics.cluster_names), the cluster ids stand in without it; `controls_read`:
+    controls.jsonl's records when the caller read them (read here otherwise)."""
     outcomes = list(run.outcomes.get(target, {}).values())
     if not any(o.status in COVERING for o in outcomes):
         return None
@@ -124,7 +128,9 @@ def target_knowledge(run: RunData, target: str, names: dict[str, dict[str, str |
         conf = [_confidence(run, o)[pick] for o in covered]
         reliability = [{"confidence": c, "right": r, "units": n}
                        for c, r, n in reliability_bins(conf, [int(o.status == "correct") for o in covered])]
-    return {"overall": overall, "topics": topics, "topics_total": totals, "reliability": reliability}
+    found = {"overall": overall, "topics": topics, "topics_total": totals, "reliability": reliability}
+    controls = control_figures(run, run_controls(run) if controls_read is None else controls_read, target)
+    return found if controls is None else found | {"controls": controls}
 
 
 def exam_knowledge(run: RunData) -> dict[str, Any]:
@@ -132,8 +138,9 @@ def exam_knowledge(run: RunData) -> dict[str, Any]:
     from examiner.reporting.topics import cluster_names  # scikit-learn, loaded when a report is built
 
     out = {}
+    controls = run_controls(run)
     for target in run.targets:
-        figures = target_knowledge(run, target, cluster_names(run, target))
+        figures = target_knowledge(run, target, cluster_names(run, target), controls)
         if figures is not None:
             out[target] = figures
     return out

@@ -20,6 +20,12 @@ KNOWLEDGE_HEADER = ["target", "asked", "accuracy", "hallucination", "abstention"
                     *(f"score t={t}" for t in PENALTY_TARGETS), "ECE", "Brier", "AURC"]
 TOPIC_HEADER = ["target", "by", "topic", "asked", "correct", "incorrect", "abstained", "hallucination",
                 "abstention", "accuracy"]
+CONTROL_NOTE = ("Control questions: questions the corpus cannot answer (a false premise, an entity the corpus never "
+                "names, a detail it does not give), never counted in accuracy; the right answer declines or "
+                "corrects the premise. Refusal = declined or corrected among judged controls; false-premise "
+                "acceptance = answered as if the premise held. A target refusing nearly every control while its "
+                "abstention above is also near 100% refuses everything. [95% cluster intervals]")
+CONTROL_HEADER = ["target", "controls", "refusal", "false-premise acceptance", "abstention (answerable)", "kinds"]
 TOPICS_SHOWN = 10
 """Topic rows shown per target in the reports (the most hallucinating first); report.json keeps more."""
 
@@ -61,6 +67,24 @@ def topic_rows(report: ExamReport) -> list[list[str]]:
     return rows
 
 
+def control_rows(report: ExamReport) -> list[list[str]]:
+    """One row per target that met control questions (none when the run asked none)."""
+    rows = []
+    for name, k in report.knowledge.items():
+        c = k.controls
+        if c is not None:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in c.by_kind.items())
+            rows.append([name, str(c.asked), rate(c.refusal_rate), rate(c.false_premise_acceptance),
+                         rate(k.overall.abstention_rate), kinds])
+    return rows
+
+
+def control_lines(report: ExamReport) -> list[str]:
+    """The terminal's control lines: per target, refusal and false-premise acceptance with intervals."""
+    return [f"controls {name}: {row[1]} asked, refused {row[2]}, accepted a false premise {row[3]}, "
+            f"abstained on answerable {row[4]}" for name, row in ((r[0], r) for r in control_rows(report))]
+
+
 def confidence_note(report: ExamReport) -> str:
     said = {name: (k.overall.confidence_source, k.overall.with_confidence) for name, k in report.knowledge.items()}
     parts = [f"{name}: {f'{n} attempted units with a {src} confidence' if src else 'no confidence stated'}"
@@ -73,6 +97,9 @@ def md_knowledge(report: ExamReport) -> list[str]:
         return []
     out = ["## What each target knows, invents and declines", "", KNOWLEDGE_NOTE, "",
            _table(KNOWLEDGE_HEADER, knowledge_rows(report)), "", confidence_note(report), ""]
+    controls = control_rows(report)
+    if controls:
+        out += ["### Control questions", "", CONTROL_NOTE, "", _table(CONTROL_HEADER, controls), ""]
     rows = topic_rows(report)
     if rows:
         out += ["### Where it invents (topics, the most hallucinating first)", "", _table(TOPIC_HEADER, rows), ""]
@@ -98,6 +125,10 @@ def html_knowledge(report: ExamReport, figures: dict[str, Any], table: Callable[
     p = [heading("What each target knows, invents and declines"),
          f"<p class=\"note\">{escape(KNOWLEDGE_NOTE)}</p>", table(KNOWLEDGE_HEADER, knowledge_rows(report)),
          f"<p class=\"note\">{escape(confidence_note(report))}</p>"]
+    controls = control_rows(report)
+    if controls:
+        p += ["<h3>Control questions</h3>", f"<p class=\"note\">{escape(CONTROL_NOTE)}</p>",
+              table(CONTROL_HEADER, controls)]
     rows = topic_rows(report)
     if rows:
         p += ["<h3>Where it invents (topics, the most hallucinating first)</h3>", table(TOPIC_HEADER, rows)]
@@ -120,4 +151,4 @@ def invented_lines(report: ExamReport) -> list[str]:
     return out
 
 
-__all__ = ["KNOWLEDGE_HEADER", "TOPIC_HEADER", "html_knowledge", "invented_lines", "md_knowledge"]
+__all__ = ["CONTROL_HEADER", "KNOWLEDGE_HEADER", "TOPIC_HEADER", "control_lines", "html_knowledge", "invented_lines", "md_knowledge"]

@@ -24,6 +24,7 @@ from examiner.core.plain_text import visible_controls
 from examiner.reporting.bias_render import bias_line
 from examiner.reporting.cascade_section import cascade_line
 from examiner.reporting.gate_section import gate_line
+from examiner.reporting.knowledge_section import control_lines
 from examiner.reporting.stopping_section import stopping_line
 from examiner.reporting.health_section import UNTRUSTWORTHY, failed, headline, health_rows, self_agreement_text
 from examiner.reporting.judge_parts import (
@@ -157,6 +158,7 @@ def exam_summary(report: ExamReport, run_dir: Path) -> list[Any]:
     out += [line] if (line := cascade_line(report.cascade)) else []
     out += [line] if (line := stopping_line(report.stopping)) else []
     out += [line] if (line := gate_line(report.question_gate)) else []
+    out += control_lines(report)
     out += [line] if (line := bias_line(report.bias_audit)) else []
     return out
 

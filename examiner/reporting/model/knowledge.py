@@ -65,6 +65,24 @@ class KnowledgeRow(Section):
     """Area under the risk-coverage curve (lower is better)."""
 
 
+class ControlFigures(Section):
+    """How one target met the control questions (questions the corpus cannot answer; controls.jsonl),
+    never counted in accuracy: the right answer declines or corrects the premise."""
+
+    asked: int
+    declined_or_corrected: int
+    accepted_premise: int
+    unlabelled: int = 0
+    """Controls whose judge reply did not parse (left out of both rates)."""
+    by_kind: dict[str, int] = Field(default_factory=dict)
+    """false_premise / swapped_entity / out_of_corpus -> controls asked."""
+    refusal_rate: Rate
+    """declined_or_corrected among labelled controls (near 1 is right; with an abstention rate near 1 on
+    ordinary questions too, the target refuses everything)."""
+    false_premise_acceptance: Rate
+    """accepted_premise among labelled controls: the target answered as if the unsupported premise held."""
+
+
 class TargetKnowledge(Section):
     """One target: its overall row, the rows per topic (the most hallucinating first, at most TOPIC_ROWS per
     grouping) and the reliability diagram's points."""
@@ -74,6 +92,8 @@ class TargetKnowledge(Section):
     topics_total: dict[str, int] = Field(default_factory=dict)
     """Grouping -> topics with covered units (the rows kept are the most hallucinating of them)."""
     reliability: list[ReliabilityBin] = Field(default_factory=list)
+    controls: ControlFigures | None = None
+    """The control questions' figures (None: the run asked none, `exam.control_share` 0)."""
 
 
-__all__ = ["KnowledgeRow", "Rate", "ReliabilityBin", "TargetKnowledge"]
+__all__ = ["ControlFigures", "KnowledgeRow", "Rate", "ReliabilityBin", "TargetKnowledge"]
