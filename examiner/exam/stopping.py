@@ -9,9 +9,17 @@ random order covers. A run with a stopping rule is therefore one round (docs/MET
 
 The sequence is fed in the asking order, not the order chains finish in (a slow chain, with more
 probes, may be a harder cluster): `StopWatch.done` holds finished clusters until every cluster asked
-before them is done, so the sequence at each point is the one a strictly sequential exam would have.
-Once the rule is met for every target no new cluster starts; clusters in flight finish and join the
-sequence in order.
+before them is done, so the sequence at each point is the one a strictly sequential exam would have, and
+the rule is read after each cluster of that prefix (never only where the prefix jumped to), so the stop
+point is a function of the clusters' results, not of which chain finished first.
+
+Which clusters are asked is also a function of the results alone: the cluster at place j of the order
+starts only once the first j - `window` clusters are done, and once the rule is met at prefix k exactly
+the first k + `window` clusters are asked (those that could have started before the stop, each of them
+whether or not it had started yet), never more. So a run killed and resumed, or one whose calls take
+other times, asks the same clusters and stops at the same point as any other run with its settings; and
+the interval printed at the end, over all k + `window` clusters, is still valid there: k + `window` is a
+stopping time (decided by the first k clusters), and a confidence sequence holds at any stopping time.
 """
 
 from __future__ import annotations
@@ -101,29 +109,45 @@ class StopWatch:
     """cluster id -> target -> its tally, for finished clusters."""
     prefix: int = 0
     """Clusters at the front of `order` that are all finished (the sequence's length)."""
+    window: int = 1
+    """How far beyond the finished prefix a cluster may start (the clusters in flight)."""
     stopped_at: int | None = None
     """The prefix length at which the rule was first met for every target."""
+    halted: bool = False
+    """A chain failed or the budget ran out: no cluster waiting to start starts (a resume asks them)."""
 
     @property
     def met(self) -> bool:
         return self.stopped_at is not None
 
+    def may_start(self, position: int) -> bool:
+        """Whether the cluster at `position` of the order need wait no longer: the prefix is close enough,
+        or the rule is met or the exam halted (then `asks` says whether it is asked)."""
+        return self.met or self.halted or self.prefix >= position - self.window
+
+    def asks(self, position: int) -> bool:
+        """Whether the cluster at `position` is asked: before the stop every one is; after it, the first
+        `stopped_at` + `window` (those that could have started before the stop), whatever started meanwhile."""
+        if self.halted:
+            return False
+        return self.stopped_at is None or position < self.stopped_at + self.window
+
     def done(self, cluster_id: str, tallies: dict[str, Tally]) -> None:
-        """A finished cluster; the sequence moves on over every finished cluster at the front of the order."""
+        """A finished cluster; the sequence moves on over every finished cluster at the front of the order,
+        and the rule is read after each of them."""
         self.tallies[cluster_id] = tallies
-        advanced = False
         while self.prefix < len(self.order) and self.order[self.prefix] in self.tallies:
             self.prefix += 1
-            advanced = True
-        if not advanced or self.stopped_at is not None:
-            return
+            if self.stopped_at is None and self.rule_met():
+                self.stopped_at = self.prefix
+
+    def rule_met(self) -> bool:
+        """Whether the rule holds on the current prefix (every target; with `decided:M`, the difference)."""
         if self.rule.kind == "decided":
             diff = self.difference()
-            if diff is not None and gate_outcome(float(diff.lower[-1]), float(diff.upper[-1]),
-                                                 self.rule.value) != "undecided":
-                self.stopped_at = self.prefix
-        elif all(self.rule.met(*self.interval(target)) for target in self.sizes):
-            self.stopped_at = self.prefix
+            return diff is not None and gate_outcome(float(diff.lower[-1]), float(diff.upper[-1]),
+                                                     self.rule.value) != "undecided"
+        return all(self.rule.met(*self.interval(target)) for target in self.sizes)
 
     def difference(self) -> Sequence | None:
         """With `decided:M`: the paired sequence of the second target's accuracy minus the first's, over

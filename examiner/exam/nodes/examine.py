@@ -92,27 +92,38 @@ async def examine(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     judging = ctx.cascade is None
     failed_at: Counter[str] = Counter()
     staged = StagedOrder(state["active"], {cid: i for i, cid in enumerate(distinct)})
-    watch = stop_watch(ctx, rnd, distinct, takers) if judging else None  # --stop-when (exam/stopping.py)
+    limit = chain_limit(ctx, state["active"])
+    if judging and rnd == 1 and ctx.exam.stop_when:  # what may be in flight at the stop: a tenth of the clusters
+        limit = min(limit, max(2, len(distinct) // 10))
+    watch = stop_watch(ctx, rnd, distinct, takers, limit) if judging else None  # --stop-when (exam/stopping.py)
+    moved = asyncio.Condition()
     if watch is not None:
         distinct = {cid: distinct[cid] for cid in watch.order}
+    position = {cid: i for i, cid in enumerate(distinct)}
 
     async def chain_of(cluster: ClusterState) -> Chain:
         chain = Chain()
-        if watch is not None and watch.met:
-            return chain  # the rule is met: this cluster is not asked
+        if watch is not None:  # asked only within the window past the finished prefix, and not past the stop
+            async with moved:
+                await moved.wait_for(lambda: watch.may_start(position[cluster["id"]]))
+            if not watch.asks(position[cluster["id"]]):
+                return chain
         try:
             await run_chain(ctx, cluster, takers[cluster["id"]], rnd, judging, chain, staged)
         except (ModelCallError, BudgetExhausted):
             failed_at[chain.step] += 1
+            if watch is not None:  # the prefix cannot pass this cluster: no one waits for it
+                watch.halted = True
+                async with moved:
+                    moved.notify_all()
             raise
         if watch is not None:
             watch.done(cluster["id"], tallies(ctx, cluster, takers[cluster["id"]], chain))
+            async with moved:
+                moved.notify_all()
         return chain
 
     try:
-        limit = chain_limit(ctx, state["active"])
-        if watch is not None:  # what is in flight at the stop is asked anyway: at most a tenth of the clusters
-            limit = min(limit, max(2, len(distinct) // 10))
         summary = await fan_out(ctx, state, "examine clusters", list(distinct.values()), chain_of, limit=limit)
     finally:  # what the chains made is written whatever stopped them (a resume asks the cache for it again)
         ctx.store.release(staged.key)
@@ -187,15 +198,17 @@ async def _answers(ctx: ExamContext, questions: list[QuestionRecord], rnd: int) 
 
 
 def stop_watch(ctx: ExamContext, rnd: int, distinct: dict[str, ClusterState],
-               takers: dict[str, list[str]]) -> StopWatch | None:
-    """Round 1's stop watch when the run has a stopping rule (`exam.stop_when`), else None."""
+               takers: dict[str, list[str]], window: int) -> StopWatch | None:
+    """Round 1's stop watch when the run has a stopping rule (`exam.stop_when`), else None; `window`
+    clusters may start beyond the finished prefix."""
     if rnd != 1 or not ctx.exam.stop_when:
         return None
     sizes: dict[str, dict[str, int]] = {}
     for cid, targets in takers.items():
         for target in targets:
             sizes.setdefault(target, {})[cid] = len(distinct[cid]["members"])
-    return StopWatch(parse_rule(ctx.exam.stop_when), asking_order(list(distinct), ctx.exam.seed), sizes)
+    return StopWatch(parse_rule(ctx.exam.stop_when), asking_order(list(distinct), ctx.exam.seed), sizes,
+                     window=window)
 
 
 def tallies(ctx: ExamContext, cluster: ClusterState, targets: list[str], chain: Chain) -> dict[str, Tally]:
