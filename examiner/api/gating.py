@@ -3,7 +3,8 @@
 Why a decision of its own: a CI pipeline needs one yes or no with a known error rate, not two intervals
 to eyeball. The gate pairs the two targets on the units both runs hold (the same corpus gives the same
 unit ids) and asks examiner.stats.paired.non_inferiority whether the one-sided lower bound of the accuracy
-difference NEW - BASE lies above -margin (docs/STATISTICS.md section 1).
+difference NEW - BASE lies above -margin (docs/STATISTICS.md section 1). When both runs re-asked questions in
+other wordings (`--paraphrases`), the variance their wording adds widens the bound (section 11).
 
 The gate reads each run as its report does: people's overrides (overrides.jsonl) in force. It refuses to
 decide (a UserError: exit 2 on the command line) when either run's health failed, since the figures of a
@@ -125,6 +126,21 @@ def _health(run: Any, side: str, allow: bool) -> str:
     return str(health["status"])
 
 
+def _wording_variance(options: GateOptions, base_target: str, new_target: str, units: Any) -> float:
+    """What the questions' wording adds to the variance of NEW - BASE when the runs measured it
+    (`--paraphrases`): its covariance between units of one round-1 question in different documents
+    (examiner.stats.wording); 0 when a run did not measure it (the decision is then blind to wording)."""
+    import math
+
+    from examiner.reporting.wording import difference_wording_variance
+    from examiner.stats.wording import cross_document_weight
+
+    variance = difference_wording_variance(options.base, base_target, options.new, new_target)
+    if not math.isfinite(variance):
+        return 0.0
+    return variance * cross_document_weight(units.clusters, units.documents)
+
+
 def gate(options: GateOptions) -> GateResult:
     """Decide whether NEW is not worse than BASE by more than the margin, as `examiner gate` does."""
     from examiner.reporting.paired import paired_units
@@ -152,6 +168,7 @@ def gate(options: GateOptions) -> GateResult:
         raise UserError(f"no unit is covered by both {base_target} ({options.base}) and {new_target} "
                         f"({options.new}): there is no accuracy difference to test")
     decision = non_inferiority(units.a, units.b, units.documents, options.margin, units.clusters,
-                               alpha=round(1 - options.level, 12))
+                               alpha=round(1 - options.level, 12),
+                               wording_variance=_wording_variance(options, base_target, new_target, units))
     return GateResult(decision, str(base.path), base_target, str(new.path), new_target, len(units.unit_ids),
                       base_health, new_health, overrides, options.metric)

@@ -24,7 +24,7 @@ from examiner.stats.correlation import Figures
 from examiner.stats.wording import (WordingParts, cross_document_weight, crossed_parts, decompose, judge_variance,
                                     rank_flip_probability)
 
-__all__ = ["PairWording", "WordingSection", "first_round", "tables_of", "wording_section", "wording_line"]
+__all__ = ["PairWording", "WordingSection", "difference_wording_variance", "first_round", "tables_of", "wording_section", "wording_line"]
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,21 @@ def _pair(a: str, b: str, tables: Mapping[str, Mapping[str, np.ndarray]],
     difference = float(np.mean(diffs)) if diffs else math.nan
     added = wording * cross_document_weight(questions, documents) if math.isfinite(wording) else math.nan
     return PairWording(a, b, difference, wording, added, rank_flip_probability(difference, wording, questions))
+
+
+def difference_wording_variance(run_a: str | Path, target_a: str, run_b: str | Path, target_b: str) -> float:
+    """The wording variance of the per-unit difference B - A: from the tables of the questions both
+    targets answered in the same wordings (one run), else the sum of each target's own wording variance
+    (two runs: their wordings were written apart, taken as independent); nan when a side measured none."""
+    tables_a = tables_of(RunDir(run_a).records(WordingRecord)).get(target_a, {})
+    same_run = Path(run_a).resolve() == Path(run_b).resolve()
+    tables_b = tables_of(RunDir(run_b).records(WordingRecord)).get(target_b, {})
+    if not tables_a or not tables_b:
+        return math.nan
+    if same_run:
+        shared = [c for c in tables_a if c in tables_b and tables_a[c].shape == tables_b[c].shape]
+        return crossed_parts([tables_b[c] - tables_a[c] for c in shared]).wording
+    return crossed_parts(list(tables_a.values())).wording + crossed_parts(list(tables_b.values())).wording
 
 
 def wording_line(section: WordingSection) -> str:

@@ -38,7 +38,7 @@ import numpy as np
 
 from examiner.stats.clusters import Grouping, grouping, icc_anova, ratio_residuals, robust_variance, totals_by
 from examiner.stats.correlation import Figures
-from examiner.stats.distributions import binom_cdf, t_sf
+from examiner.stats.distributions import binom_cdf, t_ppf, t_sf
 from examiner.stats.intervals import Estimate, is_small_sample, paired_interval
 from examiner.stats.planning import minimum_detectable_effect, power_at
 
@@ -386,6 +386,9 @@ class NonInferiority(Figures):
     smallest_margin: float = math.nan
     """The smallest margin these runs support (module function `smallest_margin`): a NEW measured as
     good as BASE passes only above it, a run held against itself included."""
+    wording_variance: float = 0.0
+    """Variance added for the questions' wording (examiner.stats.wording.wording_aware_variance) when the
+    runs measured it (`--paraphrases`); 0: blind to wording."""
 
     @property
     def below_smallest(self) -> bool:
@@ -405,6 +408,8 @@ class NonInferiority(Figures):
             f"{self.lower_bound:+.3f} vs margin -{self.margin:.3f}; power {self.power:.2f} "
             f"({self.n_units} units, {self.n_documents} documents{', small sample' if self.small_sample else ''}); "
             f"smallest margin these runs can support: {margin_text(self.smallest_margin)}{hint}"
+            + (f"; wording-aware (variance +{self.wording_variance:.2g} measured by rewording)"
+               if self.wording_variance > 0 else "")
         )
 
 
@@ -416,11 +421,14 @@ def non_inferiority(
     clusters: Sequence[Hashable] | None = None,
     *,
     alpha: float = 0.05,
+    wording_variance: float = 0.0,
 ) -> NonInferiority:
     """Is NEW not worse than BASE by more than `margin` (accuracy, absolute) at level `alpha`? H0: NEW -
     BASE <= -margin. The lower bound is the low end of the paired interval at level 1 - 2 alpha
     (examiner.stats.intervals.paired_interval); p-value and power from the same standard error on
-    documents - 1 df, so the p-value is below alpha exactly when the bound passes."""
+    documents - 1 df, so the p-value is below alpha exactly when the bound passes. `wording_variance`
+    (measured by rewording; examiner.stats.wording) is added to the squared standard error, and the bound
+    is then estimate - t x that error."""
     if margin < 0:
         raise ValueError("the margin is a non-negative accuracy difference")
     if not 0 < alpha < 0.5:
@@ -429,11 +437,16 @@ def non_inferiority(
     d = result.accuracy_difference
     df = result.clustered_test.df
     se = d.standard_error
+    low = d.low
+    added = wording_variance if math.isfinite(wording_variance) and wording_variance > 0 else 0.0
+    if added and math.isfinite(d.estimate):
+        se = math.sqrt(se**2 + added)
+        low = max(-1.0, d.estimate - t_ppf(1 - alpha, df) * se)
     p_value = t_sf((d.estimate + margin) / se, df) if se > 0 else float(d.estimate + margin <= 0)
     return NonInferiority(
-        passed=bool(d.low > -margin),
+        passed=bool(low > -margin),
         difference=d.estimate,
-        lower_bound=d.low,
+        lower_bound=low,
         margin=margin,
         alpha=alpha,
         p_value=p_value,
@@ -443,5 +456,6 @@ def non_inferiority(
         small_sample=d.small_sample,
         n_units=result.n_units,
         n_documents=result.n_documents,
-        smallest_margin=smallest_margin(d.estimate, d.low),
+        smallest_margin=smallest_margin(d.estimate, low),
+        wording_variance=added,
     )

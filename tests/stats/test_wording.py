@@ -94,3 +94,22 @@ def test_rank_flip_probability() -> None:
     assert rank_flip_probability(0.05, 0.0, questions) == 0.0
     assert rank_flip_probability(-0.05, 0.01, questions) == rank_flip_probability(0.05, 0.01, questions)
     assert math.isnan(rank_flip_probability(0.05, math.nan, questions))
+
+
+def test_the_gate_widens_its_bound_by_the_wording_variance() -> None:
+    from scipy import stats as sps
+
+    from examiner.stats.paired import non_inferiority
+
+    rng = np.random.default_rng(5)
+    docs = np.repeat(np.arange(30), 6)
+    a = (rng.random(docs.size) < 0.6).astype(int).tolist()
+    b = (rng.random(docs.size) < 0.65).astype(int).tolist()
+    blind = non_inferiority(a, b, docs.tolist(), 0.05)
+    aware = non_inferiority(a, b, docs.tolist(), 0.05, wording_variance=0.0005)
+    se = math.sqrt(blind.standard_error**2 + 0.0005)
+    assert aware.standard_error == pytest.approx(se)
+    assert aware.lower_bound == pytest.approx(blind.difference - float(sps.t.ppf(0.95, 29)) * se)
+    assert aware.lower_bound < blind.lower_bound and aware.difference == blind.difference
+    assert "wording-aware" in aware.line() and "wording-aware" not in blind.line()
+    assert non_inferiority(a, b, docs.tolist(), 0.05, wording_variance=math.nan) == blind
