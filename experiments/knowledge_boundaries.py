@@ -19,8 +19,15 @@ Part 3, the judged label: a simulated exam of corpora/harbor-water whose target 
 units (profile share `declined`), judged by a simulated judge that flips 5 % of labels (`judge_noise`); the
 share of verdicts whose label is `abstained` exactly when the simulator's truth is a declined unit.
 
-Control questions (false premise, swapped entity, out-of-corpus detail) are not built yet (issue 42, item
-2 of the issue's list): their two RESULT names print `not_measured`.
+Part 4, control questions (false premise, swapped entity, out-of-corpus detail; `exam.control_share`): a
+simulated exam of the same corpus with CONTROL_SHARE of round 1's clusters given a control, and three
+targets: `answers` always goes along with a control's premise (and otherwise knows as PROFILE says),
+`declines` declines every question, ordinary or control (profile all `declined`), `knowledge` corrects the
+premise of a unit it knows and goes along with the rest. The figures are report.json's (the knowledge
+section's controls, with their cluster intervals). Caught: the always-answering target's false-premise
+acceptance is at least CAUGHT and the lower end of its interval above 0.5; the always-declining target's
+over-refusal (abstention rate on the ordinary, answerable questions) and its control refusal rate are both at
+least CAUGHT with the lower ends above 0.5.
 
     python experiments/knowledge_boundaries.py [--reps 500] [--skip-exam]
 """
@@ -29,9 +36,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -158,6 +167,53 @@ async def label_agreement(corpus: str) -> dict[str, float]:
             "verdicts_on_declined_units": declined}
 
 
+CONTROL_SHARE = 0.5
+CAUGHT = 0.9
+CONTROL_TARGETS = {"answers": ("answers", {"known": 0.6, "wrong": 0.2, "unknown": 0.2}),
+                   "declines": ("declines", {"declined": 1.0}),
+                   "knowledge": ("knowledge", {"known": 0.6, "wrong": 0.2, "unknown": 0.2})}
+"""Target name -> (its option false_premise, its knowledge profile)."""
+
+
+def _shown(rate: dict[str, Any]) -> dict[str, Any]:
+    return {k: rate.get(k) for k in ("value", "low", "high", "num", "den", "groups", "grouped_by", "method")}
+
+
+def _caught(rate: dict[str, Any]) -> bool:
+    return rate["value"] is not None and rate["value"] >= CAUGHT and rate["low"] is not None and rate["low"] > 0.5
+
+
+async def control_questions(corpus: str) -> dict[str, Any]:
+    """Part 4: report.json's control figures for the three simulated targets."""
+    from examiner.core.config import EndpointSpec, Settings
+
+    endpoints = {"sim": EndpointSpec(provider="simulated", model="sim", max_concurrency=16,
+                                     options={"knowledge": PROFILE})}
+    endpoints |= {name: EndpointSpec(provider="simulated", model=f"sim-{name}", max_concurrency=16,
+                                     options={"knowledge": profile, "false_premise": policy})
+                  for name, (policy, profile) in CONTROL_TARGETS.items()}
+    settings = Settings(endpoints=endpoints, roles={r: "sim" for r in ("examiner", "candidate", "judge")},
+                        exam={"max_rounds": 1, "control_share": CONTROL_SHARE})
+    with tempfile.TemporaryDirectory() as tmp:
+        await start_exam(settings, ExamRequest([corpus], targets=list(CONTROL_TARGETS)), Path(tmp), quiet=True)
+        knowledge = json.loads((Path(tmp) / "report.json").read_text(encoding="utf-8"))["knowledge"]
+    out: dict[str, Any] = {}
+    for name in CONTROL_TARGETS:
+        k = knowledge[name]
+        out[name] = {"controls_asked": k["controls"]["asked"], "by_kind": k["controls"]["by_kind"],
+                     "refusal_rate": _shown(k["controls"]["refusal_rate"]),
+                     "false_premise_acceptance": _shown(k["controls"]["false_premise_acceptance"]),
+                     "over_refusal": _shown(k["overall"]["abstention_rate"])}
+    out["false_premise_caught"] = _caught(out["answers"]["false_premise_acceptance"])
+    out["overrefusal_caught"] = (_caught(out["declines"]["over_refusal"])
+                                 and _caught(out["declines"]["refusal_rate"]))
+    return out
+
+
+def _with_interval(rate: dict[str, Any]) -> str:
+    return f"{rate['value']:.3f}[{rate['low']:.3f},{rate['high']:.3f}]"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=500)
@@ -169,8 +225,10 @@ def main() -> None:
     truth = truths(args.seed + 1)
     figures = coverage_and_ece(args.reps, truth, args.seed)
     labels = {} if args.skip_exam else asyncio.run(label_agreement(args.corpus))
+    controls = {} if args.skip_exam else asyncio.run(control_questions(args.corpus))
     data = {"reps": args.reps, "documents": DOCUMENTS, "clusters_per_document": CLUSTERS, "units_per_cluster": UNITS,
             "topics": TOPICS, "truth": truth, **figures, **labels, "judge_noise": JUDGE_NOISE, "profile": PROFILE,
+            "controls": controls, "control_share": CONTROL_SHARE,
             "wall_s": round(time.perf_counter() - started, 1)}
     save_json(data, RESULTS / "knowledge_boundaries.json")
     ece_error = max(figures["ece_abs_error_calibrated"], figures["ece_abs_error_overconfident"])
@@ -178,7 +236,13 @@ def main() -> None:
         "halluc_coverage": f"{figures['halluc_coverage']:.3f}", "abstain_coverage": f"{figures['abstain_coverage']:.3f}",
         "ece_abs_error": f"{ece_error:.4f}",
         "abstain_label_agreement": f"{labels['abstain_label_agreement']:.3f}" if labels else "not_measured",
-        "control_false_premise_caught": "not_measured", "control_overrefusal_caught": "not_measured",
+        "control_false_premise_caught": (
+            f"{'yes' if controls['false_premise_caught'] else 'no'}:acceptance="
+            f"{_with_interval(controls['answers']['false_premise_acceptance'])}" if controls else "not_measured"),
+        "control_overrefusal_caught": (
+            f"{'yes' if controls['overrefusal_caught'] else 'no'}:over_refusal="
+            f"{_with_interval(controls['declines']['over_refusal'])},control_refusal="
+            f"{_with_interval(controls['declines']['refusal_rate'])}" if controls else "not_measured"),
     })
 
 
