@@ -54,6 +54,7 @@ UNHONOURED_BY_PAPER = (
     Unhonoured("embedding_cache", "--embedding-cache", None, "a paper sitting embeds nothing (it makes no clusters)"),
     Unhonoured("question_gate", "--question-gate", None, PAPER_FIXES + " as they were written"),
     Unhonoured("gate_drop_guessable", "--gate-drop-guessable", None, PAPER_FIXES + " as they were written"),
+    Unhonoured("control_share", "--control-share", None, PAPER_FIXES + ", and it holds no control questions"),
 )
 """What `--paper` cannot honour."""
 
@@ -79,6 +80,8 @@ UNHONOURED_BY_MODE: Mapping[str, tuple[Unhonoured, ...]] = {
     "noref": (
         Unhonoured("paraphrases", "--paraphrases", None,
                    "the no-reference judge marks no units, and the wording check compares units across wordings"),
+        Unhonoured("control_share", "--control-share", None,
+                   "the no-reference judge reads no units, and a control's premise is judged against them"),
     ),
 }
 """What each exam mode cannot honour (refeval honours every exam option)."""
