@@ -343,7 +343,9 @@ def _with_stop_rule(settings: Settings, options: CorpusOptions) -> Settings:
     if getattr(options, "paper", None):
         raise UserError("--stop-when cannot go with --paper: a re-sit asks the paper's questions, not random clusters")
     if getattr(options, "max_rounds", None) not in (None, 1):
-        raise UserError("--stop-when covers round 1's clusters only: leave out --max-rounds or give 1")
+        raise UserError("--stop-when covers round 1's clusters only (later rounds re-ask what round 1 left uncovered, "
+                        "chosen by its results, so no random order covers them and the interval would not hold): "
+                        "leave out --max-rounds or give 1")
     return settings.merged({"exam": {"max_rounds": 1}})
 
 
