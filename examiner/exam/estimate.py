@@ -242,6 +242,9 @@ def pilot_settings(settings: Settings, rounds: int) -> Settings:
     changes: dict[str, Any] = {"max_rounds": min(rounds, exam.max_rounds)}
     if rounds == 1:
         changes["self_check_share"] = 0.0
+    # Control questions are asked once, after the last round: the extrapolation's per-round usage would
+    # count them in every predicted round, so the pilot asks none and a note says what they add.
+    changes["control_share"] = 0.0
     return settings.merged({"exam": changes})
 
 
@@ -639,6 +642,12 @@ def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[dict[
                f"the pilot re-judged too few answers (fewer than {MIN_SELF_CHECK_CALLS} self-check calls)")
         notes.append(f"{why}: the judge's first judgments stand in for the self-check's tokens per call, widened "
                      f"{FALLBACK_SPREAD:g}x either way")
+    if settings.exam.control_share > 0:
+        targets = max(1, len({r["endpoint"] for r in records if r.get("role") == "candidate"}))
+        notes.append(f"control questions (--control-share {settings.exam.control_share:g}) are not in the figures "
+                     f"above: the pilot asks none; the run adds 1 + 2 x {targets} calls (examiner, then an answer "
+                     f"and a judgment per target) for each of {settings.exam.control_share:g} of round 1's clusters "
+                     f"(at least 2)")
     if settings.cache_dir:
         # Every round-1 call of the pilot is in the cache now, paid by this pilot or found there.
         reusable = [r for r in records if int(r.get("round") or 0) <= 1 and r.get("stage") != SELF_CHECK_STAGE]

@@ -97,3 +97,13 @@ def test_the_chosen_clusters_are_seeded_and_at_least_two() -> None:
     assert len(choose_clusters(ids, 0.01, 7)) == 2
     assert choose_clusters(ids, 0.0, 7) == []
     assert choose_clusters(ids, 0.25, 7) != choose_clusters(ids, 0.25, 8)
+
+
+def test_the_estimate_pilot_asks_no_control() -> None:
+    """Controls come once, after the last round; the estimate's per-round extrapolation would count them in
+    every predicted round, so its pilot asks none (and a note says what they add)."""
+    from examiner.exam.estimate import pilot_settings
+
+    assert settings(0.5).exam.control_share == 0.5
+    assert pilot_settings(settings(0.5), 1).exam.control_share == 0.0
+    assert pilot_settings(settings(0.5), 3).exam.control_share == 0.0
