@@ -81,7 +81,7 @@ async def test_an_injected_wording_effect_shows_and_none_shows_without(tmp_path:
     found = {}
     for sd in (0.0, 0.2):
         folder = tmp_path / str(sd)
-        await start_exam(settings(3, share=1.0, wording_sd=sd), ExamRequest(["corpora/harbor-water"], targets=TARGETS),
+        await start_exam(settings(2, share=1.0, wording_sd=sd), ExamRequest(["corpora/harbor-water"], targets=TARGETS),
                          folder, quiet=True, report=False)
         found[sd] = crossed_parts(tables(RunDir(folder).records(WordingRecord)))
     assert found[0.0].tables >= 20
