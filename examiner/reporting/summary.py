@@ -184,11 +184,12 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     ok = answered(run.ledger)
     units = run.n_units
     qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
-    beside = (SELF_CHECK_STAGE, Stage.REWORDING.value)
+    beside = (SELF_CHECK_STAGE, Stage.REWORDING.value, Stage.CONTROL.value)
     judge = [r for r in ok if r.get("role") in JUDGING_ROLES and r.get("stage") not in beside]
     self_check = [r for r in ok if r.get("stage") == SELF_CHECK_STAGE]
     rewording = [r for r in ok if r.get("stage") == Stage.REWORDING.value]
-    candidate = [r for r in ok if r.get("role") == "candidate" and r.get("stage") != Stage.REWORDING.value]
+    controls = [r for r in ok if r.get("stage") == Stage.CONTROL.value]
+    candidate = [r for r in ok if r.get("role") == "candidate" and r.get("stage") not in beside]
     questions = [q for q in run.questions.values() if q.status == "ok"]
     judged = {v.answer_id for v in run.verdicts.values()}
     paper = [
@@ -202,6 +203,10 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     if rewording:
         paper.append({"stage": "wording check (beside)", "questions": len({r.get("call_id") for r in rewording}),
                       **_per_unit(_total(rewording), units)})
+    if controls:  # control questions: the examiner's, the targets' answers and the judge's labels
+        paper.append({"stage": "control questions (beside)",
+                      "questions": len({r.get("call_id") for r in controls if r.get("role") == "examiner"}),
+                      **_per_unit(_total(controls), units)})
     by_role = [{"role": r["role"], **_per_unit(r, units)} for r in aggregate(ok, by=("role",))]
     by_stage = [{"role": r["role"], "stage": r["stage"], **_per_unit(r, units)}
                 for r in aggregate(ok, by=("role", "stage"))]

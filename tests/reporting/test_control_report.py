@@ -40,6 +40,10 @@ async def test_each_target_is_caught_with_intervals(small_corpus: Path, tmp_path
     assert knows["refusal_rate"]["low"] < knows["refusal_rate"]["value"] < knows["refusal_rate"]["high"]
     assert knows["refusal_rate"]["num"] + knows["false_premise_acceptance"]["num"] == knows["asked"]
     assert sum(knows["by_kind"].values()) == knows["asked"]
+    paper = {row["stage"]: row for row in json.loads((tmp_path / "report.json").read_text())["cost"]["paper"]}
+    assert paper["control questions (beside)"]["questions"] == always["asked"]
+    # the judge's control labels are not the exam's judging, nor the control answers its candidate answers
+    assert paper["control questions (beside)"]["calls"] == always["asked"] * (1 + 2 * len(POLICIES))
     md = (tmp_path / "report.md").read_text()
     assert "### Control questions" in md and "false-premise acceptance" in md
     assert "Control questions" in (tmp_path / "report.html").read_text()
