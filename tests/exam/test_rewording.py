@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from examiner.api.compare import CompareOptions, compare_runs
+from examiner.api.gating import GateOptions, gate
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core.records import VerdictRecord, WordingRecord
 from examiner.core.rundir import RunDir
@@ -68,6 +70,14 @@ async def test_rewording_stays_beside_the_exam(small_corpus: Path, tmp_path: Pat
     assert [(p.a, p.b) for p in section.pairs] == [("a", "b")]
     assert 0 <= section.pairs[0].rank_flip <= 1
     assert wording_line(section).startswith(f"wording: {len(reworded)} questions re-asked in 2 other wordings")
+    gated = gate(GateOptions(base=str(with_check), new=str(with_check), base_target="a", new_target="b", margin=0.1))
+    blind = gate(GateOptions(base=str(without), new=str(without), base_target="a", new_target="b", margin=0.1))
+    assert blind.decision.wording_variance == 0 and "wording-aware" not in blind.line()
+    assert gated.decision.difference == blind.decision.difference
+    assert gated.decision.lower_bound <= blind.decision.lower_bound
+    lines = compare_runs(CompareOptions(run_dirs=(str(with_check),))).wording_lines()
+    assert len(lines) == 1 and "wording-aware 95% interval" in lines[0]
+    assert compare_runs(CompareOptions(run_dirs=(str(without),))).wording_lines() == []
 
 
 def test_the_same_clusters_are_chosen_whatever_the_order() -> None:

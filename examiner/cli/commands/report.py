@@ -100,8 +100,10 @@ def run_compare(args: argparse.Namespace) -> int:
     result = compare_runs(CompareOptions(run_dirs=tuple(args.run_dirs), out=args.out))
     if result.markdown_path is None:
         print(visible_controls(result.markdown), end="")  # target names are others' text
+        for line in result.wording_lines():
+            print(visible_controls(line))
         return 0
     print(f"md: {result.markdown_path}\nhtml: {result.html_path}\njson: {result.json_path}")
-    for line in [*result.warnings(), *result.headlines()]:
+    for line in [*result.warnings(), *result.headlines(), *result.wording_lines()]:
         print(visible_controls(line))
     return 0
