@@ -33,8 +33,6 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
-
 from examiner.stats.correlation import Figures
 
 __all__ = [
@@ -181,4 +179,4 @@ def rank_flip_probability(difference: float, wording_variance: float, questions:
     spread = math.sqrt(2 * wording_variance * float(np.sum(sizes.astype(float) ** 2)) / len(questions) ** 2)
     if spread == 0:
         return 0.0 if difference != 0 else 0.5
-    return float(norm.cdf(-abs(difference) / spread))
+    return 0.5 * math.erfc(abs(difference) / spread / math.sqrt(2))  # Phi(-|d| / spread), no scipy.stats to load
