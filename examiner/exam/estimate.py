@@ -245,6 +245,8 @@ def pilot_settings(settings: Settings, rounds: int) -> Settings:
     # Control questions are asked once, after the last round: the extrapolation's per-round usage would
     # count them in every predicted round, so the pilot asks none and a note says what they add.
     changes["control_share"] = 0.0
+    # The wording check too runs once, after the last round: left out of the pilot, given in a note.
+    changes["paraphrases"] = 0
     return settings.merged({"exam": changes})
 
 
@@ -648,6 +650,13 @@ def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[dict[
                      f"above: the pilot asks none; the run adds 1 + 2 x {targets} calls (examiner, then an answer "
                      f"and a judgment per target) for each of {settings.exam.control_share:g} of round 1's clusters "
                      f"(at least 2)")
+    if settings.exam.paraphrases > 0:
+        k = settings.exam.paraphrases
+        targets = max(1, len({r["endpoint"] for r in records if r.get("role") == "candidate"}))
+        notes.append(f"the wording check (--paraphrases {k}) is not in the figures above: the pilot runs none; the "
+                     f"run adds 1 + 2 x {k} x {targets} calls (the examiner's rewordings, then an answer and a "
+                     f"judgment per wording and target) for each of {settings.exam.paraphrase_share:g} of round 1's "
+                     f"questions (at least 2)")
     if settings.cache_dir:
         # Every round-1 call of the pilot is in the cache now, paid by this pilot or found there.
         reusable = [r for r in records if int(r.get("round") or 0) <= 1 and r.get("stage") != SELF_CHECK_STAGE]

@@ -97,3 +97,10 @@ async def test_an_injected_wording_effect_shows_and_none_shows_without(tmp_path:
     assert found[0.0].tables >= 20
     assert found[0.0].wording < 0.005
     assert found[0.2].wording > 0.01
+
+
+def test_the_estimate_pilot_leaves_the_wording_check_to_a_note() -> None:
+    from examiner.exam.estimate import pilot_settings
+
+    assert pilot_settings(settings(2), 1).exam.paraphrases == 0
+    assert pilot_settings(settings(2), 1).exam.paraphrase_share == 0.5
