@@ -3,7 +3,7 @@ prompt files it renders (prompts/, installed as package data `examiner.prompts`)
 generation defaults. Installed as `examiner.agents`; methods (exam, judging, meta) call agents, agents call
 the gateway.
 
-- examiner/     the question writer (questioner) and the unit extractor
+- examiner/     the question writer (questioner), the paraphraser (the wording check) and the unit extractor
 - candidate/    the target model answering an exam question
 - judge/        unit judge, reference judge, pairwise judge, G-Eval
 - reviser/      RevisEval's reviser

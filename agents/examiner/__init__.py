@@ -1,1 +1,2 @@
-"""The examiner agent: writes one question per cluster of units, and extracts units from passages."""
+"""The examiner agent: writes one question per cluster of units, rewords questions for the wording check,
+and extracts units from passages."""
