@@ -14,11 +14,19 @@ weighted by their units: for a candidate value θ each asked cluster gives
 x_i(θ) = θ + (y_i − θ m_i) / m_max, which lies in [0, 1] when 0 <= y_i <= m_i and whose population mean is θ
 exactly when θ is the population's accuracy (for clusters of one size, x_i is the cluster's accuracy and
 the sequence is the paper's). For each θ on a grid, two capital processes bet on x against the mean the
-not-yet-asked clusters must have under θ (WoR), with predictable plug-in bets truncated at 1/2 (the
-paper's hedged capital); θ leaves the sequence once half their sum passes 1/α (Ville's inequality). The
+not-yet-asked clusters must have under θ (WoR), with predictable bets truncated at 1/2 (the paper's hedged
+capital); θ leaves the sequence once half their sum passes 1/α (Ville's inequality). The
 interval is the smallest and largest θ left, intersected with the logically possible range (the units
 not yet asked all wrong / all right) and with the intervals before it (running intersection), each
 widened by one grid step.
+
+The bets: by default (`bets="planned"`) the plug-in bet tuned for a planned number of clusters n* (the
+paper's λ_t = sqrt(2 log(2/α) / (σ̂²_{t−1} n*)), here n* = half the population, fixed before any cluster
+is asked), which concentrates the sequence's power around the stops a width or threshold rule reaches;
+`bets="plugin"` is the paper's default λ_t = sqrt(2 log(2/α) / (σ̂²_{t−1} t log(1 + t))), tight early
+and loose late. Both are predictable (they use the clusters before t only), so either keeps the capital a
+nonnegative martingale and the guarantee; experiments/sequential_exam.py measures the two side by side
+(the planned bets stop sooner at the same coverage).
 """
 
 from __future__ import annotations
@@ -34,12 +42,16 @@ __all__ = [
     "SequentialGate",
     "confidence_sequence",
     "paired_sequence",
+    "planned_clusters",
     "sequential_gate",
     "gate_outcome",
 ]
 
 TRUNCATION = 0.5
 """The bets' cap as a share of the largest bet that keeps the capital positive (the paper's c = 1/2)."""
+
+BETS = ("planned", "plugin")
+"""The predictable bets `confidence_sequence` offers (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +85,12 @@ def _check(scores: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, 
         raise ValueError("a cluster's score must lie between 0 and its number of units")
 
 
-def _capital(x: np.ndarray, grid: np.ndarray, population: int, alpha: float) -> np.ndarray:
+def planned_clusters(population: int) -> float:
+    """n*, the number of clusters the planned bets are tuned for: half the population (at least one)."""
+    return max(1.0, population / 2)
+
+
+def _capital(x: np.ndarray, grid: np.ndarray, population: int, alpha: float, bets: str = "planned") -> np.ndarray:
     """Hedged WoR capital, (grid, t): row g is the capital after each observation of x[g] against mean grid[g]."""
     t = np.arange(1, x.shape[1] + 1, dtype=float)
     seen_before = np.cumsum(x, axis=1) - x
@@ -82,7 +99,8 @@ def _capital(x: np.ndarray, grid: np.ndarray, population: int, alpha: float) -> 
     mean_hat = (0.5 + np.cumsum(x, axis=1)) / (t + 1)
     var_hat = (0.25 + np.cumsum((x - mean_hat) ** 2, axis=1)) / (t + 1)
     var_prev = np.concatenate([np.full((x.shape[0], 1), 0.25), var_hat[:, :-1]], axis=1)
-    bet = np.sqrt(2 * math.log(2 / alpha) / (var_prev * t * np.log(1 + t)))
+    horizon = planned_clusters(population) if bets == "planned" else t * np.log(1 + t)
+    bet = np.sqrt(2 * math.log(2 / alpha) / (var_prev * horizon))
     with np.errstate(divide="ignore", invalid="ignore"):
         up = np.minimum(bet, TRUNCATION / mu)
         down = np.minimum(bet, TRUNCATION / (1 - mu))
@@ -97,14 +115,14 @@ def _capital(x: np.ndarray, grid: np.ndarray, population: int, alpha: float) -> 
 
 def confidence_sequence(scores: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, *,
                         denominators: np.ndarray | None = None, alpha: float = 0.05,
-                        breaks: int = 1000) -> Sequence:
+                        breaks: int = 1000, bets: str = "planned") -> Sequence:
     """The (1 − alpha) confidence sequence for Σ y / Σ m over the population, after each asked cluster.
 
     `scores[i]` (y_i) and `sizes[i]` (m_i) are the i-th asked cluster's units correct (a fraction of a unit
     allowed) and units, in the order asked; `population_sizes` lists the units of every cluster of the
     population, asked or not (its order does not matter). The order of asking must be uniformly random
     (a seeded shuffle) for the guarantee to hold. `breaks` sets the grid of candidate values (step
-    1/breaks).
+    1/breaks). `bets` is "planned" or "plugin" (module docstring).
 
     `denominators[i]` (a_i, 0 <= y_i <= a_i <= m_i; default m_i) makes the quantity Σ y / Σ a, a ratio
     whose denominator is known only for the asked clusters (accuracy over the units answered right or
@@ -115,6 +133,8 @@ def confidence_sequence(scores: np.ndarray, sizes: np.ndarray, population_sizes:
     population_sizes = np.asarray(population_sizes, dtype=float)
     den = sizes if denominators is None else np.asarray(denominators, dtype=float)
     _check(scores, sizes, population_sizes, alpha)
+    if bets not in BETS:
+        raise ValueError(f"bets must be one of {BETS}, got {bets!r}")
     if den.shape != sizes.shape or np.any(den < scores - 1e-12) or np.any(den > sizes + 1e-12):
         raise ValueError("a cluster's denominator must lie between its score and its number of units")
     n = population_sizes.size
@@ -130,7 +150,7 @@ def confidence_sequence(scores: np.ndarray, sizes: np.ndarray, population_sizes:
         empty = np.zeros(0)
         return Sequence(empty, empty, empty, alpha, n)
     x = grid[:, None] + (scores[None, :] - grid[:, None] * den[None, :]) / m_max
-    kept = _capital(x, grid, n, alpha) < 1 / alpha
+    kept = _capital(x, grid, n, alpha, bets) < 1 / alpha
     step = 1.0 / breaks
     any_kept = kept.any(axis=0)
     first = np.where(any_kept, grid[np.argmax(kept, axis=0)], 0.0)
@@ -146,13 +166,14 @@ def confidence_sequence(scores: np.ndarray, sizes: np.ndarray, population_sizes:
 
 
 def paired_sequence(new: np.ndarray, base: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, *,
-                    alpha: float = 0.05, breaks: int = 2000) -> Sequence:
+                    alpha: float = 0.05, breaks: int = 2000, bets: str = "planned") -> Sequence:
     """The confidence sequence for the difference new − base in unit-weighted accuracy, from each asked
     cluster's units correct under each target (the same units for both): the difference y_new − y_base
     in [−m, m] is moved to [0, m] and the ratio's sequence mapped back to [−1, 1]."""
     new, base = np.asarray(new, dtype=float), np.asarray(base, dtype=float)
     sizes = np.asarray(sizes, dtype=float)
-    shifted = confidence_sequence((new - base + sizes) / 2, sizes, population_sizes, alpha=alpha, breaks=breaks)
+    shifted = confidence_sequence((new - base + sizes) / 2, sizes, population_sizes, alpha=alpha, breaks=breaks,
+                                  bets=bets)
     return Sequence(2 * shifted.estimate - 1, 2 * shifted.lower - 1, 2 * shifted.upper - 1, alpha,
                     shifted.population)
 
@@ -187,14 +208,14 @@ def gate_outcome(lower: float, upper: float, margin: float) -> GateOutcome:
 
 
 def sequential_gate(new: np.ndarray, base: np.ndarray, sizes: np.ndarray, population_sizes: np.ndarray, *,
-                    margin: float, alpha: float = 0.05) -> SequentialGate:
+                    margin: float, alpha: float = 0.05, bets: str = "planned") -> SequentialGate:
     """The paired sequential gate: ask clusters in the given (random) order and stop at the first one after
     which the difference's confidence sequence decides against the margin. Either wrong call (declaring
     "worse" when new is within the margin, or "not worse" when it is worse by the margin or more) has
     probability at most alpha, at whatever cluster it stops."""
     if not 0 < margin < 1:
         raise ValueError(f"margin must lie in (0, 1), got {margin}")
-    seq = paired_sequence(new, base, sizes, population_sizes, alpha=alpha)
+    seq = paired_sequence(new, base, sizes, population_sizes, alpha=alpha, bets=bets)
     for i in range(seq.lower.size):
         outcome = gate_outcome(float(seq.lower[i]), float(seq.upper[i]), margin)
         if outcome != "undecided":

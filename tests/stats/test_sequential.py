@@ -13,10 +13,10 @@ from examiner.stats.sequential import confidence_sequence, gate_outcome, paired_
 
 
 def reference_bounds(y: list[float], m: list[float], population: list[float], alpha: float,
-                     grid_step: float) -> list[tuple[float, float]]:
+                     grid_step: float, bets: str = "plugin") -> list[tuple[float, float]]:
     """The sequence by scalar loops: for each candidate θ and each step, the WoR mean of the clusters
-    left, the plug-in bet, the two capitals; then the extreme θ kept, the logical range and the running
-    intersection."""
+    left, the bet (plug-in: tuned for t log(1 + t); planned: for half the population's clusters), the two
+    capitals; then the extreme θ kept, the logical range and the running intersection."""
     n, total, m_max = len(population), sum(population), max(population)
     thetas = [i * grid_step for i in range(round(1 / grid_step) + 1)]
     kept_by_step: list[list[float]] = [[] for _ in y]
@@ -32,7 +32,8 @@ def reference_bounds(y: list[float], m: list[float], population: list[float], al
             mu = (n * theta - seen) / (n - t + 1)
             if mu < 0 or mu > 1:
                 ruled_out = True
-            lam = math.sqrt(2 * math.log(2 / alpha) / (var_prev * t * math.log(1 + t)))
+            horizon = max(1.0, n / 2) if bets == "planned" else t * math.log(1 + t)
+            lam = math.sqrt(2 * math.log(2 / alpha) / (var_prev * horizon))
             lam_up = min(lam, 0.5 / mu) if mu > 0 else lam
             lam_down = min(lam, 0.5 / (1 - mu)) if mu < 1 else lam
             up *= max(1 + lam_up * (x - mu), 0.0)
@@ -59,14 +60,15 @@ def reference_bounds(y: list[float], m: list[float], population: list[float], al
     return out
 
 
-def test_bounds_equal_a_plain_loop_implementation() -> None:
+@pytest.mark.parametrize("bets", ["planned", "plugin"])
+def test_bounds_equal_a_plain_loop_implementation(bets: str) -> None:
     rng = np.random.default_rng(7)
     population = rng.integers(2, 7, size=40).astype(float)
     order = rng.permutation(40)[:25]
     sizes = population[order]
     scores = rng.binomial(sizes.astype(int), 0.7).astype(float)
-    seq = confidence_sequence(scores, sizes, population, alpha=0.05, breaks=200)
-    ref = reference_bounds(list(scores), list(sizes), list(population), 0.05, 1 / 200)
+    seq = confidence_sequence(scores, sizes, population, alpha=0.05, breaks=200, bets=bets)
+    ref = reference_bounds(list(scores), list(sizes), list(population), 0.05, 1 / 200, bets)
     assert np.max(np.abs(seq.lower - [r[0] for r in ref])) < 1e-3
     assert np.max(np.abs(seq.upper - [r[1] for r in ref])) < 1e-3
     assert seq.upper[-1] - seq.lower[-1] < seq.upper[0] - seq.lower[0]
@@ -81,7 +83,8 @@ def test_the_whole_population_gives_the_exact_accuracy() -> None:
     assert seq.lower[-1] == pytest.approx(truth) and seq.upper[-1] == pytest.approx(truth)
 
 
-def test_covers_the_truth_at_every_step_far_more_often_than_alpha_fails() -> None:
+@pytest.mark.parametrize("bets", ["planned", "plugin"])
+def test_covers_the_truth_at_every_step_far_more_often_than_alpha_fails(bets: str) -> None:
     rng = np.random.default_rng(11)
     misses = 0
     for _ in range(60):
@@ -89,7 +92,7 @@ def test_covers_the_truth_at_every_step_far_more_often_than_alpha_fails() -> Non
         sizes = np.full(80, 4.0)
         scores = rng.binomial(4, clusters).astype(float)
         truth = scores.sum() / sizes.sum()
-        seq = confidence_sequence(scores, sizes, sizes, breaks=400)
+        seq = confidence_sequence(scores, sizes, sizes, breaks=400, bets=bets)
         misses += bool(np.any((seq.lower > truth + 1e-12) | (seq.upper < truth - 1e-12)))
     assert misses <= 6  # at most alpha = 0.05 in expectation over the whole path: 3 of 60
 
@@ -97,6 +100,8 @@ def test_covers_the_truth_at_every_step_far_more_often_than_alpha_fails() -> Non
 def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="between 0 and its number"):
         confidence_sequence(np.array([3.0]), np.array([2.0]), np.array([2.0, 2.0]))
+    with pytest.raises(ValueError, match="bets must be one of"):
+        confidence_sequence(np.array([1.0]), np.array([2.0]), np.array([2.0]), bets="kelly")
     with pytest.raises(ValueError, match="population of 1"):
         confidence_sequence(np.array([1.0, 1.0]), np.array([2.0, 2.0]), np.array([2.0]))
 
