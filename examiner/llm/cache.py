@@ -95,6 +95,9 @@ class ResponseCache:
         self._held: dict[str, Payload] = {}
         """Replies not (yet) in the file: waiting for the writer, or kept after a write that failed."""
         self._queue: queue.SimpleQueue[tuple[str, Payload] | None] = queue.SimpleQueue()
+        self._queued = 0
+        """Payloads handed to the writer thread and not yet through a write (`flush` waits for none)."""
+        self._written = threading.Condition()
         self._writer: threading.Thread | None = None
         self._inflight: dict[str, asyncio.Future[ChatReply]] = {}
         self._failed: list[tuple[str, Payload]] = []
@@ -158,7 +161,16 @@ class ResponseCache:
                 self._writer = threading.Thread(target=self._write_pending, name="response-cache-writer",
                                                 daemon=True)
                 self._writer.start()
+            with self._written:
+                self._queued += 1
             self._queue.put(item)
+
+    def flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait (at most `timeout_s`) until the writer thread has been through every payload handed to it:
+        records written after this never come from a reply that a kill of the process could still lose
+        from the cache (a resume would pay for it again). False when the wait timed out."""
+        with self._written:
+            return self._written.wait_for(lambda: self._queued == 0, timeout_s)
 
     @property
     def unsaved(self) -> int:
@@ -183,11 +195,15 @@ class ResponseCache:
                     stop = True
                 else:
                     batch.append(item)
+            queued = len(batch)
             with self._held_lock:
                 batch, self._failed = self._failed + batch, []
             if batch and not self._write(batch):
                 with self._held_lock:
                     self._failed = batch + self._failed
+            with self._written:
+                self._queued -= queued
+                self._written.notify_all()
             if stop:
                 return
 

@@ -126,6 +126,8 @@ async def examine(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     try:
         summary = await fan_out(ctx, state, "examine clusters", list(distinct.values()), chain_of, limit=limit)
     finally:  # what the chains made is written whatever stopped them (a resume asks the cache for it again)
+        if ctx.gateway.cache is not None:  # ... so the cache holds every reply first, whatever kills us after
+            await asyncio.to_thread(ctx.gateway.cache.flush)
         ctx.store.release(staged.key)
         if watch is not None:
             watch.save(ctx.store.dir)
