@@ -340,8 +340,6 @@ def _with_stop_rule(settings: Settings, options: CorpusOptions) -> Settings:
         raise UserError("--stop-when decided:M compares two targets: give exactly two --target")
     if settings.judge_cascade is not None:
         raise UserError("--stop-when cannot go with a judge cascade: the cascade judges the whole round at once")
-    if getattr(options, "paper", None):
-        raise UserError("--stop-when cannot go with --paper: a re-sit asks the paper's questions, not random clusters")
     if getattr(options, "max_rounds", None) not in (None, 1):
         raise UserError("--stop-when covers round 1's clusters only (later rounds re-ask what round 1 left uncovered, "
                         "chosen by its results, so no random order covers them and the interval would not hold): "

@@ -55,6 +55,8 @@ UNHONOURED_BY_PAPER = (
     Unhonoured("question_gate", "--question-gate", None, PAPER_FIXES + " as they were written"),
     Unhonoured("gate_drop_guessable", "--gate-drop-guessable", None, PAPER_FIXES + " as they were written"),
     Unhonoured("control_share", "--control-share", None, PAPER_FIXES + ", and it holds no control questions"),
+    Unhonoured("stop_when", "--stop-when", None, PAPER_FIXES + ": every one of them, in its rounds, not a sample "
+               "drawn until a rule is met"),
 )
 """What `--paper` cannot honour."""
 

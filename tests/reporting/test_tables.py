@@ -158,7 +158,9 @@ def test_single_score_summary_fits_with_undefined_figures(capsys: pytest.Capture
                          "correlation_with_human": {"judge": {
                              level: {"n": 3, "pearson": float("nan"), "spearman": None, "kendall": float("nan")}
                              for level in ("sample", "summary", "system")}}}}
-    print_summary(report, {"report_md": Path("o/report.md")})
+    from examiner.reporting.model import JudgeReport
+
+    print_summary(JudgeReport.model_validate(report), {"report_md": Path("o/report.md")})
     printed = capsys.readouterr().out
     assert_fits(printed)
     assert "n/a" in printed
