@@ -65,6 +65,7 @@ def run_gate(args: argparse.Namespace) -> int:
         print(result.line())
     return EXIT_PASSED if result.passed else EXIT_FAILED
 
+
 def run_sequential_gate(args: argparse.Namespace) -> int:
     """`--sequential` (examiner/api/sequential_gate.py): the outcome's exit code, one line or --json."""
     from examiner.api.gating import GateOptions
