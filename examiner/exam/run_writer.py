@@ -46,6 +46,10 @@ class RunStore:
         self._values: StateStore | None = None
         self._held: dict[type[BaseModel], dict[str, BaseModel]] = {}
         """Records `hold` keeps back for `release` (visible to `get` meanwhile)."""
+        self.before_append: Callable[[], object] | None = None
+        """Called before records go to a file. The runner sets it to the response cache's `flush`: no record
+        on disk then comes from a reply that a kill of the process could still lose from the cache (the
+        cache stores replies from a writer thread), so a resume never pays for the reply again."""
 
     @property
     def values(self) -> StateStore:
@@ -80,6 +84,8 @@ class RunStore:
         by_type: dict[type[BaseModel], dict[str, BaseModel]] = {}
         for record in records:
             by_type.setdefault(type(record), {})[record_key(record)] = record  # the last of an id wins
+        if by_type and self.before_append is not None:
+            self.before_append()
         with self._lock:
             for model, keyed in by_type.items():
                 index = self._loaded(model)

@@ -199,6 +199,8 @@ async def _drive(run_dir: Path, settings: Settings, request: ExamRequest, *, res
             paper=paper.read_paper(request.paper, request.paper_target or None) if request.paper else None,
         )
         gateway.notes = ctx.progress.note  # provider batch progress, above the bars (not when quiet)
+        if gateway.cache is not None:  # records on disk only from replies the cache holds (RunStore.before_append)
+            store.before_append = gateway.cache.flush
         if resume:
             load_for_resume(ctx)
         graph = build_exam_graph()

@@ -78,3 +78,17 @@ def test_kill_at_every_node_boundary_writes_each_record_once(tmp_path: Path) -> 
     assert record_lines(killed) == record_lines(reference)
     assert not any(repeated_ids(killed).values()), repeated_ids(killed)
     assert not in_flight(RunDir(killed).read_ledger())
+
+
+def test_records_reach_a_file_only_after_before_append(tmp_path: Path) -> None:
+    """The runner sets before_append to the response cache's flush: records are written after it returns,
+    never before, so a kill cannot leave a record whose reply the cache lost (a resume would pay again)."""
+    store = RunStore(tmp_path)
+    seen: list[int] = []
+    store.before_append = lambda: seen.append(len(lines(tmp_path / rundir.UNITS)))
+    store.append([unit(0), unit(1)])
+    store.append([])  # nothing to write: no wait
+    store.hold([unit(2)])
+    store.release(lambda r: r.id)
+    store.close()
+    assert seen == [0, 2] and len(lines(tmp_path / rundir.UNITS)) == 3
