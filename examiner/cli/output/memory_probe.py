@@ -13,10 +13,13 @@ from examiner.cli.flags import fitted_table, print_table
 def print_probe(report: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
     from examiner.reporting.memory_probe import CAVEAT, SIDE_COLUMNS, headline, side_rows
 
+    # one column per side and a row per figure: three intervals side by side do not fit 80 columns
+    rows = side_rows(report)
+    columns = ("", *(row[0] for row in rows))
     table = fitted_table(f"Memorisation probe of {report['target']} (95 % intervals over documents)",
-                         SIDE_COLUMNS, numeric=SIDE_COLUMNS[1:])
-    for row in side_rows(report):
-        table.add_row(*row)
+                         columns, numeric=columns[1:])
+    for i, measure in enumerate(SIDE_COLUMNS[1:], start=1):
+        table.add_row(measure, *(row[i] for row in rows))
     print_table(table)
     print(headline(report))
     print(CAVEAT)
