@@ -88,9 +88,13 @@ def test_the_estimate_keeps_its_meaning(pilot_and_run: tuple[Path, Path, estimat
 
 
 def test_more_pilot_rounds_measure_later_rounds_and_the_self_check(tmp_path: Path) -> None:
-    """`--pilot-rounds 2`: the pilot goes on past round 1 and re-judges, as it did before issue 29."""
-    result = api_estimate(EstimateOptions(corpus=tuple(CORPUS), simulate=True, out=str(tmp_path / "pilot"),
-                                          pilot_rounds=2, pilot_clusters=2, max_rounds=3))
+    """`--pilot-rounds 2`: the pilot goes on past round 1 and re-judges, as it did before issue 29. The target
+    does not know 40 % of the units, so round 1 leaves some uncovered for round 2 whatever the clusters (with
+    the default profile a draw could cover all 12 pilot units in round 1 and end the pilot there)."""
+    settings = sim_settings(max_rounds=3).merged(
+        {"endpoints": {"sim": {"options": {"knowledge": {"known": 0.4, "wrong": 0.2, "unknown": 0.4}}}}})
+    result = api_estimate(EstimateOptions(corpus=tuple(CORPUS), out=str(tmp_path / "pilot"), pilot_rounds=2,
+                                          pilot_clusters=2, max_rounds=3), settings)
     assert result.estimate is not None and result.estimate.pilot_rounds == 2
     stages = {r.get("stage") for r in answered(RunDir(tmp_path / "pilot").read_ledger())}
     assert SELF_CHECK_STAGE in stages
