@@ -44,10 +44,11 @@ async def test_simulated_reasons_follow_the_prompt_policy_for_every_label(gatewa
         assert bool(verdict.reason) == (limit > 0)
 
 
-RUN_CONSTANTS = {"max_words", "scale", "incorrect_words"}
-"""Placeholders that stay the same through a run (limits); every other placeholder is per-call content."""
+RUN_CONSTANTS = {"max_words", "scale", "incorrect_words", "count"}
+"""Placeholders that stay the same through a run (limits, the wording check's number of paraphrases); every
+other placeholder is per-call content."""
 ORDERED_PROMPTS = ("exam_question", "exam_probe", "exam_answer", "exam_judge", "exam_judge_noref", "exam_extract",
-                   "reference_judge", "reference_judge_units")
+                   "exam_paraphrase", "exam_control", "exam_control_judge", "reference_judge", "reference_judge_units")
 
 
 def test_every_exam_prompt_is_held_to_the_order() -> None:
