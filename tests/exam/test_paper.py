@@ -111,17 +111,14 @@ def test_a_sitting_killed_at_every_node_boundary_writes_the_uninterrupted_record
     sitting's verdicts, each record once and no call left in flight."""
     from examiner.llm.ledger import in_flight
     from tests.helpers.run_files import record_lines, repeated_ids
-    from tests.helpers.killing import run_examiner_killed_at_new_records
+    from tests.helpers.killing import kill_until_finished
 
     earlier, out = sat
     corpus = json.loads((earlier / "run.json").read_text())["corpus_paths"][0]
     killed = tmp_path / "killed"
     sitting = ["run", corpus, "--simulate", "--target", "simulated", "--target", "local", "--paper", str(earlier),
                "--paper-target", "alpha", "--out", str(killed), "--quiet"]
-    kills = 0
-    while run_examiner_killed_at_new_records(sitting if kills == 0 else ["resume", str(killed), "--quiet"]):
-        kills += 1
-        assert kills < 30, "the resumes make no progress"
+    kills = kill_until_finished(sitting, killed)
     assert kills >= 4, f"only {kills} step boundaries were killed at"
     files, full = RunDir(killed), RunDir(out)
     assert files.read_info().status == "completed"

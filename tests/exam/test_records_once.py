@@ -13,7 +13,7 @@ from examiner.core.records import SourceRef, UnitRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.run_writer import RunStore
 from examiner.llm.ledger import in_flight
-from tests.helpers.killing import run_examiner_killed_at_new_records
+from tests.helpers.killing import kill_until_finished, run_examiner_killed_at_new_records
 from tests.helpers.run_files import lines, record_lines, repeated_ids
 from tests.helpers.simulated_exam import sim_settings
 
@@ -69,11 +69,7 @@ def test_kill_at_every_node_boundary_writes_each_record_once(tmp_path: Path) -> 
     reference, killed = tmp_path / "reference", tmp_path / "killed"
     run = ["run", CORPUS, "--config", str(config), "--quiet"]
     assert not run_examiner_killed_at_new_records([*run, "--out", str(reference)], kill=False)
-    kills = 0
-    while run_examiner_killed_at_new_records([*run, "--out", str(killed)] if kills == 0 else
-                                             ["resume", str(killed), "--quiet"]):
-        kills += 1
-        assert kills < 30, "the resumes make no progress"
+    kills = kill_until_finished([*run, "--out", str(killed)], killed)
     assert kills >= 6, f"only {kills} node boundaries were killed at"
     assert record_lines(killed) == record_lines(reference)
     assert not any(repeated_ids(killed).values()), repeated_ids(killed)

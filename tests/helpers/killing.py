@@ -57,3 +57,13 @@ def run_examiner_killed_at_new_records(args: Sequence[str], *, kill: bool = True
         return True
     assert process.returncode == 0, process.stderr.decode(errors="replace")[-2000:]
     return False
+
+
+def kill_until_finished(first: Sequence[str], run_dir: str | os.PathLike[str], *, most: int = 30) -> int:
+    """Run `examiner FIRST`, killed at its first new records, then `examiner resume RUN_DIR`, killed the same
+    way, again and again until a resume finishes; how many kills it took (fails past `most`: no progress)."""
+    kills = 0
+    while run_examiner_killed_at_new_records(list(first) if kills == 0 else ["resume", str(run_dir), "--quiet"]):
+        kills += 1
+        assert kills < most, "the resumes make no progress"
+    return kills
