@@ -14,33 +14,18 @@ the knowledge section, when the report has one); prints their paths and the page
 from __future__ import annotations
 
 import argparse
-import shutil
 import tempfile
 from pathlib import Path
 
-from PIL import Image
-from playwright.sync_api import sync_playwright
-
+from browser_page import VIEWPORT, chromium_page, small_png
 from examiner.cli.main import main
 
 RESULTS = Path(__file__).parent / "results"
-VIEWPORT = {"width": 1100, "height": 1000}
-
-
-def small_png(path: Path) -> None:
-    """The screenshot as a 64-colour palette PNG: text stays sharp, the file a fraction of the size."""
-    Image.open(path).convert("RGB").quantize(colors=64).save(path, optimize=True)
 
 
 def shoot(html: Path, out: Path) -> str:
     """First screen to `out`, the first per-cluster table to `<out>-clusters.png`; returns the page title."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        raise SystemExit("report_screenshot: no system Chromium (apt-get install chromium)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(html.resolve().as_uri())
+    with chromium_page(html.resolve().as_uri(), script="report_screenshot") as page:
         page.screenshot(path=str(out))
         clusters = out.with_name(out.stem + "-clusters.png")
         heading = page.locator("h2:has-text('Accuracy per cluster')")
@@ -59,7 +44,6 @@ def shoot(html: Path, out: Path) -> str:
                                 clip={"x": 0, "y": top["y"] - 10, "width": VIEWPORT["width"], "height": 1400})
                 small_png(out.with_name(out.stem + "-knowledge.png"))
         title = page.title()
-        browser.close()
     small_png(out)
     return title
 

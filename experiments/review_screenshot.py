@@ -14,15 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from PIL import Image
-from playwright.sync_api import sync_playwright
-
+from browser_page import chromium_page, small_png
 from examiner.cli.main import main
 from examiner.core.rundir import ANSWERS
 from examiner.reporting import load_run
@@ -49,9 +46,6 @@ def lengthen_first_answer(run: Path) -> str:
 
 def shoot(run: Path, out: Path) -> bool:
     """The first verdict's card after expanding its answer, to `out`; whether the last sentence is visible."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        raise SystemExit("review_screenshot: no system Chromium (apt-get install chromium)")
     proc = subprocess.Popen([sys.executable, "-m", "examiner.cli.main", "view", str(run), "--port", "0", "--who", "ana"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -64,19 +58,15 @@ def shoot(run: Path, out: Path) -> bool:
                 break
         if url is None:
             raise SystemExit("review_screenshot: examiner view printed no address")
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1100, "height": 1400})
-            page.goto(url)
+        with chromium_page(url, script="review_screenshot", viewport={"width": 1100, "height": 1400}) as page:
             card = page.locator("article.row").first
             card.locator("details.answer > summary").click()
             visible = card.get_by_text(LAST).is_visible()
             card.screenshot(path=str(out))
-            browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    Image.open(out).convert("RGB").quantize(colors=64).save(out, optimize=True)
+    small_png(out)
     return visible
 
 

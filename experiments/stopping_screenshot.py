@@ -10,22 +10,14 @@ does) and saves the section, from its heading through its figure, as a small pal
 from __future__ import annotations
 
 import argparse
-import shutil
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
-
-from report_screenshot import RESULTS, VIEWPORT, small_png
+from browser_page import VIEWPORT, chromium_page, small_png
+from report_screenshot import RESULTS
 
 
 def shoot(html: Path, out: Path) -> str:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        raise SystemExit("stopping_screenshot: no system Chromium (apt-get install chromium)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(html.resolve().as_uri())
+    with chromium_page(html.resolve().as_uri(), script="stopping_screenshot") as page:
         heading = page.locator("h2:has-text('Stopping rule')").first.bounding_box()
         if heading is None:
             raise SystemExit(f"stopping_screenshot: {html} has no Stopping rule section (a run without --stop-when?)")
@@ -35,7 +27,6 @@ def shoot(html: Path, out: Path) -> str:
                         clip={"x": 0, "y": heading["y"] - 10, "width": VIEWPORT["width"],
                               "height": bottom - heading["y"] + 20})
         title = page.title()
-        browser.close()
     small_png(out)
     return title
 
