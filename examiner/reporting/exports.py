@@ -10,6 +10,9 @@ A row exists for every unit a question targeted, whether or not a verdict came b
 then, and `unscored` says why (the judge's reason for an unscored verdict, or that no answer or no
 verdict was recorded). Spans are character offsets of the unit's text in its source document; `page` is
 the passage's page (PDF page, DOCX page, PPTX slide; passages.jsonl) and null for formats without pages.
+A control question (controls.jsonl: `--control-share`) is one row per (control, target) after the exam's
+rows, marked `control` true, with no unit and no verdict: the judge's control label is in `control_label`
+(examiner/reporting/export_controls.py), so nothing that counts verdicts counts it in accuracy.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from examiner.core.rundir import RUN_INFO
 from examiner.core.errors import UserError
 from examiner.core.staging import staged_folder
 from examiner.reporting.endpoint_identity import endpoint_identities
+from examiner.reporting.export_controls import (CONTROL_COLUMNS, CONTROL_QUESTION_KIND, NOT_A_CONTROL,
+                                                control_columns, sorted_controls, unlabelled_reason)
 from examiner.reporting.export_labels import IDENTITY_COLUMNS, LABEL_COLUMNS, human_labels, identity_columns, label_columns
 from examiner.reporting.run_reader import RunData, load_run
 from examiner.reporting.summary import target_scores
@@ -43,15 +48,15 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("question_kind", "string"), ("question_type", "string"), ("cluster", "string"),
     ("answer_id", "string"), ("answer_text", "string"),
     ("verdict_id", "string"), ("verdict", "string"), ("unscored", "string"), ("judge_reason", "string"),
-    ("judge_mode", "string"), *LABEL_COLUMNS,
+    ("judge_mode", "string"), *LABEL_COLUMNS, *CONTROL_COLUMNS,
     ("document", "string"), ("passage_id", "string"), ("start", "int"), ("end", "int"), ("page", "int"),
     ("sources", "sources"), *IDENTITY_COLUMNS,
 )
 """Every column of an exported row and its type (`sources`: every source of the unit, a list of
 {document, passage_id, start, end, page}; the flat document/span columns are its first entry; the label
-and identity columns: examiner/reporting/export_labels.py)."""
+and identity columns: examiner/reporting/export_labels.py; the control columns: export_controls.py)."""
 
-_KIND_TEXT = {"int": "integer", "sources": "list of {document, passage_id, start, end, page}"}
+_KIND_TEXT = {"int": "integer", "bool": "boolean", "sources": "list of {document, passage_id, start, end, page}"}
 
 UNKNOWN_LICENCE = "unknown — set it before sharing"
 _HF_LICENCES = {"apache-2.0", "mit", "cc0-1.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-4.0",
@@ -60,8 +65,9 @@ _HF_LICENCES = {"apache-2.0", "mit", "cc0-1.0", "cc-by-4.0", "cc-by-sa-3.0", "cc
 
 
 def rows(run: RunData, health_status: str | None = None) -> list[dict[str, Any]]:
-    """One row per (question, unit it targets), in question order; see the module docstring. `health_status`
-    is the run's health verdict (examiner.exam.health, computed by the layer above)."""
+    """One row per (question, unit it targets), in question order, then one per (control question, target);
+    see the module docstring. `health_status` is the run's health verdict (examiner.exam.health, computed by
+    the layer above)."""
     answer_of = {a.question_id: a for a in run.answers.values()}
     people = human_labels(run)
     identities = identity_columns(run, health_status)
@@ -71,8 +77,7 @@ def rows(run: RunData, health_status: str | None = None) -> list[dict[str, Any]]
         answer = answer_of.get(q.id)
         for unit_id in q.targets:
             unit = run.units.get(unit_id)
-            sources = [{"document": s.document, "passage_id": s.passage_id, "start": s.start, "end": s.end,
-                        "page": run.passages.get(s.passage_id, {}).get("page")} for s in (unit.sources if unit else [])]
+            sources = _sources(run, unit_id)
             first = sources[0] if sources else dict.fromkeys(("document", "passage_id", "start", "end", "page"))
             verdict = verdict_of.get((answer.id, unit_id)) if answer else None
             scored = verdict is not None and verdict.verdict != "unscored"
@@ -89,11 +94,30 @@ def rows(run: RunData, health_status: str | None = None) -> list[dict[str, Any]]
                 "verdict_id": verdict.id if verdict else None, "verdict": verdict.verdict if scored else None,  # type: ignore[union-attr]
                 "unscored": unscored, "judge_reason": verdict.reason if verdict else None,
                 "judge_mode": verdict.mode if verdict else None,
-                **label_columns(verdict, people.get(verdict.id) if verdict else None),
+                **label_columns(verdict, people.get(verdict.id) if verdict else None), **NOT_A_CONTROL,
                 **first, "sources": sources,
                 **(identities.get(q.target) or identity_columns(run, health_status, (q.target,))[q.target]),
             })
+    for control in sorted_controls(run):
+        sources = [source for unit_id in control.unit_ids for source in _sources(run, unit_id)]
+        first = sources[0] if sources else dict.fromkeys(("document", "passage_id", "start", "end", "page"))
+        out.append({
+            "run_id": run.info.run_id, "target": control.target, "unit_id": None, "unit_text": None,
+            "question_id": control.id, "question_text": control.text, "question_round": control.round,
+            "question_kind": CONTROL_QUESTION_KIND, "question_type": None, "cluster": control.cluster_id,
+            "answer_id": None, "answer_text": control.answer, "verdict_id": None, "verdict": None,
+            "unscored": unlabelled_reason(control), "judge_reason": control.reason, "judge_mode": None,
+            **label_columns(None, None), **control_columns(control), **first, "sources": sources,
+            **(identities.get(control.target) or identity_columns(run, health_status, (control.target,))[control.target]),
+        })
     return out
+
+
+def _sources(run: RunData, unit_id: str) -> list[dict[str, Any]]:
+    """A unit's sources as the `sources` column gives them (none for a unit the run does not hold)."""
+    unit = run.units.get(unit_id)
+    return [{"document": s.document, "passage_id": s.passage_id, "start": s.start, "end": s.end,
+             "page": run.passages.get(s.passage_id, {}).get("page")} for s in (unit.sources if unit else [])]
 
 
 # --- the dataset card ----------------------------------------------------------------------------------
@@ -147,7 +171,9 @@ def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str], c
     The licence is read from `corpus`, the folders the user names, never from the run's corpus_paths."""
     info = run.info
     licence = corpus_licence(corpus)
-    verdicts = Counter(r["verdict"] or "unscored" for r in data)
+    verdicts = Counter(r["verdict"] or "unscored" for r in data if not r["control"])
+    controls = [r for r in data if r["control"]]
+    control_labels = Counter(r["control_label"] or "unlabelled" for r in controls)
     prompts = (f"sha256 {info.prompts_sha256} of the prompt files (examiner {info.examiner_version})"
                if info.prompts_sha256 else
                f"not recorded by this run (it predates the field); exported with examiner {VERSION}")
@@ -162,7 +188,9 @@ def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str], c
     lines += [f"| {role} | {endpoint} | {model} |" for role, endpoint, model in _models(run)]
     lines += ["", "## Prompts", "", f"- {prompts}", f"- judge mode: {info.judge_mode}; exam mode: {info.mode}", "",
               "## Figures", "", f"- run status: {info.status} ({info.stop_reason or 'no stop reason'})",
-              f"- rows: {len(data)}; verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())), "",
+              f"- rows: {len(data)}; verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
+              *([f"- control questions (rows marked `control`, never counted in accuracy): {len(controls)}; labels: "
+                 + ", ".join(f"{k} {v}" for k, v in sorted(control_labels.items()))] if controls else []), "",
               "| target | units | accuracy (95% CI) | coverage (95% CI) | correct | incorrect | abstained | unanswered "
               "| uncovered |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -177,7 +205,10 @@ def card(run: RunData, data: list[dict[str, Any]], fmt: str, files: list[str], c
               "- the questions, answers and verdicts were written by the models above: check their terms too.", "",
               "## Files and columns", "", f"- format: {fmt}; files: {', '.join(files)}",
               "- one row per (unit, question, answer, verdict); `verdict` is null when the judge gave none, "
-              "and `unscored` says why", "- `start`/`end`: character offsets of the unit in `document`; `page` is "
+              "and `unscored` says why; `abstained`: the answer declined or hedged without a claim about the unit",
+              "- a control question (a question the corpus does not support, asked to tell over-refusal from "
+              "hallucination) is a row with `control` true, no unit and no verdict: the judge's label is "
+              "`control_label` (declined_or_corrected is the right answer, accepted_premise the hallucination)", "- `start`/`end`: character offsets of the unit in `document`; `page` is "
               "the page (PDF, DOCX) or slide (PPTX) of its passage, null for text formats; `sources` lists every source of a merged unit", "",
               "| column | type |", "|---|---|"]
     lines += [f"| {name} | {_KIND_TEXT.get(kind, kind)} |" for name, kind in COLUMNS]
@@ -217,7 +248,7 @@ def _arrow_table(data: list[dict[str, Any]]) -> Any:
 
     source = pa.struct([("document", pa.string()), ("passage_id", pa.string()), ("start", pa.int64()),
                         ("end", pa.int64()), ("page", pa.int64())])
-    types = {"string": pa.string(), "int": pa.int64(), "sources": pa.list_(source)}
+    types = {"string": pa.string(), "int": pa.int64(), "bool": pa.bool_(), "sources": pa.list_(source)}
     schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
     return pa.Table.from_pylist(data, schema=schema)
 

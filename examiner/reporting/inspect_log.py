@@ -8,11 +8,16 @@ tests read every log back with inspect_ai itself (a dev dependency), so a change
 The mapping: one sample per question (input: the question; target: the reference texts of the units it
 targeted; output: the target's answer, repeated as each score's `answer`, the field `inspect view`'s Answer
 column shows; scores: `units`, every targeted unit's label in force (a person's
-label, else the judge's), and `question`, the share of its scored units labelled correct; metadata: the
-target, cluster, round, documents and passages, each unit's judge and human labels). One log holds every
-target of the run: `results.scores` has one entry per target with accuracy and coverage as the report
-computes them (the judge's verdicts, examiner.reporting.summary.target_scores; `accuracy_with_overrides` and
-`coverage_with_overrides` beside them when people corrected verdicts), and `stats.model_usage` the
+label, else the judge's), and `question`, the share of its covered units (correct, incorrect or abstained)
+labelled correct, as accuracy counts them; metadata: the target, cluster, round, documents and passages,
+each unit's judge and human labels). A control question (controls.jsonl) is a sample of its own after
+them, `metadata.control` true, scored `control` (1 declined or corrected the premise, 0 accepted it) and
+left out of every target's accuracy. One log holds every target of the run: `results.scores` has one entry
+per target with accuracy and coverage as the report computes them (the judge's verdicts,
+examiner.reporting.summary.target_scores; `accuracy_with_overrides` and `coverage_with_overrides` beside
+them when people corrected verdicts), the abstention and hallucination rates of the report's knowledge
+section (likewise `*_with_overrides`), and with control questions their refusal and false-premise
+acceptance rates; `stats.model_usage` the
 ledger's billed calls per model, exactly. A sample's `model_usage` is its share of the calls about it:
 the calls of the same round about any of its units (a target's answer calls only for that target's
 questions), a call about several questions split evenly between them, tokens rounded; calls about no
@@ -33,8 +38,13 @@ from examiner.core.version import VERSION
 from examiner.llm.ledger import answered, tokens_of
 from examiner.reporting.endpoint_identity import endpoint_identities
 from examiner.reporting.model.endpoints import EndpointIdentity
+from examiner.reporting.export_controls import CONTROL_SCORE, sorted_controls
 from examiner.reporting.export_labels import (corpus_name, endpoint_model, endpoint_provider, examiner_endpoint,
                                               human_labels, judge_endpoints, label_columns)
+from examiner.reporting.controls import control_figures
+from examiner.reporting.knowledge import knowledge_row
+from examiner.core.control_records import ControlRecord
+from examiner.core.labels import COVERING
 from examiner.reporting.run_reader import RunData
 from examiner.reporting.summary import target_scores
 from examiner.reporting.with_overrides import apply_overrides
@@ -125,14 +135,15 @@ def _sample(run: RunData, q: QuestionRecord, people: dict[str, Any], calls: list
     for uid, columns in units.items():
         columns["judge_reason"] = verdicts[uid].reason if uid in verdicts else None
     sources = [s for uid in q.targets if uid in run.units for s in run.units[uid].sources]
-    finals = [c["final_label"] for c in units.values() if c["final_label"] in ("correct", "incorrect")]
+    finals = [c["final_label"] for c in units.values() if c["final_label"] in COVERING]
     text = answer.text if answer else ""
     scores: dict[str, Any] = {"units": {"value": {uid: c["final_label"] for uid, c in units.items()}, "answer": text,
                                        "explanation": "each targeted unit's label in force: a person's, else the judge's",
                                        "metadata": units}}
     if finals:
         scores["question"] = {"value": finals.count("correct") / len(finals), "answer": text,
-                              "explanation": f"{finals.count('correct')} of {len(finals)} scored units correct"}
+                              "explanation": f"{finals.count('correct')} of {len(finals)} covered units correct "
+                                             f"({finals.count('abstained')} abstained)"}
     model = model_name(run, q.target)
     share = {id(call): weight for call, weight in calls}
     usage = _by(run, [call for call, _ in calls], share)
@@ -155,22 +166,64 @@ def _sample(run: RunData, q: QuestionRecord, people: dict[str, Any], calls: list
     }
 
 
+def _control_sample(run: RunData, record: ControlRecord) -> dict[str, Any]:
+    """One control question's sample: marked `control`, scored by the judge's control label."""
+    model = model_name(run, record.target)
+    messages = [{"role": "user", "content": record.text, "source": "input"},
+                {"role": "assistant", "content": record.answer, "source": "generate", "model": model}]
+    scores: dict[str, Any] = {}
+    if record.label is not None:
+        scores["control"] = {"value": CONTROL_SCORE[record.label], "answer": record.answer,
+                             "explanation": f"{record.label}: {record.reason}".rstrip(": "),
+                             "metadata": {"label": record.label}}
+    return {
+        "id": record.id, "epoch": 1, "input": record.text,
+        "target": "decline, or correct the premise the corpus does not support: " + record.premise,
+        "messages": messages,
+        "output": {"model": model, "completion": record.answer,
+                   "choices": [{"message": messages[-1], "stop_reason": "stop"}]},
+        "scores": scores,
+        "metadata": {"target": record.target, "round": record.round, "cluster": record.cluster_id,
+                     "kind": "control", "control": True, "control_kind": record.kind, "premise": record.premise,
+                     "question_id": record.question_id, "unit_ids": list(record.unit_ids)},
+        "model_usage": {},
+        "completed": True,
+    }
+
+
+def _metric(name: str, figure: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """An EvalMetric of a figure with a value (None without one), its interval and counts as metadata."""
+    if figure.get("value") is None:
+        return None
+    return {"name": name, "value": figure["value"], "metadata": {k: figure.get(k) for k in keys}}
+
+
 def _score(run: RunData, target: str, samples: list[dict[str, Any]], seed: int,
-           corrected: RunData | None) -> dict[str, Any]:
+           corrected: RunData | None, controls: list[ControlRecord]) -> dict[str, Any]:
     """One target's EvalScore: accuracy and coverage as the report gives them, with their intervals and counts,
-    and with people's overrides applied (`*_with_overrides`) when the run has some."""
+    the abstention and hallucination rates of its knowledge section, all with people's overrides applied
+    (`*_with_overrides`) when the run has some, and the control questions' rates."""
     figures = target_scores(run, target, seed)
     metrics = {}
     for suffix, scored_run in (("", run), ("_with_overrides", corrected)):
         if scored_run is None:
             continue
         these = figures if scored_run is run else target_scores(scored_run, target, seed)
-        for key in ("accuracy", "coverage"):
-            figure = these[key]
-            if figure.get("value") is not None:
-                metrics[key + suffix] = {"name": key + suffix, "value": figure["value"],
-                                         "metadata": {k: figure.get(k) for k in ("low", "high", "num", "den", "clusters")}}
-    mine = [s for s in samples if s["metadata"]["target"] == target]
+        found = {key: _metric(key + suffix, these[key], ("low", "high", "num", "den", "clusters"))
+                 for key in ("accuracy", "coverage")}
+        knowledge = knowledge_row(scored_run, list(scored_run.outcomes.get(target, {}).values()), by="target",
+                                  key=target, topic=target)
+        found |= {key: _metric(key + suffix, knowledge[key], ("low", "high", "num", "den", "groups", "grouped_by"))
+                  for key in ("abstention_rate", "hallucination_rate")}
+        metrics |= {key + suffix: metric for key, metric in found.items() if metric is not None}
+    control = control_figures(run, controls, target)
+    if control is not None:
+        for key, name in (("refusal_rate", "control_refusal_rate"),
+                          ("false_premise_acceptance", "control_false_premise_acceptance")):
+            metric = _metric(name, control[key], ("low", "high", "num", "den", "groups", "grouped_by"))
+            if metric is not None:
+                metrics[name] = metric
+    mine = [s for s in samples if s["metadata"]["target"] == target and not s["metadata"].get("control")]
     scored = sum(1 for s in mine if "question" in s["scores"])
     return {"name": target, "scorer": SCORER, "scored_samples": scored, "unscored_samples": len(mine) - scored,
             "metrics": metrics, "metadata": {"units": figures["units"], "counts": figures["counts"],
@@ -192,6 +245,8 @@ def inspect_log(run: RunData, health_status: str | None = None, seed: int = 0) -
         answer = answer_of.get(q.id)
         samples.append(_sample(run, q, people, about.get(q.id, []), answer,
                                verdicts_of.get(answer.id, {}) if answer else {}))
+    controls = sorted_controls(run)
+    samples += [_control_sample(run, record) for record in controls]
     targets = run.targets
     corrected = apply_overrides(run) if run.overrides else None
     known = endpoint_identities(run)
@@ -223,7 +278,7 @@ def inspect_log(run: RunData, health_status: str | None = None, seed: int = 0) -
         },
         "plan": {"name": "plan", "steps": [{"solver": "examiner_exam", "params": {"mode": info.mode}}]},
         "results": {"total_samples": len(samples), "completed_samples": sum(s["completed"] for s in samples),
-                    "scores": [_score(run, t, samples, seed, corrected) for t in targets]},
+                    "scores": [_score(run, t, samples, seed, corrected, controls) for t in targets]},
         "stats": {"started_at": _utc(info.started), "completed_at": _utc(info.finished),
                   "model_usage": _by(run, calls),
                   "role_usage": {role: _usage(rows) for role, rows in sorted(role_usage.items())}},

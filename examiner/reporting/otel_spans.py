@@ -13,7 +13,11 @@ What may have been billed though its reply was never used is a span with an erro
 end of the request's previous attempt to the moment it was given up), and the calls killed in flight
 (`unknown`) or cancelled with a request out. Every verdict is one `gen_ai.evaluation.result` event (gen_ai.evaluation.name,
 gen_ai.evaluation.score.label and .value, gen_ai.evaluation.explanation), on the span of the target's
-answer it judged when the ledger has that call, else on the root span. The file form is OTLP/JSON
+answer it judged when the ledger has that call, else on the root span; `abstained` scores 0 as accuracy
+counts it. Each labelled control question (controls.jsonl) is an event of its own on the root span,
+gen_ai.evaluation.name `examiner.control_verdict` and `examiner.control` true, scored 1 when the answer
+declined or corrected the premise and 0 when it accepted it, so no reader counts it among the
+verdicts. The file form is OTLP/JSON
 (examiner.reporting.otlp_json), what a collector's file receiver or an OTLP/HTTP JSON endpoint reads.
 
 Nothing secret goes into an attribute: endpoint names and model names, never URLs or keys. The OTLP
@@ -37,6 +41,8 @@ from examiner.llm.ledger import ANSWERED, CANCELLED, LOST, OUTCOMES, STARTED, UN
 from examiner.reporting.otlp_json import export_request
 from examiner.reporting.endpoint_identity import endpoint_identities
 from examiner.reporting.model.endpoints import EndpointIdentity
+from examiner.core.control_records import ControlRecord
+from examiner.reporting.export_controls import CONTROL_SCORE, sorted_controls
 from examiner.reporting.export_labels import endpoint_model, endpoint_provider, human_labels, label_columns
 from examiner.reporting.run_reader import RunData
 from examiner.core.owned import write_output
@@ -45,8 +51,10 @@ EXTRA_HINT = "pip install 'examiner[otel]'"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "examiner.unit_verdict"
 """gen_ai.evaluation.name of the verdict events."""
-SCORE = {"correct": 1.0, "incorrect": 0.0}
-"""gen_ai.evaluation.score.value of a label (unrelated and unscored have none)."""
+CONTROL_EVALUATION_NAME = "examiner.control_verdict"
+"""gen_ai.evaluation.name of the control questions' events."""
+SCORE = {"correct": 1.0, "incorrect": 0.0, "abstained": 0.0}
+"""gen_ai.evaluation.score.value of a label, as accuracy counts it (unrelated and unscored have none)."""
 
 
 def check_extra(endpoint: str | None) -> None:
@@ -188,6 +196,16 @@ def _event(verdict: Any, human: Any) -> dict[str, Any]:
     return attrs
 
 
+def _control_event(record: ControlRecord) -> dict[str, Any]:
+    """A labelled control question's event (see the module docstring)."""
+    assert record.label is not None
+    return {"gen_ai.evaluation.name": CONTROL_EVALUATION_NAME, "gen_ai.evaluation.score.label": record.label,
+            "gen_ai.evaluation.score.value": CONTROL_SCORE[record.label],
+            "gen_ai.evaluation.explanation": record.reason or "", "examiner.control": True,
+            "examiner.control_id": record.id, "examiner.control_kind": record.kind,
+            "examiner.question_id": record.question_id, "examiner.target": record.target}
+
+
 def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
     """Make the run's spans and events and hand them to `exporter` (an opentelemetry SpanExporter); counts."""
     from opentelemetry import trace
@@ -229,10 +247,13 @@ def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
         usage += int("gen_ai.usage.input_tokens" in (span.attributes or {}))  # type: ignore[attr-defined]
     for verdict in events.get(None, []):
         root.add_event(EVALUATION_EVENT, _event(verdict, people.get(verdict.id)), timestamp=_ns(end))
+    controls = [record for record in sorted_controls(run) if record.label is not None]
+    for record in controls:
+        root.add_event(EVALUATION_EVENT, _control_event(record), timestamp=_ns(end))
     root.end(end_time=_ns(max(end, start)))
     provider.shutdown()
     return {"spans": spans + 1, "calls": spans, "billed": usage, "possibly_billed": possibly,
-            "events": len(run.verdicts)}
+            "events": len(run.verdicts) + len(controls), "control_events": len(controls)}
 
 
 def export_spans(run: RunData, *, endpoint: str | None = None, out: str | Path | None = None,
