@@ -50,37 +50,30 @@ def _pairs(confidence: Sequence[float | None], correct: Sequence[int]) -> tuple[
     return conf, right
 
 
-def _binned_gap(conf_means: np.ndarray, right_means: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    gaps: np.ndarray = (sizes * np.abs(conf_means - right_means)).sum(axis=-1) / sizes.sum()
-    return gaps
-
-
 def expected_calibration_error(confidence: Sequence[float | None], correct: Sequence[int],
-                               bins: int = ECE_BINS, *, debias: bool = True, resamples: int = 400,
-                               seed: int = 0) -> float | None:
+                               bins: int = ECE_BINS, *, debias: bool = True) -> float | None:
     """ECE: the bin-size-weighted mean |mean confidence - share right| over `bins` equal-width bins of
     [0, 1] (a confidence of exactly 1 falls in the last bin); units without a confidence are left out.
 
     The plug-in figure is biased upwards (a bin's share right is noisy, and |.| of noise is positive: with
-    700 units of a calibrated target it reads about 0.035, not 0). With `debias` (the default) the bias is
-    estimated as Kumar, Liang and Ma (2019, "Verified uncertainty calibration") do: each bin's share right is
-    redrawn `resamples` times from a binomial at the observed share, the mean excess of the redrawn ECE
-    over the plug-in one is the bias, and it is subtracted (not below 0). Seeded: the same data give the
-    same figure. experiments/knowledge_boundaries.py measures both against the true ECE."""
+    700 units of a calibrated target it reads about 0.035, not 0). With `debias` (the default) each bin's
+    gap is debiased in its square, as Kumar, Liang and Ma (2019, "Verified uncertainty calibration") debias
+    the squared calibration error: the squared plug-in gap less the binomial variance of the bin's share
+    right, p(1 - p) / (n - 1), an unbiased estimate of the squared gap; the bin's gap is its square root
+    (0 where the noise explains it all). Deterministic. The bootstrap debiasing it replaced left a
+    calibrated target at 0.0218 on average against 0.0160 (experiments/knowledge_boundaries.py)."""
     conf, right = _pairs(confidence, correct)
     if conf.size == 0:
         return None
     index = np.minimum((conf * bins).astype(int), bins - 1)
     used = np.unique(index)
-    sizes = np.array([(index == b).sum() for b in used])
-    conf_means = np.array([conf[index == b].mean() for b in used])
-    right_means = np.array([right[index == b].mean() for b in used])
-    plug_in = float(_binned_gap(conf_means, right_means, sizes))
-    if not debias:
-        return plug_in
-    redrawn = np.random.default_rng(seed).binomial(sizes, right_means, size=(resamples, sizes.size)) / sizes
-    bias = float(_binned_gap(conf_means, redrawn, sizes).mean()) - plug_in
-    return max(plug_in - bias, 0.0)
+    sizes = np.array([(index == b).sum() for b in used], dtype=float)
+    gaps = np.array([conf[index == b].mean() - right[index == b].mean() for b in used])
+    if debias:
+        share = np.array([right[index == b].mean() for b in used])
+        noise = np.where(sizes > 1, share * (1 - share) / np.maximum(sizes - 1, 1), 0.0)
+        gaps = np.sqrt(np.maximum(gaps**2 - noise, 0.0))
+    return float((sizes * np.abs(gaps)).sum() / sizes.sum())
 
 
 def reliability_bins(confidence: Sequence[float | None], correct: Sequence[int],
