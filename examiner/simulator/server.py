@@ -1,7 +1,7 @@
 """The simulated backend's HTTP server: OpenAI chat completions on 127.0.0.1, deterministic by seed.
 
-Routes: POST /v1/chat/completions, GET /v1/models, GET /sim/stats, POST /sim/oracle, POST /sim/reset, and
-the Files and Batches routes of simulator/batches.py (each batch line is answered by `answer_chat`).
+Routes: POST /v1/chat/completions, GET /v1/models, GET /sim/stats, POST /sim/oracle, POST /sim/reset, POST
+/sim/token_logprobs (a given text's per-token statistics for Min-K%++, simulator/token_stats.py), and the Files and Batches routes of simulator/batches.py (each batch line is answered by `answer_chat`).
 `SimulatedServer` runs it on a background thread with its own event loop, so synchronous code, async
 code and other processes can all call it; `python -m examiner.simulator` runs it as a process.
 """
@@ -312,6 +312,21 @@ async def sim_oracle(request: web.Request) -> web.Response:
     return web.Response(body=orjson.dumps({"oracle_items": len(state.oracle)}), content_type="application/json")
 
 
+async def sim_token_logprobs(request: web.Request) -> web.Response:
+    """{"text": ...} -> the text's per-token log-probabilities with their positions' means and sds."""
+    from examiner.simulator.token_stats import token_logprobs as text_token_stats
+
+    state: SimState = request.app[STATE]
+    try:
+        text = orjson.loads(await request.read()).get("text")
+        if not isinstance(text, str):
+            raise ValueError
+    except (ValueError, AttributeError):
+        return _error(400, 'expected {"text": "<the text to score>"}', "invalid_request_error")
+    body = text_token_stats(text, state.options, state.oracle, state.seed)
+    return web.Response(body=orjson.dumps(body), content_type="application/json")
+
+
 async def sim_reset(request: web.Request) -> web.Response:
     request.app[STATE].reset()
     return web.Response(body=b"{}", content_type="application/json")
@@ -326,6 +341,7 @@ def make_app(state: SimState) -> web.Application:
     app.router.add_get("/sim/stats", sim_stats)
     app.router.add_post("/sim/oracle", sim_oracle)
     app.router.add_post("/sim/reset", sim_reset)
+    app.router.add_post("/sim/token_logprobs", sim_token_logprobs)
     add_batch_routes(app, state.batches, partial(answer_chat, state))
     return app
 
