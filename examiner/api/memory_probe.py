@@ -1,5 +1,6 @@
 """The memorisation probe as a library call (`examiner probe-memory`): a target's guided versus general
-completions of held-back sentence halves of a corpus, beside a negative control it cannot have read, with
+completions of held-back sentence halves of a corpus and, where the target gives its full token
+distributions, the sentences' Min-K%++, beside a negative control it cannot have read, with
 the report (memory_probe.json, memory_probe.md), every completion (completions.jsonl), the ledger and the
 response cache written into one folder. The method: examiner/exam/memory_probe.py."""
 
@@ -42,6 +43,8 @@ class MemoryProbeOptions(JobOptions):
     """Documents probed per side at most (a seeded sample); None: all of them."""
     seed: int = 0
     """Seed of the documents and sentences drawn."""
+    min_k_percent: float = 20.0
+    """Min-K%++'s k: the share (per cent) of a sentence's lowest-scoring tokens averaged."""
     source_name: str | None = None
     """How the guided prompt names the corpus's collection (default: its folder's name)."""
     control_name: str | None = None
@@ -79,6 +82,8 @@ def probe_memory(options: MemoryProbeOptions, settings: SettingsSource = None, *
 
     if options.sentences < 1:
         raise UserError(f"--sentences must be 1 or more, got {options.sentences}")
+    if not 0 < options.min_k_percent <= 100:
+        raise UserError(f"--min-k-percent must be above 0 and at most 100, got {options.min_k_percent:g}")
     if options.max_documents is not None and options.max_documents < 2:
         raise UserError(f"--max-documents must be 2 or more (an interval needs two documents), got "
                         f"{options.max_documents}")
@@ -118,9 +123,10 @@ async def _probe(options: MemoryProbeOptions, settings: Settings, target: str | 
                  sources: dict[str, str], out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Both completions of every item on one gateway (ledger and cache in `out`)."""
     from examiner.agents.candidate.completer import complete_sentence
-    from examiner.exam.memory_probe import oracle, run_probe
+    from examiner.exam.memory_probe import add_min_k, oracle, run_probe
     from examiner.exam.progress import ExamProgress
     from examiner.llm.gateway import Gateway
+    from examiner.llm.token_scores import token_scorer
 
     async with Gateway(settings, run_dir=out, cache=not options.no_cache) as gw:
         name, _ = gw.resolve("candidate", target)
@@ -134,10 +140,18 @@ async def _probe(options: MemoryProbeOptions, settings: Settings, target: str | 
         progress = ExamProgress(gw.totals, enabled=not options.quiet)
         with progress.task("probe memory", len(items)) as tick:
             records, stopped = await run_probe(items, complete, sources, on_done=tick.advance)  # type: ignore[arg-type]
+        scorer = await token_scorer(gw, name)
+        min_k: dict[str, Any] = {"computed": False, "k_percent": options.min_k_percent, "method": None, "reason": None}
+        if isinstance(scorer, str):
+            min_k["reason"] = scorer
+        else:
+            await add_min_k(records, scorer, options.min_k_percent)
+            min_k.update(computed=True, method=scorer.method)
         totals = gw.totals
         meta = {"target": name, "status": "budget_exhausted" if stopped else "ok", "calls": totals.calls,
                 "cache_hits": totals.cache_hits, "prompt_tokens": totals.prompt_tokens,
-                "completion_tokens": totals.completion_tokens, "cost_usd": round(totals.cost_usd, 6)}
+                "completion_tokens": totals.completion_tokens, "cost_usd": round(totals.cost_usd, 6),
+                "min_k_plus_plus": min_k}
     return records, meta
 
 
@@ -154,7 +168,7 @@ def _write(options: MemoryProbeOptions, out: Path, records: list[dict[str, Any]]
               "control": list(path_texts(options.control)) or ["corpora/examiner-handbook"], "sources": sources,
               "per_document": options.sentences, "max_documents": options.max_documents, "seed": options.seed,
               "min_words": MIN_WORDS, "max_words": MAX_WORDS, "scoring": "ROUGE-L F1, stemmed, completion cut to "
-              "the held-back half's length", "min_k_plus_plus": "not computed (see memory_probe.md)",
+              "the held-back half's length",
               "sentences": len(records), "failed": len(failed), "wall_s": round(wall_s, 3),
               "summary": summary(documents), "documents": documents, "skipped_documents": skipped}
     if meta["status"] == "ok" and failed:

@@ -12,8 +12,10 @@ AUROC of the gap, corpus over control, with Newcombe's interval (examiner.stats.
 What it is not: a verdict on one document or one sentence. Membership signals are weak (Min-K%++ and its
 runners-up are near random on some suites), the two sides differ in length and style as well as in
 exposure, and a handful of documents gives wide intervals; the report says so beside its figures.
-Min-K%++ needs the log-probability of every token of a given text, which a chat-completions endpoint does
-not return (its logprobs are those of its own reply), so the probe does not compute it.
+Min-K%++ (examiner.stats.min_k) needs the full distribution at every token of a given text: where the
+target gives it (the embedded model, the simulator: examiner.llm.token_scores) each probed sentence, whole,
+gets its score, a document's is their mean, and the sides are compared as the gap is; an OpenAI-compatible
+endpoint gives top-k log-probabilities only, and the report says Min-K%++ was not computed and why.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ class HeldBack:
     @property
     def key(self) -> str:
         return f"{self.side}/{self.document}#{self.index}"
+
+    @property
+    def sentence(self) -> str:
+        """The whole sentence (both halves), what Min-K%++ scores."""
+        return f"{self.start} {self.ending}"
 
 
 def document_title(document: Document) -> str:
@@ -168,10 +175,30 @@ async def run_probe(items: Sequence[HeldBack], complete: Complete, sources: Mapp
     return records, summary.budget_stopped
 
 
+ScoreText = Callable[[str], Any]
+"""A text's per-token statistics under the target (examiner.llm.token_scores): an awaitable of
+examiner.stats.min_k.TokenStatistics."""
+
+
+async def add_min_k(records: Sequence[dict[str, Any]], score: ScoreText, k_percent: float) -> None:
+    """Give every scored record (one with a `gap`) its whole sentence's Min-K%++ and the number of tokens
+    it averaged over, one text at a time (the embedded model serves one at a time anyway)."""
+    from examiner.stats.min_k import min_k_plus_plus
+
+    for record in records:
+        if "gap" in record:
+            stats = await score(f"{record['start']} {record['ending']}")
+            record["min_k_plus_plus"] = min_k_plus_plus(stats, k_percent)
+            record["min_k_tokens"] = len(stats.logprob)
+
+
 def oracle(items: Sequence[HeldBack]) -> dict[str, dict[str, str]]:
     """What a simulated target may know of the items (its memory decides what it recalls): sha1 of each
-    start -> the held-back half and `side/document`. A real endpoint never receives it."""
-    return {text_key(i.start): {"ending": i.ending, "document": f"{i.side}/{i.document}"} for i in items}
+    start -> the held-back half and `side/document`, and sha1 of each whole sentence -> its `side/document`
+    (what its Min-K%++ draws read). A real endpoint never receives it."""
+    out = {text_key(i.start): {"ending": i.ending, "document": f"{i.side}/{i.document}"} for i in items}
+    out.update({text_key(i.sentence): {"document": f"{i.side}/{i.document}"} for i in items})
+    return out
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -194,13 +221,16 @@ def per_document(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                      "guided_exact": sum(bool(r["guided_exact"]) for r in rs),
                      "general_exact": sum(bool(r["general_exact"]) for r in rs),
                      "ending_words": _mean([len(str(r["ending"]).split()) for r in rs])})
+        if any("min_k_plus_plus" in r for r in rs):
+            rows[-1]["min_k_plus_plus"] = _mean([r["min_k_plus_plus"] for r in rs if "min_k_plus_plus" in r])
     return rows
 
 
 def summary(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Per side: the mean gap, guided and general ROUGE-L over documents with their intervals, exact
     reproductions and held-back length; the AUROC of the gap (corpus over control) with its interval; and
-    the difference of the mean gaps with Welch's interval."""
+    the difference of the mean gaps with Welch's interval. Where the documents carry Min-K%++, the same
+    three figures for it: per side `min_k_plus_plus`, and `min_k_auroc`, `min_k_difference`."""
     sides: dict[str, Any] = {}
     for side in SIDES:
         rows = [d for d in documents if d["side"] == side]
@@ -213,8 +243,15 @@ def summary(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                        "ending_words": document_mean([d["ending_words"] for d in rows]).to_dict()}
     corpus = [d["gap"] for d in documents if d["side"] == "corpus"]
     control = [d["gap"] for d in documents if d["side"] == "control"]
-    return {"sides": sides, "auroc": auroc_interval(corpus, control).to_dict(),
-            "difference": _welch(corpus, control)}
+    out = {"sides": sides, "auroc": auroc_interval(corpus, control).to_dict(), "difference": _welch(corpus, control)}
+    if any("min_k_plus_plus" in d for d in documents):
+        by_side = {side: [float(d["min_k_plus_plus"]) for d in documents
+                          if d["side"] == side and math.isfinite(d.get("min_k_plus_plus", math.nan))] for side in SIDES}
+        for side in SIDES:
+            sides[side]["min_k_plus_plus"] = document_mean(by_side[side]).to_dict()
+        out["min_k_auroc"] = auroc_interval(by_side["corpus"], by_side["control"]).to_dict()
+        out["min_k_difference"] = _welch(by_side["corpus"], by_side["control"])
+    return out
 
 
 def _welch(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
@@ -229,5 +266,5 @@ def _welch(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     return {"estimate": diff, "low": float(ci.low), "high": float(ci.high)}
 
 
-__all__ = ["HeldBack", "SIDES", "Side", "document_title", "exact", "held_back", "oracle", "overlap",
+__all__ = ["HeldBack", "SIDES", "ScoreText", "Side", "add_min_k", "document_title", "exact", "held_back", "oracle", "overlap",
            "per_document", "run_probe", "sample_documents", "summary", "words_of"]

@@ -1,5 +1,6 @@
 """The memorisation probe's report in Markdown (`examiner probe-memory`): the figures per side with their
-intervals, the AUROC, what they do not show, and every document's own figures."""
+intervals (Min-K%++ among them where the target gave it), the AUROCs, what they do not show, and every
+document's own figures."""
 
 from __future__ import annotations
 
@@ -13,8 +14,27 @@ CAVEAT = ("The two sides differ in more than exposure: length, style and topic d
           "documents with their intervals; no document or sentence is declared memorised or not.")
 """What every probe report says beside its figures."""
 
-MIN_K_NOTE = ("Min-K%++ is not computed: it needs the log-probability of every token of a given text, and a "
-              "chat-completions endpoint returns log-probabilities of its own reply only.")
+MIN_K_LABEL = "Min-K%++"
+
+
+def min_k_computed(report: Mapping[str, Any]) -> bool:
+    """Whether the report carries Min-K%++ figures."""
+    info = report.get("min_k_plus_plus")
+    return isinstance(info, Mapping) and bool(info.get("computed")) and "min_k_auroc" in report["summary"]
+
+
+def min_k_note(report: Mapping[str, Any]) -> str:
+    """What Min-K%++ is in this report and its AUROC line, or why it was not computed."""
+    info = report.get("min_k_plus_plus")
+    if not isinstance(info, Mapping) or not min_k_computed(report):
+        reason = info.get("reason") if isinstance(info, Mapping) else None
+        return f"Min-K%++ is not computed: {reason or 'no sentence was scored'}."
+    s = report["summary"]
+    return (f"Min-K%++ (Zhang et al., 2024; k = {info['k_percent']:g} %): each probed sentence, whole, is scored by "
+            f"the mean of its lowest k % standardised token log-probabilities ({info['method']}); a document's "
+            "figure is the mean over its sentences, higher reads as more like training text. AUROC of Min-K%++, "
+            f"corpus over control documents: {interval(s['min_k_auroc'])}; mean Min-K%++, corpus minus control: "
+            f"{interval(s['min_k_difference'])} (Welch).")
 
 
 def interval(figure: Mapping[str, Any], digits: int = 3) -> str:
@@ -24,18 +44,25 @@ def interval(figure: Mapping[str, Any], digits: int = 3) -> str:
 
 
 def side_rows(report: Mapping[str, Any]) -> list[tuple[str, ...]]:
-    """(side, documents, sentences, guided, general, gap, exact guided/general, held-back words) per side."""
+    """(side, documents, sentences, guided, general, gap, exact guided/general, held-back words, and
+    Min-K%++ where computed) per side: the columns of side_columns(report)."""
     rows = []
     for side, fig in report["summary"]["sides"].items():
         name = f"{side}: {report['sources'][side]}"
-        rows.append((name, str(fig["documents"]), str(fig["sentences"]), interval(fig["guided_rouge_l"]),
-                     interval(fig["general_rouge_l"]), interval(fig["gap"]),
-                     f"{fig['guided_exact']} / {fig['general_exact']}", cell(fig["ending_words"]["mean"], 1)))
+        row = (name, str(fig["documents"]), str(fig["sentences"]), interval(fig["guided_rouge_l"]),
+               interval(fig["general_rouge_l"]), interval(fig["gap"]),
+               f"{fig['guided_exact']} / {fig['general_exact']}", cell(fig["ending_words"]["mean"], 1))
+        rows.append(row + ((interval(fig["min_k_plus_plus"]),) if min_k_computed(report) else ()))
     return rows
 
 
 SIDE_COLUMNS = ("side", "documents", "sentences", "guided ROUGE-L", "general ROUGE-L", "gap (guided - general)",
                 "exact guided / general", "words held back")
+
+
+def side_columns(report: Mapping[str, Any]) -> tuple[str, ...]:
+    """SIDE_COLUMNS, and Min-K%++ where the report has it."""
+    return SIDE_COLUMNS + ((MIN_K_LABEL,) if min_k_computed(report) else ())
 
 
 def headline(report: Mapping[str, Any]) -> str:
@@ -58,20 +85,25 @@ def render_markdown(report: Mapping[str, Any]) -> str:
            f"Guided versus general completion of held-back sentence halves, {report['per_document']} seeded "
            f"sentences per document at most (seed {report['seed']}), greedy; ROUGE-L F1 of each completion "
            "cut to the held-back half's length. Intervals are 95 % over documents.", "",
-           *_table(SIDE_COLUMNS, side_rows(report)), "", headline(report), "", CAVEAT, "", MIN_K_NOTE, ""]
+           *_table(side_columns(report), side_rows(report)), "", headline(report), "", min_k_note(report), "",
+           CAVEAT, ""]
     if report.get("status") != "ok":
         out += [f"Status: {report['status']}; {report.get('failed', 0)} sentences have no completion "
                 "(see completions.jsonl).", ""]
     out += [f"Calls {report['calls']} ({report.get('cache_hits', 0)} more answered from the response cache), tokens "
             f"{report['prompt_tokens']} in + {report['completion_tokens']} out, ${report['cost_usd']:.4f} "
             "(ledger.jsonl, `examiner cost`).", "", "## Per document", ""]
+    extra = min_k_computed(report)
     rows = [(d["side"], d["document"], str(d["sentences"]), cell(d["guided_rouge_l"]), cell(d["general_rouge_l"]),
-             cell(d["gap"]), f"{d['guided_exact']} / {d['general_exact']}") for d in report["documents"]]
-    out += _table(("side", "document", "sentences", "guided", "general", "gap", "exact guided / general"), rows)
+             cell(d["gap"]), f"{d['guided_exact']} / {d['general_exact']}",
+             *((cell(d.get("min_k_plus_plus")),) if extra else ())) for d in report["documents"]]
+    out += _table(("side", "document", "sentences", "guided", "general", "gap", "exact guided / general",
+                   *((MIN_K_LABEL,) if extra else ())), rows)
     if report.get("skipped_documents"):
         out += ["", "Documents without a sentence to probe (no prose sentence of "
                 f"{report['min_words']}-{report['max_words']} words): " + ", ".join(report["skipped_documents"])]
     return "\n".join(out) + "\n"
 
 
-__all__ = ["CAVEAT", "MIN_K_NOTE", "SIDE_COLUMNS", "headline", "interval", "render_markdown", "side_rows"]
+__all__ = ["CAVEAT", "MIN_K_LABEL", "SIDE_COLUMNS", "headline", "interval", "min_k_computed", "min_k_note",
+           "render_markdown", "side_columns", "side_rows"]

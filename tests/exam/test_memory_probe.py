@@ -5,6 +5,7 @@ and none on those it did not, the ledger holds two calls per sentence, and bad i
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from examiner.api.memory_probe import MemoryProbeOptions, probe_memory
 from examiner.cli.main import main
 from examiner.corpus.reading import make_document
 from examiner.exam.memory_probe import exact, held_back, overlap
+from examiner.simulator import SimulatedServer
 
 WATER = Path("corpora/harbor-water")
 
@@ -76,8 +78,43 @@ def test_a_target_that_read_the_corpus_shows_a_gap_there_and_none_on_the_control
     assert sentences > 16 and result.report["calls"] == 2 * sentences
     assert {r.get("stage") for r in ledger} == {"memory_probe"} and len(answered) >= 2 * sentences
     md = (tmp_path / "out" / "memory_probe.md").read_text()
-    assert "no document or sentence is declared memorised" in md and "Min-K%++ is not computed" in md
+    assert "no document or sentence is declared memorised" in md and "AUROC of Min-K%++" in md
     assert len((tmp_path / "out" / "completions.jsonl").read_text().splitlines()) == sentences
+
+
+def test_min_k_plus_plus_is_higher_on_the_side_the_simulated_target_read(sides: tuple[Path, Path],
+                                                                        tmp_path: Path) -> None:
+    """The simulator draws each token's standardised log-probability from N(1, 1) on a read document and
+    N(0, 1) elsewhere (docs/SIMULATOR.md), so the read side's Min-K%++ is higher by about 1."""
+    corpus, control = sides
+    options = MemoryProbeOptions(corpus=(str(corpus),), control=(str(control),), out=str(tmp_path / "out"),
+                                 sentences=4, quiet=True)
+    report = probe_memory(options, settings(["control/*"]), notes=lambda _: None).report
+    assert report["min_k_plus_plus"]["computed"] and report["min_k_plus_plus"]["k_percent"] == 20.0
+    s = report["summary"]
+    read, unread = s["sides"]["control"]["min_k_plus_plus"], s["sides"]["corpus"]["min_k_plus_plus"]
+    assert read["documents"] == unread["documents"] == 8
+    assert 0.5 < read["mean"] - unread["mean"] < 1.5, (read, unread)
+    assert unread["high"] < read["low"]
+    assert s["min_k_auroc"]["high"] < 0.5 and s["min_k_difference"]["high"] < 0  # corpus over control: below
+    records = [json.loads(line) for line in (tmp_path / "out" / "completions.jsonl").read_text().splitlines()]
+    assert all(r["min_k_tokens"] >= 8 and math.isfinite(r["min_k_plus_plus"]) for r in records)
+
+
+def test_an_openai_compatible_target_gets_no_min_k_and_the_report_says_why(sides: tuple[Path, Path],
+                                                                          tmp_path: Path) -> None:
+    corpus, control = sides
+    with SimulatedServer() as url:
+        config = {"endpoints": {"api": {"provider": "openai", "base_url": url, "model": "sim", "max_concurrency": 8}},
+                  "roles": {"candidate": "api"}}
+        options = MemoryProbeOptions(corpus=(str(corpus),), control=(str(control),), out=str(tmp_path / "out"),
+                                     sentences=1, quiet=True)
+        report = probe_memory(options, config, notes=lambda _: None).report
+    info = report["min_k_plus_plus"]
+    assert not info["computed"] and "top 5 to 20 log-probabilities" in info["reason"]
+    assert "min_k_auroc" not in report["summary"] and "min_k_plus_plus" not in report["summary"]["sides"]["corpus"]
+    md = (tmp_path / "out" / "memory_probe.md").read_text()
+    assert "Min-K%++ is not computed: endpoint api is an OpenAI-compatible API" in md and "| Min-K%++ |" not in md
 
 
 def test_a_target_that_read_neither_side_gives_an_auroc_interval_around_one_half(sides: tuple[Path, Path],
@@ -87,6 +124,7 @@ def test_a_target_that_read_neither_side_gives_an_auroc_interval_around_one_half
                                  sentences=4, quiet=True)
     s = probe_memory(options, settings([]), notes=lambda _: None).report["summary"]
     assert s["auroc"]["low"] < 0.5 < s["auroc"]["high"]
+    assert s["min_k_auroc"]["low"] < 0.5 < s["min_k_auroc"]["high"]
     assert s["sides"]["corpus"]["gap"]["low"] < 0.0 < s["sides"]["corpus"]["gap"]["high"]
 
 
@@ -97,12 +135,14 @@ def test_the_command_prints_the_table_and_refuses_bad_input_in_one_line(sides: t
     assert main(["probe-memory", str(corpus), "--control", str(control), "--sentences", "2", "--simulate",
                  "--quiet", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "AUROC of the gap" in printed and "control: control" in printed
+    assert "AUROC of the gap" in printed and "control: control" in printed and "AUROC of Min-K%++" in printed
+    assert max(len(line) for line in printed.splitlines() if "│" in line or "┃" in line) <= 80
     assert json.loads((out / "memory_probe.json").read_text())["target"] == "sim-local"
     for argv, words in ((["--sentences", "0"], "--sentences must be 1 or more"),
                         (["--control", str(corpus)], "share a path"),
                         (["--control", str(corpus / "01-about.md")], "share a path"),
-                        (["--max-documents", "1"], "--max-documents must be 2 or more")):
+                        (["--max-documents", "1"], "--max-documents must be 2 or more"),
+                        (["--min-k-percent", "0"], "--min-k-percent must be above 0")):
         assert main(["probe-memory", str(corpus), *argv, "--simulate", "--quiet", "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip()
         assert words in err and len(err.splitlines()) == 1

@@ -20,7 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "corpora/examiner-handbook). Reports the mean gap per side with 95 % intervals over documents and the\n"
         "AUROC of the gap, corpus over control, with its interval; never a verdict on one document. Writes\n"
         "memory_probe.json/.md, completions.jsonl, the ledger and a response cache into --out. Two calls per\n"
-        "sentence. Exits 75 when every call failed (an outage).",
+        "sentence. Where the target gives its full token distributions (the embedded local model, the\n"
+        "simulator) each sentence's Min-K%++ too, compared the same way; an OpenAI-compatible endpoint gives\n"
+        "top-k log-probabilities only, and the report says Min-K%++ was not computed and why. Exits 75 when\n"
+        "every call failed (an outage).",
         "examiner probe-memory corpora/harbor-water --target local --out runs/memory\n"
         "examiner probe-memory my-docs --control written-last-week --sentences 3 --simulate --out runs/memory-sim")
     p.add_argument("corpus", nargs="+", help="files or folders of the corpus probed")
@@ -34,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-documents", type=int, default=20, metavar="N",
                    help="documents probed per side at most, a seeded sample (default %(default)s; 0: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sentences and documents (default %(default)s)")
+    p.add_argument("--min-k-percent", type=float, default=20.0, metavar="K",
+                   help="Min-K%%++'s k: the per cent of a sentence's lowest-scoring tokens averaged (default "
+                        "%(default)g)")
     p.add_argument("--source-name", metavar="TEXT",
                    help="how the guided prompt names the corpus's collection, e.g. Wikipedia (default: folder name)")
     p.add_argument("--control-name", metavar="TEXT",
@@ -51,6 +57,7 @@ def run_probe_memory(args: argparse.Namespace) -> int:
     options = MemoryProbeOptions(**job_flags(args), corpus=tuple(args.corpus), out=args.out, target=args.target,
                                  control=tuple(args.control), sentences=args.sentences,
                                  max_documents=args.max_documents or None, seed=args.seed,
+                                 min_k_percent=args.min_k_percent,
                                  source_name=args.source_name, control_name=args.control_name,
                                  no_cache=args.no_cache, quiet=args.quiet)
     result = probe_memory(options, args.config)
