@@ -25,16 +25,26 @@ from examiner.reporting.run_reader import RunData
 from examiner.reporting.score_intervals import ratio_estimate, unit_document
 from examiner.stats.knowledge import (PENALTY_TARGETS, brier_score, expected_calibration_error, penalised_score,
                                       reliability_bins, risk_coverage_area, simpleqa_f)
+from examiner.stats.knowledge_intervals import figure_interval
 
 TOPIC_ROWS = 50
 """Topic rows kept per grouping and target (the most hallucinating first); report.json stays bounded."""
 GROUPINGS = ("cluster", "document", "language")
 RATE_KEYS = ("value", "low", "high", "num", "den", "groups", "grouped_by", "method")
+SCORE_FIGURES = ("f_score", *(f"penalised_{t}" for t in PENALTY_TARGETS))
+CONFIDENCE_FIGURES = ("ece", "brier", "aurc")
 
 
 def _rate(values: Sequence[int | None], documents: Sequence[str], clusters: Sequence[str]) -> dict[str, Any]:
     est = ratio_estimate(values, documents, clusters)
     return {k: est.get(k) for k in RATE_KEYS} | {"groups": est.get("groups") or 0}
+
+
+def _interval(name: str, status: list[str], confidence: list[float | None], documents: list[str],
+              clusters: list[str]) -> dict[str, Any]:
+    est = figure_interval(name, status, confidence, documents, clusters)
+    return {"value": est.estimate, "low": est.low, "high": est.high, "standard_error": est.standard_error,
+            "groups": est.n_groups, "grouped_by": est.grouped_by, "method": est.method}
 
 
 def _confidence(run: RunData, outcome: UnitOutcome) -> tuple[float | None, float | None]:
@@ -66,6 +76,8 @@ def knowledge_row(run: RunData, outcomes: Sequence[UnitOutcome], *, by: str, key
         "correct_given_attempted": given,
         "simpleqa_f": simpleqa_f(accuracy["value"], given["value"]),
         "penalised": {str(t): penalised_score(correct, incorrect, len(covered), t) for t in PENALTY_TARGETS},
+        "intervals": {name: _interval(name, status, [None] * len(status), documents, clusters)
+                      for name in SCORE_FIGURES},
     }
     pairs = [(_confidence(run, o), int(o.status == "correct")) for o in covered if o.status in ATTEMPTED]
     stated = [c[0] for c, _ in pairs]
@@ -77,6 +89,9 @@ def knowledge_row(run: RunData, outcomes: Sequence[UnitOutcome], *, by: str, key
         row.update(confidence_source=source, with_confidence=sum(v is not None for v in confidence),
                    ece=expected_calibration_error(confidence, right), brier=brier_score(confidence, right),
                    aurc=risk_coverage_area(confidence, right))
+        pick = 0 if source == "stated" else 1
+        every = [_confidence(run, o)[pick] if o.status in ATTEMPTED else None for o in covered]
+        row["intervals"] |= {name: _interval(name, status, every, documents, clusters) for name in CONFIDENCE_FIGURES}
     return row
 
 

@@ -15,7 +15,9 @@ KNOWLEDGE_NOTE = ("Among the units each target was asked about and answered for 
                   "abstention = abstained among them; SimpleQA's F = harmonic mean of accuracy and correct given "
                   "attempted; penalised score at t = mean of +1 right, -t/(1-t) wrong, 0 abstained; ECE (10 bins), "
                   "Brier and AURC (area under the risk-coverage curve, lower is better) read the target's stated "
-                  "confidence against being right over attempted units. [95% cluster intervals]")
+                  "confidence against being right over attempted units. [95% cluster intervals: Wilson with design "
+                  "effect for the rates, linearised ratio variance for F, the scores and Brier, a delete-one-document "
+                  "jackknife for ECE and AURC]")
 KNOWLEDGE_HEADER = ["target", "asked", "accuracy", "hallucination", "abstention", "correct | attempted", "F",
                     *(f"score t={t}" for t in PENALTY_TARGETS), "ECE", "Brier", "AURC"]
 TOPIC_HEADER = ["target", "by", "topic", "asked", "correct", "incorrect", "abstained", "hallucination",
@@ -41,14 +43,24 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _with_interval(row: KnowledgeRow, name: str, value: float | None) -> str:
+    """`0.512 [0.47, 0.55]`: the figure and its cluster interval (the figure alone in a report written
+    before intervals were given for it)."""
+    est = row.intervals.get(name)
+    if value is None or est is None or est.low is None or est.high is None:
+        return _num(value)
+    return f"{value:.3f} [{est.low:.2f}, {est.high:.2f}]"
+
+
 def knowledge_rows(report: ExamReport) -> list[list[str]]:
     rows = []
     for name, k in report.knowledge.items():
         o = k.overall
         rows.append([name, str(o.asked), rate(o.accuracy), rate(o.hallucination_rate), rate(o.abstention_rate),
-                     rate(o.correct_given_attempted), _num(o.simpleqa_f),
-                     *(_num(o.penalised.get(str(t))) for t in PENALTY_TARGETS), _num(o.ece), _num(o.brier),
-                     _num(o.aurc)])
+                     rate(o.correct_given_attempted), _with_interval(o, "f_score", o.simpleqa_f),
+                     *(_with_interval(o, f"penalised_{t}", o.penalised.get(str(t))) for t in PENALTY_TARGETS),
+                     _with_interval(o, "ece", o.ece), _with_interval(o, "brier", o.brier),
+                     _with_interval(o, "aurc", o.aurc)])
     return rows
 
 

@@ -23,6 +23,19 @@ class Rate(Section):
     method: str | None = None
 
 
+class Interval(Section):
+    """A knowledge figure with its 95 % cluster interval (examiner.stats.knowledge_intervals: the linearised
+    ratio variance for F, the penalised scores and Brier; the delete-one-group jackknife for ECE and AURC)."""
+
+    value: Figure
+    low: Figure
+    high: Figure
+    standard_error: Figure = None
+    groups: int = 0
+    grouped_by: Literal["documents", "clusters"] | None = None
+    method: str | None = None
+
+
 class ReliabilityBin(Section):
     """One point of the reliability diagram: units whose stated confidence fell in one tenth of [0, 1]."""
 
@@ -63,6 +76,9 @@ class KnowledgeRow(Section):
     brier: Figure = None
     aurc: Figure = None
     """Area under the risk-coverage curve (lower is better)."""
+    intervals: dict[str, Interval] = Field(default_factory=dict)
+    """Figure name ("f_score", "penalised_0.5", "penalised_0.75", "penalised_0.9", "ece", "brier", "aurc") ->
+    the figure with its cluster interval (the calibration ones only when a confidence was given)."""
 
 
 class ControlFigures(Section):
@@ -96,4 +112,4 @@ class TargetKnowledge(Section):
     """The control questions' figures (None: the run asked none, `exam.control_share` 0)."""
 
 
-__all__ = ["ControlFigures", "KnowledgeRow", "Rate", "ReliabilityBin", "TargetKnowledge"]
+__all__ = ["ControlFigures", "Interval", "KnowledgeRow", "Rate", "ReliabilityBin", "TargetKnowledge"]
