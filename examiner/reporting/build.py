@@ -26,6 +26,7 @@ from examiner.reporting.passed_section import exam_passed_text
 from examiner.reporting.run_reader import load_run
 from examiner.reporting.summary import summarize
 from examiner.reporting.stopping_section import exam_stopping_section, stopping_figure
+from examiner.reporting.wording_section import exam_wording_section
 from examiner.reporting.writer import write_report
 
 
@@ -51,6 +52,7 @@ def build_report(run_dir: str | Path, *, map_rounds: list[int] | None = None, se
     summary["question_gate"] = exam_question_gate(run)
     summary["knowledge"] = exam_knowledge(run)
     summary["stopping"] = exam_stopping_section(run)
+    summary["wording"] = exam_wording_section(run)
     out_dir = run.path
     fig_dir = out_dir / FIGURES
     pngs: dict[str, Path] = {}

@@ -15,6 +15,7 @@ from examiner.reporting.calibration_section import calibration_html
 from examiner.reporting.bias_render import bias_html
 from examiner.reporting.cascade_section import cascade_html
 from examiner.reporting.stopping_section import stopping_html
+from examiner.reporting.wording_section import wording_html
 from examiner.reporting.gate_section import gate_lines
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_html
 from examiner.reporting.score_intervals import small_sample_notes
@@ -300,6 +301,11 @@ def html_stopping(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     return stopping_html(report.stopping, shown[0] if shown else None)
 
 
+def html_wording(report: ExamReport, figures: dict[str, Path]) -> list[str]:
+    """The wording check (examiner/reporting/wording_section.py); nothing without `--paraphrases`."""
+    return wording_html(report.wording, table, lambda title: _h2(title, report))
+
+
 def html_bias(report: ExamReport, figures: dict[str, Path]) -> list[str]:
     """The judge bias audit (examiner/reporting/bias_render.py)."""
     return bias_html(report.bias_audit, table)
@@ -338,7 +344,7 @@ def html_counts(report: ExamReport, figures: dict[str, Path]) -> list[str]:
 HTML_SECTIONS: list[HtmlSection] = [
     html_front,  # title, examined, headline, what went wrong: always first
     # details, in the order of markdown.MARKDOWN_SECTIONS; a new section is a function added here
-    html_scores, html_stopping, html_knowledge, html_qtypes, html_languages, html_clusters, html_incorrect, html_convergence,
+    html_scores, html_stopping, html_wording, html_knowledge, html_qtypes, html_languages, html_clusters, html_incorrect, html_convergence,
     html_cost, html_baselines, html_panel, html_cascade, html_bias, html_health, html_run, html_counts,
 ]
 """report.html's sections in order."""

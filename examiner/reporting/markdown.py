@@ -13,6 +13,7 @@ from examiner.reporting.bias_render import bias_markdown
 from examiner.reporting.calibration_section import calibration_markdown
 from examiner.reporting.cascade_section import cascade_markdown
 from examiner.reporting.stopping_section import stopping_markdown
+from examiner.reporting.wording_section import wording_markdown
 from examiner.reporting.health_section import UNTRUSTWORTHY, health_markdown
 from examiner.reporting.layout import (
     HEADLINE_HEADER,
@@ -434,6 +435,11 @@ def md_stopping(report: ExamReport) -> list[str]:
     return stopping_markdown(report.stopping, report.figures.get("stopping"))
 
 
+def md_wording(report: ExamReport) -> list[str]:
+    """The wording check (examiner/reporting/wording_section.py); nothing without `--paraphrases`."""
+    return wording_markdown(report.wording, table, figure_mark(report))
+
+
 def md_cascade(report: ExamReport) -> list[str]:
     """The judge cascade (examiner/reporting/cascade_section.py); nothing without one."""
     return cascade_markdown(report.cascade, table)
@@ -479,7 +485,7 @@ def passed_text_lines(report: ExamReport) -> list[str]:
 MARKDOWN_SECTIONS: list[MdSection] = [
     md_front,  # title, examined, headline, what went wrong: always first
     # details, in reading order; a new section is a function added here
-    md_scores, md_stopping, md_knowledge, md_qtypes, md_languages, md_clusters, md_incorrect, md_convergence, md_cost,
+    md_scores, md_stopping, md_wording, md_knowledge, md_qtypes, md_languages, md_clusters, md_incorrect, md_convergence, md_cost,
     md_baselines, md_panel, md_cascade, md_bias, md_health, md_run, md_counts,
 ]
 """report.md's sections in order (docs/REPORT.md, "Layout"); html.py keeps the same order."""

@@ -15,6 +15,7 @@ from examiner.core.names import ExamJudgeMethod, ExamModeName
 from examiner.core.records import RunStatus
 from examiner.reporting.model.cascade import CascadeSection
 from examiner.reporting.model.stopping import StoppingSection
+from examiner.reporting.model.wording import WordingCheckSection
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.bias import BiasAudit
 from examiner.reporting.model.calibration import ExamCalibration
@@ -512,6 +513,9 @@ class ExamReport(Section):
     written before it."""
     question_gate: QuestionGateSection | None = None
     """The question gate's checks (examiner/reporting/gate_section.py); None when the gate was off."""
+    wording: WordingCheckSection | None = None
+    """The wording check's variance parts and rank flips (examiner/reporting/wording_section.py); None without
+    `--paraphrases`."""
     figures: dict[str, str] = Field(default_factory=dict)
     """Figure name -> PNG path relative to the run folder (`map:<target>` for the maps)."""
     endpoints: dict[str, EndpointIdentity] = Field(default_factory=dict)
