@@ -1,6 +1,7 @@
 """The memorisation probe for real: the embedded local model (SmolLM2) on a sample of WikiText-2 articles
 (public Wikipedia text, very likely in its training data) against corpora/examiner-handbook (written for
-this project, after its cutoff), through `examiner probe-memory`'s API.
+this project, after its cutoff), through `examiner probe-memory`'s API: guided versus general completion
+and each probed sentence's Min-K%++ (exact, from the model's full logits).
 
     EXAMINER_DATA=... python experiments/memory_probe.py [--articles 10] [--sentences 4] [--target local]
 
@@ -13,12 +14,15 @@ plumbing, whose AUROC interval should hold 0.5 in about 95 % of seeds (nothing i
 RESULT names: corpus_gap (mean guided-minus-general ROUGE-L over articles, with _low/_high), control_gap
 (same over handbook documents), auroc (+ _low/_high: Newcombe's interval), corpus_words / control_words
 (mean words held back, the length side of the confound), exact_corpus / exact_control (guided completions
-that reproduced the held-back half word for word), calls, wall_s.
+that reproduced the held-back half word for word), calls, wall_s; corpus_min_k / control_min_k (mean
+Min-K%++ over documents, k = 20 %, with _low/_high), min_k_auroc (+ _low/_high), min_k_diff (corpus minus
+control, with Welch's _low/_high); "nan" where Min-K%++ was not computed (a target without full logits).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import re
@@ -26,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -46,6 +51,21 @@ def write_sample(folder: Path, articles: int, seed: int) -> int:
         slug = re.sub(r"[^a-z0-9]+", "-", article.title.lower()).strip("-")[:40]
         (folder / f"{i:02d}-{slug}.txt").write_text(f"{article.title}\n\n{article.text}\n", encoding="utf-8")
     return len(chosen)
+
+
+def min_k_result(summary: dict[str, Any]) -> dict[str, str]:
+    """The Min-K%++ RESULT fields ("nan" where it was not computed)."""
+    nan = {"mean": math.nan, "low": math.nan, "high": math.nan}
+    sides = {side: summary["sides"][side].get("min_k_plus_plus", nan) for side in ("corpus", "control")}
+    auroc = summary.get("min_k_auroc", {"auroc": math.nan, "low": math.nan, "high": math.nan})
+    diff = summary.get("min_k_difference", {"estimate": math.nan, "low": math.nan, "high": math.nan})
+    out = {}
+    for side, fig in sides.items():
+        out |= {f"{side}_min_k": f"{fig['mean']:.3f}", f"{side}_min_k_low": f"{fig['low']:.3f}",
+                f"{side}_min_k_high": f"{fig['high']:.3f}"}
+    return out | {"min_k_auroc": f"{auroc['auroc']:.3f}", "min_k_auroc_low": f"{auroc['low']:.3f}",
+                  "min_k_auroc_high": f"{auroc['high']:.3f}", "min_k_diff": f"{diff['estimate']:.3f}",
+                  "min_k_diff_low": f"{diff['low']:.3f}", "min_k_diff_high": f"{diff['high']:.3f}"}
 
 
 def main() -> int:
@@ -80,7 +100,11 @@ def main() -> int:
                                           "guided_exact", "general_exact", "ending_words")},
         "control": {k: control[k] for k in ("documents", "sentences", "gap", "guided_rouge_l", "general_rouge_l",
                                             "guided_exact", "general_exact", "ending_words")},
-        "auroc": s["auroc"], "difference": s["difference"], "calls": report["calls"], "status": report["status"],
+        "auroc": s["auroc"], "difference": s["difference"],
+        "min_k_plus_plus": {**report["min_k_plus_plus"], "corpus": corpus.get("min_k_plus_plus"),
+                            "control": control.get("min_k_plus_plus"), "auroc": s.get("min_k_auroc"),
+                            "difference": s.get("min_k_difference")},
+        "calls": report["calls"], "status": report["status"],
         "failed": report["failed"], "wall_s": round(time.perf_counter() - started, 1),
     }
     if not args.simulate:  # the simulated run checks the plumbing; its figures are not kept
@@ -92,7 +116,8 @@ def main() -> int:
         "auroc": f"{s['auroc']['auroc']:.3f}", "auroc_low": f"{s['auroc']['low']:.3f}",
         "auroc_high": f"{s['auroc']['high']:.3f}", "corpus_words": f"{corpus['ending_words']['mean']:.1f}",
         "control_words": f"{control['ending_words']['mean']:.1f}", "exact_corpus": corpus["guided_exact"],
-        "exact_control": control["guided_exact"], "calls": report["calls"], "wall_s": figures["wall_s"]})
+        "exact_control": control["guided_exact"], "calls": report["calls"], "wall_s": figures["wall_s"],
+        **min_k_result(s)})
     return 0
 
 
