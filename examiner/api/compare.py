@@ -94,9 +94,12 @@ class CompareResult:
 
     def wording_lines(self) -> list[str]:
         """One line per pair whose runs measured the questions' wording (`--paraphrases`): the accuracy
-        difference's interval with the wording-aware variance beside the blind one (not in the report
-        files yet)."""
-        return [line for section in self.paired if (line := _wording_line(self.report, section))]
+        difference's interval with the wording-aware variance beside the blind one (the report files say
+        for every pair which variance was used: PairedSection.wording)."""
+        from examiner.reporting.compare_wording import wording_line
+        from examiner.stats.paired import WORDING_AWARE
+
+        return [wording_line(s) for s in self.paired if s.wording is not None and s.wording.variance == WORDING_AWARE]
 
     def warnings(self) -> list[str]:
         """Each run whose health failed (UNTRUSTWORTHY), and the overrides the figures include."""
@@ -114,34 +117,6 @@ def _health(run: Any) -> dict[str, Any]:
     from examiner.exam.health import exam_health
 
     return exam_health(run).to_dict()
-
-
-def _wording_line(report: CompareReport, section: PairedSection) -> str:
-    """The pair's wording-aware interval, or "" when a side measured no wording."""
-    import math
-
-    from examiner.reporting.paired import paired_units
-    from examiner.reporting.run_reader import load_run
-    from examiner.reporting.wording import difference_wording_variance
-    from examiner.stats.distributions import t_ppf
-    from examiner.stats.wording import cross_document_weight
-
-    sides = {t.label: t for t in report.targets}
-    a, b = sides.get(section.a), sides.get(section.b)
-    d = section.accuracy_difference
-    if a is None or b is None or d.estimate is None or d.standard_error is None:
-        return ""
-    variance = difference_wording_variance(a.path, a.target, b.path, b.target)
-    if not math.isfinite(variance):
-        return ""
-    run_a = load_run(a.path)
-    run_b = run_a if Path(a.path).resolve() == Path(b.path).resolve() else load_run(b.path)
-    units = paired_units(run_a, a.target, run_b, b.target, subgroups=False)
-    se = math.sqrt(d.standard_error**2 + variance * cross_document_weight(units.clusters, units.documents))
-    t = t_ppf(1 - (1 - d.level) / 2, max(d.n_groups - 1, 1))
-    return (f"{section.b} - {section.a}: {d.estimate:+.3f}, wording-aware {d.level:.0%} interval "
-            f"[{max(-1.0, d.estimate - t * se):+.3f}, {min(1.0, d.estimate + t * se):+.3f}] (blind "
-            f"[{d.low:+.3f}, {d.high:+.3f}]; wording variance of the difference {variance:.2g}, measured by rewording)")
 
 
 def compare_runs(options: CompareOptions) -> CompareResult:

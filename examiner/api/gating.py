@@ -129,7 +129,8 @@ def _health(run: Any, side: str, allow: bool) -> str:
 def _wording_variance(options: GateOptions, base_target: str, new_target: str, units: Any) -> float:
     """What the questions' wording adds to the variance of NEW - BASE when the runs measured it
     (`--paraphrases`): its covariance between units of one round-1 question in different documents
-    (examiner.stats.wording); 0 when a run did not measure it (the decision is then blind to wording)."""
+    (examiner.stats.wording); nan when a run did not measure it (the decision is then blind to wording
+    and says so)."""
     import math
 
     from examiner.reporting.wording import difference_wording_variance
@@ -137,7 +138,7 @@ def _wording_variance(options: GateOptions, base_target: str, new_target: str, u
 
     variance = difference_wording_variance(options.base, base_target, options.new, new_target)
     if not math.isfinite(variance):
-        return 0.0
+        return math.nan
     return variance * cross_document_weight(units.clusters, units.documents)
 
 

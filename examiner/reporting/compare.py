@@ -26,6 +26,7 @@ from examiner.reporting.model.compare import ComparedTarget, Disagreement, Disag
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.paired import (PAIRED_HEADER, PAIRED_NOTE, SUBGROUP_HEADER, headline, paired_rows,
                                        paired_section, paired_units, subgroup_rows)
+from examiner.reporting.compare_wording import wording_line, with_wording
 from examiner.reporting.run_reader import RunData, load_run
 from examiner.reporting.health_section import headline as health_headline
 from examiner.reporting.summary import summarize
@@ -120,7 +121,8 @@ def paired(entries: list[dict[str, Any]]) -> list[PairedSection]:
         for b in entries[i + 1:]:
             units = paired_units(a["run_data"], a["target"], b["run_data"], b["target"])
             if units.covered_by_both:
-                sections.append(paired_section(a["label"], b["label"], units))
+                sections.append(with_wording(paired_section(a["label"], b["label"], units), units, a["path"],
+                                             a["target"], b["path"], b["target"]))
     return sections
 
 
@@ -188,6 +190,7 @@ def compare_markdown(report: CompareReport) -> str:
     if report.paired:
         out += ["## Paired differences (the same units)", "", PAIRED_NOTE, ""]
         out += [f"- {marked_headline(report, s)}" for s in report.paired]
+        out += [f"- {line}" for s in report.paired if (line := wording_line(s))]
         out += ["", md.table(PAIRED_HEADER, paired_rows(report.paired)), ""]
         for s in report.paired:
             if s.subgroups:
@@ -227,7 +230,8 @@ def compare_html(report: CompareReport) -> str:
             img]
     if report.paired:
         body += ["<h2>Paired differences (the same units)</h2>", f"<p class=\"note\">{escape(PAIRED_NOTE)}</p><ul>",
-                 *(f"<li>{escape(marked_headline(report, s))}</li>" for s in report.paired), "</ul>",
+                 *(f"<li>{escape(marked_headline(report, s))}</li>" for s in report.paired),
+                 *(f"<li>{escape(line)}</li>" for s in report.paired if (line := wording_line(s))), "</ul>",
                  h.table(PAIRED_HEADER, paired_rows(report.paired))]
         for s in report.paired:
             if s.subgroups:

@@ -49,6 +49,8 @@ __all__ = [
     "PairedComparison",
     "Subgroup",
     "NonInferiority",
+    "BLIND",
+    "WORDING_AWARE",
     "mcnemar_exact",
     "compare_paired",
     "paired_subgroups",
@@ -366,6 +368,12 @@ def paired_subgroups(
     )
 
 
+WORDING_AWARE = "wording-aware"
+"""A difference's variance with the covariance a question's shared wording makes (measured by rewording)."""
+BLIND = "document-clustered, blind to wording"
+"""A difference's variance clustered by document only: the runs did not measure the wording."""
+
+
 @dataclass(frozen=True)
 class NonInferiority(Figures):
     """`examiner gate`'s decision: NEW passes when the one-sided (1 - alpha) lower bound of NEW - BASE
@@ -388,12 +396,21 @@ class NonInferiority(Figures):
     good as BASE passes only above it, a run held against itself included."""
     wording_variance: float = 0.0
     """Variance added for the questions' wording (examiner.stats.wording.wording_aware_variance) when the
-    runs measured it (`--paraphrases`); 0: blind to wording."""
+    runs measured it (`--paraphrases`); 0: none found, or blind to wording (see `variance`)."""
+    variance: str = BLIND
+    """Which variance the bound used: WORDING_AWARE when the runs measured the questions' wording (even
+    if it added nothing), BLIND (document-clustered only) when they did not."""
 
     @property
     def below_smallest(self) -> bool:
         """True when the margin asked for is one even NEW = BASE could not pass on this sample."""
         return math.isfinite(self.smallest_margin) and self.margin <= self.smallest_margin
+
+    def variance_text(self) -> str:
+        """Which variance the bound used, in words (the CI line's and compare's)."""
+        if self.variance == WORDING_AWARE:
+            return f"{WORDING_AWARE} (+{self.wording_variance:.2g}, measured by rewording)"
+        return f"{BLIND} (no --paraphrases in the runs)"
 
     def line(self) -> str:
         """One line for a CI log; it names the smallest margin these runs support, and says so when the
@@ -408,8 +425,7 @@ class NonInferiority(Figures):
             f"{self.lower_bound:+.3f} vs margin -{self.margin:.3f}; power {self.power:.2f} "
             f"({self.n_units} units, {self.n_documents} documents{', small sample' if self.small_sample else ''}); "
             f"smallest margin these runs can support: {margin_text(self.smallest_margin)}{hint}"
-            + (f"; wording-aware (variance +{self.wording_variance:.2g} measured by rewording)"
-               if self.wording_variance > 0 else "")
+            + f"; variance: {self.variance_text()}"
         )
 
 
@@ -421,14 +437,14 @@ def non_inferiority(
     clusters: Sequence[Hashable] | None = None,
     *,
     alpha: float = 0.05,
-    wording_variance: float = 0.0,
+    wording_variance: float = math.nan,
 ) -> NonInferiority:
     """Is NEW not worse than BASE by more than `margin` (accuracy, absolute) at level `alpha`? H0: NEW -
     BASE <= -margin. The lower bound is the low end of the paired interval at level 1 - 2 alpha
     (examiner.stats.intervals.paired_interval); p-value and power from the same standard error on
     documents - 1 df, so the p-value is below alpha exactly when the bound passes. `wording_variance`
     (measured by rewording; examiner.stats.wording) is added to the squared standard error, and the bound
-    is then estimate - t x that error."""
+    is then estimate - t x that error; nan (not measured) leaves the decision blind to wording."""
     if margin < 0:
         raise ValueError("the margin is a non-negative accuracy difference")
     if not 0 < alpha < 0.5:
@@ -458,4 +474,5 @@ def non_inferiority(
         n_documents=result.n_documents,
         smallest_margin=smallest_margin(d.estimate, low),
         wording_variance=added,
+        variance=WORDING_AWARE if math.isfinite(wording_variance) else BLIND,
     )

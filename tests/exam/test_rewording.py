@@ -5,7 +5,9 @@ recover a wording effect the simulated target was given (option `wording_sd`).""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from examiner.exam.nodes.rewording import choose_clusters
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm.ledger import aggregate, answered
 from examiner.reporting.wording import wording_line, wording_section
+from examiner.stats.paired import BLIND
 from examiner.stats.wording import crossed_parts
 from tests.helpers.simulated_exam import PROFILE, ROLES
 
@@ -73,11 +76,23 @@ async def test_rewording_stays_beside_the_exam(small_corpus: Path, tmp_path: Pat
     gated = gate(GateOptions(base=str(with_check), new=str(with_check), base_target="a", new_target="b", margin=0.1))
     blind = gate(GateOptions(base=str(without), new=str(without), base_target="a", new_target="b", margin=0.1))
     assert blind.decision.wording_variance == 0 and "wording-aware" not in blind.line()
+    assert blind.line().endswith("; variance: document-clustered, blind to wording (no --paraphrases in the runs)")
+    assert (gated.as_dict()["variance"], blind.as_dict()["variance"]) == ("wording-aware", BLIND)
+    assert "; variance: wording-aware (+" in gated.line()
     assert gated.decision.difference == blind.decision.difference
     assert gated.decision.lower_bound <= blind.decision.lower_bound
-    lines = compare_runs(CompareOptions(run_dirs=(str(with_check),))).wording_lines()
-    assert len(lines) == 1 and "wording-aware 95% interval" in lines[0]
-    assert compare_runs(CompareOptions(run_dirs=(str(without),))).wording_lines() == []
+    aware = compare_runs(CompareOptions(run_dirs=(str(with_check),), out=str(tmp_path / "aware.md")))
+    lines = aware.wording_lines()
+    assert len(lines) == 1 and "b - a: " in lines[0] and "wording-aware 95% interval" in lines[0]
+    assert f"- {lines[0]}" in (tmp_path / "aware.md").read_text(encoding="utf-8")
+    assert escape(lines[0]) in (tmp_path / "aware.html").read_text(encoding="utf-8")
+    written = json.loads((tmp_path / "aware.json").read_text(encoding="utf-8"))["paired"][0]["wording"]
+    assert written["variance"] == "wording-aware" and written["low"] <= written["high"]
+    assert written["low"] <= aware.paired[0].accuracy_difference.low
+    blind_compare = compare_runs(CompareOptions(run_dirs=(str(without),), out=str(tmp_path / "blind.md")))
+    assert blind_compare.wording_lines() == []
+    assert f"b - a: variance {BLIND} (no --paraphrases in the runs)" in (tmp_path / "blind.md").read_text()
+    assert json.loads((tmp_path / "blind.json").read_text())["paired"][0]["wording"] == {"variance": BLIND}
 
 
 def test_the_same_clusters_are_chosen_whatever_the_order() -> None:

@@ -135,6 +135,21 @@ class PairedSubgroup(Section):
     significant: bool
 
 
+class PairedWording(Section):
+    """Which variance the pair's accuracy difference was read with: `wording-aware` when both runs measured
+    the questions' wording (`--paraphrases`), with the interval widened by what the wording adds, or
+    `document-clustered, blind to wording` (the interval of `accuracy_difference` alone)."""
+
+    variance: str
+    wording_variance: Figure = None
+    """Unit-level wording variance of the per-unit difference B - A (null when not measured)."""
+    added_variance: Figure = None
+    """Added to the squared standard error of the difference (its cross-document covariance)."""
+    low: Figure = None
+    """The wording-aware interval (at `accuracy_difference.level`; null when blind)."""
+    high: Figure = None
+
+
 class PairedSection(Section):
     """Target B against target A on the units both were examined on (differences are B - A)."""
 
@@ -166,6 +181,9 @@ class PairedSection(Section):
     """The smallest margin `examiner gate` could pass on these units at its default level (one-sided 95 %):
     how far the one-sided lower bound lies below the difference; even NEW = BASE fails a margin at or
     below it (absent in comparisons written before it)."""
+    wording: PairedWording | None = None
+    """Which variance the accuracy difference was read with, and the wording-aware interval when the runs
+    measured the wording (absent in comparisons written before it)."""
 
 
 class CompareReport(Section):
