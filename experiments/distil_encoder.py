@@ -23,7 +23,7 @@ of held-out items the student settles, its agreement with GPT-4 on them, and spe
 released completions; the student at its measured CPU seconds times `--cpu-price` dollars per core-hour).
 The guarantee is also checked over `--repeats` random calibration draws of the same student outputs.
 
-Run: python experiments/distil_encoder.py [--max-minutes 30] [--threads 1] [--work DIR]
+Run: python experiments/distil_encoder.py [--mode frozen|cross] [--max-minutes 30] [--threads 1] [--work DIR]
 Writes experiments/results/distil_encoder.json (aggregates only) and ends with the RESULT line.
 """
 
@@ -50,6 +50,7 @@ from examiner.agents.judge.pairwise_judge import pairwise_messages  # noqa: E402
 from examiner.judging.cascade import in_calibration  # noqa: E402
 from examiner.judging.distil import split_of  # noqa: E402
 from examiner.judging.encoder_distil import TaughtPair, train_encoder_judge  # noqa: E402
+from examiner.judging.encoder_finetune import finetune_encoder_judge  # noqa: E402
 from examiner.llm.encoder_judge import EncoderJudge  # noqa: E402
 from examiner.stats.cascade import calibrate_threshold  # noqa: E402
 from examiner.stats.intervals import accuracy_interval  # noqa: E402
@@ -117,6 +118,8 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=30.0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--base", default="minilm", help="the encoder (tiny: a random one, to check the script)")
+    parser.add_argument("--mode", choices=("frozen", "cross"), default="frozen",
+                        help="frozen encoder + head, or the fine-tuned cross-encoder (--encoder-mode cross)")
     parser.add_argument("--heldout-share", type=float, default=0.3)
     parser.add_argument("--calibration-share", type=float, default=0.3, help="of the held-out items (cascade)")
     parser.add_argument("--repeats", type=int, default=200, help="calibration draws for the guarantee check")
@@ -138,8 +141,9 @@ def main() -> None:
                         sum(v == 1 for v in i["gpt4"].values()) / sum(v > 0 for v in i["gpt4"].values()))
              for i in train if any(v > 0 for v in i["gpt4"].values())]
     began = time.monotonic()
-    training = train_encoder_judge(pairs, work / "encoder", base=args.base, max_minutes=args.max_minutes, threads=args.threads,
-                                   progress=lambda line: print(line, flush=True))
+    trainer = finetune_encoder_judge if args.mode == "cross" else train_encoder_judge
+    training = trainer(pairs, work / "encoder", base=args.base, max_minutes=args.max_minutes, threads=args.threads,
+                     progress=lambda line: print(line, flush=True))
     train_s = time.monotonic() - began
     load["after_training"] = os.getloadavg()
     if training.temperature is None:
@@ -217,7 +221,7 @@ def main() -> None:
                "spend": {"strong_only_dollars": float(strong_each.sum()), "student_dollars": cheap_each * len(held),
                          "ratio": spend_ratio},
                "load_average": load, "cpus": os.cpu_count(), "torch_threads": args.threads},
-              ROOT / "experiments" / "results" / "distil_encoder.json")
+              ROOT / "experiments" / "results" / ("distil_encoder.json" if args.mode == "frozen" else "distil_encoder_cross.json"))
     print_result({"student_agreement_human": f"{figures['student']['human']['agreement']:.3f}",
                   "longer_rule_agreement": f"{figures['longer_answer']['human']['agreement']:.3f}",
                   "mcnemar_p": f"{paired.mcnemar.p_value:.3g}",

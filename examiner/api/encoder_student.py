@@ -1,5 +1,6 @@
 """`examiner distil --student encoder`: train the encoder judge (examiner/llm/encoder_judge.py) on the
-examples `examiner distil` wrote, into OUT/encoder.
+examples `examiner distil` wrote, into OUT/encoder: a head on the frozen encoder, or (mode `cross`)
+the encoder itself fine-tuned.
 
 Why a second student: the LoRA-tuned generative model learnt the reply format and nothing else on a CPU
 (docs/DISTIL.md); a frozen cross-encoder with a small antisymmetric head trains on every verdict in minutes.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -32,12 +33,15 @@ class EncoderStudentOptions(BaseModel):
     """A folder written by `examiner distil` (its train.jsonl teaches)."""
     out: str | None = None
     """Where the judge goes (default: DATA/encoder)."""
+    mode: Literal["frozen", "cross"] = "frozen"
+    """`frozen`: a head on the frozen encoder's features (minutes); `cross`: the encoder's own weights
+    fine-tuned as a cross-encoder scorer (slower, learns more)."""
     base: str = "minilm"
     """The encoder: `minilm` (the bundled all-MiniLM-L6-v2), `tiny` (random 2-layer BERT, for tests) or a folder."""
     max_minutes: float = Field(30.0, gt=0)
     """Wall-time bound from the start; a stopped run continues when run again."""
     calibration_share: float = Field(0.2, gt=0, lt=1)
-    """Share of the training items (by item) held out to stop the head's fitting and fit its temperature."""
+    """Share of the training items (by item) held out to pick the stopping point and fit the temperature."""
     seed: int = 0
     threads: int | None = Field(None, ge=1)
     """torch CPU threads (1 is fastest on a CPU other work is using)."""
@@ -49,6 +53,7 @@ def train_encoder_student(options: EncoderStudentOptions,
                           progress: Callable[[str], None] | None = None) -> "EncoderTraining":
     """Train (or resume) the encoder judge; UserError when the folder holds no pairwise example."""
     from examiner.judging.encoder_distil import taught_pairs, train_encoder_judge
+    from examiner.judging.encoder_finetune import finetune_encoder_judge
 
     train = Path(options.data) / "train.jsonl"
     if not train.is_file():
@@ -59,9 +64,10 @@ def train_encoder_student(options: EncoderStudentOptions,
         raise UserError(f"{train} holds no pairwise example with its pair's texts (exam examples cannot teach "
                         "the encoder student yet; data written before the encoder student existed must be rewritten)")
     out = Path(options.out) if options.out else Path(options.data) / ENCODER_FOLDER
-    return train_encoder_judge(pairs, out, base=options.base, max_minutes=options.max_minutes,
-                               calibration_share=options.calibration_share, seed=options.seed,
-                               threads=options.threads, progress=progress)
+    trainer = finetune_encoder_judge if options.mode == "cross" else train_encoder_judge
+    return trainer(pairs, out, base=options.base, max_minutes=options.max_minutes,
+                   calibration_share=options.calibration_share, seed=options.seed, threads=options.threads,
+                   progress=progress)
 
 
 __all__ = ["ENCODER_FOLDER", "EncoderStudentOptions", "train_encoder_student"]

@@ -170,26 +170,40 @@ class PairVerdict:
 
 
 class EncoderJudge:
-    """A trained encoder judge loaded from its folder (`examiner distil --student encoder` output)."""
+    """A trained encoder judge loaded from its folder (`examiner distil --student encoder` output): the frozen
+    encoder with its head, or the fine-tuned cross-encoder (`--encoder-mode cross`)."""
 
     def __init__(self, folder: Path, *, threads: int | None = None) -> None:
         import torch
 
         info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
         self.info = info
+        self.temperature = float(info["temperature"])
+        self.scorer: Any = None
+        if threads:
+            torch.set_num_threads(threads)
+        if info.get("mode") == "cross":  # the fine-tuned cross-encoder (examiner/llm/encoder_cross.py)
+            from examiner.llm.encoder_cross import load_scorer
+
+            self.scorer = load_scorer(folder, int(info["max_tokens"]))
+            return
         self.encoder = TextEncoder(info["base"], threads=threads, max_tokens=int(info["max_tokens"]))
         self.head = make_head(self.encoder.width, int(info["hidden"]))
         self.head.load_state_dict(torch.load(folder / HEAD_FILE, weights_only=True))
         self.head.eval()
-        self.temperature = float(info["temperature"])
 
     def judge(self, pairs: Sequence[tuple[str, str, str]]) -> list[PairVerdict]:
         """(instruction, answer A, answer B) -> calibrated p(A better), the same in either answer order."""
-        features = self.encoder.encode([(i, a) for i, a, _ in pairs] + [(i, b) for i, _, b in pairs])
-        n = len(pairs)
-        logits = head_logits(self.head, features[:n], features[n:])
         from scipy.special import expit
 
+        if self.scorer is not None:
+            from examiner.llm.encoder_cross import pair_logits
+
+            logits = np.array(pair_logits(self.scorer, pairs))
+        else:
+            features = self.encoder.encode([(i, a) for i, a, _ in pairs] + [(i, b) for i, _, b in pairs])
+            n = len(pairs)
+            logits = head_logits(self.head, features[:n], features[n:])
         return [PairVerdict(float(p)) for p in expit(logits / self.temperature)]
 
 
@@ -205,7 +219,9 @@ def head_logits(head: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def is_encoder_judge(folder: Path) -> bool:
     """Whether `folder` holds a trained encoder judge."""
-    return (folder / INFO_FILE).is_file() and (folder / HEAD_FILE).is_file()
+    from examiner.llm.encoder_cross import SCORE_FILE
+
+    return (folder / INFO_FILE).is_file() and ((folder / HEAD_FILE).is_file() or (folder / SCORE_FILE).is_file())
 
 
 __all__ = ["CACHE_FILE", "EncoderJudge", "FeatureCache", "HEAD_FILE", "INFO_FILE", "MAX_TOKENS", "PairVerdict",

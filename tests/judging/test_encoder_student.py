@@ -17,7 +17,9 @@ from examiner.agents.judge.pairwise_judge import pairwise_messages
 from examiner.cli.main import main
 from examiner.core.labels import Preference
 from examiner.judging.encoder_distil import TaughtPair, fit_temperature, taught_pairs, train_encoder_judge
+from examiner.judging.encoder_finetune import CHECKPOINT_FILE, CrossSettings, finetune_encoder_judge
 from examiner.llm.encoder_chat import EncoderChat, grade_reply, read_pair
+from examiner.llm.encoder_cross import INSTRUCTION_TOKENS, clipped_inputs, load_backbone
 from examiner.llm.encoder_judge import INFO_FILE, EncoderJudge, is_encoder_judge
 from examiner.llm.types import TokenLogprob
 
@@ -141,3 +143,90 @@ def test_a_bad_student_flag_is_refused_before_anything_is_written(tmp_path: Path
                  "--max-minutes", "0"]) == 2
     assert "--max-minutes 0.0: input should be greater than 0" in capsys.readouterr().err
     assert not out.exists()
+
+
+# --- the fine-tuned cross-encoder (`--encoder-mode cross`) ---------------------------------------------------
+
+FAST = CrossSettings(epochs=2, batch=4, checkpoint_minutes=0.0, progress_every=1)
+
+
+@pytest.fixture(scope="module")
+def cross_trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("cross") / "judge"
+    result = finetune_encoder_judge(pairs(), folder, base="tiny", calibration_share=0.3, threads=1, settings=FAST)
+    assert result.stopped == "done" and result.encoded == result.to_encode > 0
+    assert result.calibration_items > 0 and result.temperature is not None and result.temperature > 0
+    return folder
+
+
+def test_the_cross_encoder_gives_the_same_verdict_in_both_orders(cross_trained: Path) -> None:
+    judge = EncoderJudge(cross_trained, threads=1)
+    assert judge.info["mode"] == "cross" and is_encoder_judge(cross_trained)
+    items = [(p.instruction, p.answer_1, p.answer_2) for p in pairs()]
+    forward = judge.judge(items)
+    backward = judge.judge([(i, b, a) for i, a, b in items])
+    assert len({round(f.p_first, 6) for f in forward}) > 1  # the scores depend on the answers
+    for f, b in zip(forward, backward):
+        assert f.p_first == pytest.approx(1 - b.p_first, abs=1e-5)
+
+
+def test_the_cross_encoder_learns_what_its_teacher_prefers(tmp_path: Path) -> None:
+    # the teacher prefers the answer that says "correct"; a tiny encoder at a high learning rate learns it
+    taught = [TaughtPair(f"g{k}", f"Question {k}?", *(("correct", "wrong", 1.0) if k % 2 else ("wrong", "correct", 0.0)))
+              for k in range(16)]
+    settings = CrossSettings(epochs=15, batch=8, learning_rate=3e-3, score_learning_rate=3e-2, checkpoint_minutes=60)
+    finetune_encoder_judge(taught, tmp_path / "j", base="tiny", calibration_share=0.25, threads=1, settings=settings)
+    verdicts = EncoderJudge(tmp_path / "j", threads=1).judge([(p.instruction, p.answer_1, p.answer_2) for p in taught])
+    assert [v.first_wins for v in verdicts] == [p.target == 1.0 for p in taught]
+
+
+def test_a_stopped_fine_tuning_leaves_a_judge_and_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    folder = tmp_path / "j"
+    stopped = finetune_encoder_judge(pairs(), folder, base="tiny", max_minutes=1e-9, threads=1, settings=FAST)
+    assert stopped.stopped == "time" and stopped.encoded == 0 < stopped.to_encode
+    assert is_encoder_judge(folder) and (folder / CHECKPOINT_FILE).is_file()
+    lines: list[str] = []
+    done = finetune_encoder_judge(pairs(), folder, base="tiny", threads=1, settings=FAST, progress=lines.append)
+    assert lines[0] == f"encoder: resuming at step 0/{done.to_encode}"
+    assert done.stopped == "done" and done.encoded == done.to_encode
+    assert any(line.startswith(f"encoder: step {done.to_encode}/{done.to_encode} (epoch 2/2)") for line in lines)
+    p_done = EncoderJudge(folder, threads=1).judge([("q", "a", "b")])[0].p_first
+    again: list[str] = []
+    finetune_encoder_judge(pairs(), folder, base="tiny", threads=1, settings=FAST, progress=again.append)
+    assert again == [f"encoder: resuming at step {done.to_encode}/{done.to_encode}"]  # nothing left to train
+    assert EncoderJudge(folder, threads=1).judge([("q", "a", "b")])[0].p_first == pytest.approx(p_done, abs=1e-6)
+
+
+def test_each_answer_is_clipped_on_its_own_so_both_stay_in_view() -> None:
+    tokenizer, _ = load_backbone("tiny")
+    long_instruction, long_answer = "please " * 300, "word " * 600
+    batch = clipped_inputs(tokenizer, [(long_instruction, long_answer), ("Short?", "Yes.")], max_tokens=128)
+    ids, types = batch["input_ids"][0].tolist(), batch["token_type_ids"][0].tolist()
+    assert len(ids) == 128 and types.count(0) == INSTRUCTION_TOKENS + 2  # [CLS] instruction [SEP]
+    assert ids.count(tokenizer.sep_token_id) == 2 and ids[-1] == tokenizer.sep_token_id
+    short = [t for t, m in zip(batch["input_ids"][1].tolist(), batch["attention_mask"][1].tolist()) if m]
+    assert tokenizer.decode(short) == "[CLS] short? [SEP] yes. [SEP]"
+
+
+def test_the_fine_tuned_judge_is_served_like_the_frozen_one(cross_trained: Path) -> None:
+    chat = EncoderChat(cross_trained, "encoder-judge", threads=1)
+    messages = pairwise_messages("Name the capital of Peru.", "Lima.", "Cusco.", None, grade_only=True)
+    reply = chat.complete({"messages": messages, "temperature": 0, "logprobs": True})
+    p = EncoderJudge(cross_trained, threads=1).judge([("Name the capital of Peru.", "Lima.", "Cusco.")])[0].p_first
+    tokens = reply["choices"][0]["logprobs"]["content"]
+    assert math.exp(tokens[1]["top_logprobs"][0]["logprob"]) == pytest.approx(p, rel=1e-4)
+
+
+@pytest.mark.usefixtures("fixture_data")
+def test_distil_fine_tunes_the_cross_encoder_from_the_command_line(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "distil"
+    args = ["distil", "--data", "llmbar:Natural", "--out", str(out), "--student", "encoder", "--encoder-mode", "cross",
+            "--encoder-base", "tiny", "--threads", "1"]
+    assert main(args) == 0
+    said = capsys.readouterr()
+    assert "encoder student:" in said.out and "(cross, done," in said.out and "encoder: step " in said.err
+    info = json.loads((out / "encoder" / INFO_FILE).read_text())
+    assert info["mode"] == "cross" and info["steps"] == info["planned_steps"] > 0
+    assert main(args) == 0  # again: the data and the finished checkpoint are reused
+    assert "encoder: resuming at step" in capsys.readouterr().err

@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-minutes", type=float, default=30.0, metavar="M",
                    help="the encoder student's wall-time bound (default %(default)s)")
     p.add_argument("--threads", type=int, metavar="N", help="torch CPU threads for the encoder student")
+    p.add_argument("--encoder-mode", choices=("frozen", "cross"), default="frozen",
+                   help="frozen: a head on the frozen encoder (minutes); cross: fine-tune the encoder itself as a "
+                        "cross-encoder scorer (slower, bounded by --max-minutes; default %(default)s)")
     p.add_argument("--encoder-base", default="minilm", metavar="NAME",
                    help="the student's encoder: minilm (bundled), tiny (random, for tests) or a folder")
     p.set_defaults(func=run_distil)
@@ -70,7 +73,7 @@ def _encoder_options(args: argparse.Namespace) -> "EncoderStudentOptions":
     from examiner.cli.flag_errors import options_from_flags
 
     return options_from_flags(EncoderStudentOptions, {"base": "--encoder-base"}, data=args.out,
-                              base=args.encoder_base, max_minutes=args.max_minutes, seed=args.seed,
+                              base=args.encoder_base, mode=args.encoder_mode, max_minutes=args.max_minutes, seed=args.seed,
                               threads=args.threads)
 
 
@@ -82,14 +85,18 @@ def _train_encoder(options: "EncoderStudentOptions") -> int:
         print(f"encoder student: stopped at the time bound with {result.encoded}/{result.to_encode} texts encoded; "
               "run the same command again to continue")
         return 0
-    print(f"encoder student: {result.folder} ({result.stopped}, {result.train_s:.0f} s): fitted on "
-          f"{result.fit_items} items, calibrated on {result.calibration_items}, temperature {result.temperature:.2f}, "
-          f"agreement with the teacher on the calibration items {_share(result.calibration_agreement)}")
+    done = (f"{result.encoded}/{result.to_encode} steps" if options.mode == "cross"
+            else f"{result.encoded}/{result.to_encode} texts encoded")
+    again = "; run the same command again to continue" if result.stopped == "time" else ""
+    print(f"encoder student: {result.folder} ({options.mode}, {result.stopped}, {done}, {result.train_s:.0f} s): "
+          f"fitted on {result.fit_items} items, calibrated on {result.calibration_items}, temperature "
+          f"{result.temperature:.2f}, agreement with the teacher on the calibration items "
+          f"{_share(result.calibration_agreement)}{again}")
+    return 0
 
 
 def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
-    return 0
 
 
 def _write_data(args: argparse.Namespace) -> None:
