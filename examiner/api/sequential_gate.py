@@ -43,16 +43,17 @@ class SequentialGateResult:
         """The CI line: the outcome, the clusters it needed of all, the difference and its interval."""
         d = self.decision
         level = f"{100 * (1 - d.alpha):g}%"
+        bounds = (f"bounds [{d.lower:+.4f}, {d.upper:+.4f}], each anytime-valid at {level} alone"
+                  if d.scheme == "one-sided" else f"{level} anytime-valid interval [{d.lower:+.4f}, {d.upper:+.4f}]")
         return (f"sequential gate {self.new_target} - {self.base_target} accuracy, margin {d.margin:g}: "
                 f"{d.outcome.upper()} after {d.clusters} of {d.population} clusters "
-                f"(the fixed-size gate reads all {d.population}); difference {d.estimate:+.4f}, {level} anytime-valid "
-                f"interval [{d.lower:+.4f}, {d.upper:+.4f}]")
+                f"(the fixed-size gate reads all {d.population}); difference {d.estimate:+.4f}, {bounds}")
 
     def as_dict(self) -> dict[str, Any]:
         d = self.decision
         return {"outcome": d.outcome, "clusters": d.clusters, "clusters_total": d.population,
                 "difference": d.estimate, "lower": d.lower, "upper": d.upper, "margin": d.margin, "alpha": d.alpha,
-                "seed": self.seed, "exit_code": self.exit_code,
+                "scheme": d.scheme, "seed": self.seed, "exit_code": self.exit_code,
                 "base": {"run": self.base_run, "target": self.base_target},
                 "new": {"run": self.new_run, "target": self.new_target}}
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from examiner.core.errors import UserError
 from examiner.reporting.stopping_section import SEQUENCE_FILE
-from examiner.stats.sequential import Sequence, confidence_sequence, gate_outcome
+from examiner.stats.sequential import GATES, Sequence, confidence_sequence, gate_outcome
 
 _RULE = re.compile(r"^\s*(width|accuracy)\s*(<=|>=)\s*([0-9]*\.?[0-9]+)\s*$")
 _DECIDED = re.compile(r"^\s*decided\s*:\s*([0-9]*\.?[0-9]+)\s*$")
@@ -151,7 +151,8 @@ class StopWatch:
 
     def difference(self) -> Sequence | None:
         """With `decided:M`: the paired sequence of the second target's accuracy minus the first's, over
-        the units both answered right or wrong (None before any such unit)."""
+        the units both answered right or wrong (None before any such unit); its bounds as the default
+        sequential gate reads them (each valid alone: the calls are one-sided; examiner.stats.sequential)."""
         base, new = list(self.sizes)
         population = np.array([n for n in self.sizes[base].values() if n > 0], dtype=float)
         shifted, counted, units = [], [], []
@@ -166,8 +167,10 @@ class StopWatch:
             units.append(max(a.units, 1))
         if not any(counted):
             return None
+        sides, truncation = GATES["one-sided"]
         seq = confidence_sequence(np.array(shifted), np.array(units, dtype=float), population,
-                                  denominators=np.array(counted, dtype=float), alpha=self.alpha, breaks=2000)
+                                  denominators=np.array(counted, dtype=float), alpha=self.alpha, breaks=2000,
+                                  sides=sides, truncation=truncation)
         return Sequence(2 * seq.estimate - 1, 2 * seq.lower - 1, 2 * seq.upper - 1, seq.alpha, seq.population)
 
     def arrays(self, target: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -27,8 +27,8 @@ def exam_stopping_section(run: RunData) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    rows = [r for r in answered(run.ledger) if r.get("stage") not in NOT_EXAM]
-    calls, cost = len(rows), sum(float(r.get("cost_usd") or 0.0) for r in rows)
+    rows = [r for r in answered(run.ledger) if r.stage not in NOT_EXAM]
+    calls, cost = len(rows), sum(r.cost_usd for r in rows)
     asked, total = int(data["clusters_asked"]), int(data["clusters_total"])
     left = max(total - asked, 0)
     data.update(calls=calls, cost_usd=round(cost, 8),
@@ -99,7 +99,8 @@ def stopping_sentences(section: StoppingSection) -> list[str]:
         third = (f"{diff.new} - {diff.base} (units both answered right or wrong), margin {diff.margin:g}: "
                  f"{diff.outcome.upper()}, difference "
                  f"{'-' if diff.estimate[-1] is None else f'{diff.estimate[-1]:+.3f}'} "
-                 f"[{diff.lower[-1]:+.3f}, {diff.upper[-1]:+.3f}] after {section.clusters_asked} clusters.")
+                 f"[{diff.lower[-1]:+.3f}, {diff.upper[-1]:+.3f}] (each bound valid alone at "
+                 f"{100 * (1 - section.alpha):.0f}% whenever the exam stops) after {section.clusters_asked} clusters.")
     return [s for s in (first, second, third) if s]
 
 

@@ -13,13 +13,19 @@ from examiner.stats.sequential import confidence_sequence, gate_outcome, paired_
 
 
 def reference_bounds(y: list[float], m: list[float], population: list[float], alpha: float,
-                     grid_step: float, bets: str = "plugin") -> list[tuple[float, float]]:
+                     grid_step: float, bets: str = "plugin", sides: str = "joint",
+                     cap: float = 0.5) -> list[tuple[float, float]]:
     """The sequence by scalar loops: for each candidate θ and each step, the WoR mean of the clusters
-    left, the bet (plug-in: tuned for t log(1 + t); planned: for half the population's clusters), the two
-    capitals; then the extreme θ kept, the logical range and the running intersection."""
+    left, the bet (plug-in: tuned for t log(1 + t); planned: for half the population's clusters; for
+    log(2/α) when the two capitals are read together, log(1/α) when each alone), capped at `cap` of the
+    largest safe bet, the two capitals; then the extreme θ kept (together: half their sum below 1/α;
+    each: the lowest θ the upward bets keep, the highest the downward ones keep), the logical range and
+    the running intersection."""
     n, total, m_max = len(population), sum(population), max(population)
     thetas = [i * grid_step for i in range(round(1 / grid_step) + 1)]
-    kept_by_step: list[list[float]] = [[] for _ in y]
+    low_by_step: list[list[float]] = [[] for _ in y]
+    high_by_step: list[list[float]] = [[] for _ in y]
+    log_term = math.log(2 / alpha) if sides == "joint" else math.log(1 / alpha)
     for theta in thetas:
         up = down = 1.0
         seen = 0.0
@@ -33,9 +39,9 @@ def reference_bounds(y: list[float], m: list[float], population: list[float], al
             if mu < 0 or mu > 1:
                 ruled_out = True
             horizon = max(1.0, n / 2) if bets == "planned" else t * math.log(1 + t)
-            lam = math.sqrt(2 * math.log(2 / alpha) / (var_prev * horizon))
-            lam_up = min(lam, 0.5 / mu) if mu > 0 else lam
-            lam_down = min(lam, 0.5 / (1 - mu)) if mu < 1 else lam
+            lam = math.sqrt(2 * log_term / (var_prev * horizon))
+            lam_up = min(lam, cap / mu) if mu > 0 else lam
+            lam_down = min(lam, cap / (1 - mu)) if mu < 1 else lam
             up *= max(1 + lam_up * (x - mu), 0.0)
             down *= max(1 - lam_down * (x - mu), 0.0)
             seen += x
@@ -43,16 +49,23 @@ def reference_bounds(y: list[float], m: list[float], population: list[float], al
             mean_t = (0.5 + s_x) / (t + 1)
             s_sq += (x - mean_t) ** 2
             var_prev = (0.25 + s_sq) / (t + 1)
-            if not ruled_out and 0.5 * up + 0.5 * down < 1 / alpha:
-                kept_by_step[t - 1].append(theta)
+            if ruled_out:
+                continue
+            if sides == "joint" and 0.5 * up + 0.5 * down < 1 / alpha:
+                low_by_step[t - 1].append(theta)
+                high_by_step[t - 1].append(theta)
+            if sides == "each" and up < 1 / alpha:
+                low_by_step[t - 1].append(theta)
+            if sides == "each" and down < 1 / alpha:
+                high_by_step[t - 1].append(theta)
     out = []
     lo_run, hi_run = 0.0, 1.0
     correct = asked = 0.0
-    for t, kept in enumerate(kept_by_step):
+    for t, (low, high) in enumerate(zip(low_by_step, high_by_step)):
         correct += y[t]
         asked += m[t]
-        lo = max(min(kept) - grid_step, 0.0) if kept else 0.0
-        hi = min(max(kept) + grid_step, 1.0) if kept else 1.0
+        lo = max(min(low) - grid_step, 0.0) if low else 0.0
+        hi = min(max(high) + grid_step, 1.0) if high else 1.0
         lo = max(lo, correct / total)
         hi = min(hi, (correct + total - asked) / total)
         lo_run, hi_run = max(lo_run, lo), min(hi_run, hi)
@@ -60,15 +73,17 @@ def reference_bounds(y: list[float], m: list[float], population: list[float], al
     return out
 
 
-@pytest.mark.parametrize("bets", ["planned", "plugin"])
-def test_bounds_equal_a_plain_loop_implementation(bets: str) -> None:
+@pytest.mark.parametrize(("bets", "sides", "cap"), [("planned", "joint", 0.5), ("plugin", "joint", 0.5),
+                                                    ("planned", "each", 0.9), ("plugin", "each", 0.5)])
+def test_bounds_equal_a_plain_loop_implementation(bets: str, sides: str, cap: float) -> None:
     rng = np.random.default_rng(7)
     population = rng.integers(2, 7, size=40).astype(float)
     order = rng.permutation(40)[:25]
     sizes = population[order]
     scores = rng.binomial(sizes.astype(int), 0.7).astype(float)
-    seq = confidence_sequence(scores, sizes, population, alpha=0.05, breaks=200, bets=bets)
-    ref = reference_bounds(list(scores), list(sizes), list(population), 0.05, 1 / 200, bets)
+    seq = confidence_sequence(scores, sizes, population, alpha=0.05, breaks=200, bets=bets, sides=sides,
+                              truncation=cap)
+    ref = reference_bounds(list(scores), list(sizes), list(population), 0.05, 1 / 200, bets, sides, cap)
     assert np.max(np.abs(seq.lower - [r[0] for r in ref])) < 1e-3
     assert np.max(np.abs(seq.upper - [r[1] for r in ref])) < 1e-3
     assert seq.upper[-1] - seq.lower[-1] < seq.upper[0] - seq.lower[0]
@@ -102,6 +117,13 @@ def test_bad_input_is_refused() -> None:
         confidence_sequence(np.array([3.0]), np.array([2.0]), np.array([2.0, 2.0]))
     with pytest.raises(ValueError, match="bets must be one of"):
         confidence_sequence(np.array([1.0]), np.array([2.0]), np.array([2.0]), bets="kelly")
+    with pytest.raises(ValueError, match="sides must be one of"):
+        confidence_sequence(np.array([1.0]), np.array([2.0]), np.array([2.0]), sides="upper")
+    with pytest.raises(ValueError, match="truncation must lie"):
+        confidence_sequence(np.array([1.0]), np.array([2.0]), np.array([2.0]), truncation=1.0)
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        sequential_gate(np.array([1.0]), np.array([1.0]), np.array([2.0]), np.array([2.0]), margin=0.1,
+                        scheme="three-sided")
     with pytest.raises(ValueError, match="population of 1"):
         confidence_sequence(np.array([1.0, 1.0]), np.array([2.0, 2.0]), np.array([2.0]))
 
@@ -142,3 +164,38 @@ def test_accuracy_over_answered_units_has_its_own_denominator() -> None:
     assert seq.lower[-1] == pytest.approx(truth) and seq.upper[-1] == pytest.approx(truth)
     assert seq.lower[20] < truth < seq.upper[20]
     assert seq.estimate[20] == pytest.approx(correct[:21].sum() / answered[:21].sum())
+
+
+def test_each_bound_alone_is_tighter_than_the_joint_interval_and_still_holds() -> None:
+    """sides="each": narrower than the joint interval (it is a 1 − 2 alpha interval), yet the lower bound
+    alone misses the truth on a path no more often than alpha allows."""
+    rng = np.random.default_rng(13)
+    misses = 0
+    narrower = []
+    for _ in range(60):
+        clusters = rng.beta(2.1, 0.9, size=80)
+        sizes = np.full(80, 4.0)
+        scores = rng.binomial(4, clusters).astype(float)
+        truth = scores.sum() / sizes.sum()
+        each = confidence_sequence(scores, sizes, sizes, breaks=400, sides="each")
+        joint = confidence_sequence(scores, sizes, sizes, breaks=400)
+        narrower.append(float(np.mean(joint.width - each.width)))
+        misses += bool(np.any(each.lower > truth + 1e-12))
+    assert misses <= 6  # at most alpha = 0.05 in expectation over the whole path: 3 of 60
+    assert np.mean(narrower) > 0.005
+
+
+def test_one_sided_gate_at_exactly_the_margin_rarely_passes() -> None:
+    """New worse than base by exactly M in every draw: "not worse" or "equivalent" is a wrong call, at most
+    alpha of the time (the default one-sided scheme, whose bounds are each at 1 − alpha alone)."""
+    rng = np.random.default_rng(17)
+    sizes = np.full(80, 5.0)
+    wrong = 0
+    for _ in range(40):
+        base = rng.binomial(5, 0.7, size=80).astype(float)
+        new = base.copy()
+        drop = rng.choice(np.flatnonzero(base > 0), size=int(0.05 * sizes.sum()), replace=False)
+        new[drop] -= 1  # exactly M = 0.05 of the units lost (one per chosen cluster)
+        decision = sequential_gate(new, base, sizes, sizes, margin=0.05)
+        wrong += decision.outcome in ("not worse", "equivalent")
+    assert wrong <= 4  # alpha = 0.05: 2 of 40 expected at most
