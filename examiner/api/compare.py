@@ -30,6 +30,9 @@ class CompareOptions(BaseModel):
     """Exam run folders."""
     out: str | None = None
     """Write the Markdown here and the HTML and JSON beside it (FILE.html, FILE.json); None: write nothing."""
+    metric: str | None = None
+    """A knowledge figure (examiner.reporting.knowledge_compare.METRICS: hallucination_rate, f_score,
+    penalised_0.75, ece, ...) whose paired difference B - A each pair gets, with its interval; None: none."""
 
     _paths = field_validator("run_dirs", mode="before")(path_texts)
     _file = field_validator("out", mode="before")(path_text)
@@ -101,6 +104,12 @@ class CompareResult:
 
         return [wording_line(s) for s in self.paired if s.wording is not None and s.wording.variance == WORDING_AWARE]
 
+    def metric_lines(self) -> list[str]:
+        """One line per pair with `metric`: the figure for A and B and the difference B - A with its interval."""
+        from examiner.reporting.knowledge_compare import metric_line
+
+        return [metric_line(m) for m in self.report.metric_differences]
+
     def warnings(self) -> list[str]:
         """Each run whose health failed (UNTRUSTWORTHY), and the overrides the figures include."""
         from examiner.reporting.compare import warnings
@@ -125,7 +134,7 @@ def compare_runs(options: CompareOptions) -> CompareResult:
     from examiner.reporting.compare import compare_html, compare_markdown, compare_report
     from examiner.reporting.writer import dumps, report_data
 
-    report = compare_report(list(options.run_dirs), health_of=_health)
+    report = compare_report(list(options.run_dirs), health_of=_health, metric=options.metric)
     markdown = compare_markdown(report)
     given = {Path(run_dir).resolve(): (run_dir, read_exam(run_dir).cost_usd) for run_dir in options.run_dirs}
     rows = []

@@ -20,9 +20,11 @@ from typing import Any, Sequence
 from examiner.core.errors import UserError
 from examiner.reporting import markdown as md
 from examiner.reporting.knowledge import knowledge_row
+from examiner.reporting.knowledge_compare import METRIC_NOTE, check_metric, metric_difference, metric_line
 from examiner.reporting.knowledge_section import rate
 from examiner.reporting.model import CompareReport
-from examiner.reporting.model.compare import ComparedTarget, Disagreement, DisagreementUnit, PairedSection
+from examiner.reporting.model.compare import (ComparedTarget, Disagreement, DisagreementUnit, MetricDifference,
+                                              PairedSection)
 from examiner.reporting.score_intervals import small_sample_notes
 from examiner.reporting.paired import (PAIRED_HEADER, PAIRED_NOTE, SUBGROUP_HEADER, headline, paired_rows,
                                        paired_section, paired_units, subgroup_rows)
@@ -126,14 +128,29 @@ def paired(entries: list[dict[str, Any]]) -> list[PairedSection]:
     return sections
 
 
-def compare_report(run_dirs: Sequence[str | Path], health_of: HealthOf | None = None) -> CompareReport:
+def compare_report(run_dirs: Sequence[str | Path], health_of: HealthOf | None = None,
+                   metric: str | None = None) -> CompareReport:
     """The comparison of every target of the given runs, built once (render it with compare_markdown,
-    compare_html or examiner.reporting.terminal); `health_of` gives each run's health (None: not checked)."""
+    compare_html or examiner.reporting.terminal); `health_of` gives each run's health (None: not checked);
+    `metric` adds each pair's difference in that knowledge figure (reporting/knowledge_compare.py)."""
     if not run_dirs:
         raise UserError("compare needs at least one run directory")
+    if metric is not None:
+        check_metric(metric)  # before any run is read
     entries = _entries(run_dirs, health_of)
+    sections = paired(entries)
     return CompareReport(targets=[_compared(e) for e in entries], disagreements=disagreements(entries),
-                         paired=paired(entries))
+                         paired=sections, metric_differences=_metric_differences(entries, sections, metric))
+
+
+def _metric_differences(entries: list[dict[str, Any]], sections: list[PairedSection], metric: str | None
+                        ) -> list[MetricDifference]:
+    """`metric`'s difference for each pair the paired section compares (none without a metric)."""
+    if metric is None:
+        return []
+    by_label = {e["label"]: e for e in entries}
+    return [metric_difference(s.a, by_label[s.a]["run_data"], by_label[s.a]["target"], s.b,
+                              by_label[s.b]["run_data"], by_label[s.b]["target"], metric) for s in sections]
 
 
 def health_cell(target: ComparedTarget) -> str:
@@ -199,6 +216,9 @@ def compare_markdown(report: CompareReport) -> str:
                 if len(s.subgroups) > LISTED_SUBGROUPS:
                     out.append(f"\n{len(s.subgroups) - LISTED_SUBGROUPS} more subgroups in the JSON report.")
                 out.append("")
+    if report.metric_differences:
+        out += [f"## Paired difference in {report.metric_differences[0].metric}", "", METRIC_NOTE, ""]
+        out += [f"- {metric_line(m)}" for m in report.metric_differences] + [""]
     out += ["## Correct for one, incorrect for another", ""]
     out.append(md.table(["correct for", "incorrect for", "units"], pair_rows(report)))
     for p in report.disagreements:
@@ -239,6 +259,10 @@ def compare_html(report: CompareReport) -> str:
                          h.table(SUBGROUP_HEADER, subgroup_rows(s, LISTED_SUBGROUPS))]
                 if len(s.subgroups) > LISTED_SUBGROUPS:
                     body.append(f"<p>{len(s.subgroups) - LISTED_SUBGROUPS} more subgroups in the JSON report.</p>")
+    if report.metric_differences:
+        body += [f"<h2>Paired difference in {escape(report.metric_differences[0].metric)}</h2>",
+                 f"<p class=\"note\">{escape(METRIC_NOTE)}</p><ul>",
+                 *(f"<li>{escape(metric_line(m))}</li>" for m in report.metric_differences), "</ul>"]
     body += ["<h2>Correct for one, incorrect for another</h2>",
             h.table(["correct for", "incorrect for", "units"], pair_rows(report))]
     for p in report.disagreements:

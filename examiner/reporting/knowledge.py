@@ -47,7 +47,7 @@ def _interval(name: str, status: list[str], confidence: list[float | None], docu
             "groups": est.n_groups, "grouped_by": est.grouped_by, "method": est.method}
 
 
-def _confidence(run: RunData, outcome: UnitOutcome) -> tuple[float | None, float | None]:
+def unit_confidence(run: RunData, outcome: UnitOutcome) -> tuple[float | None, float | None]:
     """(stated, token) confidence of the answer whose verdict covered the unit."""
     verdict = run.verdicts.get(outcome.verdict_id or "")
     answer = run.answers.get(verdict.answer_id) if verdict is not None else None
@@ -79,7 +79,7 @@ def knowledge_row(run: RunData, outcomes: Sequence[UnitOutcome], *, by: str, key
         "intervals": {name: _interval(name, status, [None] * len(status), documents, clusters)
                       for name in SCORE_FIGURES},
     }
-    pairs = [(_confidence(run, o), int(o.status == "correct")) for o in covered if o.status in ATTEMPTED]
+    pairs = [(unit_confidence(run, o), int(o.status == "correct")) for o in covered if o.status in ATTEMPTED]
     stated = [c[0] for c, _ in pairs]
     token = [c[1] for c, _ in pairs]
     source, confidence = (("stated", stated) if any(v is not None for v in stated)
@@ -90,7 +90,7 @@ def knowledge_row(run: RunData, outcomes: Sequence[UnitOutcome], *, by: str, key
                    ece=expected_calibration_error(confidence, right), brier=brier_score(confidence, right),
                    aurc=risk_coverage_area(confidence, right))
         pick = 0 if source == "stated" else 1
-        every = [_confidence(run, o)[pick] if o.status in ATTEMPTED else None for o in covered]
+        every = [unit_confidence(run, o)[pick] if o.status in ATTEMPTED else None for o in covered]
         row["intervals"] |= {name: _interval(name, status, every, documents, clusters) for name in CONFIDENCE_FIGURES}
     return row
 
@@ -140,7 +140,7 @@ def target_knowledge(run: RunData, target: str, names: dict[str, dict[str, str |
     reliability: list[dict[str, Any]] = []
     if overall.get("confidence_source"):
         pick = 0 if overall["confidence_source"] == "stated" else 1
-        conf = [_confidence(run, o)[pick] for o in covered]
+        conf = [unit_confidence(run, o)[pick] for o in covered]
         reliability = [{"confidence": c, "right": r, "units": n}
                        for c, r, n in reliability_bins(conf, [int(o.status == "correct") for o in covered])]
     found = {"overall": overall, "topics": topics, "topics_total": totals, "reliability": reliability}
@@ -169,4 +169,5 @@ def invented_topics(knowledge: dict[str, Any] | Any, target: str, n: int = 3) ->
     return sorted(rows, key=_hallucinating_first)[:n]
 
 
-__all__ = ["GROUPINGS", "TOPIC_ROWS", "exam_knowledge", "invented_topics", "knowledge_row", "target_knowledge"]
+__all__ = ["GROUPINGS", "TOPIC_ROWS", "exam_knowledge", "invented_topics", "knowledge_row", "target_knowledge",
+           "unit_confidence"]

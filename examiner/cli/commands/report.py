@@ -34,11 +34,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "coverage with a cluster-bootstrap interval, McNemar's exact test and the cluster test, power, and\n"
         "subgroups (docs/STATISTICS.md). Prints Markdown, or writes Markdown, HTML and JSON with --out and\n"
         "prints one line per pair.",
-        "examiner compare runs/two\nexaminer compare runs/a runs/b --out compare.md")
+        "examiner compare runs/two\nexaminer compare runs/a runs/b --out compare.md\n"
+        "examiner compare runs/a runs/b --metric hallucination_rate")
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="exam run directories")
     parser.add_argument("--out", metavar="FILE.md",
                         help="write Markdown here, HTML and JSON beside it (FILE.html, FILE.json); default: "
                              "print Markdown")
+    parser.add_argument("--metric", metavar="NAME",
+                        help="also give each pair's difference B - A in this knowledge figure with its interval: "
+                             "accuracy, hallucination_rate, abstention_rate, correct_given_attempted, f_score, "
+                             "penalised_0.5, penalised_0.75, penalised_0.9, ece, brier, aurc")
     parser.set_defaults(func=run_compare)
 
 
@@ -97,13 +102,13 @@ def override_lines(report: dict[str, Any]) -> list[str]:
 def run_compare(args: argparse.Namespace) -> int:
     from examiner.api.compare import CompareOptions, compare_runs
 
-    result = compare_runs(CompareOptions(run_dirs=tuple(args.run_dirs), out=args.out))
+    result = compare_runs(CompareOptions(run_dirs=tuple(args.run_dirs), out=args.out, metric=args.metric))
     if result.markdown_path is None:
         print(visible_controls(result.markdown), end="")  # target names are others' text
         for line in result.wording_lines():
             print(visible_controls(line))
         return 0
     print(f"md: {result.markdown_path}\nhtml: {result.html_path}\njson: {result.json_path}")
-    for line in [*result.warnings(), *result.headlines(), *result.wording_lines()]:
+    for line in [*result.warnings(), *result.headlines(), *result.metric_lines(), *result.wording_lines()]:
         print(visible_controls(line))
     return 0

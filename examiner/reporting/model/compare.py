@@ -186,6 +186,22 @@ class PairedSection(Section):
     measured the wording (absent in comparisons written before it)."""
 
 
+class MetricDifference(Section):
+    """`examiner compare --metric NAME`: B - A in one knowledge figure on the units both were examined on
+    (examiner/reporting/knowledge_compare.py)."""
+
+    metric: str
+    """accuracy, hallucination_rate, abstention_rate, correct_given_attempted, f_score, penalised_0.5,
+    penalised_0.75, penalised_0.9, ece, brier or aurc."""
+    a: str
+    b: str
+    value_a: Figure
+    value_b: Figure
+    difference: PairedDifference
+    lower_is_better: bool
+    shared_units: int
+
+
 class CompareReport(Section):
     """The comparison of the targets of one or more exam runs."""
 
@@ -195,3 +211,5 @@ class CompareReport(Section):
     disagreements: list[Disagreement]
     paired: list[PairedSection] = Field(default_factory=list)
     """Each pair of targets that share units, in the order listed (absent in reports written before it)."""
+    metric_differences: list[MetricDifference] = Field(default_factory=list)
+    """With `--metric`: each pair's difference in that figure (empty without it)."""
