@@ -1,5 +1,6 @@
-"""`examiner view` in a real headless browser: open the page, filter, override one verdict with a reason,
-reload and see it kept; then `examiner report` shows the recomputed accuracy.
+"""`examiner view` in a real headless browser: open the page, filter, override one verdict with a reason and
+another as `abstained`, reload and see them kept; then `examiner report` shows the recomputed accuracy and
+counts the abstained unit.
 
 The browser is the system Chromium (Debian's `chromium` package) driven by Playwright for Python; no
 browser is downloaded. Without Chromium the test installs it with apt-get when it runs as root, and
@@ -66,8 +67,9 @@ def test_override_in_the_browser_is_kept_and_reported(sim_run: Path, capsys: pyt
     sync_playwright = _sync_playwright()
     outcomes = [json.loads(line) for line in (sim_run / "outcomes.jsonl").read_text(encoding="utf-8").splitlines()]
     correct = [o for o in outcomes if o["status"] == "correct"]
-    covered = sum(o["status"] in ("correct", "incorrect") for o in outcomes)
-    assert correct, "the simulated run should have correct units"
+    covered = sum(o["status"] in ("correct", "incorrect", "abstained") for o in outcomes)
+    wrong = sorted(o["verdict_id"] for o in outcomes if o["status"] == "incorrect")
+    assert correct and wrong, "the simulated run should have correct and incorrect units"
     chosen = sorted(o["verdict_id"] for o in correct)[0]
 
     proc, url = _start_view(sim_run)
@@ -97,25 +99,44 @@ def test_override_in_the_browser_is_kept_and_reported(sim_run: Path, capsys: pyt
             assert kept.locator(".why").inner_text() == "the source gives another <year>"
             assert "by tester" in kept.inner_text()
             assert page.locator("#overridden").inner_text() == "1"
+            # a person can say the answer declined (abstained) where the judge said incorrect
+            page.goto(url)
+            declined = page.locator(f'article[data-verdict-id="{wrong[0]}"]')
+            declined.locator("select[name=new]").select_option("abstained")
+            declined.locator("input[name=reason]").fill("it says it does not know")
+            with page.expect_navigation():
+                declined.locator("button[type=submit]").click()
+            page.reload()
+            assert page.locator(f'article[data-verdict-id="{wrong[0]}"] .in-force .new').inner_text() == "abstained"
+            assert page.locator("#overridden").inner_text() == "2"
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
 
     rows = [json.loads(line) for line in (sim_run / "overrides.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 1 and (rows[0]["verdict_before"], rows[0]["verdict"], rows[0]["who"]) == ("correct", "incorrect", "tester")
+    assert len(rows) == 2 and (rows[0]["verdict_before"], rows[0]["verdict"], rows[0]["who"]) == ("correct", "incorrect", "tester")
+    assert (rows[1]["verdict_before"], rows[1]["verdict"]) == ("incorrect", "abstained")
     capsys.readouterr()
     assert main(["report", str(sim_run)]) == 0
     out = capsys.readouterr().out
+    # the abstained unit stays covered and not correct: accuracy moves only by the correct -> incorrect one
     judge, people = 100 * len(correct) / covered, 100 * (len(correct) - 1) / covered
     assert f"accuracy {judge:.1f}% (judge) -> {people:.1f}% with overrides" in out
     report = json.loads((sim_run / "report.json").read_text(encoding="utf-8"))
-    assert report["overrides"]["overrides"] == 1
+    assert report["overrides"]["overrides"] == 2
+    (counts,) = report["overrides"]["targets"].values()
+    assert counts["counts_with_overrides"]["abstained"] == counts["counts_judge"]["abstained"] + 1
+    assert counts["counts_with_overrides"]["incorrect"] == counts["counts_judge"]["incorrect"]  # -1 +1
+
+
+LABELLED = ("correct", "incorrect", "abstained", "unrelated")
+"""The labels a person gives the first drawn units in sample mode, one of each."""
 
 
 def test_label_a_random_sample_in_the_browser(sim_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Sample mode: draw from the page, label three drawn units with the judge's verdict hidden; the labels
-    go to human_sample.jsonl (never overrides.jsonl) and `examiner report` calibrates with them."""
+    """Sample mode: draw from the page, label four drawn units (one of each label, abstained too) with the
+    judge's verdict hidden; the labels go to human_sample.jsonl (never overrides.jsonl) and `examiner report` calibrates with them."""
     executable = _chromium()
     sync_playwright = _sync_playwright()
     overrides = sim_run / "overrides.jsonl"
@@ -136,16 +157,16 @@ def test_label_a_random_sample_in_the_browser(sim_run: Path, capsys: pytest.Capt
             units = page.locator("article.row.sample")
             assert units.count() == 5 and page.locator("#labelled").inner_text() == "0"
             assert page.locator(".verdict").count() == 0  # the judge's verdict is not shown in sample mode
-            for n, label in enumerate(("correct", "incorrect", "unrelated")):
+            for n, label in enumerate(LABELLED):
                 unit = page.locator("article.row.sample").nth(n)
                 unit.locator("select[name=verdict]").select_option(label)
                 unit.locator("input[name=note]").fill(f"checked {n}")
                 with page.expect_navigation():
                     unit.locator("button[type=submit]").click()
             page.reload()
-            assert page.locator("#labelled").inner_text() == "3"
+            assert page.locator("#labelled").inner_text() == "4"
             given = page.locator("article.row.sample .given").all_inner_texts()
-            assert given == ["correct", "incorrect", "unrelated"]
+            assert given == list(LABELLED)
             browser.close()
     finally:
         proc.terminate()
@@ -153,10 +174,10 @@ def test_label_a_random_sample_in_the_browser(sim_run: Path, capsys: pytest.Capt
 
     rows = [json.loads(line) for line in (sim_run / "human_sample.jsonl").read_text(encoding="utf-8").splitlines()]
     assert rows[0]["kind"] == "draw" and (rows[0]["seed"], rows[0]["size"], rows[0]["who"]) == (3, 5, "tester")
-    assert [r["verdict"] for r in rows[1:]] == ["correct", "incorrect", "unrelated"]
+    assert [r["verdict"] for r in rows[1:]] == list(LABELLED)
     assert (overrides.read_text(encoding="utf-8") if overrides.exists() else None) == before
     capsys.readouterr()
     assert main(["report", str(sim_run)]) == 0
-    assert "(people, 3 of" in capsys.readouterr().out
+    assert "(people, 4 of" in capsys.readouterr().out
     report = json.loads((sim_run / "report.json").read_text(encoding="utf-8"))
-    assert report["calibration"]["draw"]["labelled"] == 3
+    assert report["calibration"]["draw"]["labelled"] == 4
