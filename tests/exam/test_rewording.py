@@ -14,7 +14,6 @@ import numpy as np
 
 from examiner.api.compare import CompareOptions, compare_runs
 from examiner.api.gating import GateOptions, gate
-from examiner.core.config import EndpointSpec, Settings
 from examiner.core.records import VerdictRecord, WordingRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.nodes.rewording import choose_clusters
@@ -23,18 +22,7 @@ from examiner.llm.ledger import aggregate, answered
 from examiner.reporting.wording import wording_line, wording_section
 from examiner.stats.paired import BLIND
 from examiner.stats.wording import crossed_parts
-from tests.helpers.simulated_exam import PROFILE, ROLES
-
-TARGETS = ["a", "b"]
-
-
-def settings(paraphrases: int, *, share: float = 0.5, wording_sd: float = 0.0, max_rounds: int = 1) -> Settings:
-    endpoints = {name: EndpointSpec(provider="simulated", model=f"sim-{name}", max_concurrency=16,
-                                    options={"knowledge": PROFILE, "wording_sd": wording_sd})
-                 for name in ["sim", *TARGETS]}
-    return Settings(endpoints=endpoints, roles={r: "sim" for r in ROLES},
-                    exam={"max_rounds": max_rounds, "paraphrases": paraphrases, "paraphrase_share": share,
-                          "self_check_share": 0.0})
+from tests.helpers.wording_exam import TARGETS, settings
 
 
 def tables(records: dict[str, WordingRecord]) -> list[np.ndarray]:

@@ -22,7 +22,7 @@ from examiner.reporting.json_schema import shipped_schema
 from examiner.reporting.markdown import render_markdown
 from examiner.reporting.model import ExamReport
 from examiner.reporting.wording import wording_section
-from tests.exam.test_rewording import TARGETS, settings
+from tests.helpers.wording_exam import TARGETS, settings
 
 
 def _exam(small_corpus: Path, folder: Path, k: int) -> ExamReport:
