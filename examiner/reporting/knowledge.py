@@ -40,8 +40,8 @@ def _rate(values: Sequence[int | None], documents: Sequence[str], clusters: Sequ
     return {k: est.get(k) for k in RATE_KEYS} | {"groups": est.get("groups") or 0}
 
 
-def _interval(name: str, status: list[str], confidence: list[float | None], documents: list[str],
-              clusters: list[str]) -> dict[str, Any]:
+def _interval(name: str, status: Sequence[str], confidence: Sequence[float | None], documents: Sequence[str],
+              clusters: Sequence[str]) -> dict[str, Any]:
     est = figure_interval(name, status, confidence, documents, clusters)
     return {"value": est.estimate, "low": est.low, "high": est.high, "standard_error": est.standard_error,
             "groups": est.n_groups, "grouped_by": est.grouped_by, "method": est.method}

@@ -177,7 +177,7 @@ def figure_interval(name: str, status: Status, confidence: Confidence, documents
         s, c = np.asarray(status, dtype=object), list(confidence)
 
         def statistic(keep: np.ndarray) -> float | None:
-            return _jackknifed(name, list(s[keep]), [c[i] for i in np.flatnonzero(keep)])
+            return _jackknifed(name, list(s[keep]), [c[i] for i in np.flatnonzero(keep).tolist()])
 
         variance = _jackknife_variance(statistic, g.document, g.n_documents)
     else:
@@ -206,7 +206,7 @@ def paired_figure_difference(name: str, status_a: Status, confidence_a: Confiden
         sa, sb = np.asarray(status_a, dtype=object), np.asarray(status_b, dtype=object)
 
         def statistic(keep: np.ndarray) -> float | None:
-            idx = np.flatnonzero(keep)
+            idx = np.flatnonzero(keep).tolist()
             a = _jackknifed(name, list(sa[keep]), [confidence_a[i] for i in idx])
             b = _jackknifed(name, list(sb[keep]), [confidence_b[i] for i in idx])
             return None if a is None or b is None else b - a
