@@ -4,7 +4,9 @@ gives (PPI++ with its interval, the human sample alone, the judge's agreement wi
 Why a module of its own: the exam report (per target, from human_sample.jsonl), the judging report
 (`examiner judge-stats` on a dataset with a few gold labels) and the three renderers (Markdown, HTML,
 terminal) share the figures and their wording. The figures are examiner.stats.ppi's, unchanged:
-`calibrated_accuracy` for the estimates, `agreement` for kappa and per-label sensitivity / specificity.
+`calibrated_accuracy` for the estimates, `agreement` for kappa and per-label sensitivity / specificity. The
+exam report calibrates the abstention rate (a mean over the judged units, as accuracy) and the hallucination
+rate (incorrect among attempted: a ratio, examiner.stats.ppi_ratio) the same way, per target, under `rates`.
 Only the random sample is used; overrides made while browsing (overrides.jsonl) never are.
 """
 
@@ -21,6 +23,7 @@ from examiner.reporting.human_sample import population
 from examiner.reporting.model.calibration import ExamCalibration, JudgeCalibration
 from examiner.reporting.run_reader import RunData
 from examiner.stats.ppi import agreement, calibrated_accuracy
+from examiner.stats.ppi_ratio import ppi_ratio
 
 EXTEND_HINT = ("If every drawn unit is labelled, extend the sample with the next units of its seeded order "
                "(`examiner review RUN_DIR --extend N`, or \"add units\" on the review page's sample): the labels "
@@ -31,7 +34,9 @@ MIN_LABELS = 20
 the simulation behind it); below it the report gives the human sample's own figure and says so."""
 LEVEL = 0.95
 HUMAN_LABEL_RULE = ("a person's `correct` counts 1; `incorrect`, `abstained` and `unrelated` count 0 (the answer did not "
-                    "state the unit correctly); agreement compares the labels themselves")
+                    "state the unit correctly); agreement compares the labels themselves; for the abstention rate "
+                    "`abstained` counts 1, the others 0; for the hallucination rate (incorrect among attempted) "
+                    "`correct` and `incorrect` are attempted, `abstained` and `unrelated` are not")
 NOTE = ("A random sample of the judged units, drawn by examiner (human_sample.jsonl records how), labelled by "
         "people without seeing the judge's verdict. PPI++ adds to the people's figure the judge's figure on the "
         "units nobody labelled, less the judge's bias measured on the sample, which removes that bias whatever "
@@ -84,6 +89,60 @@ def calibrated_figure(judge: Sequence[int], human: Sequence[int | None], judge_l
     return out
 
 
+def _ratio_wilson(pairs: Sequence[tuple[int, int]], n: int, n_unlabelled: int, method: str) -> dict[str, Any] | None:
+    """The plain ratio sum(num) / sum(den) with the Wilson interval of num among den (None without a den)."""
+    among = [num for num, den in pairs if den]
+    return _wilson([float(x) for x in among], n, n_unlabelled, method) if among else None
+
+
+def hallucination_figure(judge: Sequence[str], human: Sequence[str | None], *,
+                         minimum: int | None = None) -> dict[str, Any]:
+    """The hallucination rate (incorrect among attempted) three ways, shaped as CalibratedFigure: the judge's
+    labels on every judged unit, people's on the sampled ones (None elsewhere). PPI++ for a ratio
+    (examiner.stats.ppi_ratio): a person who relabels an incorrect unit abstained moves the denominator too."""
+    minimum = MIN_LABELS if minimum is None else minimum
+
+    def pair(label: str) -> tuple[int, int]:
+        return int(label == "incorrect"), int(label in ("correct", "incorrect"))
+
+    labelled = [i for i, h in enumerate(human) if h is not None]
+    n, big_n = len(labelled), len(judge)
+    judge_pairs = [pair(j) for j in judge]
+    people = [pair(str(human[i])) for i in labelled]
+    out: dict[str, Any] = {"population": big_n, "labelled": n, "human_only": None, "ppi": None, "lam": None,
+                           "judge_bias": None, "agreement": None, "note": None,
+                           "judge_raw": _ratio_wilson(judge_pairs, 0, big_n,
+                                                      "judge alone, incorrect among attempted (Wilson; its bias is "
+                                                      "not in the interval)")}
+    if n >= 1:
+        out["human_only"] = _ratio_wilson(people, n, 0, "human sample alone, incorrect among attempted (Wilson)")
+    if out["judge_raw"] is None:
+        out["note"] = "No judged unit was attempted (correct or incorrect): no hallucination rate."
+    elif n == big_n:
+        out["note"] = "Every judged unit is labelled: the people's figure is the figure itself, no estimate needed."
+    elif n < minimum:
+        out["note"] = (f"{n} of {big_n} judged units labelled: too few for the calibrated (PPI++) figure, which "
+                       f"needs at least {minimum} (docs/STATISTICS.md, section 3); label more of the sample.")
+    else:
+        unlabelled = [judge_pairs[i] for i in range(big_n) if human[i] is None]
+        try:
+            ppi, lam = ppi_ratio(people, [judge_pairs[i] for i in labelled], unlabelled, level=LEVEL)
+        except ValueError as why:  # the people marked no sampled unit attempted
+            out["note"] = f"No calibrated hallucination rate: {why}."
+        else:
+            out.update(ppi=ppi.to_dict(), lam=lam, judge_bias=out["judge_raw"]["estimate"] - ppi.estimate)
+    return out
+
+
+def exam_rates(status: Sequence[str], people: Sequence[str | None]) -> dict[str, Any]:
+    """A target's abstention and hallucination rates calibrated by people (CalibratedFigure each): `status`
+    the judged units' outcomes, `people` the sample's labels (None where not labelled)."""
+    abstention = calibrated_figure([int(s == "abstained") for s in status],
+                                   [None if p is None else int(p == "abstained") for p in people], status, people)
+    abstention["agreement"] = None  # the accuracy row gives the judge's agreement with the people once
+    return {"abstention_rate": abstention, "hallucination_rate": hallucination_figure(status, people)}
+
+
 def exam_calibration(run: RunData, headline: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
     """report.json's `calibration` (ExamCalibration as data) from the run's human_sample.jsonl; None
     when no sample was drawn. A label whose unit is now decided by another verdict (a resumed run) is
@@ -97,6 +156,7 @@ def exam_calibration(run: RunData, headline: Mapping[str, Mapping[str, Any]] | N
     current = {(u.target, u.unit_id): u.verdict_id for u in units}
     stale = sum(1 for key, row in labels.items() if current.get(key) != row.verdict_id)
     targets = {}
+    rates = {}
     for target in run.targets:
         mine = [u for u in units if u.target == target]
         if not mine:
@@ -112,6 +172,7 @@ def exam_calibration(run: RunData, headline: Mapping[str, Mapping[str, Any]] | N
             figure["note"] = f"{figure['note']} {EXTEND_HINT}"
         figure["judge_raw"] = _as_headline(figure.get("judge_raw"), (headline or {}).get(target))
         targets[target] = figure
+        rates[target] = exam_rates(status, people)
     draw = sample.draw
     facts = {**draw.model_dump(include={"draw_id", "method", "seed", "size", "population", "population_rule", "blind",
                                         "who", "at"}),
@@ -119,7 +180,7 @@ def exam_calibration(run: RunData, headline: Mapping[str, Mapping[str, Any]] | N
              "stale": stale}
     return ExamCalibration.model_validate({"file": HUMAN_SAMPLE, "minimum": MIN_LABELS,
                                            "human_label_rule": HUMAN_LABEL_RULE, "draw": facts,
-                                           "targets": targets}).model_dump()
+                                           "targets": targets, "rates": rates}).model_dump()
 
 
 def _as_headline(judge: dict[str, Any] | None, accuracy: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -168,6 +229,9 @@ def judge_calibration(judged: Mapping[str, Hashable], gold: Mapping[str, Hashabl
 
 # --- rendering ------------------------------------------------------------------------------------------------
 
+RATE_NOTE = ("The abstention rate (abstained among judged units) and the hallucination rate (incorrect among "
+             "attempted units: a ratio, whose denominator people's labels move too) calibrated by the same sample; "
+             "PPI++ for the ratio by the delta method (examiner/stats/ppi_ratio.py).")
 CALIBRATION_HEADER = ["target", "labelled / judged", "judge alone", "people alone", "PPI++ (calibrated)",
                       "judge bias", "Cohen's kappa"]
 LABEL_HEADER = ["target", "label", "people gave it", "sensitivity", "specificity"]
@@ -198,6 +262,25 @@ def _ratio(value: float | None, low: float | None = None, high: float | None = N
 
 def _plain(section: Any) -> dict[str, Any]:
     return section.model_dump() if hasattr(section, "model_dump") else dict(section)
+
+
+RATE_HEADER = ["target", "rate", "labelled / judged", "judge alone", "people alone", "PPI++ (calibrated)", "judge bias"]
+RATE_NAMES = {"abstention_rate": "abstention", "hallucination_rate": "hallucination (incorrect among attempted)"}
+
+
+def rate_rows(section: Any) -> list[list[str]]:
+    """Per target, the abstention and hallucination rates three ways (RATE_HEADER)."""
+    rows = []
+    for name, rates in (_plain(section).get("rates") or {}).items():
+        for key, label in RATE_NAMES.items():
+            f = rates.get(key)
+            if f is None:
+                continue
+            bias = f.get("judge_bias")
+            rows.append([name, label, f"{f['labelled']} / {f['population']}", _interval(f["judge_raw"]),
+                         _interval(f["human_only"]), _interval(f["ppi"]),
+                         "-" if bias is None else f"{100 * bias:+.1f} points"])
+    return rows
 
 
 def calibration_rows(section: Any) -> list[list[str]]:
@@ -246,6 +329,8 @@ def calibration_markdown(section: Any, table: Callable[[list[str], list[list[Any
     out = ["### Calibrated by people", "", NOTE, "", draw_text(section), "",
            table(CALIBRATION_HEADER, calibration_rows(section)), ""]
     out += [f"- {line}" for line in notes(section)] + ([""] if notes(section) else [])
+    if rate_rows(section):
+        out += [RATE_NOTE, "", table(RATE_HEADER, rate_rows(section)), ""]
     rows = label_rows(section)
     if rows:
         out += ["Per label: sensitivity = P(judge gives it | people did), specificity = P(judge does not | people "
@@ -260,6 +345,8 @@ def calibration_html(section: Any, table: Callable[[list[str], list[list[Any]]],
     out = ["<h3>Calibrated by people</h3>", f"<p class=\"note\">{escape(NOTE)}</p>",
            f"<p class=\"note\">{escape(draw_text(section))}</p>", table(CALIBRATION_HEADER, calibration_rows(section))]
     out += [f"<p class=\"note\">{escape(line)}</p>" for line in notes(section)]
+    if rate_rows(section):
+        out += [f"<p class=\"note\">{escape(RATE_NOTE)}</p>", table(RATE_HEADER, rate_rows(section))]
     rows = label_rows(section)
     if rows:
         out.append(table(LABEL_HEADER, rows))
@@ -276,6 +363,11 @@ def calibration_lines(section: Any) -> list[str]:
                      f"{t['labelled']} of {t['population']} labelled) | {_interval(t['ppi'])} calibrated (PPI++)")
         if t.get("note"):
             lines.append(f"  {t['note']}")
+        for key, label in RATE_NAMES.items():
+            f = ((_plain(section).get("rates") or {}).get(name) or {}).get(key)
+            if f is not None and f.get("judge_raw") is not None:
+                lines.append(f"  {label}: {_interval(f['judge_raw'])} (judge) | {_interval(f['human_only'])} (people) | "
+                             f"{_interval(f['ppi'])} calibrated (PPI++)")
     return lines
 
 
@@ -329,6 +421,6 @@ def judge_calibration_markdown(section: Any, table: Callable[[list[str], list[li
     return out
 
 
-__all__ = ["CALIBRATION_HEADER", "EXTEND_HINT", "HUMAN_LABEL_RULE", "LABEL_HEADER", "MIN_LABELS", "calibrated_figure",
+__all__ = ["CALIBRATION_HEADER", "EXTEND_HINT", "RATE_HEADER", "exam_rates", "hallucination_figure", "rate_rows", "HUMAN_LABEL_RULE", "LABEL_HEADER", "MIN_LABELS", "calibrated_figure",
            "calibration_html", "calibration_lines", "calibration_markdown", "calibration_rows", "exam_calibration",
            "judge_calibration", "judge_calibration_lines", "judge_calibration_markdown", "label_rows", "mean_text"]

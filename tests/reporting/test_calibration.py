@@ -170,3 +170,53 @@ def test_a_label_whose_unit_is_now_decided_by_another_verdict_is_stale(run_dir: 
     section = cs.exam_calibration(load_run(run_dir))
     assert section is not None and section["draw"]["stale"] == 1
     assert section["targets"][unit.target]["labelled"] == sum(1 for (t, _) in given if t == unit.target) - 1
+
+
+def test_abstention_and_hallucination_rates_are_calibrated_by_the_same_labels(
+        run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person says two judged units declined (abstained) where the judge saw a claim: the abstention rate
+    is PPI++ of the 0/1 abstained labels, the hallucination rate PPI++ for a ratio (incorrect among
+    attempted: the relabelled units leave the denominator), and report.md shows both."""
+    from examiner.stats.ppi_ratio import ppi_ratio
+
+    monkeypatch.setattr(cs, "MIN_LABELS", 4)
+    run = load_run(run_dir)
+    draw = draw_sample(run, 6, seed=2, method="per-target", who="ana")
+    write_draw(run_dir, draw)
+    stored = read_sample(run_dir)
+    assert stored is not None
+    given: dict[tuple[str, str], str] = {}
+    for u in draw.units:
+        judge = run.outcomes[u.target][u.unit_id].status
+        changed = sum(v == "abstained" for (t, _), v in given.items() if t == u.target) < 2
+        given[(u.target, u.unit_id)] = "abstained" if changed else judge
+    append_labels(run_dir, label_rows(stored, [{"target": t, "unit_id": uid, "verdict": v}
+                                               for (t, uid), v in given.items()], who="ana"))
+    section = cs.exam_calibration(load_run(run_dir))
+    assert section is not None
+
+    def pair(label: str) -> tuple[int, int]:
+        return int(label == "incorrect"), int(label in ("correct", "incorrect"))
+
+    for target in ("alpha", "beta"):
+        units = [u for u in population(run) if u.target == target]
+        judge = [run.outcomes[target][u.unit_id].status for u in units]
+        people = [given.get((target, u.unit_id)) for u in units]
+        rates = section["rates"][target]
+        expected = calibrated_accuracy([int(j == "abstained") for j in judge],
+                                       [None if p is None else int(p == "abstained") for p in people])
+        abstention = rates["abstention_rate"]
+        assert abstention["ppi"] == expected.ppi.to_dict() and abstention["human_only"]["estimate"] == 2 / 6
+        assert abstention["judge_raw"]["estimate"] == 0.0  # the judge never said abstained in this run
+        labelled = [i for i, p in enumerate(people) if p is not None]
+        ppi, lam = ppi_ratio([pair(str(people[i])) for i in labelled], [pair(judge[i]) for i in labelled],
+                             [pair(judge[i]) for i, p in enumerate(people) if p is None])
+        hallucination = rates["hallucination_rate"]
+        assert hallucination["ppi"] == ppi.to_dict() and hallucination["lam"] == lam
+        attempted = [pair(str(people[i])) for i in labelled if people[i] != "abstained"]
+        assert hallucination["human_only"]["estimate"] == pytest.approx(sum(x for x, _ in attempted) / 4)
+        assert hallucination["judge_raw"]["estimate"] == pytest.approx(judge.count("incorrect") / len(judge))
+        assert hallucination["population"] == len(units) and hallucination["labelled"] == 6
+    md = cs.calibration_markdown(section, lambda header, rows: "\n".join(" | ".join(r) for r in [header, *rows]))
+    assert "hallucination (incorrect among attempted)" in "\n".join(md)
+    assert any(line.startswith("  abstention:") for line in cs.calibration_lines(section))

@@ -95,6 +95,9 @@ class ExamCalibration(Section):
     human_label_rule: str
     draw: SampleDrawFacts
     targets: dict[str, CalibratedFigure]
+    rates: dict[str, dict[str, CalibratedFigure]] = {}
+    """Per target, `abstention_rate` and `hallucination_rate` (incorrect among attempted) calibrated by the same
+    sample (agreement is given once, in `targets`); empty in reports made before the rates were calibrated."""
 
 
 class JudgeCalibration(Section):
