@@ -348,7 +348,7 @@ async def _judge_rows(options: JudgeOptions, settings: Settings, rows: list[Row]
         from examiner.core.rundir import RunDir
         from examiner.judging.pairwise_cascade import cascade_spend
 
-        cascade.update(cascade_spend(RunDir(out).read_ledger(), cascade))
+        cascade.update(cascade_spend(RunDir(out).ledger_records(), cascade))
     return records, meta
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 if TYPE_CHECKING:
     import pandas
+    from examiner.core.ledger_record import LedgerRecord
 
 R = TypeVar("R")
 
@@ -195,21 +196,17 @@ def read_costs(run_dir: Path) -> Rows[CallCost]:
     from examiner.core.rundir import RunDir
     from examiner.llm.ledger import answered
 
-    records = answered(RunDir(run_dir).read_ledger())
+    records = answered(RunDir(run_dir).ledger_records())
     return Rows(CallCost, (_call_cost(r) for r in records))
 
 
-def _call_cost(record: dict[str, Any]) -> CallCost:
-    def count(name: str) -> int:  # a field an older ledger lacks reads as 0
-        return int(record.get(name) or 0)
-
-    round_ = record.get("round")
-    return CallCost(role=str(record.get("role", "")), stage=str(record.get("stage", "")),
-                    round=None if round_ is None else int(round_), endpoint=str(record.get("endpoint", "")),
-                    model=str(record.get("model", "")), cache_hit=bool(record.get("cache_hit")),
-                    batch=bool(record.get("batch")), prompt_tokens=count("prompt_tokens"),
-                    cached_tokens=count("cached_tokens"), completion_tokens=count("completion_tokens"),
-                    reasoning_tokens=count("reasoning_tokens"), cost_usd=float(record.get("cost_usd") or 0.0))
+def _call_cost(record: LedgerRecord) -> CallCost:
+    """A call's row from its typed ledger record (a field an older ledger lacks reads as the record's default)."""
+    return CallCost(role=record.role, stage=str(record.stage), round=record.round, endpoint=record.endpoint,
+                    model=record.model, cache_hit=record.cache_hit, batch=record.batch,
+                    prompt_tokens=record.prompt_tokens, cached_tokens=record.cached_tokens,
+                    completion_tokens=record.completion_tokens, reasoning_tokens=record.reasoning_tokens,
+                    cost_usd=record.cost_usd)
 
 
 def judgment_rows(records: Sequence[dict[str, Any]]) -> Rows[JudgmentRow]:

@@ -23,6 +23,7 @@ from examiner.core.cascade_records import CASCADE, CascadeRecord
 from examiner.core.control_records import CONTROLS, ControlRecord
 from examiner.core.jsonl import (CorruptRunFile, Span, append_jsonl, iter_jsonl, iter_jsonl_spans, read_jsonl,
                                  read_models, repair_tail)
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.overrides import OverrideRecord, latest
 from examiner.core.records import (
     AnswerRecord,
@@ -214,7 +215,7 @@ class RunRecords:
     verdicts: dict[str, VerdictRecord]
     outcome_records: dict[str, UnitOutcome]
     """outcomes.jsonl as written (empty when the run stopped before writing it)."""
-    ledger: list[dict[str, Any]]
+    ledger: list[LedgerRecord]
     passages: dict[str, PassageRow]
     """passages.jsonl by id: the passages as the exam read them (empty for runs that predate it)."""
     overrides: dict[tuple[str, str], OverrideRecord]
@@ -256,7 +257,7 @@ class RunDir:
         return RunRecords(
             path=self.path, info=info, config=config, units=units, clusters=self.read_clusters(),
             questions=questions, answers=answers, verdicts=verdicts, outcome_records=outcomes,
-            ledger=self.read_ledger(), passages=self.read_passages(), overrides=self.current_overrides(),
+            ledger=self.ledger_records(), passages=self.read_passages(), overrides=self.current_overrides(),
             unreadable_lines=self.torn, self_checks=self_checks,
         )
 
@@ -385,8 +386,17 @@ class RunDir:
     # --- ledger ---------------------------------------------------------------------------------------
 
     def read_ledger(self) -> list[dict[str, Any]]:
-        """ledger.jsonl rows in call order ([] when absent); a torn last line is counted in `torn`."""
+        """ledger.jsonl's lines as written, plain JSON objects in call order ([] when absent; for checks of
+        the file itself: readers take `ledger_records`); a torn last line is counted in `torn`."""
         return self._rows(LEDGER)
+
+    def ledger_records(self) -> list[LedgerRecord]:
+        """ledger.jsonl's records, typed, in call order ([] when absent); a torn last line is counted in
+        `torn`, a damaged one is a CorruptRunFile naming it."""
+        read = read_jsonl(self.file(LEDGER), LedgerRecord.model_validate_json)
+        if read.torn_tail:
+            self.torn[LEDGER] = self.torn.get(LEDGER, 0) + 1
+        return read.rows
 
     # --- provider batches ----------------------------------------------------------------------------
 

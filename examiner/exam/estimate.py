@@ -84,6 +84,7 @@ import numpy as np
 
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.records import (SELF_CHECK_STAGE, AnswerRecord, QuestionRecord, SelfCheckRecord, UnitOutcome,
                                    VerdictRecord)
 from examiner.core.rundir import RunDir
@@ -332,27 +333,27 @@ def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
     info = run.read_info()
     units: list[str] = chosen["units"]
     index = {uid: i for i, uid in enumerate(units)}
-    ledger = answered(run.read_ledger())
+    ledger = answered(run.ledger_records())
     records = _as_sent(ledger)
-    rounds = max([int(r.get("round", 0)) for r in records] + [1])
-    keys = sorted({(r["role"], r["endpoint"]) for r in records if r.get("unit_ids")})
+    rounds = max([r.round or 0 for r in records] + [1])
+    keys = sorted({(r.role, r.endpoint) for r in records if r.unit_ids})
     # The self-check's calls are a term of their own (step 3b), not usage per unit or per cluster.
-    exam_records = [r for r in records if r.get("stage") != SELF_CHECK_STAGE]
+    exam_records = [r for r in records if r.stage != SELF_CHECK_STAGE]
     # Stages with a call about several units make their calls per cluster (question), not per unit.
-    per_cluster = {r["stage"] for r in exam_records if len(r.get("unit_ids") or []) > 1}
+    per_cluster = {str(r.stage) for r in exam_records if len(r.unit_ids) > 1}
     usage = np.zeros((len(units), rounds + 1, len(keys), len(METRICS), 2))
     for k, (role, endpoint) in enumerate(keys):
         for rnd in range(1, rounds + 1):
             for kind, of_kind in enumerate((lambda s: s in per_cluster, lambda s: s not in per_cluster)):
-                group = [r for r in exam_records if (r["role"], r["endpoint"]) == (role, endpoint)
-                         and r.get("round") == rnd and of_kind(r["stage"])]
+                group = [r for r in exam_records if (r.role, r.endpoint) == (role, endpoint)
+                         and r.round == rnd and of_kind(str(r.stage))]
                 for uid, shares in per_unit(group).items():
                     if uid in index:
                         usage[index[uid], rnd - 1, k, :, kind] = [shares[m] for m in METRICS]
     fixed: dict[tuple[str, str], np.ndarray] = defaultdict(lambda: np.zeros(len(METRICS)))
     for record in records:
-        if not record.get("unit_ids"):
-            fixed[(record["role"], record["endpoint"])] += [1, record["prompt_tokens"], record["completion_tokens"]]
+        if not record.unit_ids:
+            fixed[(record.role, record.endpoint)] += [1, record.prompt_tokens, record.completion_tokens]
     targets = list(info.targets)
     exits = np.full((len(targets), len(units)), NEVER)
     covered = np.zeros((len(targets), len(units)), dtype=bool)
@@ -389,59 +390,59 @@ def _pilot_data(pilot_dir: Path) -> tuple[PilotData, dict[str, Any]]:
                   "rounds": len({r.round for r in info.rounds})}
 
 
-def _as_sent(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _as_sent(records: list[LedgerRecord]) -> list[LedgerRecord]:
     """The pilot's answered calls as a run with nothing cached sends them: a response-cache hit carries
     the tokens of the reply it reuses (examiner.llm.ledger), so it counts as that call, unmarked. The
     estimate prices the run this way, whatever the cache held when the pilot ran."""
-    return [{**r, "cache_hit": False} if r.get("cache_hit") else r for r in records]
+    return [r.then(cache_hit=False) if r.cache_hit else r for r in records]
 
 
-def _requests(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _requests(records: list[LedgerRecord]) -> list[list[LedgerRecord]]:
     """Calls grouped into requests: a call and its re-asks share a call_id."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[LedgerRecord]] = defaultdict(list)
     for i, record in enumerate(records):
-        groups[record.get("call_id") or f"#{i}"].append(record)
+        groups[record.call_id or f"#{i}"].append(record)
     return list(groups.values())
 
 
-def _is_cut(request: list[dict[str, Any]]) -> bool:
-    return any(r.get("finish_reason") == "length" for r in request)
+def _is_cut(request: list[LedgerRecord]) -> bool:
+    return any(r.finish_reason == "length" for r in request)
 
 
-def _row(request: list[dict[str, Any]]) -> list[float]:
-    return [len(request), sum(r["prompt_tokens"] for r in request), sum(r["completion_tokens"] for r in request)]
+def _row(request: list[LedgerRecord]) -> list[float]:
+    return [len(request), sum(r.prompt_tokens for r in request), sum(r.completion_tokens for r in request)]
 
 
-def _worst_cut(requests: list[list[dict[str, Any]]]) -> np.ndarray:
+def _worst_cut(requests: list[list[LedgerRecord]]) -> np.ndarray:
     """A request none of whose replies parsed, each cut at the judge's reply limit: the first call and
     MAX_REPAIRS re-asks, each re-ask's prompt carrying the replies before it."""
     first = [req[0] for req in requests]
-    prompt = float(np.mean([r["prompt_tokens"] for r in first]))
-    limit = reply_limit(int(round(np.mean([len(r.get("unit_ids") or [1]) for r in first]))))
+    prompt = float(np.mean([r.prompt_tokens for r in first]))
+    limit = reply_limit(int(round(np.mean([len(r.unit_ids or [1]) for r in first]))))
     calls = 1 + MAX_REPAIRS
     return np.array([[calls, calls * prompt + limit * MAX_REPAIRS * calls / 2, calls * limit]])
 
 
-def _self_check_pilot(records: list[dict[str, Any]], rejudged: int, judged: int) -> SelfCheckPilot:
+def _self_check_pilot(records: list[LedgerRecord], rejudged: int, judged: int) -> SelfCheckPilot:
     """Tokens per re-judgment and requests per re-judged answer, from the pilot's `self_check` requests, or
     from its judge's requests about two or more units when it made fewer than MIN_SELF_CHECK_CALLS calls.
     A call the response cache answered counts as the call it reuses (its record carries that reply's
     tokens): the run is priced as if nothing were cached."""
-    measured = [r for r in records if r.get("stage") == SELF_CHECK_STAGE]
-    judge = [r for r in records if r["role"] == "judge" and r.get("stage") != SELF_CHECK_STAGE]
+    measured = [r for r in records if r.stage == SELF_CHECK_STAGE]
+    judge = [r for r in records if r.role == "judge" and r.stage != SELF_CHECK_STAGE]
     fallback = len(measured) < MIN_SELF_CHECK_CALLS or not rejudged
     if fallback:
         # A re-judgment is the judge's request with the units reordered: its first judgments of answers
         # about several units are the nearest stand-in (all its calls when none names several units),
         # pooled with the few re-judgments that were measured.
-        several = [r for r in judge if len(r.get("unit_ids") or []) > 1]
+        several = [r for r in judge if len(r.unit_ids) > 1]
         pool, counted, answers = (several or judge) + measured, judge, judged
     else:
         pool, counted, answers = measured, measured, rejudged
     per_answer, whole, cut, seen = {}, {}, {}, {}
-    for key in sorted({(r["role"], r["endpoint"]) for r in counted}):
-        def of_key(rows: list[dict[str, Any]], key: tuple[str, str] = key) -> list[list[dict[str, Any]]]:
-            return _requests([r for r in rows if (r["role"], r["endpoint"]) == key])
+    for key in sorted({(r.role, r.endpoint) for r in counted}):
+        def of_key(rows: list[LedgerRecord], key: tuple[str, str] = key) -> list[list[LedgerRecord]]:
+            return _requests([r for r in rows if (r.role, r.endpoint) == key])
         requests = of_key(pool) or of_key(counted)
         per_answer[key] = len(of_key(counted)) / max(answers, 1)
         # Sorted: the ledger's order depends on which concurrent call finished first, a draw must not.
@@ -630,7 +631,7 @@ def extrapolate(settings: Settings, pilot_dir: str | Path, *, seed: int = 0) -> 
     )
 
 
-def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[dict[str, Any]], data: PilotData, *,
+def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[LedgerRecord], data: PilotData, *,
                  pilot_rounds: int, rounds: int, self_check_calls: float) -> list[str]:
     """What the estimate's figures rest on beyond the pilot's measurements, and what a shared cache saves."""
     notes = []
@@ -645,26 +646,26 @@ def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[dict[
         notes.append(f"{why}: the judge's first judgments stand in for the self-check's tokens per call, widened "
                      f"{FALLBACK_SPREAD:g}x either way")
     if settings.exam.control_share > 0:
-        targets = max(1, len({r["endpoint"] for r in records if r.get("role") == "candidate"}))
+        targets = max(1, len({r.endpoint for r in records if r.role == "candidate"}))
         notes.append(f"control questions (--control-share {settings.exam.control_share:g}) are not in the figures "
                      f"above: the pilot asks none; the run adds 1 + 2 x {targets} calls (examiner, then an answer "
                      f"and a judgment per target) for each of {settings.exam.control_share:g} of round 1's clusters "
                      f"(at least 2)")
     if settings.exam.paraphrases > 0:
         k = settings.exam.paraphrases
-        targets = max(1, len({r["endpoint"] for r in records if r.get("role") == "candidate"}))
+        targets = max(1, len({r.endpoint for r in records if r.role == "candidate"}))
         notes.append(f"the wording check (--paraphrases {k}) is not in the figures above: the pilot runs none; the "
                      f"run adds 1 + 2 x {k} x {targets} calls (the examiner's rewordings, then an answer and a "
                      f"judgment per wording and target) for each of {settings.exam.paraphrase_share:g} of round 1's "
                      f"questions (at least 2)")
     if settings.cache_dir:
         # Every round-1 call of the pilot is in the cache now, paid by this pilot or found there.
-        reusable = [r for r in records if int(r.get("round") or 0) <= 1 and r.get("stage") != SELF_CHECK_STAGE]
+        reusable = [r for r in records if (r.round or 0) <= 1 and r.stage != SELF_CHECK_STAGE]
         if reusable:
             notes.append(f"the cache would answer {len(reusable)} of the calls above: with this --cache the run gets the pilot's "
                          f"round-1 calls (${_list_usd(settings, reusable):.4f} at list prices) from the cache; the "
                          f"figures above count them, as if nothing were cached")
-        hits = [r for r in records if r.get("cache_hit")]
+        hits = [r for r in records if r.cache_hit]
         if hits:
             held = f"all {len(hits)}" if len(hits) == len(records) else f"{len(hits)} of the {len(records)}"
             notes.append(f"the cache already held {held} of the pilot's calls (${_list_usd(settings, hits):.4f} at "
@@ -673,10 +674,10 @@ def _pilot_notes(settings: Settings, chosen: dict[str, Any], records: list[dict[
     return notes
 
 
-def _list_usd(settings: Settings, records: list[dict[str, Any]]) -> float:
+def _list_usd(settings: Settings, records: list[LedgerRecord]) -> float:
     """What calls cost at their endpoints' list prices, from the tokens their records carry (a cache hit's
     are its reply's): what a cache saves."""
-    return sum(dollars(r["prompt_tokens"], r["completion_tokens"], settings.endpoint(r["endpoint"])) for r in records)
+    return sum(dollars(r.prompt_tokens, r.completion_tokens, settings.endpoint(r.endpoint)) for r in records)
 
 
 # -------------------------------------------------------------------------------- simulated replay
@@ -692,7 +693,7 @@ async def replay_simulated(settings: Settings, request: ExamRequest, *, quiet: b
     with tempfile.TemporaryDirectory(prefix="examiner-estimate-") as scratch:
         run_dir = Path(scratch) / "run"
         info = await start_exam(simulated, sim_request, run_dir, quiet=quiet, report=False)
-        records = answered(RunDir(run_dir).read_ledger())
+        records = answered(RunDir(run_dir).ledger_records())
         by_role = aggregate(records, by=("role",))
         total = aggregate(records, by=())[0] if records else {}
         clusters = sum(r.clusters for r in info.rounds)

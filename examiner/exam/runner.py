@@ -446,7 +446,7 @@ def budget_stop(run_dir: str | Path) -> BudgetStop:
     for outcome in run.records(UnitOutcome).values():
         uncovered[outcome.target] = uncovered.get(outcome.target, 0) + (outcome.status == "uncovered")
     return BudgetStop(
-        spent_usd=spent_usd(run.read_ledger()), cap_usd=None if cap is None else float(cap),
+        spent_usd=spent_usd(run.ledger_records()), cap_usd=None if cap is None else float(cap),
         stage=info.stop_reason, round=max((r.round for r in info.rounds), default=0) + 1,
         units=info.units, uncovered=uncovered,
     )

@@ -29,6 +29,7 @@ from examiner.agents.judge.pairwise_judge import grade_probabilities, sample_pai
 from examiner.core.assessments import pairwise_oracle
 from examiner.core.cascade_records import ConfidenceSource
 from examiner.core.errors import UserError
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.labels import Preference, Preferred
 from examiner.judging.bias_audit import lengths
 from examiner.judging.cascade import in_calibration
@@ -251,14 +252,13 @@ def cascade_summary(records: list[dict[str, Any]], plan: PairCascadePlan, thresh
     }
 
 
-def cascade_spend(ledger: list[dict[str, Any]], summary: dict[str, Any]) -> dict[str, Any]:
+def cascade_spend(ledger: list[LedgerRecord], summary: dict[str, Any]) -> dict[str, Any]:
     """What each tier cost (the ledger's answered calls to its endpoint, cache hits free) and what the strong
     judge alone would have: its dollars per row it judged, times every row (as the exam cascade's report)."""
     from examiner.llm.ledger import answered
 
     def dollars(endpoint: str) -> float:
-        return sum(float(r.get("cost_usd") or 0.0) for r in answered(ledger)
-                   if r.get("endpoint") == endpoint and not r.get("cache_hit"))
+        return sum(r.cost_usd for r in answered(ledger) if r.endpoint == endpoint and not r.cache_hit)
 
     cheap, strong = dollars(summary["cheap"]), dollars(summary["strong"])
     strong_rows = summary["rows"] - summary["settled_cheap"]

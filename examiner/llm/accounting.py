@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from examiner.core.config import EndpointSpec
-from examiner.core.jsonl import read_jsonl
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.tokens import count_message_tokens
 from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.call import CallMeta
-from examiner.llm.ledger import (CANCELLED, UNKNOWN, Ledger, Usage, answered, in_flight,
+from examiner.llm.ledger import (CANCELLED, UNKNOWN, Ledger, Usage, answered, in_flight, read_ledger,
                                  spent_usd as ledger_spent_usd, tokens_of)
 from examiner.llm.reply import ChatReply
 from examiner.llm.sending import Reservation, Sending
@@ -34,10 +34,6 @@ from examiner.llm.types import Attempt, CallResult
 from examiner.llm.usage_check import at_worst_case, implausible
 
 log = logging.getLogger(__name__)
-
-LedgerRecord = dict[str, Any]
-"""One JSON line of the ledger (examiner.llm.ledger describes its fields)."""
-
 
 @dataclass
 class Totals(Usage):
@@ -55,9 +51,9 @@ def price(spec: EndpointSpec, counts: Mapping[str, int], batch: bool = False) ->
     return spec.cost_usd(tokens.pop("prompt_tokens"), tokens.pop("completion_tokens"), **tokens, batch=batch)
 
 
-def _bound_key(record: Mapping[str, Any]) -> tuple[str, str]:
+def _bound_key(record: LedgerRecord) -> tuple[str, str]:
     """What a completion bound is learned for, from a ledger record: its role and stage."""
-    return str(record.get("role") or ""), str(record.get("stage") or "")
+    return record.role, str(record.stage)
 
 
 class Accounting:
@@ -75,7 +71,7 @@ class Accounting:
 
     def records(self) -> list[LedgerRecord]:
         """The run's ledger records so far (none without a run directory)."""
-        return read_jsonl(self.ledger.path).rows if self.ledger.path is not None else []
+        return read_ledger(self.ledger.path) if self.ledger.path is not None else []
 
     def count_failure(self) -> None:
         """A request that failed for good (for the running totals)."""
@@ -100,9 +96,8 @@ class Accounting:
     def sending(self, held: Reservation, endpoint: str, spec: EndpointSpec, meta: CallMeta, key: str | None,
                 batch: bool) -> Sending:
         """The request on its way: its `started` record (written when it leaves) and its lost attempts."""
-        fields = dict(meta.ledger_fields(), run_id=self.run_id, endpoint=endpoint, model=spec.model)
-        return Sending(held, self.ledger, self.budget, spec, fields,
-                       {"cache_key": key, **({"batch": True} if batch else {})})
+        head = meta.ledger_record().then(run_id=self.run_id, endpoint=endpoint, model=spec.model)
+        return Sending(held, self.ledger, self.budget, spec, head, key, batch)
 
     def adopt(self, call_id: str) -> None:
         """A resumed batch call took over the request `call_id` a killed process started: the worst case
@@ -117,7 +112,7 @@ class Accounting:
         if why is None:
             return reply
         log.warning("endpoint %s reported implausible usage (%s); the call is charged at its worst case",
-                    sending.fields.get("endpoint"), why)
+                    sending.head.endpoint, why)
         return at_worst_case(reply, sending.spec, held.prompt_tokens, held.max_tokens * held.choices, why)
 
     def answered(self, sending: Sending, meta: CallMeta, reply: ChatReply) -> None:
@@ -129,8 +124,8 @@ class Accounting:
         """The `failed` outcome of a request whose every attempt failed (nothing billed beyond its lost
         attempts, recorded already), or that the budget stopped between two attempts (`why`)."""
         sending.announce()  # a request that never left still ends with an outcome of its own
-        self.ledger.append(dict(sending.fields, outcome="failed", attempts=[asdict(a) for a in attempts],
-                                cost_usd=0.0, **({"stopped": why} if why else {})))
+        self.ledger.append(sending.head.then(outcome="failed", attempts=[asdict(a) for a in attempts], cost_usd=0.0,
+                                             **({"stopped": why} if why else {})))
         sending.release(0.0)
 
     def cancelled(self, sending: Sending) -> None:
@@ -138,8 +133,7 @@ class Accounting:
         it may have been billed: it keeps its worst case, held against the budget; between two attempts
         nothing of it is out (its lost attempts are recorded already) and it keeps none."""
         worst = sending.held.worst_case_usd if sending.out else 0.0
-        self.ledger.append(dict(sending.fields, ts=time.time(), outcome=CANCELLED, worst_case_usd=worst,
-                                cost_usd=0.0))
+        self.ledger.append(sending.head.then(ts=time.time(), outcome=CANCELLED, worst_case_usd=worst, cost_usd=0.0))
         sending.release(worst)
 
     def abandoned(self, sending: Sending) -> None:
@@ -155,8 +149,7 @@ class Accounting:
         `reply_model`: the model the server said answered, kept where it named one)."""
         result.batch = batch
         result.cost_usd = 0.0 if result.cache_hit else price(spec, tokens_of(result.extra()), batch)
-        record = dict(
-            meta.ledger_fields(),
+        record = meta.ledger_record().then(
             ts=time.time(),
             run_id=self.run_id,
             endpoint=result.endpoint,
@@ -189,37 +182,35 @@ class Accounting:
         from known dollars plus those worst cases. A batch call still waiting at the provider is left in
         flight, held at its worst case: the resumed run collects its reply."""
         records = self.records()
-        known_ids = {r.get("request_id") for r in records if r.get("request_id")}
+        known_ids = {r.request_id for r in records if r.request_id}
         reconciled = 0
         for started in in_flight(records):
-            if started.get("batch") and started.get("cache_key"):
+            if started.batch and started.cache_key:
                 continue
-            reply = cached(str(started["cache_key"])) if started.get("cache_key") else None
+            reply = cached(started.cache_key) if started.cache_key else None
             if reply is None or reply.request_id in known_ids:
-                unknown = {k: v for k, v in started.items() if k not in ("outcome", "cache_key", "ts")}
-                unknown.update(ts=time.time(), cost_usd=0.0, outcome=UNKNOWN)
+                unknown = started.without("outcome", "cache_key", "ts").then(ts=time.time(), cost_usd=0.0,
+                                                                             outcome=UNKNOWN)
                 self.ledger.append(unknown)
                 records.append(unknown)
                 continue
-            spec = endpoints.get(str(started.get("endpoint")))
+            spec = endpoints.get(started.endpoint)
             # An endpoint no longer configured has no prices here: its worst case keeps the budget safe.
-            dollars = price(spec, reply.token_counts(), reply.batch) if spec else float(started.get("worst_case_usd", 0.0))
-            outcome = {k: v for k, v in started.items() if k not in ("outcome", "worst_case_usd", "cache_key")}
-            if reply.model:
-                outcome["reply_model"] = reply.model
-            outcome.update(ts=time.time(), request_id=reply.request_id, **reply.token_counts(),
-                           usage_source=reply.usage_source, attempts=[asdict(a) for a in reply.attempts],
-                           cache_hit=False, batch=reply.batch, cost_usd=dollars, finish_reason=reply.finish_reason,
-                           outcome="reconciled")
+            dollars = price(spec, reply.token_counts(), reply.batch) if spec else started.worst_case_usd
+            named = {"reply_model": reply.model} if reply.model else {}
+            outcome = started.without("outcome", "worst_case_usd", "cache_key").then(
+                **named, ts=time.time(), request_id=reply.request_id, **reply.token_counts(),
+                usage_source=reply.usage_source, attempts=[asdict(a) for a in reply.attempts], cache_hit=False,
+                batch=reply.batch, cost_usd=dollars, finish_reason=reply.finish_reason, outcome="reconciled")
             self.ledger.append(outcome)
             records.append(outcome)
             known_ids.add(reply.request_id)
             reconciled += 1
         self.budget.spent_usd = ledger_spent_usd(records)
         for record in answered(records):
-            if not record.get("cache_hit"):
-                self.bounds.observe(_bound_key(record), int(record.get("completion_tokens") or 0))
-        self._counted_in_flight = {str(r.get("call_id")): float(r.get("worst_case_usd", 0.0)) for r in in_flight(records)}
+            if not record.cache_hit:
+                self.bounds.observe(_bound_key(record), record.completion_tokens)
+        self._counted_in_flight = {r.call_id: r.worst_case_usd for r in in_flight(records)}
         return reconciled
 
 

@@ -39,6 +39,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from examiner.core.config import EndpointSpec
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.rundir import RunDir, SubmittedBatch
 from examiner.llm.call import CallMeta
 from examiner.llm.ledger import in_flight
@@ -289,14 +290,14 @@ class BatchLane:
     the batch calls a killed process left in flight. `records` reads the run's ledger (once, on first
     use); `notes` shows the batches' progress."""
 
-    def __init__(self, run_dir: Path | None, records: Callable[[], list[dict[str, Any]]],
+    def __init__(self, run_dir: Path | None, records: Callable[[], list[LedgerRecord]],
                  notes: Callable[[str], None]) -> None:
         self.notes = notes
         self._run_dir = run_dir
         self._records = records
         self._book: BatchBook | None = None
         self._collectors: dict[str, BatchCollector] = {}
-        self._orphans: dict[str, dict[str, Any]] = {}
+        self._orphans: dict[str, LedgerRecord] = {}
         """Cache key -> the `started` record a killed process wrote for a batch call (see `adopt`)."""
 
     @staticmethod
@@ -312,7 +313,7 @@ class BatchLane:
         request with one outcome."""
         self._batches()
         orphan = self._orphans.pop(key, None)
-        return None if orphan is None else str(orphan["call_id"])
+        return None if orphan is None else orphan.call_id
 
     async def reply(self, ep: Endpoint, key: str, request: ChatRequest, headers: dict[str, str]) -> ChatReply:
         """The request's reply from a provider batch, marked `batch`; BatchMiss when no batch answers it
@@ -340,8 +341,7 @@ class BatchLane:
         """The run's submitted batches, and the batch calls a killed process left in flight, read once."""
         if self._book is None:
             self._book = BatchBook(RunDir(self._run_dir) if self._run_dir else None)
-            self._orphans = {str(r["cache_key"]): r for r in in_flight(self._records())
-                             if r.get("batch") and r.get("cache_key")}
+            self._orphans = {r.cache_key: r for r in in_flight(self._records()) if r.batch and r.cache_key}
         return self._book
 
 

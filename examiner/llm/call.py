@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
+from examiner.core.ledger_record import LedgerRecord
 from examiner.llm.types import CallContext
 
 _LEDGER_STAGE: ContextVar[str | None] = ContextVar("examiner_ledger_stage", default=None)
@@ -66,14 +67,12 @@ class CallMeta:
         """What a completion bound is learned for (examiner.llm.budget): the role and the ledger stage."""
         return self.role, self.ledger_stage
 
-    def ledger_fields(self) -> dict[str, object]:
+    def ledger_record(self) -> LedgerRecord:
         """The fields every ledger record of this request starts with (`repair` only on a re-ask)."""
-        fields: dict[str, object] = {"role": self.role, "stage": self.ledger_stage, "round": self.context.round,
-                                     "unit_ids": list(self.context.unit_ids), "item_id": self.context.item_id,
-                                     "call_id": self.call_id}
-        if self.repair:
-            fields["repair"] = self.repair
-        return fields
+        repair = {"repair": self.repair} if self.repair else {}
+        return LedgerRecord.build(role=self.role, stage=self.ledger_stage, round=self.context.round,
+                                  unit_ids=list(self.context.unit_ids), item_id=self.context.item_id,
+                                  call_id=self.call_id, **repair)
 
     def hints(self) -> dict[str, object]:
         """The call's facts for a test backend: the context's hints, its round and the repair count."""

@@ -19,9 +19,8 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
-
 from examiner.core.config import EndpointSpec
+from examiner.core.ledger_record import LedgerRecord
 from examiner.llm.budget import Budget
 from examiner.llm.ledger import LOST, STARTED, Ledger
 from examiner.llm.transport import ChatRequest
@@ -45,17 +44,19 @@ class Sending:
     """The accounting of one request from its first attempt to its outcome (see the module docstring)."""
 
     def __init__(self, held: Reservation, ledger: Ledger, budget: Budget, spec: EndpointSpec,
-                 fields: dict[str, Any], started: dict[str, Any]) -> None:
-        """`fields`: what every ledger record of the request carries (call id, role, stage, endpoint,
-        model, ...); `started`: what the `started` record adds (cache key, batch)."""
+                 head: LedgerRecord, key: str | None, batch: bool) -> None:
+        """`head`: what every ledger record of the request starts with (call id, role, stage, endpoint,
+        model, ...); `key` (its response cache key) and `batch` (sent through a provider's batch API): what
+        its `started` record adds."""
         self.held = held
         self.ticket = held.ticket
         """The budget ticket the request holds now (a retry after a lost attempt holds a new one)."""
         self.ledger = ledger
         self.budget = budget
         self.spec = spec
-        self.fields = fields
-        self._started = started
+        self.head = head
+        self._key = key
+        self._batch = batch
         self.announced = False
         """Whether the `started` record is written (an attempt left, or a batch took the request)."""
         self.out = 0
@@ -70,8 +71,9 @@ class Sending:
         if self.announced:
             return
         self.announced = True
-        self.ledger.append(dict(self.fields, ts=time.time(), outcome=STARTED, worst_case_usd=self.held.worst_case_usd,
-                                reserved_usd=self.held.reserved_usd, **self._started))
+        batch = {"batch": True} if self._batch else {}
+        self.ledger.append(self.head.then(ts=time.time(), outcome=STARTED, worst_case_usd=self.held.worst_case_usd,
+                                          reserved_usd=self.held.reserved_usd, cache_key=self._key, **batch))
 
     # ------------------------------------------------------------------ the transport's side (Departures)
     async def ready(self) -> None:
@@ -100,8 +102,8 @@ class Sending:
         if lost is None:
             return
         worst = self.spec.worst_case_usd(self.held.prompt_tokens, lost.max_tokens * lost.n)
-        self.ledger.append(dict(self.fields, ts=time.time(), outcome=LOST, status=status, worst_case_usd=worst,
-                                cost_usd=0.0))
+        self.ledger.append(self.head.then(ts=time.time(), outcome=LOST, status=status, worst_case_usd=worst,
+                                          cost_usd=0.0))
         self.budget.charge(worst)
         self.lost_usd += worst
         self._renew = True

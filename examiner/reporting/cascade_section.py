@@ -69,10 +69,9 @@ def exam_cascade_section(run: RunData) -> dict[str, Any] | None:
 def _spend(run: RunData, cheap: str, strong: str) -> list[dict[str, Any]]:
     rows = []
     for tier, endpoint, stages in (("cheap", cheap, (CHEAP_STAGE,)), ("strong", strong, STRONG_STAGES)):
-        calls = [r for r in answered(run.ledger) if r.get("stage") in stages and r.get("endpoint") == endpoint
-                 and not r.get("cache_hit")]
+        calls = [r for r in answered(run.ledger) if r.stage in stages and r.endpoint == endpoint and not r.cache_hit]
         rows.append({"tier": tier, "endpoint": endpoint, "calls": len(calls),
-                     "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in calls), 8)})
+                     "cost_usd": round(sum(r.cost_usd for r in calls), 8)})
     return rows
 
 

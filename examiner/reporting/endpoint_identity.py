@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.redact import redact_url
 from examiner.core.rundir import CACHE
 from examiner.llm.ledger import answered
@@ -41,7 +42,7 @@ def endpoint_roles(run: RunData) -> dict[str, list[str]]:
     return out
 
 
-def reported_models(run_dir: str | Path, ledger: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
+def reported_models(run_dir: str | Path, ledger: Iterable[LedgerRecord]) -> dict[str, set[str]]:
     """Endpoint -> the model names its server gave in the replies of the run's calls: the ledger's
     `reply_model`, and for an endpoint with answered records that lack it (a run from before the ledger kept
     it) the name its replies keep in the run's response cache."""
@@ -49,10 +50,10 @@ def reported_models(run_dir: str | Path, ledger: Iterable[dict[str, Any]]) -> di
     out: dict[str, set[str]] = {}
     unnamed: set[str] = set()
     for record in answered(rows):
-        endpoint, model = str(record.get("endpoint") or ""), record.get("reply_model")
+        endpoint, model = record.endpoint, record.reply_model
         if not endpoint:
             continue
-        if isinstance(model, str) and model:
+        if model:
             out.setdefault(endpoint, set()).add(model)
         else:
             unnamed.add(endpoint)
@@ -61,12 +62,11 @@ def reported_models(run_dir: str | Path, ledger: Iterable[dict[str, Any]]) -> di
     return out
 
 
-def cached_models(run_dir: str | Path, ledger: Iterable[dict[str, Any]], endpoints: set[str]) -> dict[str, set[str]]:
+def cached_models(run_dir: str | Path, ledger: Iterable[LedgerRecord], endpoints: set[str]) -> dict[str, set[str]]:
     """Endpoint (of `endpoints`) -> the model names kept in the replies of the run's response cache for its
     calls; empty when the run has no cache or it cannot be read. Only for runs whose ledger has no
     `reply_model`: a cache may be shared, or cleared, so the ledger is the better witness."""
-    endpoint_of = {str(r["cache_key"]): str(r.get("endpoint") or "") for r in ledger
-                   if r.get("cache_key") and r.get("endpoint") in endpoints}
+    endpoint_of = {r.cache_key: r.endpoint for r in ledger if r.cache_key and r.endpoint in endpoints}
     path = Path(run_dir) / CACHE
     out: dict[str, set[str]] = {}
     if not endpoint_of or not path.is_file():

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.records import AnswerRecord, QuestionRecord, VerdictRecord
 from examiner.core.version import VERSION
 from examiner.llm.ledger import answered, tokens_of
@@ -80,7 +81,7 @@ def _model_config(run: RunData, endpoint: str, known: dict[str, EndpointIdentity
     return {"model": model_name(run, endpoint), **({"base_url": url} if url else {})}
 
 
-def _usage(records: list[dict[str, Any]], share: dict[int, float] | None = None) -> dict[str, Any]:
+def _usage(records: list[LedgerRecord], share: dict[int, float] | None = None) -> dict[str, Any]:
     """Inspect's ModelUsage of billed records (each counted at its `share`, 1 when not given)."""
     tokens: defaultdict[str, float] = defaultdict(float)
     cost = 0.0
@@ -88,7 +89,7 @@ def _usage(records: list[dict[str, Any]], share: dict[int, float] | None = None)
         weight = 1.0 if share is None else share[id(record)]
         for name, count in tokens_of(record).items():
             tokens[name] += weight * count
-        cost += weight * float(record.get("cost_usd", 0.0))
+        cost += weight * record.cost_usd
     prompt, completion = round(tokens["prompt_tokens"]), round(tokens["completion_tokens"])
     cached, write = round(tokens["cached_tokens"]), round(tokens["cache_write_tokens"])
     return {"input_tokens": prompt - cached - write, "output_tokens": completion, "total_tokens": prompt + completion,
@@ -96,38 +97,38 @@ def _usage(records: list[dict[str, Any]], share: dict[int, float] | None = None)
             "reasoning_tokens": round(tokens["reasoning_tokens"]), "total_cost": cost}
 
 
-def _by(run: RunData, records: list[dict[str, Any]], share: dict[int, float] | None = None) -> dict[str, Any]:
+def _by(run: RunData, records: list[LedgerRecord], share: dict[int, float] | None = None) -> dict[str, Any]:
     """ModelUsage per Inspect model name."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[LedgerRecord]] = defaultdict(list)
     for record in records:
-        groups[model_name(run, str(record.get("endpoint", "")))].append(record)
+        groups[model_name(run, record.endpoint)].append(record)
     return {name: _usage(rows, share) for name, rows in sorted(groups.items())}
 
 
-def billed(run: RunData) -> list[dict[str, Any]]:
+def billed(run: RunData) -> list[LedgerRecord]:
     """The ledger's billed calls (answered, not examiner's own cache hits): what the report's cost counts."""
-    return [r for r in answered(run.ledger) if not r.get("cache_hit")]
+    return [r for r in answered(run.ledger) if not r.cache_hit]
 
 
-def _attribution(run: RunData, calls: list[dict[str, Any]]) -> dict[str, list[tuple[dict[str, Any], float]]]:
+def _attribution(run: RunData, calls: list[LedgerRecord]) -> dict[str, list[tuple[LedgerRecord, float]]]:
     """Per question id, the calls about it with the share each gives it (see the module docstring)."""
     asking: dict[tuple[int, str], list[QuestionRecord]] = defaultdict(list)
     for q in run.questions.values():
         for unit_id in q.targets:
             asking[(q.round, unit_id)].append(q)
-    out: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
+    out: dict[str, list[tuple[LedgerRecord, float]]] = defaultdict(list)
     for call in calls:
-        rnd = int(call.get("round") or 0)
-        found = {q.id: q for unit_id in call.get("unit_ids") or () for q in asking.get((rnd, str(unit_id)), ())}
+        rnd = call.round or 0
+        found = {q.id: q for unit_id in call.unit_ids for q in asking.get((rnd, unit_id), ())}
         about = [found[key] for key in sorted(found)]
-        if call.get("role") == "candidate":
-            about = [q for q in about if q.target == call.get("endpoint")] or about
+        if call.role == "candidate":
+            about = [q for q in about if q.target == call.endpoint] or about
         for q in about:
             out[q.id].append((call, 1.0 / len(about)))
     return out
 
 
-def _sample(run: RunData, q: QuestionRecord, people: dict[str, Any], calls: list[tuple[dict[str, Any], float]],
+def _sample(run: RunData, q: QuestionRecord, people: dict[str, Any], calls: list[tuple[LedgerRecord, float]],
             answer: AnswerRecord | None, verdicts: dict[str, VerdictRecord]) -> dict[str, Any]:
     """One question's sample; `verdicts`: the verdicts on its answer by unit id."""
     units = {uid: label_columns(verdicts.get(uid), people.get(verdicts[uid].id) if uid in verdicts else None)
@@ -256,9 +257,9 @@ def inspect_log(run: RunData, health_status: str | None = None, seed: int = 0) -
     if examiner:
         roles["examiner"] = _model_config(run, examiner, known)
     info = run.info
-    role_usage: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    role_usage: dict[str, list[LedgerRecord]] = defaultdict(list)
     for call in calls:
-        role_usage[str(call.get("role", ""))].append(call)
+        role_usage[call.role].append(call)
     return {
         "version": 2,
         "status": _STATUS.get(info.status, "cancelled"),

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 
 from examiner.core.errors import UserError
 from examiner.core.records import QuestionRecord
+from examiner.core.ledger_record import LedgerRecord
 from examiner.llm.ledger import ANSWERED, CANCELLED, LOST, OUTCOMES, STARTED, UNKNOWN, request_key, tokens_of
 from examiner.reporting.otlp_json import export_request
 from examiner.reporting.endpoint_identity import endpoint_identities
@@ -77,21 +78,21 @@ POSSIBLY_BILLED = (LOST, UNKNOWN, CANCELLED)
 """Ledger records of what was sent and may have been billed though its reply was never used."""
 
 
-def _calls(run: RunData) -> list[tuple[dict[str, Any], float, float]]:
+def _calls(run: RunData) -> list[tuple[LedgerRecord, float, float]]:
     """The settled calls (outcome records) and the lost attempts, with their start and end times in seconds
     since the epoch: the `started` record's time (else the end less the latency; for a lost attempt after
     the first, the end of the request's previous one) and the record's own time (else the run's start). A
     call's span covers all its attempts, lost ones included."""
-    sent = {request_key(r): float(r["ts"]) for r in run.ledger if r.get("outcome") == STARTED and r.get("ts")}
+    sent = {request_key(r): r.ts for r in run.ledger if r.outcome == STARTED and r.ts}
     attempt = dict(sent)
     """Per request, when its next attempt left at the earliest: the start, then the last lost attempt's end."""
     out = []
     for record in run.ledger:
-        outcome, key = record.get("outcome", "ok"), request_key(record)
+        outcome, key = record.outcome, request_key(record)
         if outcome not in OUTCOMES and outcome != LOST:
             continue
-        latency = float(record.get("latency_s") or 0.0)
-        end = float(record.get("ts") or 0.0) or (sent.get(key, 0.0) + latency) or run.info.started
+        latency = record.latency_s
+        end = (record.ts or 0.0) or (sent.get(key, 0.0) + latency) or run.info.started
         start = (attempt if outcome == LOST else sent).get(key, end - latency)
         if outcome == LOST:
             attempt[key] = end
@@ -117,61 +118,60 @@ def _server(ident: EndpointIdentity | None) -> dict[str, Any]:
     return out
 
 
-def _attributes(run: RunData, record: dict[str, Any], known: dict[str, EndpointIdentity] | None = None) -> dict[str, Any]:
-    endpoint = str(record.get("endpoint", ""))
+def _attributes(run: RunData, record: LedgerRecord, known: dict[str, EndpointIdentity] | None = None) -> dict[str, Any]:
+    endpoint = record.endpoint
     ident = (known or {}).get(endpoint)
     simulated = endpoint_provider(run, endpoint) == "simulated"  # no model ran: never the real model's name
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "chat", "gen_ai.provider.name": endpoint_provider(run, endpoint),
-        "gen_ai.request.model": endpoint_model(run, endpoint) if simulated else str(record.get("model")
-                                                                                      or endpoint_model(run, endpoint)),
+        "gen_ai.request.model": endpoint_model(run, endpoint) if simulated else (record.model
+                                                                                  or endpoint_model(run, endpoint)),
         **_server(ident),
-        "examiner.endpoint": endpoint, "examiner.role": str(record.get("role", "")),
-        "examiner.stage": str(record.get("stage", "")), "examiner.round": int(record.get("round") or 0),
-        "examiner.outcome": str(record.get("outcome", "ok")), "examiner.cache_hit": bool(record.get("cache_hit")),
-        "examiner.batch": bool(record.get("batch")), "examiner.unit_ids": [str(u) for u in record.get("unit_ids") or ()],
+        "examiner.endpoint": endpoint, "examiner.role": record.role,
+        "examiner.stage": str(record.stage), "examiner.round": record.round or 0,
+        "examiner.outcome": record.outcome, "examiner.cache_hit": record.cache_hit,
+        "examiner.batch": record.batch, "examiner.unit_ids": list(record.unit_ids),
     }
-    if record.get("outcome", "ok") in ANSWERED and not record.get("cache_hit"):
+    if record.outcome in ANSWERED and not record.cache_hit:
         tokens = tokens_of(record)
         attrs.update({"gen_ai.usage.input_tokens": tokens["prompt_tokens"],
                       "gen_ai.usage.output_tokens": tokens["completion_tokens"],
                       "gen_ai.usage.cache_read.input_tokens": tokens["cached_tokens"],
                       "gen_ai.usage.cache_creation.input_tokens": tokens["cache_write_tokens"],
                       "examiner.usage.reasoning_tokens": tokens["reasoning_tokens"],
-                      "examiner.cost_usd": float(record.get("cost_usd", 0.0))})
-    if record.get("outcome") in POSSIBLY_BILLED:
-        attrs.update({"examiner.possibly_billed": True,
-                      "examiner.worst_case_usd": float(record.get("worst_case_usd", 0.0))})
-        if record.get("status"):
-            attrs["examiner.lost_status"] = str(record["status"])
-    if record.get("reply_model") and not simulated:
-        attrs["gen_ai.response.model"] = str(record["reply_model"])
-    if record.get("request_id"):
-        attrs["gen_ai.response.id"] = str(record["request_id"])
-    if record.get("finish_reason"):
-        attrs["gen_ai.response.finish_reasons"] = [str(record["finish_reason"])]
+                      "examiner.cost_usd": record.cost_usd})
+    if record.outcome in POSSIBLY_BILLED:
+        attrs.update({"examiner.possibly_billed": True, "examiner.worst_case_usd": record.worst_case_usd})
+        if record.status:
+            attrs["examiner.lost_status"] = record.status
+    if record.reply_model and not simulated:
+        attrs["gen_ai.response.model"] = record.reply_model
+    if record.request_id:
+        attrs["gen_ai.response.id"] = record.request_id
+    if record.finish_reason:
+        attrs["gen_ai.response.finish_reasons"] = [record.finish_reason]
     return attrs
 
 
-def _error_text(record: dict[str, Any]) -> str:
+def _error_text(record: LedgerRecord) -> str:
     """The error status of a span whose call got no reply to use: its outcome, and for what may have been
     billed, that and the most it can have cost."""
-    outcome = str(record.get("outcome"))
+    outcome = record.outcome
     if outcome not in POSSIBLY_BILLED:
         return outcome
-    how = f" ({record['status']})" if record.get("status") else ""
-    return f"{outcome}{how}: possibly billed, up to ${float(record.get('worst_case_usd', 0.0)):.6f}"
+    how = f" ({record.status})" if record.status else ""
+    return f"{outcome}{how}: possibly billed, up to ${record.worst_case_usd:.6f}"
 
 
-def _answer_calls(calls: list[tuple[dict[str, Any], float, float]],
+def _answer_calls(calls: list[tuple[LedgerRecord, float, float]],
                   questions: Iterable[QuestionRecord]) -> dict[str, int]:
     """Per question id, the index of the target's answer call: the first candidate call of its target in its
     round about one of its units (questions without one are left out)."""
     first: dict[tuple[str, int, str], int] = {}
     for i, (record, _, _) in enumerate(calls):
-        if record.get("role") == "candidate":
-            for unit_id in record.get("unit_ids") or ():
-                first.setdefault((str(record.get("endpoint")), int(record.get("round") or 0), str(unit_id)), i)
+        if record.role == "candidate":
+            for unit_id in record.unit_ids:
+                first.setdefault((record.endpoint, record.round or 0, unit_id), i)
     out = {}
     for q in questions:
         found = [first[key] for key in ((q.target, q.round, u) for u in q.targets) if key in first]
@@ -234,22 +234,22 @@ def emit_spans(run: RunData, exporter: Any) -> dict[str, int]:
     spans = usage = possibly = 0
     for i, (record, began, ended) in enumerate(calls):
         attributes = _attributes(run, record, known)
-        span = tracer.start_span(f"chat {attributes['gen_ai.request.model'] or record.get('endpoint', '')}",
+        span = tracer.start_span(f"chat {attributes['gen_ai.request.model'] or record.endpoint}",
                                  context=parent, kind=trace.SpanKind.CLIENT, start_time=_ns(began), attributes=attributes)
-        if record.get("outcome", "ok") not in ANSWERED:
+        if record.outcome not in ANSWERED:
             span.set_status(trace.Status(trace.StatusCode.ERROR, _error_text(record)))
-            span.set_attribute("error.type", str(record.get("outcome")))
+            span.set_attribute("error.type", record.outcome)
         for verdict in events.get(i, []):
             span.add_event(EVALUATION_EVENT, _event(verdict, people.get(verdict.id)), timestamp=_ns(ended))
         span.end(end_time=_ns(ended))
         spans += 1
-        possibly += int(record.get("outcome") in POSSIBLY_BILLED)
+        possibly += int(record.outcome in POSSIBLY_BILLED)
         usage += int("gen_ai.usage.input_tokens" in (span.attributes or {}))  # type: ignore[attr-defined]
     for verdict in events.get(None, []):
         root.add_event(EVALUATION_EVENT, _event(verdict, people.get(verdict.id)), timestamp=_ns(end))
-    controls = [record for record in sorted_controls(run) if record.label is not None]
-    for record in controls:
-        root.add_event(EVALUATION_EVENT, _control_event(record), timestamp=_ns(end))
+    controls = [control for control in sorted_controls(run) if control.label is not None]
+    for control in controls:
+        root.add_event(EVALUATION_EVENT, _control_event(control), timestamp=_ns(end))
     root.end(end_time=_ns(max(end, start)))
     provider.shutdown()
     return {"spans": spans + 1, "calls": spans, "billed": usage, "possibly_billed": possibly,

@@ -19,6 +19,7 @@ import numpy as np
 
 from examiner.core.contract import agreement_with_panel
 from examiner.core.labels import COVERING
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.records import SELF_CHECK_STAGE, QuestionRecord, UnitOutcome, UnitRecord
 from examiner.core.rundir import LEDGER
 from examiner.llm.ledger import Usage, aggregate, answered, failed, in_flight, in_flight_usd, settlement, torn_lines
@@ -162,7 +163,7 @@ def _per_unit(row: dict[str, Any], units: int) -> dict[str, Any]:
     }
 
 
-def _total(records: list[dict[str, Any]]) -> dict[str, Any]:
+def _total(records: list[LedgerRecord]) -> dict[str, Any]:
     rows = aggregate(records, by=())
     return rows[0] if rows else Usage().counters()
 
@@ -183,13 +184,13 @@ def cost_tables(run: RunData) -> dict[str, Any]:
     """
     ok = answered(run.ledger)
     units = run.n_units
-    qgen = [r for r in ok if r.get("role") == "examiner" and r.get("stage") in QUESTION_STAGES]
+    qgen = [r for r in ok if r.role == "examiner" and r.stage in QUESTION_STAGES]
     beside = (SELF_CHECK_STAGE, Stage.REWORDING.value, Stage.CONTROL.value)
-    judge = [r for r in ok if r.get("role") in JUDGING_ROLES and r.get("stage") not in beside]
-    self_check = [r for r in ok if r.get("stage") == SELF_CHECK_STAGE]
-    rewording = [r for r in ok if r.get("stage") == Stage.REWORDING.value]
-    controls = [r for r in ok if r.get("stage") == Stage.CONTROL.value]
-    candidate = [r for r in ok if r.get("role") == "candidate" and r.get("stage") not in beside]
+    judge = [r for r in ok if r.role in JUDGING_ROLES and r.stage not in beside]
+    self_check = [r for r in ok if r.stage == SELF_CHECK_STAGE]
+    rewording = [r for r in ok if r.stage == Stage.REWORDING]
+    controls = [r for r in ok if r.stage == Stage.CONTROL]
+    candidate = [r for r in ok if r.role == "candidate" and r.stage not in beside]
     questions = [q for q in run.questions.values() if q.status == "ok"]
     judged = {v.answer_id for v in run.verdicts.values()}
     paper = [
@@ -201,11 +202,11 @@ def cost_tables(run: RunData) -> dict[str, Any]:
          **_per_unit(_total(self_check), units)},
     ]
     if rewording:
-        paper.append({"stage": "wording check (beside)", "questions": len({r.get("call_id") for r in rewording}),
+        paper.append({"stage": "wording check (beside)", "questions": len({r.call_id for r in rewording}),
                       **_per_unit(_total(rewording), units)})
     if controls:  # control questions: the examiner's, the targets' answers and the judge's labels
         paper.append({"stage": "control questions (beside)",
-                      "questions": len({r.get("call_id") for r in controls if r.get("role") == "examiner"}),
+                      "questions": len({r.call_id for r in controls if r.role == "examiner"}),
                       **_per_unit(_total(controls), units)})
     by_role = [{"role": r["role"], **_per_unit(r, units)} for r in aggregate(ok, by=("role",))]
     by_stage = [{"role": r["role"], "stage": r["stage"], **_per_unit(r, units)}

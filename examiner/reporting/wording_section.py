@@ -48,10 +48,10 @@ def exam_wording_section(run: RunData) -> dict[str, Any] | None:
         return None
     round_one = {q.cluster_id for q in run.questions.values()
                  if q.kind == "question" and q.round == 1 and q.status == "ok"}
-    rows = [r for r in answered(run.ledger) if r.get("stage") == Stage.REWORDING.value]
+    rows = [r for r in answered(run.ledger) if r.stage == Stage.REWORDING]
     return {"paraphrases": section.paraphrases, "share": _share(run), "clusters_total": len(round_one),
             "clusters_reasked": section.questions, "calls": len(rows),
-            "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in rows), 8),
+            "cost_usd": round(sum(r.cost_usd for r in rows), 8),
             "targets": {t: {k: (_finite(v) if isinstance(v, float) else v) for k, v in asdict(p).items()}
                         for t, p in section.targets.items()},
             "pairs": [{k: (_finite(v) if isinstance(v, float) else v) for k, v in asdict(p).items()}

@@ -148,12 +148,13 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
 
 def test_append_after_a_torn_line_starts_a_new_line(tmp_path: Path) -> None:
     """A record appended after a kill mid-write must not be glued to the torn fragment."""
+    from examiner.core.ledger_record import LedgerRecord
     from examiner.llm.ledger import Ledger
 
     path = tmp_path / "ledger.jsonl"
     path.write_text('{"role": "judge"}\n{"role": "exam', encoding="utf-8")
     ledger = Ledger(path)
-    ledger.append({"role": "candidate"})
+    ledger.append(LedgerRecord.build(role="candidate"))
     ledger.close()
     assert [r["role"] for r in RunDir(tmp_path).read_ledger()] == ["judge", "candidate"]
 

@@ -17,6 +17,7 @@ from aiohttp import web
 
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.rundir import LEDGER, RunDir
 from examiner.llm import CallContext, Gateway, GenerationConfig
 from examiner.llm.call import CallMeta
@@ -256,7 +257,7 @@ def _with_priced_calls(run: Path) -> None:
               "outcome": "ok"}]
     ledger = Ledger(run / LEDGER)  # repairs a torn tail before appending, as a resumed run does
     for record in extra:
-        ledger.append(record)
+        ledger.append(LedgerRecord.build(**record))
     ledger.close()
 
 

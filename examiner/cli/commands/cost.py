@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from examiner.cli.flags import add_command, fitted_table, print_table
 from examiner.core.errors import UserError
+
+if TYPE_CHECKING:
+    from examiner.core.ledger_record import LedgerRecord
 
 TOKEN_NOTE = ("input: uncached prompt tokens; cached: read from the provider's prompt cache; write: written to "
               "it; output: visible completion; reason: hidden reasoning; hits: replies from examiner's own "
@@ -59,10 +62,10 @@ def run_cost(args: argparse.Namespace) -> int:
     run = RunDir(args.run_dir)
     if not run.file(LEDGER).is_file():
         raise UserError(f"no ledger at {run.file(LEDGER)}")
-    ledger = run.read_ledger()
+    ledger = run.ledger_records()
     records = answered(ledger)
     by = tuple(field.strip() for field in args.by.split(",") if field.strip())
-    if "batch" not in by and any(r.get("batch") for r in records):
+    if "batch" not in by and any(r.batch for r in records):
         by += ("batch",)
     rows = aggregate(records, by=by)
     parts = shown_parts(rows)
@@ -90,7 +93,7 @@ def run_cost(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_per_unit(records: list[dict], top: int) -> None:
+def print_per_unit(records: list[LedgerRecord], top: int) -> None:
     """Mean and most expensive units: what one knowledge unit costs to examine."""
     from examiner.llm.ledger import PART_HEADERS, per_unit, shown_parts
 
