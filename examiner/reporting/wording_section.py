@@ -23,12 +23,14 @@ from examiner.reporting.wording import wording_section
 TITLE = "Wording check"
 PARTS_HEADER = ["target", "cluster", "wording", "judge", "answer noise", "total", "wording share", "questions",
                 "paraphrased"]
-PAIRS_HEADER = ["pair", "difference", "wording variance (unit)", "added to the difference's variance",
+PAIRS_HEADER = ["pair", "difference on round 1's units", "wording variance (unit)", "added to the difference's variance",
                 "chance a rewording reverses the order"]
 NOTE = ("Variance of one question's accuracy (round 1's questions as asked) in parts: between questions "
         "(cluster), the wording (a rewording moves all of a question's units together), the judge's marking "
         "(from the self-check; - when nothing was re-judged) and the answers' remaining noise "
-        "(docs/STATISTICS.md section 11). The re-asked questions are never counted in accuracy.")
+        "(docs/STATISTICS.md section 11). A pair's difference here is on round 1's units (each asked once, in "
+        "the wording the check starts from), not the final accuracy. The re-asked questions are never counted in "
+        "accuracy.")
 
 
 def _finite(value: float) -> float | None:
