@@ -78,6 +78,15 @@ async def test_report_knowledge_section_per_target_and_topic(small_corpus: Path,
     for name in ("accuracy", "hallucination_rate", "abstention_rate", "correct_given_attempted"):
         assert k[name]["low"] <= k[name]["value"] <= k[name]["high"], name
     assert k["confidence_source"] == "stated" and k["ece"] < 0.05
+    # F, the penalised scores, ECE, Brier and AURC each with its cluster interval, per target and per topic
+    shown = {"f_score": k["simpleqa_f"], "ece": k["ece"], "brier": k["brier"], "aurc": k["aurc"],
+             **{f"penalised_{t}": v for t, v in k["penalised"].items()}}
+    assert set(k["intervals"]) == set(shown)
+    for name, value in shown.items():
+        est = k["intervals"][name]
+        assert est["value"] == pytest.approx(value) and est["low"] <= value <= est["high"], name
+        assert est["groups"] >= 2 and est["method"], name
+    assert all("f_score" in r["intervals"] for r in report["knowledge"]["sim"]["topics"])
     assert {r["by"] for r in report["knowledge"]["sim"]["topics"]} == {"cluster", "document", "language"}
     html = paths["html"].read_text(encoding="utf-8")
     assert "What each target knows, invents and declines" in html and "knowledge map" in html
