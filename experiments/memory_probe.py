@@ -91,7 +91,7 @@ def main() -> int:
         options = MemoryProbeOptions(corpus=(str(sample),), out=out, target=args.target, sentences=args.sentences,
                                      max_documents=None, seed=args.seed, source_name="Wikipedia",
                                      control_name="the examiner handbook", simulate=args.simulate, quiet=True)
-        report = probe_memory(options).report
+        report = probe_memory(options).report.model_dump(exclude_unset=True)  # the figures as the file holds them
     s = report["summary"]
     corpus, control = s["sides"]["corpus"], s["sides"]["control"]
     figures = {

@@ -19,6 +19,7 @@ from examiner.core.errors import UserError
 if TYPE_CHECKING:
     from examiner.core.config import Settings
     from examiner.exam.memory_probe import HeldBack
+    from examiner.reporting.model.memory_probe import MemoryProbeReport
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "corpora" / "examiner-handbook"
 """The default negative control: the handbook written for this project (after any public model's cutoff)."""
@@ -60,14 +61,14 @@ class MemoryProbeResult:
     """What the probe wrote and found: the report as written to memory_probe.json."""
 
     out: Path
-    report: dict[str, Any]
+    report: MemoryProbeReport
     paths: dict[str, Path]
     outage: str | None = None
     """One line naming the target when every call failed (an endpoint that is down); None otherwise."""
 
     @property
     def status(self) -> str:
-        return str(self.report["status"])
+        return self.report.status
 
 
 def _collection(paths: tuple[str, ...], given: str | None) -> str:
@@ -160,11 +161,12 @@ def _write(options: MemoryProbeOptions, out: Path, records: list[dict[str, Any]]
     from examiner.core.owned import write_output
     from examiner.exam.memory_probe import MAX_WORDS, MIN_WORDS, per_document, summary
     from examiner.reporting.memory_probe import render_markdown
-    from examiner.reporting.writer import dumps, write_jsonl
+    from examiner.reporting.model.memory_probe import MemoryProbeReport
+    from examiner.reporting.writer import dumps, report_data, write_jsonl
 
     documents = per_document(records)
     failed = [r for r in records if "error" in r]
-    report = {"kind": "memory_probe", **meta, "corpus": list(path_texts(options.corpus)),
+    data = {"kind": "memory_probe", **meta, "corpus": list(path_texts(options.corpus)),
               "control": list(path_texts(options.control)) or ["corpora/examiner-handbook"], "sources": sources,
               "per_document": options.sentences, "max_documents": options.max_documents, "seed": options.seed,
               "min_words": MIN_WORDS, "max_words": MAX_WORDS, "scoring": "ROUGE-L F1, stemmed, completion cut to "
@@ -172,10 +174,11 @@ def _write(options: MemoryProbeOptions, out: Path, records: list[dict[str, Any]]
               "sentences": len(records), "failed": len(failed), "wall_s": round(wall_s, 3),
               "summary": summary(documents), "documents": documents, "skipped_documents": skipped}
     if meta["status"] == "ok" and failed:
-        report["status"] = "partial"
+        data["status"] = "partial"
+    report = MemoryProbeReport.model_validate(data)
     paths = {"completions": write_jsonl(out / COMPLETIONS, records),
              "report_json": out / REPORT_JSON, "report_md": out / REPORT_MD}
-    write_output(paths["report_json"], dumps(report) + "\n")
+    write_output(paths["report_json"], dumps(report_data(report)) + "\n")
     write_output(paths["report_md"], render_markdown(report))
     outage = None
     if records and len(failed) == len(records) and meta["status"] == "ok":

@@ -15,6 +15,8 @@ from examiner.api.memory_probe import MemoryProbeOptions, probe_memory
 from examiner.cli.main import main
 from examiner.corpus.reading import make_document
 from examiner.exam.memory_probe import exact, held_back, overlap
+from examiner.reporting.model.memory_probe import MemoryProbeReport
+from examiner.reporting.reading import load_report
 from examiner.simulator import SimulatedServer
 
 WATER = Path("corpora/harbor-water")
@@ -65,21 +67,24 @@ def test_a_target_that_read_the_corpus_shows_a_gap_there_and_none_on_the_control
     options = MemoryProbeOptions(corpus=(str(corpus),), control=(str(control),), out=str(tmp_path / "out"),
                                  sentences=4, quiet=True)
     result = probe_memory(options, settings(["corpus/*"]), notes=lambda _: None)
-    s = result.report["summary"]
-    assert s["sides"]["corpus"]["documents"] == 8 and s["sides"]["control"]["documents"] == 8
+    s = result.report.summary
+    assert s.sides["corpus"].documents == 8 and s.sides["control"].documents == 8
     # recalled word for word with chance 0.8 guided, 0.25 general: a gap near 0.55 less filler's overlap
-    assert 0.35 < s["sides"]["corpus"]["gap"]["mean"] < 0.65 and s["sides"]["corpus"]["gap"]["low"] > 0.1
-    assert s["sides"]["control"]["gap"]["low"] <= 0.0 <= s["sides"]["control"]["gap"]["high"]
-    assert s["auroc"]["auroc"] > 0.75 and s["auroc"]["low"] > 0.5, s["auroc"]
-    assert s["difference"]["low"] > 0
-    sentences = result.report["sentences"]
+    assert 0.35 < s.sides["corpus"].gap.mean < 0.65 and s.sides["corpus"].gap.low > 0.1
+    assert s.sides["control"].gap.low <= 0.0 <= s.sides["control"].gap.high
+    assert s.auroc.auroc > 0.75 and s.auroc.low > 0.5, s.auroc
+    assert s.difference.low > 0
+    sentences = result.report.sentences
     ledger = [json.loads(line) for line in (tmp_path / "out" / "ledger.jsonl").read_text().splitlines()]
     answered = [r for r in ledger if r.get("stage") == "memory_probe" and r.get("event", r.get("kind")) != "started"]
-    assert sentences > 16 and result.report["calls"] == 2 * sentences
+    assert sentences > 16 and result.report.calls == 2 * sentences
     assert {r.get("stage") for r in ledger} == {"memory_probe"} and len(answered) >= 2 * sentences
     md = (tmp_path / "out" / "memory_probe.md").read_text()
     assert "no document or sentence is declared memorised" in md and "AUROC of Min-K%++" in md
     assert len((tmp_path / "out" / "completions.jsonl").read_text().splitlines()) == sentences
+    loaded = load_report(tmp_path / "out" / "memory_probe.json")  # the typed reader of every report
+    assert isinstance(loaded.report, MemoryProbeReport) and loaded.note is None
+    assert loaded.report.summary.auroc == s.auroc and loaded.report.documents == result.report.documents
 
 
 def test_min_k_plus_plus_is_higher_on_the_side_the_simulated_target_read(sides: tuple[Path, Path],
@@ -90,13 +95,14 @@ def test_min_k_plus_plus_is_higher_on_the_side_the_simulated_target_read(sides: 
     options = MemoryProbeOptions(corpus=(str(corpus),), control=(str(control),), out=str(tmp_path / "out"),
                                  sentences=4, quiet=True)
     report = probe_memory(options, settings(["control/*"]), notes=lambda _: None).report
-    assert report["min_k_plus_plus"]["computed"] and report["min_k_plus_plus"]["k_percent"] == 20.0
-    s = report["summary"]
-    read, unread = s["sides"]["control"]["min_k_plus_plus"], s["sides"]["corpus"]["min_k_plus_plus"]
-    assert read["documents"] == unread["documents"] == 8
-    assert 0.5 < read["mean"] - unread["mean"] < 1.5, (read, unread)
-    assert unread["high"] < read["low"]
-    assert s["min_k_auroc"]["high"] < 0.5 and s["min_k_difference"]["high"] < 0  # corpus over control: below
+    assert report.min_k_plus_plus and report.min_k_plus_plus.computed and report.min_k_plus_plus.k_percent == 20.0
+    s = report.summary
+    read, unread = s.sides["control"].min_k_plus_plus, s.sides["corpus"].min_k_plus_plus
+    assert read and unread and read.documents == unread.documents == 8
+    assert 0.5 < read.mean - unread.mean < 1.5, (read, unread)
+    assert unread.high < read.low
+    assert s.min_k_auroc and s.min_k_difference
+    assert s.min_k_auroc.high < 0.5 and s.min_k_difference.high < 0  # corpus over control: below
     records = [json.loads(line) for line in (tmp_path / "out" / "completions.jsonl").read_text().splitlines()]
     assert all(r["min_k_tokens"] >= 8 and math.isfinite(r["min_k_plus_plus"]) for r in records)
 
@@ -110,9 +116,11 @@ def test_an_openai_compatible_target_gets_no_min_k_and_the_report_says_why(sides
         options = MemoryProbeOptions(corpus=(str(corpus),), control=(str(control),), out=str(tmp_path / "out"),
                                      sentences=1, quiet=True)
         report = probe_memory(options, config, notes=lambda _: None).report
-    info = report["min_k_plus_plus"]
-    assert not info["computed"] and "top 5 to 20 log-probabilities" in info["reason"]
-    assert "min_k_auroc" not in report["summary"] and "min_k_plus_plus" not in report["summary"]["sides"]["corpus"]
+    info = report.min_k_plus_plus
+    assert info and not info.computed and "top 5 to 20 log-probabilities" in (info.reason or "")
+    assert report.summary.min_k_auroc is None and report.summary.sides["corpus"].min_k_plus_plus is None
+    written = json.loads((tmp_path / "out" / "memory_probe.json").read_text())
+    assert "min_k_auroc" not in written["summary"] and "min_k_plus_plus" not in written["summary"]["sides"]["corpus"]
     md = (tmp_path / "out" / "memory_probe.md").read_text()
     assert "Min-K%++ is not computed: endpoint api is an OpenAI-compatible API" in md and "| Min-K%++ |" not in md
 
@@ -122,10 +130,10 @@ def test_a_target_that_read_neither_side_gives_an_auroc_interval_around_one_half
     corpus, control = sides
     options = MemoryProbeOptions(corpus=(str(corpus),), control=(str(control),), out=str(tmp_path / "out"),
                                  sentences=4, quiet=True)
-    s = probe_memory(options, settings([]), notes=lambda _: None).report["summary"]
-    assert s["auroc"]["low"] < 0.5 < s["auroc"]["high"]
-    assert s["min_k_auroc"]["low"] < 0.5 < s["min_k_auroc"]["high"]
-    assert s["sides"]["corpus"]["gap"]["low"] < 0.0 < s["sides"]["corpus"]["gap"]["high"]
+    s = probe_memory(options, settings([]), notes=lambda _: None).report.summary
+    assert s.auroc.low < 0.5 < s.auroc.high
+    assert s.min_k_auroc and s.min_k_auroc.low < 0.5 < s.min_k_auroc.high
+    assert s.sides["corpus"].gap.low < 0.0 < s.sides["corpus"].gap.high
 
 
 def test_the_command_prints_the_table_and_refuses_bad_input_in_one_line(sides: tuple[Path, Path], tmp_path: Path,

@@ -63,7 +63,7 @@ def run_probe_memory(args: argparse.Namespace) -> int:
     result = probe_memory(options, args.config)
     print_probe(result.report, result.paths)
     if result.status == "budget_exhausted":
-        raise BudgetExhausted(f"budget reached; {result.report['sentences']} sentences written to {args.out}")
+        raise BudgetExhausted(f"budget reached; {result.report.sentences} sentences written to {args.out}")
     if result.outage is not None:
         print(f"examiner: error: {result.outage}; when the endpoint answers again, run the same command "
               f"(replies already received are cached in {args.out})", file=sys.stderr)
