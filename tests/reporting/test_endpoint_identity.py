@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.rundir import CACHE, CONFIG
 from examiner.reporting import load_run
 from examiner.reporting.build import build_report
@@ -64,9 +65,9 @@ def test_every_report_names_model_and_url_without_credentials(labelled: Path) ->
 
 def test_a_model_the_server_reported_differently_is_shown_beside_the_configured_one(labelled: Path) -> None:
     run = load_run(labelled)
-    run.ledger = [{"endpoint": "alpha", "cache_key": "k1", "outcome": "ok"},
-                  {"endpoint": "alpha", "cache_key": "k2", "outcome": "ok"},
-                  {"endpoint": "beta", "cache_key": "k3", "outcome": "ok"}]
+    run.ledger = [LedgerRecord.build(endpoint="alpha", cache_key="k1", outcome="ok"),
+                  LedgerRecord.build(endpoint="alpha", cache_key="k2", outcome="ok"),
+                  LedgerRecord.build(endpoint="beta", cache_key="k3", outcome="ok")]
     _cache(labelled, {"k1": "alpha-7b", "k2": "alpha-7b-q4_k_m.gguf", "k3": "beta-1b", "other": "x"})
     assert reported_models(labelled, run.ledger) == {"alpha": {"alpha-7b", "alpha-7b-q4_k_m.gguf"}, "beta": {"beta-1b"}}
     known = endpoint_identities(run)
@@ -135,10 +136,10 @@ def test_the_ledger_names_the_served_model_and_the_cache_is_only_read_for_older_
     is read only for an endpoint whose answered records lack it (a run from before the ledger kept it)."""
     run = load_run(labelled)
     _cache(labelled, {"k1": "from-the-cache", "k3": "beta-1b"})
-    run.ledger = [{"endpoint": "alpha", "cache_key": "k1", "outcome": "ok", "reply_model": "alpha-7b-0125"},
-                  {"endpoint": "alpha", "outcome": "reconciled", "reply_model": "alpha-7b"},
-                  {"endpoint": "alpha", "outcome": "failed", "cache_key": "k1"},
-                  {"endpoint": "beta", "cache_key": "k3", "outcome": "ok"}]
+    run.ledger = [LedgerRecord.build(endpoint="alpha", cache_key="k1", outcome="ok", reply_model="alpha-7b-0125"),
+                  LedgerRecord.build(endpoint="alpha", outcome="reconciled", reply_model="alpha-7b"),
+                  LedgerRecord.build(endpoint="alpha", outcome="failed", cache_key="k1"),
+                  LedgerRecord.build(endpoint="beta", cache_key="k3", outcome="ok")]
     assert reported_models(labelled, run.ledger) == {"alpha": {"alpha-7b", "alpha-7b-0125"}, "beta": {"beta-1b"}}
     (labelled / CACHE).unlink()
     assert reported_models(labelled, run.ledger) == {"alpha": {"alpha-7b", "alpha-7b-0125"}}
