@@ -110,6 +110,20 @@ class CompareResult:
 
         return [metric_line(m) for m in self.report.metric_differences]
 
+    def abstention_lines(self) -> list[str]:
+        """One line per pair: the abstention rate for A and B and the difference B - A with its interval
+        (always; none when `metric` is the abstention rate, whose lines metric_lines gives)."""
+        from examiner.reporting.compare import abstention_shown
+        from examiner.reporting.knowledge_compare import metric_line
+
+        return [metric_line(m) for m in abstention_shown(self.report)]
+
+    def control_lines(self) -> list[str]:
+        """One line per target whose run asked control questions: refusal and false-premise acceptance."""
+        from examiner.reporting.compare import control_line
+
+        return [control_line(t) for t in self.report.targets if t.controls is not None]
+
     def warnings(self) -> list[str]:
         """Each run whose health failed (UNTRUSTWORTHY), and the overrides the figures include."""
         from examiner.reporting.compare import warnings

@@ -22,6 +22,7 @@ from examiner.reporting import markdown as md
 from examiner.reporting.knowledge import knowledge_row
 from examiner.reporting.knowledge_compare import METRIC_NOTE, check_metric, metric_difference, metric_line
 from examiner.reporting.knowledge_section import rate
+from examiner.reporting.controls import control_figures, run_controls
 from examiner.reporting.model import CompareReport
 from examiner.reporting.model.compare import (ComparedTarget, Disagreement, DisagreementUnit, MetricDifference,
                                               PairedSection)
@@ -65,13 +66,14 @@ def _entries(run_dirs: Sequence[str | Path], health_of: HealthOf | None = None) 
         overrides = override_counts(judged)["per_target"] if judged.overrides else {}
         run = apply_overrides(judged) if judged.overrides else judged
         summary = summarize(run, topics=False)  # compare shows no cluster, so it names none
+        controls = run_controls(run)
         paper = {r["stage"]: r for r in summary["cost"]["paper"]}
         n_targets = max(len(summary["targets"]), 1)
         for target, data in summary["targets"].items():
             entries.append({"target": target, "run": run.info.run_id, "path": str(run.path),
                             "status": run.info.status, "scores": data, "paper": paper, "share": n_targets,
                             "statuses": {u: o.status for u, o in run.outcomes.get(target, {}).items()},
-                            "units": run.units, "run_data": run, "health": health,
+                            "units": run.units, "run_data": run, "health": health, "controls": controls,
                             "overrides": overrides.get(target, 0)})
     labels = [e["target"] for e in entries]
     for e in entries:  # the same target name in two runs: tell them apart by run
@@ -91,7 +93,8 @@ def _compared(e: dict[str, Any]) -> ComparedTarget:
                           accuracy=s["accuracy"], coverage=s["coverage"], counts=s["counts"],
                           evaluation_cents_per_unit=ev["cents_per_unit"] / e["share"],
                           evaluation_calls_per_unit=ev["calls_per_unit"] / e["share"],
-                          candidate_calls_per_unit=cand["calls_per_unit"] / e["share"], **_rates(e))
+                          candidate_calls_per_unit=cand["calls_per_unit"] / e["share"], **_rates(e),
+                          controls=control_figures(e["run_data"], e["controls"], e["target"]))
 
 
 def _rates(e: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +143,8 @@ def compare_report(run_dirs: Sequence[str | Path], health_of: HealthOf | None = 
     entries = _entries(run_dirs, health_of)
     sections = paired(entries)
     return CompareReport(targets=[_compared(e) for e in entries], disagreements=disagreements(entries),
-                         paired=sections, metric_differences=_metric_differences(entries, sections, metric))
+                         paired=sections, metric_differences=_metric_differences(entries, sections, metric),
+                         abstention_differences=_metric_differences(entries, sections, ABSTENTION))
 
 
 def _metric_differences(entries: list[dict[str, Any]], sections: list[PairedSection], metric: str | None
@@ -151,6 +155,38 @@ def _metric_differences(entries: list[dict[str, Any]], sections: list[PairedSect
     by_label = {e["label"]: e for e in entries}
     return [metric_difference(s.a, by_label[s.a]["run_data"], by_label[s.a]["target"], s.b,
                               by_label[s.b]["run_data"], by_label[s.b]["target"], metric) for s in sections]
+
+
+ABSTENTION = "abstention_rate"
+"""The knowledge figure every comparison pairs beside accuracy: a target that declines more is safer behind a
+fallback at the same accuracy (issue 42)."""
+ABSTENTION_NOTE = ("B - A in the abstention rate (abstained among covered units) on the units both targets were "
+                   "examined on, with the paired accuracy interval's method (lower is not always better: declining "
+                   "beats inventing; read it beside the hallucination rate).")
+CONTROL_HEADER = ["target", "run", "controls asked", "refusal (declined or corrected) [95% CI]",
+                  "false-premise acceptance [95% CI]", "unlabelled"]
+CONTROL_NOTE = ("Control questions (--control-share) ask what the corpus does not support; the right answer declines "
+                "or corrects the premise. Never counted in accuracy; intervals cluster by document.")
+
+
+def abstention_shown(report: CompareReport) -> list[MetricDifference]:
+    """The abstention differences the outputs show (none when --metric abstention_rate already shows them)."""
+    metric = report.metric_differences[0].metric if report.metric_differences else None
+    return [] if metric == ABSTENTION else list(report.abstention_differences)
+
+
+def control_rows(report: CompareReport) -> list[list[Any]]:
+    """CONTROL_HEADER's rows: the targets whose run asked control questions, side by side."""
+    return [[t.label, t.run, t.controls.asked, rate(t.controls.refusal_rate), rate(t.controls.false_premise_acceptance),
+             t.controls.unlabelled] for t in report.targets if t.controls is not None]
+
+
+def control_line(t: ComparedTarget) -> str:
+    """One target's control figures in a line (the terminal with --out)."""
+    c = t.controls
+    assert c is not None
+    return (f"controls {t.label}: {c.asked} asked, refused or corrected {rate(c.refusal_rate)}, accepted a false "
+            f"premise {rate(c.false_premise_acceptance)}")
 
 
 def health_cell(target: ComparedTarget) -> str:
@@ -216,9 +252,14 @@ def compare_markdown(report: CompareReport) -> str:
                 if len(s.subgroups) > LISTED_SUBGROUPS:
                     out.append(f"\n{len(s.subgroups) - LISTED_SUBGROUPS} more subgroups in the JSON report.")
                 out.append("")
+    if abstention_shown(report):
+        out += ["## Paired difference in the abstention rate", "", ABSTENTION_NOTE, ""]
+        out += [f"- {metric_line(m)}" for m in abstention_shown(report)] + [""]
     if report.metric_differences:
         out += [f"## Paired difference in {report.metric_differences[0].metric}", "", METRIC_NOTE, ""]
         out += [f"- {metric_line(m)}" for m in report.metric_differences] + [""]
+    if control_rows(report):
+        out += ["## Control questions", "", CONTROL_NOTE, "", md.table(CONTROL_HEADER, control_rows(report)), ""]
     out += ["## Correct for one, incorrect for another", ""]
     out.append(md.table(["correct for", "incorrect for", "units"], pair_rows(report)))
     for p in report.disagreements:
@@ -259,6 +300,12 @@ def compare_html(report: CompareReport) -> str:
                          h.table(SUBGROUP_HEADER, subgroup_rows(s, LISTED_SUBGROUPS))]
                 if len(s.subgroups) > LISTED_SUBGROUPS:
                     body.append(f"<p>{len(s.subgroups) - LISTED_SUBGROUPS} more subgroups in the JSON report.</p>")
+    if abstention_shown(report):
+        body += ["<h2>Paired difference in the abstention rate</h2>", f"<p class=\"note\">{escape(ABSTENTION_NOTE)}</p><ul>",
+                 *(f"<li>{escape(metric_line(m))}</li>" for m in abstention_shown(report)), "</ul>"]
+    if control_rows(report):
+        body += ["<h2>Control questions</h2>", f"<p class=\"note\">{escape(CONTROL_NOTE)}</p>",
+                 h.table(CONTROL_HEADER, control_rows(report))]
     if report.metric_differences:
         body += [f"<h2>Paired difference in {escape(report.metric_differences[0].metric)}</h2>",
                  f"<p class=\"note\">{escape(METRIC_NOTE)}</p><ul>",

@@ -72,7 +72,8 @@ def test_compare_prints_the_paired_headline_and_writes_the_section(run_dir: Path
     assert main(["compare", str(run_dir), "--out", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:3] == [f"md: {out}", f"html: {out.with_suffix('.html')}", f"json: {out.with_suffix('.json')}"]
-    assert len(lines) == 4 and lines[3].startswith("weak - strong: accuracy -")
+    assert len(lines) == 5 and lines[3].startswith("weak - strong: accuracy -")
+    assert lines[4].startswith("weak - strong: abstention_rate ")  # its own paired figure, always
     for words in ("McNemar p", "cluster p", "power", "(95% CI)"):
         assert words in lines[3]
     markdown = out.read_text(encoding="utf-8")
@@ -82,6 +83,9 @@ def test_compare_prints_the_paired_headline_and_writes_the_section(run_dir: Path
     data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert list(validator().iter_errors(data)) == []
     (pair,) = data["paired"]
+    (abstention,) = data["abstention_differences"]
+    assert (abstention["metric"], abstention["a"], abstention["b"]) == ("abstention_rate", "strong", "weak")
+    assert "## Paired difference in the abstention rate" in markdown and f"- {lines[4]}" in markdown
     assert (pair["a"], pair["b"]) == ("strong", "weak")
     assert {g["by"] for g in pair["subgroups"]} >= {"topic", "document"}
     topics = [g["key"] for g in pair["subgroups"] if g["by"] == "topic"]

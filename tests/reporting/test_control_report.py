@@ -56,3 +56,23 @@ async def test_no_controls_no_figures(small_corpus: Path, tmp_path: Path) -> Non
     knowledge = json.loads((tmp_path / "report.json").read_text())["knowledge"]
     assert knowledge["always"].get("controls") is None
     assert "### Control questions" not in (tmp_path / "report.md").read_text()
+
+
+async def test_compare_shows_each_targets_controls_side_by_side(small_corpus: Path, tmp_path: Path) -> None:
+    """compare: one control row per target (the always-answering one caught accepting, the declining one
+    refusing), and each pair's abstention rate difference as its own figure."""
+    from examiner.reporting.compare import CONTROL_HEADER, compare_html, compare_markdown, compare_report
+
+    await start_exam(settings(1.0), ExamRequest([str(small_corpus)], targets=["always", "never"]), tmp_path,
+                     quiet=True)
+    report = compare_report([tmp_path])
+    by_target = {t.target: t.controls for t in report.targets}
+    always, never = by_target["always"], by_target["never"]
+    assert always is not None and never is not None and always.asked == never.asked >= 2
+    assert always.false_premise_acceptance.value == 1.0 and never.refusal_rate.value == 1.0
+    md = compare_markdown(report)
+    assert "## Control questions" in md and " | ".join(CONTROL_HEADER) in md
+    (difference,) = report.abstention_differences
+    assert difference.metric == "abstention_rate" and difference.value_b == 1.0  # `never` declines everything
+    assert difference.difference.estimate == difference.value_b - difference.value_a
+    assert "Paired difference in the abstention rate" in md and "Control questions" in compare_html(report)

@@ -109,6 +109,7 @@ def run_compare(args: argparse.Namespace) -> int:
             print(visible_controls(line))
         return 0
     print(f"md: {result.markdown_path}\nhtml: {result.html_path}\njson: {result.json_path}")
-    for line in [*result.warnings(), *result.headlines(), *result.metric_lines(), *result.wording_lines()]:
+    for line in [*result.warnings(), *result.headlines(), *result.abstention_lines(), *result.metric_lines(),
+                 *result.control_lines(), *result.wording_lines()]:
         print(visible_controls(line))
     return 0

@@ -13,7 +13,7 @@ from typing import Literal
 from examiner.core.records import RunStatus
 from pydantic import Field
 
-from examiner.reporting.model.knowledge import Rate
+from examiner.reporting.model.knowledge import ControlFigures, Rate
 from examiner.reporting.model.base import SCHEMA_VERSION, Figure, Section
 from examiner.reporting.model.exam import Estimate, UnitCounts
 
@@ -45,6 +45,9 @@ class ComparedTarget(Section):
     """Incorrect among attempted units with its cluster interval (absent in reports written before it)."""
     abstention_rate: Rate | None = None
     """Abstained among covered units with its cluster interval (absent in reports written before it)."""
+    controls: ControlFigures | None = None
+    """How the target met the run's control questions (refusal and false-premise acceptance, each with its
+    interval; controls.jsonl); None when the run asked none."""
     overrides: int = 0
     """People's overrides (the run's overrides.jsonl) applied to this target's verdicts: the accuracy,
     coverage, counts, disagreements and paired figures are those with the overrides, as in the run's report."""
@@ -213,3 +216,6 @@ class CompareReport(Section):
     """Each pair of targets that share units, in the order listed (absent in reports written before it)."""
     metric_differences: list[MetricDifference] = Field(default_factory=list)
     """With `--metric`: each pair's difference in that figure (empty without it)."""
+    abstention_differences: list[MetricDifference] = Field(default_factory=list)
+    """Always: each pair's paired difference in the abstention rate (abstained among covered units) on the
+    units both were examined on, its own figure beside accuracy's (empty in comparisons made before it)."""
