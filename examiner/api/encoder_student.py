@@ -51,23 +51,32 @@ class EncoderStudentOptions(BaseModel):
 
 def train_encoder_student(options: EncoderStudentOptions,
                           progress: Callable[[str], None] | None = None) -> "EncoderTraining":
-    """Train (or resume) the encoder judge; UserError when the folder holds no pairwise example."""
+    """Train (or resume) the encoder judge: a pairwise judge from pairwise examples, an exam-unit judge from
+    exam examples; UserError when the folder holds neither."""
     from examiner.judging.encoder_distil import taught_pairs, train_encoder_judge
     from examiner.judging.encoder_finetune import finetune_encoder_judge
+    from examiner.judging.encoder_units_train import finetune_unit_judge, taught_units
 
     train = Path(options.data) / "train.jsonl"
     if not train.is_file():
         raise UserError(f"{options.data} holds no train.jsonl (write it with `examiner distil` first)")
     examples = [json.loads(line) for line in train.read_text(encoding="utf-8").splitlines() if line.strip()]
-    pairs = taught_pairs(examples)
-    if not pairs:
-        raise UserError(f"{train} holds no pairwise example with its pair's texts (exam examples cannot teach "
-                        "the encoder student yet; data written before the encoder student existed must be rewritten)")
     out = Path(options.out) if options.out else Path(options.data) / ENCODER_FOLDER
-    trainer = finetune_encoder_judge if options.mode == "cross" else train_encoder_judge
-    return trainer(pairs, out, base=options.base, max_minutes=options.max_minutes,
-                   calibration_share=options.calibration_share, seed=options.seed, threads=options.threads,
-                   progress=progress)
+    pairs = taught_pairs(examples)
+    if pairs:
+        trainer = finetune_encoder_judge if options.mode == "cross" else train_encoder_judge
+        return trainer(pairs, out, base=options.base, max_minutes=options.max_minutes,
+                       calibration_share=options.calibration_share, seed=options.seed, threads=options.threads,
+                       progress=progress)
+    units = taught_units(examples)
+    if not units:
+        raise UserError(f"{train} holds neither a pairwise example with its pair's texts nor an exam example "
+                        "(data written before the encoder student existed must be rewritten)")
+    if options.mode != "cross":
+        raise UserError("exam units are taught to the fine-tuned encoder only: add --encoder-mode cross")
+    return finetune_unit_judge(units, out, base=options.base, max_minutes=options.max_minutes,
+                               calibration_share=options.calibration_share, seed=options.seed,
+                               threads=options.threads, progress=progress)
 
 
 __all__ = ["ENCODER_FOLDER", "EncoderStudentOptions", "train_encoder_student"]

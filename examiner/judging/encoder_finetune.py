@@ -49,6 +49,9 @@ class CrossSettings:
     progress_every: int = 10
 
 
+DEFAULT_SETTINGS = CrossSettings()
+
+
 def _calibration_loss(logits: np.ndarray, targets: np.ndarray) -> float:
     p = np.clip(expit(logits), 1e-7, 1 - 1e-7)
     return float(-np.mean(targets * np.log(p) + (1 - targets) * np.log(1 - p)))
@@ -69,20 +72,56 @@ def finetune_encoder_judge(pairs: Sequence[TaughtPair], out: Path, *, base: str 
     import torch
 
     began = time.monotonic()
-    deadline = began + max_minutes * 60
     if not pairs:
         raise UserError("no taught pair to train the encoder judge on")
+    fit, cal = split_items(pairs, calibration_share, seed)
     if threads:
         torch.set_num_threads(threads)
-    sides = [split_of(f"encoder:{p.group}", calibration_share, seed) for p in pairs]
-    fit = [p for p, s in zip(pairs, sides) if s == "train"]
-    cal = [p for p, s in zip(pairs, sides) if s == "validation"]
-    if len(fit) < 2:
-        raise UserError(f"too few taught pairs to fit the encoder judge ({len(fit)} after the calibration split)")
-    out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     tokenizer, encoder = load_backbone(base)
     scorer = make_scorer(tokenizer, encoder, settings.max_tokens)
+    cal_pairs = [(p.instruction, p.answer_1, p.answer_2) for p in cal]
+    cal_targets = np.array([p.target for p in cal], dtype=np.float64)
+    lossf = torch.nn.BCEWithLogitsLoss()
+
+    def batch_loss(batch: Sequence[TaughtPair]) -> Any:
+        scores = scorer([(p.instruction, p.answer_1) for p in batch] + [(p.instruction, p.answer_2) for p in batch])
+        logits = scores[:len(batch)] - scores[len(batch):]
+        return lossf(logits, torch.tensor([p.target for p in batch], dtype=logits.dtype))
+
+    def cal_loss() -> float:
+        return _calibration_loss(np.array(pair_logits(scorer, cal_pairs)), cal_targets)
+
+    state, stopped, planned = train_loop(scorer, fit, len(cal), out, batch_loss=batch_loss,
+                                         cal_loss=cal_loss if cal else None, base=base, seed=seed,
+                                         deadline=began + max_minutes * 60, settings=settings, progress=progress)
+    if stopped == "time" and progress:
+        progress(f"encoder: stopped at the {max_minutes:g}-minute bound at step {state['step']}/{planned}; "
+                 "the judge below is usable, and the same command again continues the training")
+    return _calibrate_and_save(scorer, tokenizer, out, fit, cal, cal_pairs, cal_targets, state, stopped, began,
+                               base=base, seed=seed, calibration_share=calibration_share, settings=settings,
+                               planned=planned)
+
+
+def split_items(items: Sequence[Any], calibration_share: float, seed: int) -> tuple[list[Any], list[Any]]:
+    """(fitting items, calibration items) by a seeded hash of each item's `group`."""
+    sides = [split_of(f"encoder:{item.group}", calibration_share, seed) for item in items]
+    fit = [item for item, side in zip(items, sides) if side == "train"]
+    cal = [item for item, side in zip(items, sides) if side == "validation"]
+    if len(fit) < 2:
+        raise UserError(f"too few taught items to fit the encoder judge ({len(fit)} after the calibration split)")
+    return fit, cal
+
+
+def train_loop(scorer: Any, fit: Sequence[Any], cal_items: int, out: Path, *, batch_loss: Callable[[Sequence[Any]], Any],
+               cal_loss: Callable[[], float] | None, base: str, seed: int, deadline: float, settings: CrossSettings,
+               progress: Callable[[str], None] | None) -> tuple[dict[str, Any], str, int]:
+    """The bounded, checkpointed fine-tuning loop shared by the pairwise and the exam-unit judges:
+    AdamW with linear warm-up and decay over `settings.epochs`, the best epoch by `cal_loss` kept in
+    BEST_FILE. Returns (state, `done` or `time`, planned steps)."""
+    import torch
+
+    out.mkdir(parents=True, exist_ok=True)
     optimizer = torch.optim.AdamW([{"params": scorer.encoder.parameters(), "lr": settings.learning_rate},
                                    {"params": scorer.score.parameters(), "lr": settings.score_learning_rate}],
                                   weight_decay=0.01)
@@ -103,8 +142,6 @@ def finetune_encoder_judge(pairs: Sequence[TaughtPair], out: Path, *, base: str 
         state = checkpoint["state"]
         if progress:
             progress(f"encoder: resuming at step {state['step']}/{planned}")
-    cal_pairs = [(p.instruction, p.answer_1, p.answer_2) for p in cal]
-    cal_targets = np.array([p.target for p in cal], dtype=np.float64)
 
     def checkpoint_now() -> None:
         tmp = saved.with_suffix(".tmp")
@@ -112,34 +149,20 @@ def finetune_encoder_judge(pairs: Sequence[TaughtPair], out: Path, *, base: str 
                     "schedule": schedule.state_dict(), "state": state, "planned": planned, "base": base}, tmp)
         tmp.replace(saved)
 
-    def end_of_epoch() -> None:
-        if not cal:
-            return
-        loss = _calibration_loss(np.array(pair_logits(scorer, cal_pairs)), cal_targets)
-        if state["best_loss"] is None or loss < state["best_loss"]:
-            state["best_loss"], state["best_epoch"] = loss, state["step"] // per_epoch
-            torch.save(scorer.state_dict(), out / BEST_FILE)
-        if progress:
-            progress(f"encoder: epoch {state['step'] // per_epoch}/{settings.epochs}, calibration loss {loss:.4f}")
-
-    lossf = torch.nn.BCEWithLogitsLoss()
     step_s: float | None = None
     last_checkpoint = time.monotonic()
     stopped = "done"
     while state["step"] < planned:
-        # keep back the calibration pass (about a third of a training step per pair) and one more step
-        reserve = 30.0 + (0.0 if step_s is None else step_s * (1 + len(cal) / settings.batch / 2))
+        # keep back the calibration pass (about a third of a training step per item) and one more step
+        reserve = 30.0 + (0.0 if step_s is None else step_s * (1 + cal_items / settings.batch / 2))
         if time.monotonic() + reserve > deadline:
             stopped = "time"
             break
         t0 = time.monotonic()
         epoch, position = divmod(state["step"], per_epoch)
         picks = _order(len(fit), seed, epoch)[position * settings.batch:(position + 1) * settings.batch]
-        batch = [fit[k] for k in picks]
         scorer.train()
-        scores = scorer([(p.instruction, p.answer_1) for p in batch] + [(p.instruction, p.answer_2) for p in batch])
-        logits = scores[:len(batch)] - scores[len(batch):]
-        loss = lossf(logits, torch.tensor([p.target for p in batch], dtype=logits.dtype))
+        loss = batch_loss([fit[k] for k in picks])
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
@@ -152,19 +175,19 @@ def finetune_encoder_judge(pairs: Sequence[TaughtPair], out: Path, *, base: str 
         if progress and (state["step"] % settings.progress_every == 0 or state["step"] == planned):
             left = (planned - state["step"]) * step_s
             progress(f"encoder: step {state['step']}/{planned} (epoch {epoch + 1}/{settings.epochs}), loss "
-                     f"{loss.item():.4f}, {settings.batch / step_s:.1f} pairs/s, about {left:.0f} s left")
-        if state["step"] % per_epoch == 0:
-            end_of_epoch()
+                     f"{loss.item():.4f}, {settings.batch / step_s:.1f} items/s, about {left:.0f} s left")
+        if state["step"] % per_epoch == 0 and cal_loss is not None:
+            held = cal_loss()
+            if state["best_loss"] is None or held < state["best_loss"]:
+                state["best_loss"], state["best_epoch"] = held, state["step"] // per_epoch
+                torch.save(scorer.state_dict(), out / BEST_FILE)
+            if progress:
+                progress(f"encoder: epoch {state['step'] // per_epoch}/{settings.epochs}, calibration loss {held:.4f}")
         if time.monotonic() - last_checkpoint > settings.checkpoint_minutes * 60:
             checkpoint_now()
             last_checkpoint = time.monotonic()
     checkpoint_now()
-    if stopped == "time" and progress:
-        progress(f"encoder: stopped at the {max_minutes:g}-minute bound at step {state['step']}/{planned}; "
-                 "the judge below is usable, and the same command again continues the training")
-    return _calibrate_and_save(scorer, tokenizer, out, fit, cal, cal_pairs, cal_targets, state, stopped, began,
-                               base=base, seed=seed, calibration_share=calibration_share, settings=settings,
-                               planned=planned)
+    return state, stopped, planned
 
 
 def _calibrate_and_save(scorer: Any, tokenizer: Any, out: Path, fit: list[TaughtPair], cal: list[TaughtPair],
@@ -199,4 +222,5 @@ def _calibrate_and_save(scorer: Any, tokenizer: Any, out: Path, fit: list[Taught
     return result
 
 
-__all__ = ["BEST_FILE", "CHECKPOINT_FILE", "CROSS_MAX_TOKENS", "CrossSettings", "finetune_encoder_judge"]
+__all__ = ["BEST_FILE", "CHECKPOINT_FILE", "CROSS_MAX_TOKENS", "CrossSettings", "DEFAULT_SETTINGS", "finetune_encoder_judge", "split_items",
+           "train_loop"]

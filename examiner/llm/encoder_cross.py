@@ -67,8 +67,10 @@ def clipped_inputs(tokenizer: Any, pairs: Sequence[tuple[str, str]], max_tokens:
             "attention_mask": torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])}
 
 
-def make_scorer(tokenizer: Any, encoder: Any, max_tokens: int) -> Any:
-    """The scorer module: (instruction, answer) pairs -> one score each (see the module's docstring)."""
+def make_scorer(tokenizer: Any, encoder: Any, max_tokens: int, *, outputs: int = 1,
+                instruction_tokens: int = INSTRUCTION_TOKENS) -> Any:
+    """The scorer module: (instruction, answer) pairs -> one score each (see the module's docstring), or
+    `outputs` logits each (the exam-unit judge's label classes, examiner/llm/encoder_units.py)."""
     import torch
     from torch import nn
 
@@ -76,18 +78,18 @@ def make_scorer(tokenizer: Any, encoder: Any, max_tokens: int) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.encoder = encoder
-            self.score = nn.Linear(int(encoder.config.hidden_size) + 1, 1)
+            self.score = nn.Linear(int(encoder.config.hidden_size) + 1, outputs)
             nn.init.normal_(self.score.weight, std=0.02)
             nn.init.zeros_(self.score.bias)
 
         def forward(self, pairs: Sequence[tuple[str, str]]) -> torch.Tensor:
-            batch = clipped_inputs(tokenizer, pairs, max_tokens)
+            batch = clipped_inputs(tokenizer, pairs, max_tokens, instruction_tokens)
             states = self.encoder(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
             pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1)
             length = torch.tensor([[math.log1p(len(p[1])) / 10] for p in pairs], dtype=states.dtype)
-            out: torch.Tensor = self.score(torch.cat([pooled, length], 1)).squeeze(-1)
-            return out
+            out: torch.Tensor = self.score(torch.cat([pooled, length], 1))
+            return out.squeeze(-1) if outputs == 1 else out
 
     return CrossScorer()
 
@@ -118,12 +120,13 @@ def save_scorer(scorer: Any, tokenizer: Any, folder: Path) -> None:
     torch.save(scorer.score.state_dict(), folder / SCORE_FILE)
 
 
-def load_scorer(folder: Path, max_tokens: int) -> Any:
+def load_scorer(folder: Path, max_tokens: int, *, outputs: int = 1,
+                instruction_tokens: int = INSTRUCTION_TOKENS) -> Any:
     """A scorer saved by save_scorer."""
     import torch
 
     tokenizer, encoder = load_backbone(str(folder / MODEL_FOLDER))
-    scorer = make_scorer(tokenizer, encoder, max_tokens)
+    scorer = make_scorer(tokenizer, encoder, max_tokens, outputs=outputs, instruction_tokens=instruction_tokens)
     scorer.score.load_state_dict(torch.load(folder / SCORE_FILE, weights_only=True))
     scorer.eval()
     return scorer

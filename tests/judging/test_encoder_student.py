@@ -13,13 +13,21 @@ import numpy as np
 import pytest
 
 from examiner.agents.judge.grade_confidence import verdict_probabilities
+from examiner.agents.aliases import UnitAliases
+from examiner.agents.judge.label_confidence import label_confidences
 from examiner.agents.judge.pairwise_judge import pairwise_messages
+from examiner.agents.judge.unit_judge import JUDGE, REASON_WORDS, Judgment
+from examiner.api.encoder_student import EncoderStudentOptions, train_encoder_student
 from examiner.cli.main import main
+from examiner.core.errors import UserError
 from examiner.core.labels import Preference
 from examiner.judging.encoder_distil import TaughtPair, fit_temperature, taught_pairs, train_encoder_judge
+from examiner.judging.distil import JudgedAnswer, exam_examples
 from examiner.judging.encoder_finetune import CHECKPOINT_FILE, CrossSettings, finetune_encoder_judge
+from examiner.judging.encoder_units_train import finetune_unit_judge, taught_units
 from examiner.llm.encoder_chat import EncoderChat, grade_reply, read_pair
 from examiner.llm.encoder_cross import INSTRUCTION_TOKENS, clipped_inputs, load_backbone
+from examiner.llm.encoder_units import UnitJudge, read_exam_prompt
 from examiner.llm.encoder_judge import INFO_FILE, EncoderJudge, is_encoder_judge
 from examiner.llm.types import TokenLogprob
 
@@ -230,3 +238,117 @@ def test_distil_fine_tunes_the_cross_encoder_from_the_command_line(tmp_path: Pat
     assert info["mode"] == "cross" and info["steps"] == info["planned_steps"] > 0
     assert main(args) == 0  # again: the data and the finished checkpoint are reused
     assert "encoder: resuming at step" in capsys.readouterr().err
+
+
+# --- exam units: (unit, question, answer) -> label, served to the exam judge's prompt -------------------------
+
+def unit_examples() -> list[dict[str, object]]:
+    """distil's exam examples: every country asked twice, the teacher labelling its units correct where the
+    answer says "yes" and incorrect where it says "no", so only the answer tells the label (units hold `<`
+    and `&`, which the prompt escapes)."""
+    answers = []
+    for k, (country, capital, _) in enumerate(CITIES):
+        units = [(f"u{k}", f"The capital of {country} is {capital} (pop. < 10m & growing)."),
+                 (f"v{k}", f"{capital} lies in {country}.")]
+        for said, label in (("no", "incorrect"), ("yes", "correct")):
+            answers.append(JudgedAnswer(f"a{k}{said}", f"Is {country}'s capital {capital}?", said, units,
+                                        {uid: label for uid, _ in units}, {uid: "" for uid, _ in units}, f"doc{k}"))
+    return [{"kind": e.kind, "group": e.group, "order": e.order, "messages": e.messages}
+            for e in exam_examples(answers, "strong")]
+
+
+@pytest.fixture(scope="module")
+def units_trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("units") / "judge"
+    settings = CrossSettings(epochs=12, batch=8, learning_rate=3e-3, score_learning_rate=3e-2, checkpoint_minutes=60)
+    result = finetune_unit_judge(taught_units(unit_examples()), folder, base="tiny", calibration_share=0.25,
+                                 threads=1, settings=settings)
+    assert result.stopped == "done" and result.temperature is not None and result.calibration_items > 0
+    return folder
+
+
+def test_the_exam_judge_prompt_is_read_back_into_its_units() -> None:
+    taught = taught_units(unit_examples())
+    assert len(taught) == 4 * len(CITIES)  # the units-reversed copies are not read twice
+    first = taught[0]
+    assert (first.question, first.answer, first.label) == ("Is France's capital Paris?", "no", "incorrect")
+    assert first.unit == "The capital of France is Paris (pop. < 10m & growing)."
+    assert read_exam_prompt("Mark these units.") is None
+
+
+def test_the_unit_judge_learns_its_teacher_and_answers_the_exam_judge_prompt(units_trained: Path) -> None:
+    chat = EncoderChat(units_trained, "encoder-judge", threads=1)
+    messages = JUDGE.render(question="Is Peru's capital Lima?", answer="yes",
+                            units=UnitAliases.of([("x", "The capital of Peru is Lima."), ("y", "Lima lies in Peru.")])
+                            .block([("x", "The capital of Peru is Lima."), ("y", "Lima lies in Peru.")]),
+                            incorrect_words=REASON_WORDS["incorrect"])
+    reply = chat.complete({"messages": messages, "temperature": 0, "logprobs": True})
+    choice = reply["choices"][0]
+    judged = Judgment.model_validate_json(choice["message"]["content"])
+    assert judged.labels == {"U1": "correct", "U2": "correct"}
+    tokens = [TokenLogprob(t["token"], t["logprob"], {a["token"]: a["logprob"] for a in t["top_logprobs"]})
+              for t in choice["logprobs"]["content"]]
+    read = label_confidences(tokens, ["U1", "U2"])
+    probabilities = UnitJudge(units_trained, json.loads((units_trained / INFO_FILE).read_text())).probabilities(
+        "Is Peru's capital Lima?", "yes", ["The capital of Peru is Lima.", "Lima lies in Peru."])
+    assert read == pytest.approx({"U1": probabilities[0]["correct"], "U2": probabilities[1]["correct"]}, rel=1e-6)
+    no = chat.complete({"messages": JUDGE.render(question="Is Peru's capital Lima?", answer="no",
+                                                 units=UnitAliases.of([("x", "Lima is Peru's capital.")])
+                                                 .block([("x", "Lima is Peru's capital.")]),
+                                                 incorrect_words=REASON_WORDS["incorrect"])})
+    assert Judgment.model_validate_json(no["choices"][0]["message"]["content"]).labels == {"U1": "incorrect"}
+    sampled = chat.complete({"messages": messages, "temperature": 0.7, "n": 3, "seed": 1})
+    assert len(sampled["choices"]) == 3
+    with pytest.raises(ValueError, match="taught exam units"):
+        chat.complete({"messages": pairwise_messages("q", "a", "b", None, grade_only=True)})
+
+
+def test_exam_units_need_the_fine_tuned_encoder(tmp_path: Path) -> None:
+    folder = tmp_path / "distil"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text("".join(json.dumps(e) + "\n" for e in unit_examples()))
+    with pytest.raises(UserError, match="--encoder-mode cross"):
+        train_encoder_student(EncoderStudentOptions(data=str(folder), base="tiny"))
+
+
+def test_an_exam_cascade_names_the_unit_judge_taught_from_a_simulated_run(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from examiner.llm.hf_server import make_server
+
+    corpus = "corpora/examiner-handbook"  # several documents: distil and the student split by document
+    teacher = tmp_path / "teacher"
+    assert main(["run", corpus, "--simulate", "--out", str(teacher), "--quiet", "--max-rounds", "1"]) == 0
+    distilled = tmp_path / "distil"
+    assert main(["distil", "--exam", str(teacher), "--out", str(distilled), "--student", "encoder",
+                 "--encoder-mode", "cross", "--encoder-base", "tiny", "--threads", "1"]) == 0
+    assert "encoder student:" in capsys.readouterr().out
+    info = json.loads((distilled / "encoder" / INFO_FILE).read_text())
+    assert info["task"] == "exam_units" and info["fit_items"] > 0 and sum(info["teacher_labels"].values()) > 0
+    server = make_server(EncoderChat(distilled / "encoder", "encoder-judge", threads=1), port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config = tmp_path / "cascade.yaml"
+        config.write_text(yaml.safe_dump({
+            "endpoints": {"encoder-judge": {"provider": "openai", "model": "encoder-judge", "supports_logprobs": True,
+                                            "base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
+                          "strong": {"provider": "simulated", "model": "sim-strong", "price_input_per_1m": 2.5,
+                                     "price_output_per_1m": 10.0}},
+            "roles": {"examiner": "simulated", "candidate": "simulated",
+                      "judge": {"cascade": ["encoder-judge", "strong"], "target_agreement": 0.9, "risk": 0.1,
+                                "calibration_share": 0.5, "confidence": "logprobs"}}}))
+        out = tmp_path / "cascade"
+        assert main(["run", corpus, "--config", str(config), "--out", str(out), "--quiet", "--max-rounds", "1",
+                     "--allow-simulated-roles"]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    records = [json.loads(line) for line in (out / "cascade.jsonl").read_text().splitlines()]
+    assert records and all(r["cheap_label"] in ("correct", "incorrect", "abstained", "unrelated") for r in records)
+    assert {r["confidence_source"] for r in records} == {"logprobs"} and any(r["calibration"] for r in records)
+    ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+    assert any(r.get("stage") == "judge_cascade" and r.get("endpoint") == "encoder-judge" for r in ledger)
+    section = json.loads((out / "report.json").read_text())["cascade"]
+    assert section["cheap"] == "encoder-judge" and section["units"] == len(records)
+    assert section["calibration_agreement"] is not None and section["spend_ratio"] > 0

@@ -73,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=8077, help="port to listen on (default: %(default)s)")
     serve.add_argument("--model", metavar="DIR",
                        help="serve this transformers model folder instead (e.g. `examiner finetune`'s merged/), "
-                            "or an encoder judge folder (`examiner distil --student encoder`; pairwise prompts only)")
+                            "or an encoder judge folder (`examiner distil --student encoder`: pairwise prompts, or the "
+                            "exam judge's prompt for a judge taught exam units)")
     serve.set_defaults(func=run_serve_local)
 
 
