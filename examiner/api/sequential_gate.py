@@ -18,7 +18,7 @@ import numpy as np
 
 from examiner.api.gating import GateOptions, _health, _target
 from examiner.core.errors import UserError
-from examiner.stats.sequential import SequentialGate, sequential_gate
+from examiner.stats.sequential import GATES, SequentialGate, sequential_gate
 
 EXIT_CODES = {"not worse": 0, "worse": 1, "undecided": 3, "equivalent": 4}
 """`examiner gate --sequential`'s exit code per outcome (2 stays bad input or cannot decide)."""
@@ -72,14 +72,17 @@ def cluster_totals(base: tuple[int | None, ...], new: tuple[int | None, ...],
     return {k: (v[0], v[1], v[2]) for k, v in out.items()}
 
 
-def sequential_gate_runs(options: GateOptions, seed: int = 0) -> SequentialGateResult:
-    """Decide as `examiner gate --sequential` does."""
+def sequential_gate_runs(options: GateOptions, seed: int = 0, scheme: str = "one-sided") -> SequentialGateResult:
+    """Decide as `examiner gate --sequential` does; `scheme` as `--sequential-bounds` (examiner.stats.sequential
+    GATES: "one-sided", the default, or "two-sided", the gate as first written)."""
     from examiner.reporting.paired import paired_units
     from examiner.reporting.run_reader import load_run
     from examiner.reporting.with_overrides import apply_overrides
 
     if not 0 < options.margin < 1:
         raise UserError(f"--sequential needs a --margin between 0 and 1 (e.g. 0.05), got {options.margin}")
+    if scheme not in GATES:
+        raise UserError(f"--sequential-bounds must be one of {', '.join(GATES)}, got {scheme!r}")
     if not 0.5 < options.level < 1:
         raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
     judged_base = load_run(options.base)
@@ -101,7 +104,7 @@ def sequential_gate_runs(options: GateOptions, seed: int = 0) -> SequentialGateR
     sizes = np.array([totals[c][0] for c in order], dtype=float)
     decision = sequential_gate(np.array([totals[c][2] for c in order], dtype=float),
                                np.array([totals[c][1] for c in order], dtype=float), sizes, sizes,
-                               margin=options.margin, alpha=round(1 - options.level, 12))
+                               margin=options.margin, alpha=round(1 - options.level, 12), scheme=scheme)
     return SequentialGateResult(decision, str(base.path), base_target, str(new.path), new_target, seed)
 
 

@@ -28,6 +28,7 @@ def test_a_target_against_itself_is_equivalent(run_dir: Path, capsys: pytest.Cap
     line = capsys.readouterr().out.strip()
     assert code == EXIT_CODES["equivalent"] == 4
     assert "EQUIVALENT after" in line and "clusters (the fixed-size gate reads all" in line
+    assert "each anytime-valid at 95% alone" in line
 
 
 def test_weak_against_strong_is_worse_or_undecided_never_passed(run_dir: Path,
@@ -37,6 +38,27 @@ def test_weak_against_strong_is_worse_or_undecided_never_passed(run_dir: Path,
     data = json.loads(capsys.readouterr().out)
     assert data["outcome"] in ("worse", "undecided") and code == EXIT_CODES[data["outcome"]]
     assert data["upper"] < 0 and 0 < data["clusters"] <= data["clusters_total"]
+
+
+def test_the_two_sided_gate_stays_selectable_and_decides_no_sooner(run_dir: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["gate", str(run_dir), str(run_dir), "--target", "strong", "--margin", "0.2", "--sequential"]
+    main([*argv, "--json"])
+    one = json.loads(capsys.readouterr().out)
+    main([*argv, "--sequential-bounds", "two-sided"])
+    line = capsys.readouterr().out.strip()
+    main([*argv, "--sequential-bounds", "two-sided", "--json"])
+    two = json.loads(capsys.readouterr().out)
+    assert one["scheme"] == "one-sided" and two["scheme"] == "two-sided"
+    assert one["outcome"] == two["outcome"] == "equivalent" and one["clusters"] <= two["clusters"]
+    assert "95% anytime-valid interval [" in line
+
+
+def test_sequential_bounds_without_sequential_is_refused(run_dir: Path, capsys: pytest.CaptureFixture[str],
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    code, lines, _ = run_cli(["gate", str(run_dir), str(run_dir), "--target", "strong", "--margin", "0.2",
+                              "--sequential-bounds", "two-sided"], capsys, caplog)
+    assert_one_error(code, lines, "--sequential-bounds goes with --sequential")
 
 
 def test_bad_margin_is_one_line_exit_2(run_dir: Path, capsys: pytest.CaptureFixture[str],

@@ -47,6 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sequential", action="store_true",
                    help="the paired sequential gate: the clusters in a seeded random order until an anytime-valid "
                         "interval decides; exit 0 not worse, 1 worse, 3 undecided, 4 equivalent within +-MARGIN")
+    p.add_argument("--sequential-bounds", choices=("one-sided", "two-sided"), default=None,
+                   help="with --sequential: 'one-sided' (default) decides on bounds each valid alone at --level; "
+                        "'two-sided' on the joint interval, the gate as first written (decides later)")
     p.set_defaults(func=run_gate)
 
 
@@ -56,6 +59,10 @@ def run_gate(args: argparse.Namespace) -> int:
 
     if args.sequential:
         return run_sequential_gate(args)
+    if getattr(args, "sequential_bounds", None) is not None:
+        from examiner.core.errors import UserError
+
+        raise UserError("--sequential-bounds goes with --sequential")
     result = gate(GateOptions(base=args.base, new=args.new, margin=args.margin, level=args.level,
                               target=args.target, base_target=args.base_target, new_target=args.new_target,
                               allow_unhealthy=args.allow_unhealthy, metric=args.metric))
@@ -76,6 +83,7 @@ def run_sequential_gate(args: argparse.Namespace) -> int:
         raise UserError("--sequential decides on accuracy only: leave out --metric")
     result = sequential_gate_runs(GateOptions(base=args.base, new=args.new, margin=args.margin, level=args.level,
                                               target=args.target, base_target=args.base_target,
-                                              new_target=args.new_target, allow_unhealthy=args.allow_unhealthy))
+                                              new_target=args.new_target, allow_unhealthy=args.allow_unhealthy),
+                                  scheme=getattr(args, "sequential_bounds", None) or "one-sided")
     print(json.dumps(result.as_dict(), indent=1) if args.json else result.line())
     return result.exit_code
