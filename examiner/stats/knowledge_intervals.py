@@ -6,7 +6,7 @@ accuracy uses (examiner.stats.clusters.ratio_residuals): SimpleQA's F is one, si
 k / n and k / m is 2k / (n + m) (k right, n asked, m attempted); so are the penalised score (per-unit score
 over units asked) and the Brier score (squared gap over attempted units with a confidence). ECE and AURC are
 not sums of units (bins and a ranking), so they get the delete-one-group jackknife over the same groups
-(documents, or clusters when there is one document). Both are estimate +- t_{G-1} x standard error, the
+(documents, or clusters when there is one document), never below their variance were the units independent. Both are estimate +- t_{G-1} x standard error, the
 family of examiner.stats.intervals; experiments/knowledge_boundaries.py measures their coverage.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 from examiner.stats.clusters import grouping, ratio_residuals, robust_variance, totals_by
 from examiner.stats.correlation import Figures
 from examiner.stats.intervals import t_interval
-from examiner.stats.knowledge import (PENALTY_TARGETS, expected_calibration_error,
+from examiner.stats.knowledge import (ECE_BINS, PENALTY_TARGETS, expected_calibration_error,
                                       risk_coverage_area)
 
 __all__ = ["FIGURES", "FigureInterval", "LOWER_IS_BETTER", "figure_interval", "figure_range", "figure_value",
@@ -104,6 +104,35 @@ def _jackknifed(name: str, status: Status, confidence: Confidence) -> float | No
     return expected_calibration_error(conf, right) if name == "ece" else risk_coverage_area(conf, right)
 
 
+def _independent_variance(name: str, status: Status, confidence: Confidence) -> float:
+    """ECE's or AURC's variance were the units independent, the floor of the jackknife's (which reads 0
+    when every leave-one-out figure is 0, as a debiased ECE clipped at 0 often is on a few documents): for
+    ECE, sum over bins of n_b p_b (1 - p_b) / N^2 (the plug-in gaps' binomial noise); for AURC, which is
+    sum_i c_i x error_i with c_i = (1/N) sum_{k >= i} 1/k over the ranking (ties given their mean c),
+    sum_i c_i^2 x r_i (1 - r_i), r_i the error rate of the units ranked down to i."""
+    kept = [(float(c), float(s == "correct")) for s, c in zip(status, confidence)
+            if s in ("correct", "incorrect") and c is not None]
+    if len(kept) < 2:
+        return 0.0
+    conf, right = (np.array(v) for v in zip(*kept))
+    n = conf.size
+    if name == "ece":
+        index = np.minimum((conf * ECE_BINS).astype(int), ECE_BINS - 1)
+        sizes = np.bincount(index, minlength=ECE_BINS).astype(float)
+        rights = np.bincount(index, weights=right, minlength=ECE_BINS)
+        share = np.divide(rights, sizes, out=np.zeros_like(rights), where=sizes > 0)
+        return float(np.sum(sizes * share * (1 - share)) / n**2)
+    order = np.argsort(-conf, kind="stable")
+    weight = np.cumsum((1.0 / np.arange(1, n + 1))[::-1])[::-1] / n  # c_i for rank i
+    _, tie = np.unique(-conf[order], return_inverse=True)
+    weight = (np.bincount(tie, weights=weight) / np.bincount(tie))[tie]
+    # each rank's chance of error: the error rate among the units ranked above it and itself, shrunk
+    # towards the overall rate by one unit (the top units of a good ranking err less than the rest)
+    rate = 1 - float(right.mean())
+    local = (np.cumsum(1 - right[order]) + rate) / np.arange(2, n + 2)
+    return float(np.sum(weight**2 * local * (1 - local)))
+
+
 def figure_value(name: str, status: Status, confidence: Confidence) -> float | None:
     """The figure over the units (None when it is undefined: nothing asked, attempted or stated)."""
     _check(name)
@@ -179,7 +208,8 @@ def figure_interval(name: str, status: Status, confidence: Confidence, documents
         def statistic(keep: np.ndarray) -> float | None:
             return _jackknifed(name, list(s[keep]), [c[i] for i in np.flatnonzero(keep).tolist()])
 
-        variance = _jackknife_variance(statistic, g.document, g.n_documents)
+        variance = max(_jackknife_variance(statistic, g.document, g.n_documents),
+                       _independent_variance(name, status, confidence))
     else:
         num, den = _columns(name, status, confidence)
         variance = _ratio_variance(num, den, None, None, g.document, g.n_documents)
@@ -211,7 +241,9 @@ def paired_figure_difference(name: str, status_a: Status, confidence_a: Confiden
             b = _jackknifed(name, list(sb[keep]), [confidence_b[i] for i in idx])
             return None if a is None or b is None else b - a
 
-        variance = _jackknife_variance(statistic, g.document, g.n_documents)
+        variance = max(_jackknife_variance(statistic, g.document, g.n_documents),
+                       _independent_variance(name, status_a, confidence_a)
+                       + _independent_variance(name, status_b, confidence_b))
     else:
         num_a, den_a = _columns(name, status_a, confidence_a)
         num_b, den_b = _columns(name, status_b, confidence_b)

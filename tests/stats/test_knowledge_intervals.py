@@ -87,8 +87,24 @@ def test_paired_difference_cancels_what_the_documents_share() -> None:
     single = figure_interval("penalised_0.75", status_b, conf_a, docs)
     assert d.standard_error is not None and single.standard_error is not None
     assert d.standard_error < single.standard_error
+    # one target against itself: difference 0, and still an interval (the independent-units floor), never
+    # a zero-width one
     same = paired_figure_difference("ece", status_a, conf_a, status_a, conf_a, docs)
-    assert same.estimate == 0 and same.low == same.high == 0
+    assert same.estimate == 0 and same.low is not None and same.high is not None and same.low < 0 < same.high
+
+
+def test_a_zero_ece_on_few_documents_still_gets_a_width() -> None:
+    """Every document states 75 % on four answers (three right) and 50 % on two (one right): the ECE and every
+    leave-one-out ECE are 0, so the jackknife variance is 0; the independent-units floor keeps the
+    interval open above 0 (six documents cannot show a target calibrated to the hundredth)."""
+    status = ["correct", "correct", "correct", "incorrect", "correct", "incorrect"] * 6
+    conf: list[float | None] = [0.75, 0.75, 0.75, 0.75, 0.5, 0.5] * 6
+    docs = [f"d{i // 6}" for i in range(36)]
+    est = figure_interval("ece", status, conf, docs)
+    assert est.estimate == 0 and est.low == 0
+    assert est.high is not None and est.high > 0.05
+    aurc = figure_interval("aurc", status, conf, docs)
+    assert aurc.low is not None and aurc.high is not None and aurc.high - aurc.low > 0.05
 
 
 def test_interval_coverage_of_f_and_ece_on_clustered_draws() -> None:
