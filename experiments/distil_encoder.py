@@ -23,8 +23,13 @@ of held-out items the student settles, its agreement with GPT-4 on them, and spe
 released completions; the student at its measured CPU seconds times `--cpu-price` dollars per core-hour).
 The guarantee is also checked over `--repeats` random calibration draws of the same student outputs.
 
+Student: `--mode frozen` (default) a head on the frozen encoder's features; `--mode cross` the fine-tuned
+cross-encoder (examiner/judging/encoder_finetune.py, settings CrossSettings' defaults). A rerun with the same
+--work resumes either training (the cross mode from its checkpoint; train_s then counts this run only).
+
 Run: python experiments/distil_encoder.py [--mode frozen|cross] [--max-minutes 30] [--threads 1] [--work DIR]
-Writes experiments/results/distil_encoder.json (aggregates only) and ends with the RESULT line.
+Writes experiments/results/distil_encoder.json (cross: distil_encoder_cross.json; aggregates only) and ends
+with the RESULT line.
 """
 
 from __future__ import annotations
