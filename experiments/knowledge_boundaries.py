@@ -44,12 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from examiner.core.records import VerdictRecord
-from examiner.exam.run_writer import RunStore
-from examiner.exam.runner import ExamRequest, start_exam
 from examiner.reporting.score_intervals import ratio_estimate
-from examiner.simulator import unit_category
-from examiner.stats.knowledge import ECE_BINS, expected_calibration_error
+from examiner.stats.knowledge import ECE_BINS, PENALTY_TARGETS, expected_calibration_error, risk_coverage_area
+from examiner.stats.knowledge_intervals import figure_interval
 from finish import RESULTS, print_result, save_json
 
 DOCUMENTS, CLUSTERS, UNITS = 40, 3, 6
@@ -83,7 +80,13 @@ def draw_units(rng: np.random.Generator, documents: int) -> dict[str, np.ndarray
     declines = ~knows & (rng.random(know.size) < abstains)
     # a unit's chance of being right given that it is attempted: it knows, or it tried without knowing
     right_if_tried = know / (know + (1 - know) * (1 - abstains))
-    return {"doc": doc, "cluster": cluster, "knows": knows, "declines": declines, "right_if_tried": right_if_tried}
+    return {"doc": doc, "cluster": cluster, "knows": knows, "declines": declines, "right_if_tried": right_if_tried,
+            "topic": np.repeat(topic, CLUSTERS * UNITS)}
+
+
+def subset(units: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]:
+    """The units where `keep` holds (every per-unit array cut alike)."""
+    return {k: v[keep] for k, v in units.items()}
 
 
 def stated(kind: str, chance: np.ndarray) -> np.ndarray:
@@ -97,10 +100,8 @@ def population_ece(conf: np.ndarray, chance: np.ndarray) -> float:
                      for b in np.unique(index)) / conf.size)
 
 
-def truths(seed: int) -> dict[str, float]:
-    """The superpopulation rates and ECEs from TRUTH_DRAWS units of the same model."""
-    rng = np.random.default_rng(seed)
-    units = draw_units(rng, TRUTH_DRAWS // (CLUSTERS * UNITS))
+def figure_truths(units: dict[str, np.ndarray]) -> dict[str, float]:
+    """The superpopulation value of every figure, from many units drawn from the model."""
     # an attempted unit it does not know is an error: hallucination = 1 - known / attempted
     tried = units["right_if_tried"]
     out = {
@@ -109,25 +110,73 @@ def truths(seed: int) -> dict[str, float]:
     }
     attempted = ~units["declines"]
     for kind in ("calibrated", "overconfident"):
-        out[f"ece_{kind}"] = population_ece(stated(kind, tried[attempted]), tried[attempted])
+        conf, chance = stated(kind, tried[attempted]), tried[attempted]
+        out[f"ece_{kind}"] = population_ece(conf, chance)
+        # expected squared gap of a unit right with chance p: (c - 1)^2 p + c^2 (1 - p)
+        out[f"brier_{kind}"] = float(np.mean(conf**2 - 2 * conf * chance + chance))
+        # the risk of each prefix is unbiased for the mean chance of error of its units: AURC with the chance
+        out[f"aurc_{kind}"] = float(risk_coverage_area(conf.tolist(), chance.tolist()) or 0.0)
+    right, wrong = float(units["knows"].sum()), float((attempted & ~units["knows"]).sum())
+    asked, tried_n = float(units["knows"].size), float(attempted.sum())
+    out["f_score"] = 2 * right / (asked + tried_n)
+    for t in PENALTY_TARGETS:
+        out[f"penalised_{t}"] = (right - wrong * t / (1 - t)) / asked
     return out
 
 
-def coverage_and_ece(reps: int, truth: dict[str, float], seed: int) -> dict[str, float]:
+TOPIC_CHECKED = 0
+"""The topic kind whose rows' coverage is measured too: the units of its documents (about a quarter of them,
+10 of 40), as a per-topic row of the report is a target's units of one topic."""
+
+
+def truths(seed: int) -> dict[str, float]:
+    """The superpopulation figures from TRUTH_DRAWS units of the same model: the target's, and (keys
+    prefixed `topic_`) those of topic kind TOPIC_CHECKED."""
+    units = draw_units(np.random.default_rng(seed), TRUTH_DRAWS // (CLUSTERS * UNITS))
+    topic = figure_truths(subset(units, units["topic"] == TOPIC_CHECKED))
+    return figure_truths(units) | {f"topic_{k}": v for k, v in topic.items()}
+
+
+FIGURE_NAMES = ("f_score", *(f"penalised_{t}" for t in PENALTY_TARGETS))
+CONFIDENCE_FIGURES = ("ece", "brier", "aurc")
+
+
+def statuses(u: dict[str, np.ndarray]) -> list[str]:
+    """Each unit's label: declined -> abstained, else correct when it knew, incorrect when not."""
+    return ["abstained" if d else "correct" if k else "incorrect" for k, d in zip(u["knows"], u["declines"])]
+
+
+def row_intervals(u: dict[str, np.ndarray]) -> dict[str, tuple[float | None, float | None]]:
+    """Every figure's interval over the units `u`, as the report computes a row's."""
+    docs, clusters = [f"d{d}" for d in u["doc"]], [f"c{c}" for c in u["cluster"]]
+    attempted = ~u["declines"]
+    wrong = [int(not k) if a else None for k, a in zip(u["knows"], attempted)]
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for name, values in (("hallucination", wrong), ("abstention", [int(d) for d in u["declines"]])):
+        est = ratio_estimate(values, docs, clusters)
+        out[name] = (est["low"], est["high"])
+    status = statuses(u)
+    for name in FIGURE_NAMES:
+        est = figure_interval(name, status, [None] * len(status), docs, clusters)
+        out[name] = (est.low, est.high)
+    for kind in ("calibrated", "overconfident"):
+        every = [float(c) if a else None for c, a in zip(stated(kind, u["right_if_tried"]), attempted)]
+        for f in CONFIDENCE_FIGURES:
+            est = figure_interval(f, status, every, docs, clusters)
+            out[f"{f}_{kind}"] = (est.low, est.high)
+    return out
+
+
+def coverage_and_ece(reps: int, truth: dict[str, float], seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    held = {"hallucination": 0, "abstention": 0}
-    widths = {"hallucination": [], "abstention": []}
     errors: dict[str, list[float]] = {k: [] for k in ("calibrated", "overconfident", "calibrated_plug_in",
                                                        "overconfident_plug_in")}
+    held: dict[str, list[int]] = {}
+    spans: dict[str, list[float]] = {}
+    topic_documents = []
     for _ in range(reps):
         u = draw_units(rng, DOCUMENTS)
-        docs, clusters = [f"d{d}" for d in u["doc"]], [f"c{c}" for c in u["cluster"]]
         attempted = ~u["declines"]
-        wrong = [int(not k) if a else None for k, a in zip(u["knows"], attempted)]
-        for name, values in (("hallucination", wrong), ("abstention", [int(d) for d in u["declines"]])):
-            est = ratio_estimate(values, docs, clusters)
-            held[name] += int(est["low"] <= truth[name] <= est["high"])
-            widths[name].append(est["high"] - est["low"])
         # stated confidence of the attempted units; outcome: right (it knew) or not
         chance = u["right_if_tried"][attempted]
         right = u["knows"][attempted].astype(int).tolist()
@@ -136,12 +185,26 @@ def coverage_and_ece(reps: int, truth: dict[str, float], seed: int) -> dict[str,
             for debias in (True, False):
                 ece = expected_calibration_error(conf, right, debias=debias)
                 errors[kind + ("" if debias else "_plug_in")].append(abs(float(ece or 0.0) - truth[f"ece_{kind}"]))
+        rows = {"": u}
+        in_topic = u["topic"] == TOPIC_CHECKED
+        topic_documents.append(len(set(u["doc"][in_topic].tolist())))
+        if topic_documents[-1] >= 2:
+            rows["topic_"] = subset(u, in_topic)
+        for prefix, units in rows.items():
+            for name, (low, high) in row_intervals(units).items():
+                key = prefix + name
+                held.setdefault(key, []).append(int(low is not None and high is not None and low <= truth[key] <= high))
+                spans.setdefault(key, []).append((high or 0.0) - (low or 0.0))
     return {
-        "halluc_coverage": held["hallucination"] / reps, "abstain_coverage": held["abstention"] / reps,
-        "halluc_mean_width": float(np.mean(widths["hallucination"])),
-        "abstain_mean_width": float(np.mean(widths["abstention"])),
+        "halluc_coverage": float(np.mean(held["hallucination"])), "abstain_coverage": float(np.mean(held["abstention"])),
+        "halluc_mean_width": float(np.mean(spans["hallucination"])),
+        "abstain_mean_width": float(np.mean(spans["abstention"])),
         **{f"ece_abs_error_{k}": float(np.mean(v)) for k, v in errors.items()},
         **{f"ece_abs_error_{k}_p95": float(np.quantile(v, 0.95)) for k, v in errors.items()},
+        "figure_coverage": {name: float(np.mean(v)) for name, v in held.items()},
+        "figure_mean_width": {name: float(np.mean(w)) for name, w in spans.items()},
+        "figure_repetitions": {name: len(v) for name, v in held.items()},
+        "topic_documents_mean": float(np.mean(topic_documents)),
     }
 
 
@@ -152,6 +215,10 @@ JUDGE_NOISE = 0.05
 async def label_agreement(corpus: str) -> dict[str, float]:
     """Share of verdicts whose label is `abstained` exactly when the simulator's truth is a declined unit."""
     from examiner.core.config import EndpointSpec, Settings
+    from examiner.core.records import VerdictRecord
+    from examiner.exam.run_writer import RunStore
+    from examiner.exam.runner import ExamRequest, start_exam
+    from examiner.simulator import unit_category
 
     spec = EndpointSpec(provider="simulated", model="sim", price_input_per_1m=2.5, price_output_per_1m=10.0,
                         max_concurrency=16, options={"knowledge": PROFILE, "judge_noise": JUDGE_NOISE})
@@ -186,6 +253,7 @@ def _caught(rate: dict[str, Any]) -> bool:
 async def control_questions(corpus: str) -> dict[str, Any]:
     """Part 4: report.json's control figures for the three simulated targets."""
     from examiner.core.config import EndpointSpec, Settings
+    from examiner.exam.runner import ExamRequest, start_exam
 
     endpoints = {"sim": EndpointSpec(provider="simulated", model="sim", max_concurrency=16,
                                      options={"knowledge": PROFILE})}
@@ -232,9 +300,13 @@ def main() -> None:
             "wall_s": round(time.perf_counter() - started, 1)}
     save_json(data, RESULTS / "knowledge_boundaries.json")
     ece_error = max(figures["ece_abs_error_calibrated"], figures["ece_abs_error_overconfident"])
+    coverage = figures["figure_coverage"]
     print_result({
+        **{f"{name.replace('.', '')}_coverage": f"{value:.3f}" for name, value in coverage.items()
+           if name not in ("hallucination", "abstention")},
         "halluc_coverage": f"{figures['halluc_coverage']:.3f}", "abstain_coverage": f"{figures['abstain_coverage']:.3f}",
         "ece_abs_error": f"{ece_error:.4f}",
+        "ece_abs_error_p95": f"{max(figures['ece_abs_error_calibrated_p95'], figures['ece_abs_error_overconfident_p95']):.4f}",
         "abstain_label_agreement": f"{labels['abstain_label_agreement']:.3f}" if labels else "not_measured",
         "control_false_premise_caught": (
             f"{'yes' if controls['false_premise_caught'] else 'no'}:acceptance="
