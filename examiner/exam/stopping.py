@@ -53,6 +53,13 @@ class StopRule:
     def text(self) -> str:
         return f"decided:{self.value:g}" if self.kind == "decided" else f"{self.kind}{self.op}{self.value:g}"
 
+    @property
+    def sides(self) -> str:
+        """How the accuracy bounds hold (examiner.stats.sequential `sides`): a threshold rule's call rests
+        on one bound ("at least A" on the lower, "below A" on the upper), so each bound alone at the level
+        ("each"); a width rule needs both together ("joint")."""
+        return "each" if self.kind == "accuracy" else "joint"
+
     def met(self, lower: float, upper: float) -> bool:
         """Whether an accuracy interval settles the rule: narrow enough, or wholly on one side of the threshold."""
         if self.kind == "width":
@@ -188,7 +195,8 @@ class StopWatch:
         correct, answered, units, population = self.arrays(target)
         if correct.size == 0:
             return 0.0, 1.0
-        seq = confidence_sequence(correct, units, population, denominators=answered, alpha=self.alpha)
+        seq = confidence_sequence(correct, units, population, denominators=answered, alpha=self.alpha,
+                                  sides=self.rule.sides)
         return float(seq.lower[-1]), float(seq.upper[-1])
 
     def record(self) -> dict[str, Any]:
@@ -199,7 +207,8 @@ class StopWatch:
             correct, answered, units, population = self.arrays(target)
             entry: dict[str, Any] = {"clusters_total": int(population.size)}
             if correct.size:
-                acc = confidence_sequence(correct, units, population, denominators=answered, alpha=self.alpha)
+                acc = confidence_sequence(correct, units, population, denominators=answered, alpha=self.alpha,
+                                          sides=self.rule.sides)
                 cov = confidence_sequence(answered, units, population, alpha=self.alpha)
                 for name, seq in (("accuracy", acc), ("coverage", cov)):
                     entry[name] = {"estimate": [_num(v) for v in seq.estimate],

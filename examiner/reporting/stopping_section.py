@@ -58,7 +58,9 @@ def stopping_figure(section: StoppingSection, path: Path) -> Path:
     ax.set_ylim(0, 1)
     ax.set_xlabel(f"clusters asked (of {section.clusters_total})")
     ax.set_ylabel("accuracy")
-    ax.set_title(f"accuracy and its {100 * (1 - section.alpha):.0f}% anytime-valid interval")
+    level = f"{100 * (1 - section.alpha):.0f}%"
+    ax.set_title(f"accuracy and its anytime-valid bounds, each {level} alone" if section.rule.startswith("accuracy")
+                 else f"accuracy and its {level} anytime-valid interval")
     ax.legend(fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
@@ -92,8 +94,11 @@ def stopping_sentences(section: StoppingSection) -> list[str]:
             est = acc.estimate[-1]
             per_target.append(f"{name}: accuracy {'-' if est is None else f'{est:.3f}'} "
                               f"[{acc.lower[-1]:.3f}, {acc.upper[-1]:.3f}]")
-    second = ((f"At the stop ({100 * (1 - section.alpha):.0f}% intervals valid whenever the exam stops, for the "
-               f"accuracy over {section.population}): ") + "; ".join(per_target) + ".") if per_target else ""
+    level = f"{100 * (1 - section.alpha):.0f}%"
+    valid = (f"each bound valid alone at {level} whenever the exam stops, as the threshold's call needs"
+             if section.rule.startswith("accuracy") else f"{level} intervals valid whenever the exam stops")
+    second = ((f"At the stop ({valid}, for the accuracy over {section.population}): ") + "; ".join(per_target)
+              + ".") if per_target else ""
     third = ""
     if (diff := section.difference) is not None and diff.lower:
         third = (f"{diff.new} - {diff.base} (units both answered right or wrong), margin {diff.margin:g}: "

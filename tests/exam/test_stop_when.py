@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from examiner.core.config import EndpointSpec, ExamSettings, Settings
@@ -98,3 +99,28 @@ def test_decided_stops_once_the_paired_difference_clears_the_margin() -> None:
     assert watch.met and watch.stopped_at is not None and watch.stopped_at < 40
     record = watch.record()
     assert record["difference"]["outcome"] in ("not worse", "equivalent") and record["difference"]["lower"][-1] > -0.1
+
+
+def test_a_threshold_rule_reads_each_bound_alone_and_stops_no_later_than_the_joint_interval() -> None:
+    """accuracy>=A calls on one bound, so it reads bounds each valid alone (a narrower pair than the joint
+    interval a width rule reads) and so stops no later on the same clusters."""
+    from examiner.stats.sequential import confidence_sequence
+
+    ids = [f"c{i}" for i in range(60)]
+    order = asking_order(ids, 3)
+    rule = parse_rule("accuracy>=0.6")
+    assert rule.sides == "each" and parse_rule("width<=0.2").sides == "joint"
+    watch = StopWatch(rule, order, {"t": dict.fromkeys(ids, 4)})
+    scores = {cid: 3 + (i % 2) for i, cid in enumerate(ids)}  # accuracy 0.875
+    for cid in order:
+        watch.done(cid, {"t": Tally(scores[cid], 4, 4)})
+        if watch.met:
+            break
+    assert watch.stopped_at is not None
+    correct = np.array([scores[c] for c in order], dtype=float)
+    sizes = np.full(60, 4.0)
+    joint = confidence_sequence(correct, sizes, sizes)
+    each = confidence_sequence(correct, sizes, sizes, sides="each")
+    assert watch.interval("t") == (float(each.lower[watch.prefix - 1]), float(each.upper[watch.prefix - 1]))
+    joint_stop = int(np.argmax(joint.lower >= 0.6)) + 1
+    assert watch.stopped_at == int(np.argmax(each.lower >= 0.6)) + 1 < joint_stop
