@@ -5,7 +5,9 @@ confidence sequence for accuracy (examiner.stats.sequential) over round 1's clus
 random order. Why round 1 only: its clusters split every unit of the corpus once per target, so they are
 a finite population whose accuracy is the exam's, and a uniformly random order is what the sequence's
 guarantee needs; later rounds re-ask what round 1 left uncovered, chosen by what it found, which no
-random order covers. A run with a stopping rule is therefore one round (docs/METHODS.md).
+random order covers. A run with a stopping rule is therefore one round (docs/METHODS.md). A threshold
+rule's call rests on one bound, so it reads bounds each valid alone (`StopRule.sides`); a width rule
+reads the joint interval.
 
 The sequence is fed in the asking order, not the order chains finish in (a slow chain, with more
 probes, may be a harder cluster): `StopWatch.done` holds finished clusters until every cluster asked

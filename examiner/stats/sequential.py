@@ -76,7 +76,8 @@ BETS = ("planned", "plugin")
 @dataclass(frozen=True)
 class Sequence:
     """The sequence after each asked cluster: `estimate` (units correct / units asked so far), `lower` and
-    `upper` (the anytime-valid (1 − alpha) interval), each of length clusters asked."""
+    `upper` (anytime-valid: together at 1 − alpha, or each alone with sides="each"), each of length
+    clusters asked."""
 
     estimate: np.ndarray
     lower: np.ndarray
