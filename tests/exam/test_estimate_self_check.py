@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.records import SELF_CHECK_STAGE
 from examiner.core.rundir import RunDir
 from examiner.exam.estimate import (FALLBACK_SPREAD, MIN_SELF_CHECK_CALLS, SelfCheckPilot, _self_check_pilot,
@@ -54,9 +55,10 @@ def test_floor_sized_self_check_is_predicted_by_the_nodes_rule(tmp_path: Path) -
 
 
 def _call(stage: str, units: int, prompt: int, completion: int, call_id: str, *,
-          finish: str = "stop") -> dict:  # type: ignore[type-arg]
-    return {"role": "judge", "endpoint": "j", "stage": stage, "unit_ids": [f"u{i}" for i in range(units)],
-            "prompt_tokens": prompt, "completion_tokens": completion, "call_id": call_id, "finish_reason": finish}
+          finish: str = "stop") -> LedgerRecord:
+    return LedgerRecord.build(role="judge", endpoint="j", stage=stage, unit_ids=[f"u{i}" for i in range(units)],
+                              prompt_tokens=prompt, completion_tokens=completion, call_id=call_id,
+                              finish_reason=finish)
 
 
 def test_too_few_rejudgments_fall_back_to_the_judges_requests() -> None:
