@@ -30,9 +30,9 @@ CARD = AgentCard(agent="judge", name="G-Eval", role=ROLE, prompts=(STEPS, SCORE)
                             "from its logprobs or from n samples (agents/judge/geval_math.py)")
 
 
-def score_config(scale: int) -> GenerationConfig:
-    """The logprob path's settings: enough alternatives to see every score 1..scale (5 to 20)."""
-    return replace(FORM_GENERATION, top_logprobs=min(20, max(5, len(allowed_scores(scale)))))
+def score_config(scale: int, low: int = 1) -> GenerationConfig:
+    """The logprob path's settings: enough alternatives to see every score low..scale (5 to 20)."""
+    return replace(FORM_GENERATION, top_logprobs=min(20, max(5, len(allowed_scores(scale, low)))))
 
 
 def sample_config(n: int) -> GenerationConfig:
@@ -79,20 +79,22 @@ async def form_fill(
     round: int = 0,
     unit_ids: tuple[str, ...] = (),
     endpoint: str | None = None,
+    low: int = 1,
 ) -> GEvalScore:
     """Score a filled-in form: expected value from logprobs when available, else the mean of n samples.
 
     `use_logprobs=None` follows the endpoint's `supports_logprobs`; the result's `path` says which
-    way was taken and `fallback_reason` why sampling was used after logprobs were asked for.
+    way was taken and `fallback_reason` why sampling was used after logprobs were asked for. `low`: the
+    lowest score the form allows (the exam's agreement form allows 0, a category of its own: declined).
     """
-    allowed = allowed_scores(scale)
+    allowed = allowed_scores(scale, low)
     _, spec = gw.resolve(ROLE, endpoint)
     want_logprobs = spec.supports_logprobs if use_logprobs is None else use_logprobs
     context = CallContext(stage=stage, round=round, unit_ids=tuple(unit_ids), item_id=item_id,
                           hints={"scale": scale})
     reason = ""
     if want_logprobs:
-        result = await gw.chat(ROLE, messages, score_config(scale), context, endpoint=endpoint)
+        result = await gw.chat(ROLE, messages, score_config(scale, low), context, endpoint=endpoint)
         scored = expected_from_logprobs(result.logprobs, allowed)
         if scored is not None:
             return scored

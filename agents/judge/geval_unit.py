@@ -10,14 +10,14 @@ from examiner.agents.card import AgentCard, Prompt
 from examiner.agents.judge.geval import DEFAULT_SAMPLES, FORM_GENERATION, ROLE, evaluation_steps, form_fill
 from examiner.agents.judge.geval_math import GEvalScore
 from examiner.agents.prompting import unit_block
-from examiner.agents.prompting.geval_exam import AGREEMENT_SCALE, GEVAL_CRITERION, GEVAL_TASK
+from examiner.agents.prompting.geval_exam import AGREEMENT_SCALE, DECLINED, GEVAL_CRITERION, GEVAL_TASK
 from examiner.llm import Gateway
 from examiner.agents.prompting.passing import passed
 
 AGREEMENT = Prompt.of("geval_unit", "task", "criterion", "steps", "question", "unit", "answer",
                       generation=FORM_GENERATION)
 CARD = AgentCard(agent="judge", name="G-Eval unit agreement", role=ROLE, prompts=(AGREEMENT,),
-                 text_reply="the 1-5 agreement token, read from its logprobs or from n samples "
+                 text_reply="the 1-5 agreement token (0: the answer declines), read from its logprobs or from n samples "
                             "(agents/judge/geval_math.py); its steps come from G-Eval's geval_steps")
 
 
@@ -37,8 +37,9 @@ async def unit_agreement(
     n: int = DEFAULT_SAMPLES,
     endpoint: str | None = None,
 ) -> GEvalScore:
-    """The expected 1-5 agreement of `answer` with the reference `unit` (id, text)."""
+    """The agreement of `answer` with the reference `unit` (id, text): the form's 0-5 score, its
+    probabilities per score (0: declined) beside it."""
     messages = AGREEMENT.render(task=GEVAL_TASK, criterion=GEVAL_CRITERION, steps=steps,
                                 question=question, unit=unit_block([unit]), answer=passed(gw, answer))
     return await form_fill(gw, messages, scale=AGREEMENT_SCALE, stage="exam_unit", n=n, round=round,
-                           unit_ids=(unit[0],), endpoint=endpoint)
+                           unit_ids=(unit[0],), endpoint=endpoint, low=DECLINED)

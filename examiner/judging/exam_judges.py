@@ -7,8 +7,9 @@
 - `RevisEvalJudge`: the reviser corrects the answer against the units (the response-adapted
   reference), then the judge labels each unit for the ORIGINAL answer reading unit and revision.
   Two calls per answer; a failed revision leaves every unit unscored rather than guessing.
-- `GEvalJudge`: one form-filling call per unit on the 1-5 agreement scale
-  (agents/prompting/geval_exam.py); the expected score becomes a label by `label_from_agreement`.
+- `GEvalJudge`: one form-filling call per unit on the 1-5 agreement scale with 0 beside it for an answer
+  that declines (agents/prompting/geval_exam.py); `label_from_form` reads `abstained` from the probability
+  on 0, else the expected 1-5 score becomes a label by `label_from_agreement`.
 
 Every judge can be sent to another endpoint than its roles' own (a panel member is one; a RevisEval or
 G-Eval member makes all of its calls there). The exam builds its judge once with `exam_judge` and never
@@ -27,7 +28,9 @@ from examiner.judging.panel import Panel
 from examiner.llm.gateway import Gateway
 from examiner.llm.types import Unparseable
 from examiner.agents.judge.geval import DEFAULT_SAMPLES
+from examiner.agents.judge.geval_math import GEvalScore
 from examiner.agents.judge.geval_unit import agreement_steps, unit_agreement
+from examiner.agents.prompting.geval_exam import DECLINED
 from examiner.agents.judge.unit_judge import judge_units, judge_without_reference, marks_from_verdicts
 from examiner.agents.judge.reference_judge import label_units_with_revision
 from examiner.agents.reviser.reviser import revise_with_units
@@ -45,6 +48,26 @@ def label_from_agreement(score: float | Unscored) -> Verdict | Unscored:
     if score <= INCORRECT_AT:
         return Verdict.INCORRECT
     return Verdict.UNRELATED
+
+
+DECLINED_AT = 0.5
+"""Probability on the form's 0 (declined) from which G-Eval labels a unit abstained."""
+
+
+def label_from_form(scored: GEvalScore) -> tuple[Verdict | Unscored, float | None]:
+    """A G-Eval form's label: `abstained` when at least DECLINED_AT of its probability (logprobs) or of its
+    samples is on 0, else label_from_agreement of the expected score over 1-5 alone (0 renormalised away:
+    a decline is not a point of the agreement scale); the 1-5 expectation beside it (None when declined or
+    unscored)."""
+    if isinstance(scored.score, Unscored):
+        return scored.score, None
+    declined = scored.probabilities.get(DECLINED, 0.0)
+    if declined >= DECLINED_AT:
+        return Verdict.ABSTAINED, None
+    scale = {s: p for s, p in scored.probabilities.items() if s != DECLINED}
+    total = sum(scale.values())
+    expected = sum(s * p for s, p in scale.items()) / total if total else float(scored.score)
+    return label_from_agreement(expected), expected
 
 
 def _unscored_all(task: ExamTask, reason: str, raw: str = "") -> dict[str, Mark[Verdict]]:
@@ -125,10 +148,13 @@ class GEvalJudge(_OnEndpoint):
     async def _one(self, task: ExamTask, unit: tuple[str, str], steps: str) -> Mark[Verdict]:
         scored = await unit_agreement(self.gateway, steps=steps, question=task.question, answer=task.answer,
                                       unit=unit, round=task.round, n=self.samples, endpoint=self.endpoint)
-        label = label_from_agreement(scored.score)
+        label, expected = label_from_form(scored)
         if isinstance(label, Unscored):
             return Mark.unscored(f"G-Eval: no usable score ({scored.n_unparseable} unparseable of {scored.n_samples})")
-        return Mark(label, f"G-Eval agreement {scored.score:.2f} on 1-5 via {scored.path}")
+        if expected is None:
+            return Mark(label, f"G-Eval: the answer declines (probability {scored.probabilities[DECLINED]:.2f} "
+                               f"on 0) via {scored.path}")
+        return Mark(label, f"G-Eval agreement {expected:.2f} on 1-5 via {scored.path}")
 
 
 _BUILD: dict[str, Callable[[Gateway, str, str | None, str], Judge[ExamTask, Verdict]]] = {
@@ -160,4 +186,4 @@ def exam_judge(
 
 
 __all__ = ["GEvalJudge", "JUDGE_METHODS", "NoReferenceJudge", "ReferenceJudge", "RevisEvalJudge", "exam_judge",
-           "label_from_agreement"]
+           "label_from_agreement", "label_from_form"]

@@ -158,10 +158,13 @@ def geval_steps(req: SimRequest) -> str:
 
 @register_behaviour("geval", "exam_unit")
 def geval_unit(req: SimRequest) -> str:
-    """Agreement 1..5 of the answer with the listed unit: known 5, wrong 1, not addressed 3."""
+    """Agreement 1..5 of the answer with the listed unit: known 5, wrong 1, not addressed 3; an answer that
+    declines about it (the `declined` marker) 0, the form's category beside the scale, never jittered."""
     prompt = req.last_user
     units = UNIT_RE.findall(prompt)
     mark = claim_markers(_tag(prompt, "response")).get(units[0]) if units else None
+    if mark == "declined":
+        return "0"
     score = 5 if mark == "known" else 1 if mark == "wrong" else 3
     rng = req.rng("geval-unit")
     if req.temperature > 0 and rng.random() < 0.3:

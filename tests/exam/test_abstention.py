@@ -107,3 +107,30 @@ async def test_token_confidence_is_recorded_when_the_exam_asks_for_logprobs(smal
     run = load_run(tmp_path)
     row = knowledge_row(run, list(run.outcomes["sim"].values()), by="target", key="sim", topic="sim")
     assert row["confidence_source"] == "token" and row["ece"] is not None and row["brier"] is not None
+
+
+@pytest.mark.parametrize("logprobs", [True, False], ids=["logprobs", "samples"])
+async def test_geval_labels_declined_units_abstained(small_corpus: Path, tmp_path: Path, logprobs: bool) -> None:
+    """G-Eval's form has 0 beside its 1-5 scale for an answer that declines: the simulated judge fills 0 for a
+    declined unit, and the exam labels it abstained from the probability on 0 (both scoring paths), never
+    averaged into the agreement scale."""
+    from examiner.judging.exam_judges import label_from_form
+    from examiner.agents.judge.geval_math import GEvalScore
+
+    settings = _declining(sim_settings(max_rounds=1))
+    settings.endpoints.update({name: spec.model_copy(update={"supports_logprobs": logprobs})
+                               for name, spec in settings.endpoints.items()})
+    settings.roles["geval"] = "sim"  # G-Eval's calls go to the simulated judge, not the embedded model
+    await start_exam(settings, ExamRequest([str(small_corpus)], targets=["sim"], judge_mode="geval"), tmp_path,
+                     quiet=True, report=False)
+    outcomes = list(outcomes_of(tmp_path).values())
+    truth = {o.unit_id: unit_category(0, "sim", o.unit_id, DECLINING) for o in outcomes}
+    verdicts = [v for v in RunStore(tmp_path).all(VerdictRecord).values() if v.verdict != "unscored"]
+    declined = [v for v in verdicts if truth[v.unit_id] == "declined"]
+    assert declined and {v.verdict for v in declined} == {"abstained"}
+    assert all("declines" in v.reason for v in declined)
+    assert all(v.reason.endswith("via logprobs" if logprobs else "via samples") for v in verdicts)
+    assert "abstained" not in {v.verdict for v in verdicts if truth[v.unit_id] != "declined"}
+    # mass on 0 below one half: the 1-5 expectation without it decides
+    assert label_from_form(GEvalScore(2.0, "logprobs", {0: 0.4, 5: 0.6})) == (Verdict.CORRECT, 5.0)
+    assert label_from_form(GEvalScore(0.5, "samples", {0: 0.5, 1: 0.5}))[0] is Verdict.ABSTAINED
