@@ -45,9 +45,12 @@ class GateOptions(BaseModel):
     """The target read in NEW (None: `target`)."""
     allow_unhealthy: bool = False
     """Decide even when a run's health failed (the decision's line then says so); False: refuse."""
-    metric: Literal["accuracy", "correct_given_attempted", "hallucination_rate", "abstention_rate"] = "accuracy"
+    metric: Literal["accuracy", "correct_given_attempted", "hallucination_rate", "abstention_rate", "f_score",
+                    "penalised_0.5", "penalised_0.75", "penalised_0.9", "ece", "brier", "aurc"] = "accuracy"
     """The figure decided on. A rate where lower is better (hallucination, abstention) is held as its
-    complement: NEW passes when its rate is not above BASE's by more than `margin`."""
+    complement: NEW passes when its rate is not above BASE's by more than `margin`; so is ECE, Brier or
+    AURC, whose difference is negated. F and the penalised scores are decided on their paired cluster
+    interval (examiner.reporting.knowledge_compare.figure_non_inferiority), the margin on their scale."""
 
     _paths = field_validator("base", "new", mode="before")(path_text)
 
@@ -84,13 +87,14 @@ class GateResult:
         return self.decision.line() + mark + self._metric_note()
 
     def _metric_note(self) -> str:
-        from examiner.reporting.paired import LOWER_IS_BETTER
-
         if self.metric == "accuracy":
             return ""
+        from examiner.stats.knowledge_intervals import LOWER_IS_BETTER
+
         if self.metric in LOWER_IS_BETTER:
             d = self.decision
-            return (f" [metric {self.metric}, held as 1 - rate: NEW - BASE rate {-d.difference:+.4f}, upper bound "
+            held = "1 - rate" if self.metric.endswith("_rate") else "its negative"
+            return (f" [metric {self.metric}, held as {held}: NEW - BASE {-d.difference:+.4f}, upper bound "
                     f"{-d.lower_bound:+.4f} against +{d.margin}]")
         return f" [metric {self.metric}]"
 
@@ -144,7 +148,7 @@ def _wording_variance(options: GateOptions, base_target: str, new_target: str, u
 
 def gate(options: GateOptions) -> GateResult:
     """Decide whether NEW is not worse than BASE by more than the margin, as `examiner gate` does."""
-    from examiner.reporting.paired import paired_units
+    from examiner.reporting.paired import METRIC_OUTCOMES, paired_units
     from examiner.reporting.run_reader import load_run
     from examiner.reporting.with_overrides import apply_overrides
     from examiner.stats.paired import non_inferiority
@@ -162,12 +166,21 @@ def gate(options: GateOptions) -> GateResult:
     base = apply_overrides(judged_base)
     new = base if judged_new is judged_base else apply_overrides(judged_new)
     overrides = len(judged_base.overrides) + (0 if judged_new is judged_base else len(judged_new.overrides))
-    units = paired_units(base, base_target, new, new_target, subgroups=False, metric=options.metric)
+    share = options.metric in METRIC_OUTCOMES
+    units = paired_units(base, base_target, new, new_target, subgroups=False,
+                         metric=options.metric if share else "accuracy")
     if not units.unit_ids:
         raise UserError(f"{options.base} and {options.new} share no unit: gate two runs over the same corpus")
     if not units.covered_by_both:
         raise UserError(f"no unit is covered by both {base_target} ({options.base}) and {new_target} "
                         f"({options.new}): there is no accuracy difference to test")
+    if not share:
+        from examiner.reporting.knowledge_compare import figure_non_inferiority
+
+        decision = figure_non_inferiority(base, base_target, new, new_target, options.metric, options.margin,
+                                          round(1 - options.level, 12))
+        return GateResult(decision, str(base.path), base_target, str(new.path), new_target, len(units.unit_ids),
+                          base_health, new_health, overrides, options.metric)
     decision = non_inferiority(units.a, units.b, units.documents, options.margin, units.clusters,
                                alpha=round(1 - options.level, 12),
                                wording_variance=_wording_variance(options, base_target, new_target, units))

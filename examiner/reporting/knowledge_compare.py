@@ -22,7 +22,9 @@ from examiner.reporting.paired import METRIC_OUTCOMES, paired_units
 from examiner.reporting.run_reader import RunData
 from examiner.stats.intervals import is_small_sample
 from examiner.stats.knowledge_intervals import FIGURES, LOWER_IS_BETTER, figure_value, paired_figure_difference
-from examiner.stats.paired import compare_paired
+from examiner.stats.distributions import t_sf
+from examiner.stats.paired import NonInferiority, compare_paired, smallest_margin
+from examiner.stats.planning import power_at
 
 METRICS = FIGURES
 """What `--metric` accepts."""
@@ -90,6 +92,34 @@ def metric_difference(a: str, run_a: RunData, target_a: str, b: str, run_b: RunD
                             lower_is_better=metric in LOWER_IS_BETTER, shared_units=shared)
 
 
+def figure_non_inferiority(run_a: RunData, target_a: str, run_b: RunData, target_b: str, metric: str,
+                           margin: float, alpha: float) -> NonInferiority:
+    """`examiner gate --metric` for a figure that is not a share (F, a penalised score, ECE, Brier, AURC):
+    NEW (B) passes when the one-sided (1 - alpha) bound of its difference from BASE (A), held so that
+    higher is better (a lower-is-better figure's difference negated), lies above -margin. The bound is
+    the end of paired_figure_difference's interval at level 1 - 2 alpha; p-value and power from the same
+    standard error on groups - 1 df, as examiner.stats.paired.non_inferiority does for the shares."""
+    units = paired_units(run_a, target_a, run_b, target_b, subgroups=False)
+    ids = units.unit_ids
+    status_a = [str(run_a.outcomes[target_a][u].status) for u in ids]
+    status_b = [str(run_b.outcomes[target_b][u].status) for u in ids]
+    d = paired_figure_difference(metric, status_a, _confidences(run_a, target_a, ids), status_b,
+                                 _confidences(run_b, target_b, ids), units.documents, units.clusters,
+                                 level=1 - 2 * alpha)
+    if d.estimate is None or d.low is None or d.high is None or d.standard_error is None:
+        raise UserError(f"{metric} is undefined for these runs (no attempted unit with a stated confidence, or "
+                        "nothing asked): there is no difference to test")
+    flip = metric in LOWER_IS_BETTER
+    difference, bound = (-d.estimate, -d.high) if flip else (d.estimate, d.low)
+    se, df = d.standard_error, max(d.n_groups - 1, 1)
+    p_value = t_sf((difference + margin) / se, df) if se > 0 else float(difference + margin <= 0)
+    return NonInferiority(passed=bool(bound > -margin), difference=difference, lower_bound=bound, margin=margin,
+                          alpha=alpha, p_value=p_value, power=power_at(margin, se, alpha, df, sides=1)
+                          if margin > 0 else alpha, standard_error=se, method=d.method,
+                          small_sample=is_small_sample(d.n_groups), n_units=d.n_units, n_documents=d.n_groups,
+                          smallest_margin=smallest_margin(difference, bound))
+
+
 def metric_line(m: MetricDifference) -> str:
     """`b - a: hallucination_rate 0.210 -> 0.340, +0.130 [+0.050, +0.210] (95% CI; lower is better)`."""
     def num(v: float | None, sign: str = "") -> str:
@@ -108,4 +138,4 @@ METRIC_NOTE = ("B - A in the figure named by --metric on the units both targets 
                "robust) interval, ECE and AURC a delete-one-document jackknife, each t on documents - 1 df "
                "(docs/STATISTICS.md, Knowledge boundaries).")
 
-__all__ = ["METRICS", "METRIC_NOTE", "check_metric", "metric_difference", "metric_line"]
+__all__ = ["METRICS", "METRIC_NOTE", "check_metric", "figure_non_inferiority", "metric_difference", "metric_line"]

@@ -82,3 +82,29 @@ def test_an_unknown_metric_is_one_line_and_exit_2(two_targets: Path, capsys: pyt
     assert main(["compare", str(two_targets), "--metric", "fscore"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "unknown --metric 'fscore'" in err and "f_score" in err
+
+
+@pytest.mark.parametrize("metric, base, new, passes", [("ece", "careful", "inventive", False),
+                                                      ("penalised_0.75", "inventive", "careful", True),
+                                                      ("penalised_0.75", "careful", "inventive", False)])
+def test_the_gate_decides_on_a_figure_that_is_not_a_share(two_targets: Path, metric: str, base: str, new: str,
+                                                          passes: bool) -> None:
+    result = gate(GateOptions(base=str(two_targets), new=str(two_targets), base_target=base, new_target=new,
+                              margin=0.05, metric=metric, allow_unhealthy=True))
+    d = result.decision
+    assert result.passed is passes and (d.p_value < 0.05) is passes
+    # the bound is the paired interval's end at level 0.90, held so that higher is better
+    (m,) = compare_runs(CompareOptions(run_dirs=(str(two_targets),), metric=metric)).report.metric_differences
+    sign = -1 if metric == "ece" else 1
+    forward = (base, new) == (m.a, m.b)
+    assert m.difference.estimate is not None
+    assert d.difference == pytest.approx(sign * m.difference.estimate * (1 if forward else -1))
+    assert d.lower_bound < d.difference
+    if metric == "ece":
+        assert "held as its negative" in result.line()
+
+
+def test_the_gate_command_line_takes_a_knowledge_figure(two_targets: Path) -> None:
+    code = main(["gate", str(two_targets), str(two_targets), "--base-target", "careful", "--new-target",
+                 "inventive", "--margin", "0.05", "--metric", "brier", "--allow-unhealthy"])
+    assert code == 1

@@ -38,9 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-target", metavar="NAME", help="the target read in BASE (default: --target)")
     p.add_argument("--new-target", metavar="NAME", help="the target read in NEW (default: --target)")
     p.add_argument("--metric", default="accuracy",
-                   choices=("accuracy", "correct_given_attempted", "hallucination_rate", "abstention_rate"),
-                   help="the figure decided on (default %(default)s); for hallucination_rate and abstention_rate "
-                        "NEW fails when its rate is higher than BASE's by more than the margin")
+                   choices=("accuracy", "correct_given_attempted", "hallucination_rate", "abstention_rate",
+                            "f_score", "penalised_0.5", "penalised_0.75", "penalised_0.9", "ece", "brier", "aurc"),
+                   help="the figure decided on (default %(default)s); for hallucination_rate, abstention_rate, "
+                        "ece, brier and aurc NEW fails when its figure is higher than BASE's by more than the "
+                        "margin; the margin is on the figure's scale (a penalised score's too)")
     p.add_argument("--json", action="store_true", help="print the decision's figures as JSON")
     p.add_argument("--allow-unhealthy", action="store_true",
                    help="decide even when a run's health failed (default: exit 2, cannot decide)")
