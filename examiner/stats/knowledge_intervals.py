@@ -109,7 +109,8 @@ def _independent_variance(name: str, status: Status, confidence: Confidence) -> 
     when every leave-one-out figure is 0, as a debiased ECE clipped at 0 often is on a few documents): for
     ECE, sum over bins of n_b p_b (1 - p_b) / N^2 (the plug-in gaps' binomial noise); for AURC, which is
     sum_i c_i x error_i with c_i = (1/N) sum_{k >= i} 1/k over the ranking (ties given their mean c),
-    sum_i c_i^2 x r_i (1 - r_i), r_i the error rate of the units ranked down to i."""
+    sum_i c_i^2 x r_i (1 - r_i), r_i the error rate of the units ranked down to i. Shares are shrunk by half
+    a unit each way ((k + 0.5) / (n + 1)), so three answers all wrong are not read as a noiseless 0."""
     kept = [(float(c), float(s == "correct")) for s, c in zip(status, confidence)
             if s in ("correct", "incorrect") and c is not None]
     if len(kept) < 2:
@@ -120,7 +121,7 @@ def _independent_variance(name: str, status: Status, confidence: Confidence) -> 
         index = np.minimum((conf * ECE_BINS).astype(int), ECE_BINS - 1)
         sizes = np.bincount(index, minlength=ECE_BINS).astype(float)
         rights = np.bincount(index, weights=right, minlength=ECE_BINS)
-        share = np.divide(rights, sizes, out=np.zeros_like(rights), where=sizes > 0)
+        share = (rights + 0.5) / (sizes + 1)  # shrunk off 0 and 1: a bin all right or all wrong is noisy too
         return float(np.sum(sizes * share * (1 - share)) / n**2)
     order = np.argsort(-conf, kind="stable")
     weight = np.cumsum((1.0 / np.arange(1, n + 1))[::-1])[::-1] / n  # c_i for rank i
@@ -128,7 +129,7 @@ def _independent_variance(name: str, status: Status, confidence: Confidence) -> 
     weight = (np.bincount(tie, weights=weight) / np.bincount(tie))[tie]
     # each rank's chance of error: the error rate among the units ranked above it and itself, shrunk
     # towards the overall rate by one unit (the top units of a good ranking err less than the rest)
-    rate = 1 - float(right.mean())
+    rate = (float(np.sum(1 - right)) + 0.5) / (n + 1)
     local = (np.cumsum(1 - right[order]) + rate) / np.arange(2, n + 2)
     return float(np.sum(weight**2 * local * (1 - local)))
 
