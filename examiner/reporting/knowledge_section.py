@@ -21,7 +21,7 @@ KNOWLEDGE_NOTE = ("Among the units each target was asked about and answered for 
 KNOWLEDGE_HEADER = ["target", "asked", "accuracy", "hallucination", "abstention", "correct | attempted", "F",
                     *(f"score t={t}" for t in PENALTY_TARGETS), "ECE", "Brier", "AURC"]
 TOPIC_HEADER = ["target", "by", "topic", "asked", "correct", "incorrect", "abstained", "hallucination",
-                "abstention", "accuracy"]
+                "abstention", "accuracy", "F", "score t=0.75", "ECE"]
 CONTROL_NOTE = ("Control questions: questions the corpus cannot answer (a false premise, an entity the corpus never "
                 "names, a detail it does not give), never counted in accuracy; the right answer declines or "
                 "corrects the premise. Refusal = declined or corrected among judged controls; false-premise "
@@ -66,7 +66,9 @@ def knowledge_rows(report: ExamReport) -> list[list[str]]:
 
 def _topic_cells(name: str, r: KnowledgeRow) -> list[str]:
     return [name, r.by, r.topic, str(r.asked), str(r.correct), str(r.incorrect), str(r.abstained),
-            rate(r.hallucination_rate), rate(r.abstention_rate), rate(r.accuracy)]
+            rate(r.hallucination_rate), rate(r.abstention_rate), rate(r.accuracy),
+            _with_interval(r, "f_score", r.simpleqa_f), _with_interval(r, "penalised_0.75", r.penalised.get("0.75")),
+            _with_interval(r, "ece", r.ece)]
 
 
 def topic_rows(report: ExamReport) -> list[list[str]]:
