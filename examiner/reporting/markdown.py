@@ -230,7 +230,7 @@ CLUSTER_HEADER = ["round", "cluster", "topic", "correct", "incorrect", "abstaine
 CLUSTER_NOTE = ("Topic: the top TF-IDF terms of the cluster's units (else the examiner's question to it), "
                 "computed from the records without a model call. Clusters in round order, then by number.")
 OVERRIDE_HEADER = ["target", "overrides", "accuracy (judge)", "accuracy (with overrides)", "coverage (judge)",
-                   "coverage (with overrides)"]
+                   "coverage (with overrides)", "incorrect / abstained (judge)", "incorrect / abstained (with overrides)"]
 
 
 def override_note(overrides: OverridesSection) -> str:
@@ -243,9 +243,13 @@ def override_note(overrides: OverridesSection) -> str:
 
 
 def override_rows(overrides: OverridesSection) -> list[list[Any]]:
-    """One row per target: accuracy and coverage as the judge gave them and with the overrides (OVERRIDE_HEADER)."""
+    """One row per target: accuracy, coverage and the incorrect and abstained units as the judge gave them and
+    with the overrides (OVERRIDE_HEADER): a person who says an answer declined moves a unit from incorrect to
+    abstained without changing accuracy."""
     return [[name, t.overrides, with_ci(t.accuracy_judge), with_ci(t.accuracy_with_overrides),
-             with_ci(t.coverage_judge), with_ci(t.coverage_with_overrides)]
+             with_ci(t.coverage_judge), with_ci(t.coverage_with_overrides),
+             f"{t.counts_judge.incorrect} / {t.counts_judge.abstained}",
+             f"{t.counts_with_overrides.incorrect} / {t.counts_with_overrides.abstained}"]
             for name, t in overrides.targets.items()]
 
 

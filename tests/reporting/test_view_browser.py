@@ -128,6 +128,10 @@ def test_override_in_the_browser_is_kept_and_reported(sim_run: Path, capsys: pyt
     (counts,) = report["overrides"]["targets"].values()
     assert counts["counts_with_overrides"]["abstained"] == counts["counts_judge"]["abstained"] + 1
     assert counts["counts_with_overrides"]["incorrect"] == counts["counts_judge"]["incorrect"]  # -1 +1
+    judged, people = counts["counts_judge"], counts["counts_with_overrides"]
+    row = (f"| {judged['incorrect']} / {judged['abstained']} | {people['incorrect']} / {people['abstained']} |")
+    assert "incorrect / abstained (with overrides)" in (sim_run / "report.md").read_text(encoding="utf-8")
+    assert row in (sim_run / "report.md").read_text(encoding="utf-8")
 
 
 LABELLED = ("correct", "incorrect", "abstained", "unrelated")
