@@ -161,8 +161,8 @@ ABSTENTION = "abstention_rate"
 """The knowledge figure every comparison pairs beside accuracy: a target that declines more is safer behind a
 fallback at the same accuracy (issue 42)."""
 ABSTENTION_NOTE = ("B - A in the abstention rate (abstained among covered units) on the units both targets were "
-                   "examined on, with the paired accuracy interval's method (lower is not always better: declining "
-                   "beats inventing; read it beside the hallucination rate).")
+                   "examined on, with the paired accuracy interval's method. The line says lower is better, as the "
+                   "gate reads the rate; read it beside the hallucination rate, since declining beats inventing.")
 CONTROL_HEADER = ["target", "run", "controls asked", "refusal (declined or corrected) [95% CI]",
                   "false-premise acceptance [95% CI]", "unlabelled"]
 CONTROL_NOTE = ("Control questions (--control-share) ask what the corpus does not support; the right answer declines "
