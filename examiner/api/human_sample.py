@@ -44,7 +44,7 @@ class ReviewSampleOptions(BaseModel):
     """Write the drawn units here as JSONL (target, unit_id, question, answer, unit_text, verdict: null) to
     fill in; the judge's verdict is left out."""
     labels: str | None = None
-    """Import labels from this JSONL (target, unit_id, verdict: correct / incorrect / unrelated; optional
+    """Import labels from this JSONL (target, unit_id, verdict: correct / incorrect / abstained / unrelated; optional
     who, note); rows with an empty verdict are skipped (a sheet not yet filled in)."""
 
     _paths = field_validator("run_dir", "sheet", "labels", mode="before")(path_text)

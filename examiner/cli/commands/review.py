@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Draw a random sample of the run's judged units (seeded, uniformly over all targets or --per-target),\n"
         "recorded in human_sample.jsonl with how it was drawn; write the drawn units as a JSONL sheet to fill\n"
         "in (--sheet; the judge's verdict is left out), and import the filled-in labels (--labels: one JSON\n"
-        "object per line with target, unit_id and verdict: correct, incorrect or unrelated). `examiner report`\n"
+        "object per line with target, unit_id and verdict: correct, incorrect, abstained or unrelated). `examiner report`\n"
         "then calibrates each target's accuracy with them (PPI++, from 20 labels per target; --extend N adds\n"
         "the next N units of the same seeded order, keeping the labels given). Overrides made in `examiner view` are\n"
         "never used as sample labels. The review page offers the same sample to label in a browser.",
