@@ -18,7 +18,7 @@ KNOWLEDGE_NOTE = ("Among the units each target was asked about and answered for 
                   "confidence against being right over attempted units. [95% cluster intervals: Wilson with design "
                   "effect for the rates, linearised ratio variance for F, the scores and Brier, a delete-one-document "
                   "jackknife for ECE and AURC]")
-KNOWLEDGE_HEADER = ["target", "asked", "accuracy", "hallucination", "abstention", "correct | attempted", "F",
+KNOWLEDGE_HEADER = ["target", "asked", "accuracy", "hallucination", "abstention", "correct given attempted", "F",
                     *(f"score t={t}" for t in PENALTY_TARGETS), "ECE", "Brier", "AURC"]
 TOPIC_HEADER = ["target", "by", "topic", "asked", "correct", "incorrect", "abstained", "hallucination",
                 "abstention", "accuracy", "F", "score t=0.75", "ECE"]

@@ -12,12 +12,12 @@ from examiner.core.plain_text import one_line
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
-    """A Markdown table of `rows` under `header` (any cell text on one line, `|` escaped)."""
+    """A Markdown table of `rows` under `header` (any cell or heading text on one line, `|` escaped)."""
 
     def escaped(v: Any) -> str:
         return one_line(str(v)).replace("|", "\\|")
 
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines = ["| " + " | ".join(escaped(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(escaped(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 

@@ -16,6 +16,7 @@ from examiner.exam.run_writer import RunStore
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.reporting import build_report
 from examiner.simulator import unit_category
+from tests.helpers.markdown_tables import ragged_tables
 from tests.helpers.simulated_exam import outcomes_of, sim_settings
 
 DECLINING = {"known": 0.5, "wrong": 0.2, "declined": 0.3}
@@ -88,6 +89,7 @@ async def test_report_knowledge_section_per_target_and_topic(small_corpus: Path,
         assert est["groups"] >= 2 and est["method"], name
     assert all("f_score" in r["intervals"] for r in report["knowledge"]["sim"]["topics"])
     assert {r["by"] for r in report["knowledge"]["sim"]["topics"]} == {"cluster", "document", "language"}
+    assert not ragged_tables(paths["md"].read_text(encoding="utf-8"))
     html = paths["html"].read_text(encoding="utf-8")
     assert "What each target knows, invents and declines" in html and "knowledge map" in html
     assert "figure:reliability" in paths and "figure:knowledge_map" in paths
