@@ -36,7 +36,7 @@ def shoot(html: Path, out: Path) -> str:
             page.screenshot(path=str(clusters), full_page=True,
                             clip={"x": 0, "y": box["y"] - 10, "width": VIEWPORT["width"], "height": bottom - box["y"] + 20})
             small_png(clusters)
-        knowledge = page.locator("#knowledge")
+        knowledge = page.locator("h2:has-text('What each target knows')").first
         if knowledge.count():  # the knowledge section (issue 42): its tables and the knowledge map
             top = knowledge.bounding_box()
             if top:
