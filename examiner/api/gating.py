@@ -14,13 +14,16 @@ degenerate examiner or judge would let a broken run pass; `allow_unhealthy` deci
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from examiner.api.settings import path_text
 from examiner.core.errors import UserError
 from examiner.stats.paired import NonInferiority
+
+if TYPE_CHECKING:
+    from examiner.reporting.run_reader import RunData
 
 
 class GateOptions(BaseModel):
@@ -146,17 +149,26 @@ def _wording_variance(options: GateOptions, base_target: str, new_target: str, u
     return variance * cross_document_weight(units.clusters, units.documents)
 
 
-def gate(options: GateOptions) -> GateResult:
-    """Decide whether NEW is not worse than BASE by more than the margin, as `examiner gate` does."""
-    from examiner.reporting.paired import METRIC_OUTCOMES, paired_units
+@dataclass(frozen=True)
+class GateRuns:
+    """The two runs a gate reads, with people's overrides in force, their targets and their health."""
+
+    base: RunData
+    new: RunData
+    base_target: str
+    new_target: str
+    base_health: str | None
+    new_health: str | None
+    overrides: int
+    """People's overrides in force in the two runs together."""
+
+
+def gate_runs(options: GateOptions) -> GateRuns:
+    """BASE and NEW read as their reports read them (overrides applied; one run read once when both are the
+    same folder), each target resolved, and a run whose health failed refused unless allowed."""
     from examiner.reporting.run_reader import load_run
     from examiner.reporting.with_overrides import apply_overrides
-    from examiner.stats.paired import non_inferiority
 
-    if not options.margin >= 0:
-        raise UserError(f"--margin must be 0 or more (an accuracy difference such as 0.02), got {options.margin}")
-    if not 0.5 < options.level < 1:
-        raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
     judged_base = load_run(options.base)
     judged_new = judged_base if options.new == options.base else load_run(options.new)
     base_target = _target(judged_base, options.base_target or options.target, "base")
@@ -166,6 +178,21 @@ def gate(options: GateOptions) -> GateResult:
     base = apply_overrides(judged_base)
     new = base if judged_new is judged_base else apply_overrides(judged_new)
     overrides = len(judged_base.overrides) + (0 if judged_new is judged_base else len(judged_new.overrides))
+    return GateRuns(base, new, base_target, new_target, base_health, new_health, overrides)
+
+
+def gate(options: GateOptions) -> GateResult:
+    """Decide whether NEW is not worse than BASE by more than the margin, as `examiner gate` does."""
+    from examiner.reporting.paired import METRIC_OUTCOMES, paired_units
+    from examiner.stats.paired import non_inferiority
+
+    if not options.margin >= 0:
+        raise UserError(f"--margin must be 0 or more (an accuracy difference such as 0.02), got {options.margin}")
+    if not 0.5 < options.level < 1:
+        raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
+    runs = gate_runs(options)
+    base, new, base_target, new_target = runs.base, runs.new, runs.base_target, runs.new_target
+    base_health, new_health, overrides = runs.base_health, runs.new_health, runs.overrides
     share = options.metric in METRIC_OUTCOMES
     units = paired_units(base, base_target, new, new_target, subgroups=False,
                          metric=options.metric if share else "accuracy")

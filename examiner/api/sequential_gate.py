@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from examiner.api.gating import GateOptions, _health, _target
+from examiner.api.gating import GateOptions, gate_runs
 from examiner.core.errors import UserError
 from examiner.stats.sequential import GATES, SequentialGate, sequential_gate
 
@@ -76,8 +76,6 @@ def sequential_gate_runs(options: GateOptions, seed: int = 0, scheme: str = "one
     """Decide as `examiner gate --sequential` does; `scheme` as `--sequential-bounds` (examiner.stats.sequential
     GATES: "one-sided", the default, or "two-sided", the gate as first written)."""
     from examiner.reporting.paired import paired_units
-    from examiner.reporting.run_reader import load_run
-    from examiner.reporting.with_overrides import apply_overrides
 
     if not 0 < options.margin < 1:
         raise UserError(f"--sequential needs a --margin between 0 and 1 (e.g. 0.05), got {options.margin}")
@@ -85,15 +83,8 @@ def sequential_gate_runs(options: GateOptions, seed: int = 0, scheme: str = "one
         raise UserError(f"--sequential-bounds must be one of {', '.join(GATES)}, got {scheme!r}")
     if not 0.5 < options.level < 1:
         raise UserError(f"--level must lie between 0.5 and 1 (e.g. 0.95), got {options.level}")
-    judged_base = load_run(options.base)
-    judged_new = judged_base if options.new == options.base else load_run(options.new)
-    base_target = _target(judged_base, options.base_target or options.target, "base")
-    new_target = _target(judged_new, options.new_target or options.target, "new")
-    _health(judged_new, "NEW", options.allow_unhealthy)
-    if judged_new is not judged_base:
-        _health(judged_base, "BASE", options.allow_unhealthy)
-    base = apply_overrides(judged_base)
-    new = base if judged_new is judged_base else apply_overrides(judged_new)
+    runs = gate_runs(options)
+    base, new, base_target, new_target = runs.base, runs.new, runs.base_target, runs.new_target
     units = paired_units(base, base_target, new, new_target, subgroups=False)
     totals = cluster_totals(units.a, units.b, units.clusters)
     if not totals:
