@@ -72,13 +72,8 @@ def finetune_encoder_judge(pairs: Sequence[TaughtPair], out: Path, *, base: str 
     import torch
 
     began = time.monotonic()
-    if not pairs:
-        raise UserError("no taught pair to train the encoder judge on")
-    fit, cal = split_items(pairs, calibration_share, seed)
-    if threads:
-        torch.set_num_threads(threads)
-    torch.manual_seed(seed)
-    tokenizer, encoder = load_backbone(base)
+    fit, cal, tokenizer, encoder = start_training(pairs, "pair", base=base, calibration_share=calibration_share,
+                                                  seed=seed, threads=threads)
     scorer = make_scorer(tokenizer, encoder, settings.max_tokens)
     cal_pairs = [(p.instruction, p.answer_1, p.answer_2) for p in cal]
     cal_targets = np.array([p.target for p in cal], dtype=np.float64)
@@ -101,6 +96,23 @@ def finetune_encoder_judge(pairs: Sequence[TaughtPair], out: Path, *, base: str 
     return _calibrate_and_save(scorer, tokenizer, out, fit, cal, cal_pairs, cal_targets, state, stopped, began,
                                base=base, seed=seed, calibration_share=calibration_share, settings=settings,
                                planned=planned)
+
+
+def start_training(items: Sequence[Any], what: str, *, base: str, calibration_share: float, seed: int,
+                   threads: int | None) -> tuple[list[Any], list[Any], Any, Any]:
+    """The fitting and calibration items and the loaded backbone (tokenizer, encoder), torch seeded and its
+    threads set: the one start of every encoder student, pairwise or exam units, so a resumed run splits
+    and starts alike."""
+    import torch
+
+    if not items:
+        raise UserError(f"no taught {what} to train the encoder judge on")
+    fit, cal = split_items(items, calibration_share, seed)
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    tokenizer, encoder = load_backbone(base)
+    return fit, cal, tokenizer, encoder
 
 
 def split_items(items: Sequence[Any], calibration_share: float, seed: int) -> tuple[list[Any], list[Any]]:

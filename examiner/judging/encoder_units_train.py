@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 from scipy.special import log_softmax
 
-from examiner.core.errors import UserError
 from examiner.judging.encoder_distil import EncoderTraining
-from examiner.judging.encoder_finetune import BEST_FILE, DEFAULT_SETTINGS, CrossSettings, split_items, train_loop
-from examiner.llm.encoder_cross import load_backbone, make_scorer, save_scorer
+from examiner.judging.encoder_finetune import BEST_FILE, DEFAULT_SETTINGS, CrossSettings, start_training, train_loop
+from examiner.llm.encoder_cross import make_scorer, save_scorer
 from examiner.llm.encoder_judge import INFO_FILE
 from examiner.llm.encoder_units import (LABELS, UNIT_CONTEXT_TOKENS, UNITS_TASK, labels_of_reply, read_exam_prompt,
                                         unit_input, unit_logits)
@@ -82,13 +81,8 @@ def finetune_unit_judge(units: Sequence[TaughtUnit], out: Path, *, base: str = "
     import torch
 
     began = time.monotonic()
-    if not units:
-        raise UserError("no taught exam unit to train the encoder judge on")
-    fit, cal = split_items(units, calibration_share, seed)
-    if threads:
-        torch.set_num_threads(threads)
-    torch.manual_seed(seed)
-    tokenizer, encoder = load_backbone(base)
+    fit, cal, tokenizer, encoder = start_training(units, "exam unit", base=base, calibration_share=calibration_share,
+                                                  seed=seed, threads=threads)
     scorer = make_scorer(tokenizer, encoder, settings.max_tokens, outputs=len(LABELS),
                          instruction_tokens=UNIT_CONTEXT_TOKENS)
     index = {label: k for k, label in enumerate(LABELS)}
