@@ -25,6 +25,10 @@ INSTRUCTION_TOKENS = 64
 """Most tokens of the instruction kept in each (instruction, answer) input; the answer gets the rest."""
 
 
+TINY = "tiny"
+"""A base named `tiny`: a randomly initialised 2-layer BERT on the bundled tokenizer (tests only)."""
+
+
 def load_backbone(base: str) -> tuple[Any, Any]:
     """(tokenizer, encoder) for `base`: `minilm` (bundled all-MiniLM-L6-v2), `tiny` (a random 2-layer BERT
     on the bundled tokenizer, for tests) or a folder."""
@@ -32,7 +36,6 @@ def load_backbone(base: str) -> tuple[Any, Any]:
     from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
     from examiner.corpus.vectors import bundled_model_path
-    from examiner.llm.encoder_judge import TINY
 
     path = bundled_model_path() if base in ("minilm", TINY) else Path(base)
     tokenizer = AutoTokenizer.from_pretrained(str(path))

@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from examiner.llm.encoder_cross import SCORE_FILE, TINY, load_backbone, load_scorer, pair_logits
+
 MAX_TOKENS = 256
 """Tokens per (instruction, answer) encoding; all-MiniLM-L6-v2 was trained at 256 and the longer of the
 two texts is cut first."""
 HEAD_FILE, INFO_FILE, CACHE_FILE = "head.pt", "encoder_judge.json", "features.npz"
-TINY = "tiny"
-"""A base named `tiny`: a randomly initialised 2-layer BERT on the bundled tokenizer (tests only)."""
 
 
 def features_key(first: str, second: str) -> str:
@@ -49,22 +49,12 @@ class TextEncoder:
 
     def __init__(self, base: str = "minilm", *, threads: int | None = None, max_tokens: int = MAX_TOKENS) -> None:
         import torch
-        from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
-
-        from examiner.corpus.vectors import bundled_model_path
 
         if threads:
             torch.set_num_threads(threads)
         self.base, self.max_tokens = base, max_tokens
-        path = bundled_model_path() if base in ("minilm", TINY) else Path(base)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(path))
-        if base == TINY:
-            torch.manual_seed(0)
-            self.model = BertModel(BertConfig(vocab_size=self.tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                                              num_attention_heads=2, intermediate_size=64))
-        else:
-            self.model = AutoModel.from_pretrained(str(path))
-        self.model.eval()  # type: ignore[no-untyped-call]
+        self.tokenizer, self.model = load_backbone(base)
+        self.model.eval()
         self.width = 2 * int(self.model.config.hidden_size) + 2
 
     def encode(self, pairs: Sequence[tuple[str, str]], batch: int = 16) -> np.ndarray:
@@ -183,8 +173,6 @@ class EncoderJudge:
         if threads:
             torch.set_num_threads(threads)
         if info.get("mode") == "cross":  # the fine-tuned cross-encoder (examiner/llm/encoder_cross.py)
-            from examiner.llm.encoder_cross import load_scorer
-
             self.scorer = load_scorer(folder, int(info["max_tokens"]))
             return
         self.encoder = TextEncoder(info["base"], threads=threads, max_tokens=int(info["max_tokens"]))
@@ -197,8 +185,6 @@ class EncoderJudge:
         from scipy.special import expit
 
         if self.scorer is not None:
-            from examiner.llm.encoder_cross import pair_logits
-
             logits = np.array(pair_logits(self.scorer, pairs))
         else:
             features = self.encoder.encode([(i, a) for i, a, _ in pairs] + [(i, b) for i, _, b in pairs])
@@ -219,8 +205,6 @@ def head_logits(head: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def is_encoder_judge(folder: Path) -> bool:
     """Whether `folder` holds a trained encoder judge."""
-    from examiner.llm.encoder_cross import SCORE_FILE
-
     return (folder / INFO_FILE).is_file() and ((folder / HEAD_FILE).is_file() or (folder / SCORE_FILE).is_file())
 
 
