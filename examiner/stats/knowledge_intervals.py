@@ -6,7 +6,9 @@ accuracy uses (examiner.stats.clusters.ratio_residuals): SimpleQA's F is one, si
 k / n and k / m is 2k / (n + m) (k right, n asked, m attempted); so are the penalised score (per-unit score
 over units asked) and the Brier score (squared gap over attempted units with a confidence). ECE and AURC are
 not sums of units (bins and a ranking), so they get the delete-one-group jackknife over the same groups
-(documents, or clusters when there is one document), never below their variance were the units independent. Both are estimate +- t_{G-1} x standard error, the
+(documents, or clusters when there is one document), never below their variance were the units independent
+(for the ratios, with the per-unit values shrunk by half a unit towards the ends of the figure's range, so a
+row whose units all agree still gets a width). Both are estimate +- t_{G-1} x standard error, the
 family of examiner.stats.intervals; experiments/knowledge_boundaries.py measures their coverage.
 """
 
@@ -161,6 +163,25 @@ def _ratio_variance(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray | No
     return max(variances)
 
 
+def _shrunk_variance(name: str, num: np.ndarray, den: np.ndarray) -> float:
+    """A ratio figure's variance were the units independent, with the per-unit values (numerator over
+    denominator) shrunk by half a unit towards both ends of the figure's range, as Agresti-Coull and Wilson
+    shrink a share to (k + 0.5) / (n + 1): the spread s^2 of the values with a weight of half a mean unit added
+    at each end, times sum(d_i^2) / D^2 (d_i the denominators). It floors the linearised variance, which reads
+    0 when every unit has the same value (two documents' units all wrong), so such a row is not taken as
+    noiseless; it shrinks as 1/n and, for a 0/1 figure, is p(1 - p)/n at the shrunk share p."""
+    used = den > 0
+    if not used.any():
+        return 0.0
+    d, y = den[used], num[used] / den[used]
+    total, half = float(d.sum()), float(d.mean()) / 2
+    bottom, top = figure_range(name)
+    centre = (float(np.sum(d * y)) + half * (bottom + top)) / (total + 2 * half)
+    spread = (float(np.sum(d * (y - centre) ** 2)) + half * ((bottom - centre) ** 2 + (top - centre) ** 2)) / (
+        total + 2 * half)
+    return spread * float(np.sum(d**2)) / total**2
+
+
 def _jackknife_variance(statistic: Callable[[np.ndarray], float | None], codes: np.ndarray, n_groups: int
                         ) -> float:
     """Delete-one-group jackknife: (G - 1) / G x sum of squared deviations of the leave-one-out figures
@@ -213,7 +234,8 @@ def figure_interval(name: str, status: Status, confidence: Confidence, documents
                        _independent_variance(name, status, confidence))
     else:
         num, den = _columns(name, status, confidence)
-        variance = _ratio_variance(num, den, None, None, g.document, g.n_documents)
+        variance = max(_ratio_variance(num, den, None, None, g.document, g.n_documents),
+                       _shrunk_variance(name, num, den))
     return _interval(name, estimate, variance, len(status), g.n_documents, g.top_stage,
                      _method(name, g.top_stage), level, difference=False)
 

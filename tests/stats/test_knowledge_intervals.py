@@ -107,6 +107,24 @@ def test_a_zero_ece_on_few_documents_still_gets_a_width() -> None:
     assert aurc.low is not None and aurc.high is not None and aurc.high - aurc.low > 0.05
 
 
+def test_a_topic_whose_units_all_agree_still_gets_a_width() -> None:
+    """A document topic of two units, both wrong: every unit has the same value, so the linearised variance
+    is 0 and the interval was once -3.000 [-3.00, -3.00]; the floor with values shrunk by half a unit keeps it
+    open, leaves the estimate alone, and narrows as the units grow (a 0/1 figure: p(1 - p)/n at (k + 0.5)/(n + 1))."""
+    status, conf = ["incorrect", "incorrect"], [0.9, 0.9]
+    for name in ("penalised_0.75", "penalised_0.5", "f_score", "brier"):
+        est = figure_interval(name, status, conf, ["d", "d"], ["c1", "c2"])
+        assert est.estimate == figure_value(name, status, conf)
+        assert est.low is not None and est.high is not None and est.estimate is not None
+        assert est.high - est.low > 0 and est.low <= est.estimate <= est.high
+    wide = figure_interval("f_score", status, conf, ["d", "d"]).standard_error
+    many = figure_interval("f_score", ["incorrect"] * 40, [0.9] * 40, [f"d{i}" for i in range(40)])
+    share = 0.5 / 41
+    assert many.standard_error == pytest.approx(np.sqrt(share * (1 - share) / 40))
+    assert wide is not None and many.standard_error < wide
+    assert many.low == 0 and many.high is not None and 0 < many.high < 0.1
+
+
 def test_interval_coverage_of_f_and_ece_on_clustered_draws() -> None:
     """A small coverage check (the experiment runs 500 repetitions): the F interval holds the F of the
     model the draws come from in most of 60 draws; a false interval (the independent-units one on strongly
