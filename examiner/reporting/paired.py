@@ -6,8 +6,8 @@ document, its exam topic and the subgroup keys the run records from here and han
 examiner.stats.paired (docs/STATISTICS.md section 1 says what is computed and why).
 
 A unit's outcome is 1 (correct), 0 (incorrect) or None (not covered: unanswered or uncovered). Its
-document is the document of its first source; its topic is the round-1 exam cluster it was put in for
-target A (round 1 clusters the whole pool, and targets of one run sit the same round-1 paper), which also
+document is the document of its first source; its topic is the round-1 exam cluster it was put in, read
+from run A (round 1 clusters the whole pool, and targets of one run sit the same round-1 paper), which also
 serves as the exam cluster within its document. Units are shared when both runs hold the same unit id;
 unit ids are content hashes, so two runs over the same corpus share their units.
 """
@@ -62,10 +62,15 @@ class PairedUnits:
 
 
 def _round_one_topics(run: RunData, target: str) -> dict[str, str]:
-    rounds = sorted(run.clusters.get(target, []), key=lambda r: r.round)
-    if not rounds:
-        return {}
-    return {member: cluster.id for cluster in rounds[0].clusters for member in cluster.members}
+    """Unit id -> round-1 cluster id. Round 1's clustering is one paper for every target of a run and is
+    recorded once, under one target; taking a target's earliest recorded round instead gave every other
+    target round 2's clusters, so compare and gate (which put the targets in opposite order) weighed the
+    wording's covariance over different clusters. The target's own round 1 first, else the run's."""
+    for owner in (target, *sorted(run.clusters)):
+        for rnd in run.clusters.get(owner, []):
+            if rnd.round == 1:
+                return {member: cluster.id for cluster in rnd.clusters for member in cluster.members}
+    return {}
 
 
 def topic_label(cluster_id: str, names: Mapping[str, Mapping[str, str | None]]) -> str:
