@@ -6,22 +6,29 @@ Why replay finished runs: the decision and the number of clusters it needed are 
 of both targets would have reached and spent; the line says how many clusters that is against the
 fixed-size gate, which reads them all. Each cluster contributes the units both runs covered with a
 right-or-wrong verdict (units are grouped by their round-1 cluster in BASE, as `gate` groups them).
+
+Its bounds bet on per-cluster differences and take no variance from outside them, so a wording variance
+the runs measured (`--paraphrases`) is not in them; the line and --json say so, beside the variance the
+fixed gate would add (examiner.api.gating), rather than leave the reader to think the decision used it.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from examiner.api.gating import GateOptions, gate_runs
+from examiner.api.gating import GateOptions, _wording_variance, gate_runs
 from examiner.core.errors import UserError
 from examiner.stats.sequential import GATES, SequentialGate, sequential_gate
 
 EXIT_CODES = {"not worse": 0, "worse": 1, "undecided": 3, "equivalent": 4}
 """`examiner gate --sequential`'s exit code per outcome (2 stays bad input or cannot decide)."""
+SEQUENTIAL_VARIANCE = "betting bounds on per-cluster differences, blind to wording"
+"""The variance the sequential gate's bounds use, in words: the spread of the per-cluster differences alone."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,9 @@ class SequentialGateResult:
     new_run: str
     new_target: str
     seed: int
+    wording_variance: float = math.nan
+    """What the runs' measured wording adds to the difference's variance in the fixed gate (nan: not
+    measured); the sequential bounds do not use it."""
 
     @property
     def exit_code(self) -> int:
@@ -47,13 +57,23 @@ class SequentialGateResult:
                   if d.scheme == "one-sided" else f"{level} anytime-valid interval [{d.lower:+.4f}, {d.upper:+.4f}]")
         return (f"sequential gate {self.new_target} - {self.base_target} accuracy, margin {d.margin:g}: "
                 f"{d.outcome.upper()} after {d.clusters} of {d.population} clusters "
-                f"(the fixed-size gate reads all {d.population}); difference {d.estimate:+.4f}, {bounds}")
+                f"(the fixed-size gate reads all {d.population}); difference {d.estimate:+.4f}, {bounds}; "
+                f"variance: {self.variance_text()}")
+
+    def variance_text(self) -> str:
+        """Which variance the bounds use, in words, and the measured wording variance they leave out."""
+        if math.isfinite(self.wording_variance):
+            return (f"{SEQUENTIAL_VARIANCE} (the runs measured it by rewording: the fixed gate adds "
+                    f"+{self.wording_variance:.2g})")
+        return f"{SEQUENTIAL_VARIANCE} (no --paraphrases in the runs)"
 
     def as_dict(self) -> dict[str, Any]:
         d = self.decision
         return {"outcome": d.outcome, "clusters": d.clusters, "clusters_total": d.population,
                 "difference": d.estimate, "lower": d.lower, "upper": d.upper, "margin": d.margin, "alpha": d.alpha,
                 "scheme": d.scheme, "seed": self.seed, "exit_code": self.exit_code,
+                "variance": SEQUENTIAL_VARIANCE, "wording_measured": math.isfinite(self.wording_variance),
+                "wording_variance": self.wording_variance if math.isfinite(self.wording_variance) else None,
                 "base": {"run": self.base_run, "target": self.base_target},
                 "new": {"run": self.new_run, "target": self.new_target}}
 
@@ -96,7 +116,8 @@ def sequential_gate_runs(options: GateOptions, seed: int = 0, scheme: str = "one
     decision = sequential_gate(np.array([totals[c][2] for c in order], dtype=float),
                                np.array([totals[c][1] for c in order], dtype=float), sizes, sizes,
                                margin=options.margin, alpha=round(1 - options.level, 12), scheme=scheme)
-    return SequentialGateResult(decision, str(base.path), base_target, str(new.path), new_target, seed)
+    return SequentialGateResult(decision, str(base.path), base_target, str(new.path), new_target, seed,
+                                _wording_variance(options, base_target, new_target, units))
 
 
-__all__ = ["EXIT_CODES", "SequentialGateResult", "cluster_totals", "sequential_gate_runs"]
+__all__ = ["EXIT_CODES", "SEQUENTIAL_VARIANCE", "SequentialGateResult", "cluster_totals", "sequential_gate_runs"]

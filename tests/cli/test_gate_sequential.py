@@ -1,17 +1,21 @@
 """`examiner gate --sequential`: the paired sequential gate on real simulated runs, an exit code per
-outcome, the CI line naming the clusters needed."""
+outcome, the CI line naming the clusters needed and the variance its bounds use."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-from examiner.api.sequential_gate import EXIT_CODES, cluster_totals
+from examiner.api.sequential_gate import EXIT_CODES, SEQUENTIAL_VARIANCE, cluster_totals
 from examiner.cli.main import main
+from examiner.exam.runner import ExamRequest, start_exam
+from examiner.stats.paired import WORDING_AWARE
 from tests.helpers.cli_runs import assert_one_error, run_cli
 from tests.helpers.paired_runs import strong_and_weak_run
+from tests.helpers.wording_exam import TARGETS, settings
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +71,32 @@ def test_bad_margin_is_one_line_exit_2(run_dir: Path, capsys: pytest.CaptureFixt
                                 "--sequential"], capsys, caplog)
     assert out == ""
     assert_one_error(code, lines, "--sequential needs a --margin")
+
+
+def test_the_line_and_json_say_the_bounds_are_blind_to_wording(run_dir: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["gate", str(run_dir), str(run_dir), "--target", "strong", "--margin", "0.2", "--sequential"]
+    main(argv)
+    assert capsys.readouterr().out.strip().endswith(f"variance: {SEQUENTIAL_VARIANCE} (no --paraphrases in the runs)")
+    main([*argv, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert (data["variance"], data["wording_measured"], data["wording_variance"]) == (SEQUENTIAL_VARIANCE, False, None)
+
+
+def test_a_measured_wording_variance_is_named_not_silently_dropped(small_corpus: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    asyncio.run(start_exam(settings(2, share=1.0, wording_sd=0.8), ExamRequest([str(small_corpus)], targets=TARGETS),
+                           tmp_path, quiet=True))
+    argv = ["gate", str(tmp_path), str(tmp_path), "--base-target", TARGETS[0], "--new-target", TARGETS[1],
+            "--margin", "0.2"]
+    main([*argv, "--json"])
+    fixed = json.loads(capsys.readouterr().out)
+    main([*argv, "--sequential", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    main([*argv, "--sequential"])
+    line = capsys.readouterr().out.strip()
+    assert fixed["variance"] == WORDING_AWARE
+    assert data["variance"] == SEQUENTIAL_VARIANCE and data["wording_measured"] is True
+    assert data["wording_variance"] == pytest.approx(fixed["wording_variance"])
+    assert line.endswith(f"variance: {SEQUENTIAL_VARIANCE} (the runs measured it by rewording: the fixed gate adds "
+                         f"+{fixed['wording_variance']:.2g})")
