@@ -41,6 +41,7 @@ __all__ = [
     "LabelAgreement",
     "Agreement",
     "CalibratedAccuracy",
+    "check_ppi_sizes",
     "ppi_mean",
     "agreement",
     "calibrated_accuracy",
@@ -103,6 +104,17 @@ class CalibratedAccuracy(Figures):
     n_left_out: int
 
 
+
+def check_ppi_sizes(labelled: int, judge_labelled: int, unlabelled: int) -> None:
+    """Refuse what no PPI estimate can be made from: labels and the judge's labels of the labelled units of
+    different lengths, fewer than two labelled units, or no unit the people left to the judge."""
+    if judge_labelled != labelled:
+        raise ValueError("human and judge_labelled must label the same units")
+    if labelled < 2:
+        raise ValueError("PPI needs at least two human-labelled units")
+    if unlabelled == 0:
+        raise ValueError("PPI needs judge labels on units the humans did not label")
+
 def _z(level: float) -> float:
     return norm_ppf(0.5 + level / 2)
 
@@ -128,12 +140,7 @@ def ppi_mean(
     f = np.asarray(judge_labelled, dtype=float)
     g = np.asarray(judge_unlabelled, dtype=float)
     n, big_n = y.size, g.size
-    if f.size != n:
-        raise ValueError("human and judge_labelled must label the same units")
-    if n < 2:
-        raise ValueError("PPI needs at least two human-labelled units")
-    if big_n == 0:
-        raise ValueError("PPI needs judge labels on units the humans did not label")
+    check_ppi_sizes(n, f.size, big_n)
     per_unit: np.ndarray | None = None
     if lam is None:
         var_f = float(np.var(np.concatenate([f, g]), ddof=1))

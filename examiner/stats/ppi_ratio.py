@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from examiner.stats.distributions import norm_ppf
-from examiner.stats.ppi import MeanEstimate
+from examiner.stats.ppi import MeanEstimate, check_ppi_sizes
 
 Pairs = Sequence[tuple[int, int]]
 """(numerator, denominator) 0/1 labels per unit: (incorrect, attempted) for the hallucination rate."""
@@ -43,12 +43,7 @@ def ppi_ratio(human: Pairs, judge_labelled: Pairs, judge_unlabelled: Pairs, *,
     fn, fd = _arrays(judge_labelled)
     gn, gd = _arrays(judge_unlabelled)
     n, big_n = yn.size, gn.size
-    if fn.size != n:
-        raise ValueError("human and judge_labelled must label the same units")
-    if n < 2:
-        raise ValueError("PPI needs at least two human-labelled units")
-    if big_n == 0:
-        raise ValueError("PPI needs judge labels on units the humans did not label")
+    check_ppi_sizes(n, fn.size, big_n)
     judge_den = fd.sum() + gd.sum()
     if judge_den == 0 or yd.sum() == 0:
         raise ValueError("no unit counts in the ratio's denominator (nothing attempted)")
