@@ -269,6 +269,12 @@ class Gateway:
         started = time.perf_counter()
         if self.cache is not None and key is not None:  # key is None only without a cache
             reply, hit = await self.cache.get_or_fetch(key, fetch)
+            if not hit:
+                # The reply is in the cache's file before its `ok` record is in the ledger. A kill between the
+                # two leaves the call in flight: a resume reconciles it from the cache, or (reply lost with the
+                # process) marks it unknown, possibly billed. Never an `ok` call whose reply a resume cannot
+                # find and pays for again.
+                await asyncio.to_thread(self.cache.flush)
         else:
             reply, hit = await fetch(), False
         result = reply.result(endpoint=ep.name, model=ep.spec.model, hit=hit, latency_s=time.perf_counter() - started)
