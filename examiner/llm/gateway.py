@@ -47,6 +47,11 @@ from examiner.llm.types import M, CallContext, CallResult, GenerationConfig, Unp
 
 log = logging.getLogger(__name__)
 
+OK_RECORD_WAIT_S = 0.5
+"""How long a paid call waits for the response cache's writer before its `ok` ledger record, so that a kill
+between the two cannot lose a reply the ledger calls paid: a commit takes milliseconds; only a cache another
+process keeps locked takes longer, and then the run goes on."""
+
 MAX_REPAIRS = 2
 """Re-asks of a structured reply that did not parse (a reply cut at max_tokens among them) before a call fails."""
 
@@ -273,8 +278,9 @@ class Gateway:
                 # The reply is in the cache's file before its `ok` record is in the ledger. A kill between the
                 # two leaves the call in flight: a resume reconciles it from the cache, or (reply lost with the
                 # process) marks it unknown, possibly billed. Never an `ok` call whose reply a resume cannot
-                # find and pays for again.
-                await asyncio.to_thread(self.cache.flush)
+                # find and pays for again. The wait is bounded: a shared cache another process keeps locked
+                # must not stall the run (its write goes on in the writer thread, and the cache warns).
+                await asyncio.to_thread(self.cache.flush, OK_RECORD_WAIT_S)
         else:
             reply, hit = await fetch(), False
         result = reply.result(endpoint=ep.name, model=ep.spec.model, hit=hit, latency_s=time.perf_counter() - started)
