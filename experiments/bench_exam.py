@@ -82,33 +82,33 @@ def figures(run_dir: Path, seconds: float) -> dict[str, float]:
     store = RunStore(run_dir)
     units = len(store.all(UnitOutcome)) or 1
     outcomes = store.all(UnitOutcome).values()
-    paid = [r for r in answered(store.run.read_ledger()) if not r.get("cache_hit")]
+    paid = [r for r in answered(store.run.ledger_records()) if not r.cache_hit]
     # The judge self-check (stage self_check) audits the judge, not the method: it is left out of the
     # method comparison and shown on a line of its own.
-    checks = [r for r in paid if r.get("stage") in NOT_METHOD_STAGES]
-    ledger = [r for r in paid if r.get("stage") not in NOT_METHOD_STAGES]
-    evaluation = [r for r in ledger if r["role"] in ("examiner", "judge")]
-    candidate = [r for r in ledger if r["role"] == "candidate"]
+    checks = [r for r in paid if r.stage in NOT_METHOD_STAGES]
+    ledger = [r for r in paid if r.stage not in NOT_METHOD_STAGES]
+    evaluation = [r for r in ledger if r.role in ("examiner", "judge")]
+    candidate = [r for r in ledger if r.role == "candidate"]
     covered = [o for o in outcomes if o.status in COVERING]
-    prompt_tokens = sum(r["prompt_tokens"] for r in evaluation)
+    prompt_tokens = sum(r.prompt_tokens for r in evaluation)
     return {
         "units": units,
         "questions": len([q for q in store.all(QuestionRecord).values() if q.status == "ok"]),
         "eval_calls_per_unit": len(evaluation) / units,
-        "examiner_calls_per_unit": sum(r["role"] == "examiner" for r in ledger) / units,
-        "judge_calls_per_unit": sum(r["role"] == "judge" for r in ledger) / units,
+        "examiner_calls_per_unit": sum(r.role == "examiner" for r in ledger) / units,
+        "judge_calls_per_unit": sum(r.role == "judge" for r in ledger) / units,
         "candidate_calls_per_unit": len(candidate) / units,
         "eval_input_tokens_per_unit": prompt_tokens / units,
-        "eval_output_tokens_per_unit": sum(r["completion_tokens"] for r in evaluation) / units,
-        "examiner_tokens_per_unit": sum(r["prompt_tokens"] + r["completion_tokens"] for r in evaluation
-                                        if r["role"] == "examiner") / units,
-        "judge_tokens_per_unit": sum(r["prompt_tokens"] + r["completion_tokens"] for r in evaluation
-                                     if r["role"] == "judge") / units,
-        "eval_cents_per_unit": 100 * sum(r["cost_usd"] for r in evaluation) / units,
-        "all_cents_per_unit": 100 * sum(r["cost_usd"] for r in ledger) / units,
-        "cached_input_share": (sum(r.get("cached_tokens") or 0 for r in evaluation) / prompt_tokens
+        "eval_output_tokens_per_unit": sum(r.completion_tokens for r in evaluation) / units,
+        "examiner_tokens_per_unit": sum(r.prompt_tokens + r.completion_tokens for r in evaluation
+                                        if r.role == "examiner") / units,
+        "judge_tokens_per_unit": sum(r.prompt_tokens + r.completion_tokens for r in evaluation
+                                     if r.role == "judge") / units,
+        "eval_cents_per_unit": 100 * sum(r.cost_usd for r in evaluation) / units,
+        "all_cents_per_unit": 100 * sum(r.cost_usd for r in ledger) / units,
+        "cached_input_share": (sum(r.cached_tokens for r in evaluation) / prompt_tokens
                                if prompt_tokens else 0.0),
-        "self_check_cents_per_unit": 100 * sum(r["cost_usd"] for r in checks) / units,
+        "self_check_cents_per_unit": 100 * sum(r.cost_usd for r in checks) / units,
         "coverage": len(covered) / units,
         "accuracy": (sum(o.status == "correct" for o in covered) / len(covered)) if covered else float("nan"),
         "wall_s": seconds,

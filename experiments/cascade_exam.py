@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:
 
 from examiner.cli.main import main  # noqa: E402
 from examiner.corpus.benchmarks import load_pubmedqa  # noqa: E402
-from examiner.llm.ledger import answered  # noqa: E402
+from examiner.llm.ledger import answered, read_ledger  # noqa: E402
 
 CHEAP = {"provider": "simulated", "model": "sim-cheap", "price_input_per_1m": 0.15, "price_output_per_1m": 0.6}
 STRONG = {"provider": "simulated", "model": "sim-strong", "price_input_per_1m": 2.5, "price_output_per_1m": 10.0}
@@ -95,10 +95,8 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 
 def judging_spend(out: Path) -> tuple[float, int, int]:
     """(dollars, calls, completion tokens) of the run's judging calls (the self-check left out)."""
-    calls = [r for r in answered(jsonl(out / "ledger.jsonl")) if r.get("stage") in JUDGING_STAGES
-             and not r.get("cache_hit")]
-    return (sum(float(r.get("cost_usd") or 0) for r in calls), len(calls),
-            sum(int(r.get("completion_tokens") or 0) for r in calls))
+    calls = [r for r in answered(read_ledger(out / "ledger.jsonl")) if r.stage in JUDGING_STAGES and not r.cache_hit]
+    return sum(r.cost_usd for r in calls), len(calls), sum(r.completion_tokens for r in calls)
 
 
 def measure(out: Path, reference: dict[str, str | None], strong_spend: float) -> dict[str, Any]:

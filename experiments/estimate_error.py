@@ -60,12 +60,12 @@ def write_config(folder: Path) -> Path:
 
 def actual(run_dir: Path) -> dict[str, float]:
     """What the full run made and paid: calls answered (not from the cache), tokens, dollars, rounds, clusters."""
-    records = [r for r in answered(RunDir(run_dir).read_ledger()) if not r.get("cache_hit")]
+    records = [r for r in answered(RunDir(run_dir).ledger_records()) if not r.cache_hit]
     info = RunDir(run_dir).read_info()
     return {
-        "calls": len(records), "prompt_tokens": sum(r["prompt_tokens"] for r in records),
-        "completion_tokens": sum(r["completion_tokens"] for r in records),
-        "dollars": spent_usd(RunDir(run_dir).read_ledger()),
+        "calls": len(records), "prompt_tokens": sum(r.prompt_tokens for r in records),
+        "completion_tokens": sum(r.completion_tokens for r in records),
+        "dollars": spent_usd(RunDir(run_dir).ledger_records()),
         "rounds": len({r.round for r in info.rounds}), "clusters": sum(r.clusters for r in info.rounds),
     }
 

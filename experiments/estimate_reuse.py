@@ -64,13 +64,12 @@ def local_available() -> bool:
 
 def reuse(pilot_dir: Path, run_dir: Path) -> dict[str, Any]:
     """Pilot calls (paid), run calls (answered), the run's cache hits, and the pilot calls among them."""
-    pilot_ledger, run_ledger = RunDir(pilot_dir).read_ledger(), RunDir(run_dir).read_ledger()
-    pilot = [r for r in answered(pilot_ledger) if not r.get("cache_hit")]
+    pilot_ledger, run_ledger = RunDir(pilot_dir).ledger_records(), RunDir(run_dir).ledger_records()
+    pilot = [r for r in answered(pilot_ledger) if not r.cache_hit]
     run = answered(run_ledger)
     again = reused(pilot_ledger, run_ledger)
-    missed = Counter((r.get("stage"), r.get("round")) for r in pilot) - Counter(
-        (r.get("stage"), r.get("round")) for r in again)
-    return {"pilot_calls": len(pilot), "run_calls": len(run), "run_cache_hits": sum(1 for r in run if r.get("cache_hit")),
+    missed = Counter((str(r.stage), r.round) for r in pilot) - Counter((str(r.stage), r.round) for r in again)
+    return {"pilot_calls": len(pilot), "run_calls": len(run), "run_cache_hits": sum(1 for r in run if r.cache_hit),
             "reused": len(again), "reuse_share": len(again) / len(pilot) if pilot else 0.0,
             "not_reused_by_stage": {f"{stage} r{rnd}": n for (stage, rnd), n in sorted(missed.items(), key=str)}}
 
@@ -78,10 +77,10 @@ def reuse(pilot_dir: Path, run_dir: Path) -> dict[str, Any]:
 def predicted_vs_run(estimate: dict[str, Any], run_dir: Path) -> dict[str, dict[str, Any]]:
     """The estimate's central figure and range beside what the run made: every answered call (those the
     cache served included, as the estimate counts them), tokens, rounds and clusters."""
-    records = answered(RunDir(run_dir).read_ledger())
+    records = answered(RunDir(run_dir).ledger_records())
     info = RunDir(run_dir).read_info()
-    truth = {"calls": len(records), "prompt_tokens": sum(r["prompt_tokens"] for r in records),
-             "completion_tokens": sum(r["completion_tokens"] for r in records),
+    truth = {"calls": len(records), "prompt_tokens": sum(r.prompt_tokens for r in records),
+             "completion_tokens": sum(r.completion_tokens for r in records),
              "rounds": len({r.round for r in info.rounds}), "clusters": sum(r.clusters for r in info.rounds)}
     guess = {**{k: estimate["total"][k] for k in ("calls", "prompt_tokens", "completion_tokens")},
              "rounds": estimate["rounds"], "clusters": estimate["clusters"]}

@@ -157,7 +157,7 @@ def node_boundaries(corpus: list[str], work: Path) -> dict[str, Any]:
     extra = sum(max(0, actual[name] - expected[name]) for name in expected)
     return {"kills": kills, "reference_lines": expected, "killed_lines": actual,
             "duplicate_lines": extra + repeated_ids(killed), "missing_lines": sum(max(0, expected[n] - actual[n]) for n in expected),
-            "unsettled": len(in_flight(RunDir(killed).read_ledger())),
+            "unsettled": len(in_flight(RunDir(killed).ledger_records())),
             "outcome_differences": differences(killed, reference)}
 
 
@@ -174,20 +174,20 @@ def calls_in_flight(corpus: list[str], work: Path, kills: int, reference: Path) 
                 ["resume", str(run_dir)]
             kill_examiner_when([*command, "--quiet"],
                                lambda: ledger.exists() and len(ledger.read_bytes().splitlines()) >= start + GROWTH)
-            at_kill.append(len(in_flight(RunDir(run_dir).read_ledger())))
+            at_kill.append(len(in_flight(RunDir(run_dir).ledger_records())))
         run_examiner_killed_at_new_records(["resume", str(run_dir), "--quiet"], kill=False)
         time.sleep(0.3)  # a handler the last kill did not cancel finishes (and bills) first
         stats = httpx.get(url.removesuffix("/v1") + "/sim/stats", timeout=10).json()
         billed = stats["billed"]
-    records = RunDir(run_dir).read_ledger()
-    known_ids = {r["request_id"] for r in answered(records) if not r.get("cache_hit")}
+    records = RunDir(run_dir).ledger_records()
+    known_ids = {r.request_id for r in answered(records) if not r.cache_hit}
     server_usd = sum(p * PRICE_IN / 1e6 + c * PRICE_OUT / 1e6 for p, c in billed.values())
     return {"kills": kills, "in_flight_at_each_kill": at_kill, "unsettled": len(in_flight(records)),
             "possibly_billed_calls": len(possibly_billed(records)),
             "possibly_billed_usd": round(possibly_billed_usd(records), 6),
             "known_usd": round(known_usd(records), 6), "server_billed_usd": round(server_usd, 6),
             "server_billed_unknown_to_ledger": len(set(billed) - known_ids),
-            "reconciled": sum(r.get("outcome") == "reconciled" for r in records),
+            "reconciled": sum(r.outcome == "reconciled" for r in records),
             "billed_twice": max(0, len(billed) - stats["distinct_bodies"]),
             "outcome_differences": differences(run_dir, reference)}
 
@@ -196,11 +196,11 @@ async def budget_use(corpus: list[str], work: Path) -> dict[str, Any]:
     """Part 3: a full run's cost, then a cap at CAP_SHARE of it."""
     full_dir, capped_dir = work / "full", work / "capped"
     await start_exam(simulated(max_rounds=5), ExamRequest(list(corpus)), full_dir, quiet=True, report=False)
-    full = spent_usd(RunDir(full_dir).read_ledger())
+    full = spent_usd(RunDir(full_dir).ledger_records())
     cap = CAP_SHARE * full
     info = await start_exam(simulated(max_rounds=5).merged({"budget_usd": cap}), ExamRequest(list(corpus)), capped_dir,
                             quiet=True, report=False)
-    spent = spent_usd(RunDir(capped_dir).read_ledger())
+    spent = spent_usd(RunDir(capped_dir).ledger_records())
     return {"full_usd": round(full, 6), "cap_usd": round(cap, 6), "spent_usd": round(spent, 6),
             "share": round(spent / cap, 4), "status": info.status}
 
@@ -215,17 +215,17 @@ def stop_signal(corpus: list[str], work: Path, reference: Path) -> dict[str, Any
                                     "--out", str(run_dir), "--quiet"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
         while process.poll() is None and not (ledger.exists() and len(ledger.read_bytes().splitlines()) >= 12
-                                              and in_flight(RunDir(run_dir).read_ledger())):
+                                              and in_flight(RunDir(run_dir).ledger_records())):
             time.sleep(0.01)
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=300)
-        records = RunDir(run_dir).read_ledger()
+        records = RunDir(run_dir).ledger_records()
         stopped = {"exit": process.returncode, "status": RunDir(run_dir).read_info().status,
-                   "cancelled": sum(r.get("outcome") == "cancelled" for r in records),
+                   "cancelled": sum(r.outcome == "cancelled" for r in records),
                    "unsettled": len(in_flight(records)), "line": err.strip().splitlines()[-1] if err.strip() else ""}
         resumed = examiner(["resume", str(run_dir), "--quiet"])
     return {**stopped, "resume_exit": resumed.returncode, "resumed_status": RunDir(run_dir).read_info().status,
-            "unsettled_after_resume": len(in_flight(RunDir(run_dir).read_ledger())),
+            "unsettled_after_resume": len(in_flight(RunDir(run_dir).ledger_records())),
             "outcome_differences": differences(run_dir, reference)}
 
 
@@ -244,7 +244,7 @@ def outage(corpus: list[str], work: Path, reference: Path) -> dict[str, Any]:
         config = write_config(work / "outage.yaml", openai_settings(url, work, attempts=1))
         first = examiner(["run", *corpus, "--config", str(config), "--out", str(run_dir), "--quiet"])
     status = RunDir(run_dir).read_info().status
-    failed = sum(r.get("outcome") == "failed" for r in RunDir(run_dir).read_ledger())
+    failed = sum(r.outcome == "failed" for r in RunDir(run_dir).ledger_records())
     with SimulatedProcess(options={"knowledge": PROFILE}, port=port):
         resumed = examiner(["resume", str(run_dir), "--quiet"])
     return {"exit": first.returncode, "status": status, "failed_calls": failed, "resume_exit": resumed.returncode,
@@ -272,7 +272,7 @@ def total_outage(corpus: list[str], work: Path, reference: Path) -> dict[str, An
     try:
         code = process.wait(timeout=600)
         status = RunDir(run_dir).read_info().status
-        failed = sum(r.get("outcome") == "failed" for r in RunDir(run_dir).read_ledger())
+        failed = sum(r.outcome == "failed" for r in RunDir(run_dir).ledger_records())
         resumed = examiner(["resume", str(run_dir), "--quiet"]) if status != "completed" else None
     finally:
         back.stop()
@@ -305,15 +305,15 @@ async def billed_run(work: Path, name: str, cap: float | None) -> dict[str, Any]
         await server.settled()
     finally:
         await server.stop()
-    records = RunDir(work / name).read_ledger()
-    received = {r["request_id"] for r in answered(records)}
+    records = RunDir(work / name).ledger_records()
+    received = {r.request_id for r in answered(records)}
     not_received = sum(reply_id not in received for reply_id, _ in server.billed)
     return {"kinds": server.kinds, "answered": ok, "failed": failed, "refused": refused,
             "server_billed_usd": round(server.billed_usd, 6), "known_usd": round(known_usd(records), 6),
             "accounted_usd": round(accounted_usd(records), 6),
             "billed_not_in_ledger": max(0, not_received - len(possibly_billed(records)) - len(cancelled(records))),
             "unaccounted_usd": round(max(0.0, server.billed_usd - accounted_usd(records)), 6),
-            "implausible_usage": sum(r.get("usage_source") == "implausible" for r in answered(records))}
+            "implausible_usage": sum(r.usage_source == "implausible" for r in answered(records))}
 
 
 async def drip_attempt(work: Path) -> float:
@@ -348,8 +348,8 @@ async def stopped_while_waiting(work: Path) -> dict[str, int]:
         await server.settled()
     finally:
         await server.stop()
-    records = RunDir(work / "stopped").read_ledger()
-    return {"reached_server": len(server.billed), "started": sum(r.get("outcome") == "started" for r in records),
+    records = RunDir(work / "stopped").ledger_records()
+    return {"reached_server": len(server.billed), "started": sum(r.outcome == "started" for r in records),
             "cancelled": len(cancelled(records))}
 
 

@@ -232,8 +232,8 @@ async def end_to_end(seed: int, sd: float, folder: Path) -> dict[str, float]:
         found[f"{target}_estimate"] = crossed_parts(list(tables[target].values())).wording_unclipped
         found[f"{target}_truth"] = truth_part
         found[f"{target}_total"] = parts.total
-    ledger = answered(store.read_ledger())
-    extra = sum(1 for r in ledger if r.get("stage") == "rewording")
+    ledger = answered(store.ledger_records())
+    extra = sum(1 for r in ledger if r.stage == "rewording")
     found["extra_call_share"] = extra / max(1, len(ledger) - extra)
     found["questions"] = section.questions
     found["rank_flip"] = section.pairs[0].rank_flip if section.pairs else math.nan
