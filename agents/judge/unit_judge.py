@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Literal, Protocol
@@ -17,6 +17,7 @@ from examiner.core.contract import Mark
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.llm import CallContext, CallResult, Gateway, GenerationConfig
 from examiner.llm.structured import parse_structured
+from examiner.agents.prompting.fence import Markup, line_element, lines
 from examiner.agents.prompting.passing import passed
 
 Label = Literal["correct", "incorrect", "unrelated", "abstained"]
@@ -114,9 +115,41 @@ def reply_limit(units: int) -> int:
 
 JUDGE = Prompt.of("exam_judge", "question", "answer", "units", "incorrect_words", generation=GenerationConfig(),
                   max_tokens=reply_limit, sized_by="number of units")
+JUDGE_PASSAGES = Prompt.of("exam_judge_passages", "question", "answer", "units", "passages", "incorrect_words",
+                           generation=GenerationConfig(), max_tokens=reply_limit, sized_by="number of units")
+"""The Ref-Eval judge's prompt with each unit's source passage below the units: what a judge cascade's cheap
+tier is sent when its settings say it reads passages (`cheap_passages`), e.g. the encoder student taught
+on an exam (docs/DISTIL.md 5c). The strong judge's prompt is JUDGE, unchanged."""
 JUDGE_NOREF = Prompt.of("exam_judge_noref", "question", "answer", generation=GenerationConfig(max_tokens=200))
-CARD = AgentCard(agent="judge", name="unit judge", role="judge", prompts=(JUDGE, JUDGE_NOREF),
+CARD = AgentCard(agent="judge", name="unit judge", role="judge", prompts=(JUDGE, JUDGE_PASSAGES, JUDGE_NOREF),
                  reply_schemas=(Judgment, AnswerVerdict))
+
+
+def passage_name(unit_name: str) -> str:
+    """The passage line's name for a unit's short name: `S3` for `U3`."""
+    return "S" + unit_name[1:]
+
+
+def passage_block(aliases: UnitAliases, passages: Mapping[str, str]) -> Markup:
+    """Each unit's source passage as one `<S1>text` line (fence.line_element: escaped and on one line, so
+    a passage can neither end its line, name a unit nor close the block), in the units' order; a unit
+    whose passage is unknown gets an empty line."""
+    return lines(line_element(passage_name(name), passages.get(uid, "")) for uid, name in zip(aliases.ids, aliases.names))
+
+
+def judge_messages(question: str, answer: str, references: Sequence[tuple[str, str]],
+                   passages: Mapping[str, str] | None = None) -> tuple[list[dict[str, str]], UnitAliases]:
+    """The Ref-Eval judge's messages for `references` (unit id, text) under short names, with each unit's
+    source passage (by unit id) when `passages` is given (JUDGE_PASSAGES), and the names' aliases. The one
+    way both the exam and `examiner distil` write the prompt, so a student is taught what it is sent."""
+    aliases = UnitAliases.of(references)
+    units = aliases.block(references)
+    if passages is None:
+        return JUDGE.render(question=question, answer=answer, units=units,
+                            incorrect_words=REASON_WORDS["incorrect"]), aliases
+    return JUDGE_PASSAGES.render(question=question, answer=answer, units=units,
+                                 passages=passage_block(aliases, passages),
+                                 incorrect_words=REASON_WORDS["incorrect"]), aliases
 
 
 def _by_unit_id(parsed: Judgment, aliases: UnitAliases) -> Judgment:
@@ -129,12 +162,11 @@ def _by_unit_id(parsed: Judgment, aliases: UnitAliases) -> Judgment:
 
 async def _judge_call(gateway: Gateway, question: str, answer: str, references: list[tuple[str, str]],
                       config: GenerationConfig, *, round: int, stage: str, endpoint: str | None,
-                      ) -> tuple[CallResult[Judgment], UnitAliases]:
-    """One call of the Ref-Eval judge's prompt with `config` (the units under short names) and the
-    aliases that map its names back to unit ids: what every way of asking the judge shares."""
-    aliases = UnitAliases.of(references)
-    messages = JUDGE.render(question=question, answer=passed(gateway, answer), units=aliases.block(references),
-                            incorrect_words=REASON_WORDS["incorrect"])
+                      passages: Mapping[str, str] | None = None) -> tuple[CallResult[Judgment], UnitAliases]:
+    """One call of the Ref-Eval judge's prompt with `config` (the units under short names; their source
+    passages too when `passages` is given) and the aliases that map its names back to unit ids: what every
+    way of asking the judge shares."""
+    messages, aliases = judge_messages(question, passed(gateway, answer), references, passages)
     result = await gateway.chat(
         CARD.role, messages, config,
         CallContext(stage=stage, round=round, unit_ids=aliases.ids,
@@ -184,13 +216,14 @@ async def sample_judgments(
     temperature: float,
     stage: str = "judge_cascade",
     endpoint: str | None = None,
+    passages: Mapping[str, str] | None = None,
 ) -> list[Judgment | None]:
     """`samples` judgments of one answer, drawn in one request of `samples` choices at `temperature`
     (the prompt of `judge_units`), each keyed by unit id; None for a choice that does not parse. A judge
     cascade reads how often the samples agree as the judge's confidence."""
     config = replace(JUDGE.config(len(references)), n=samples, temperature=temperature)
     result, aliases = await _judge_call(gateway, question, answer, references, config, round=round, stage=stage,
-                                        endpoint=endpoint)
+                                        endpoint=endpoint, passages=passages)
     choices: list[Judgment | None] = []
     for text in result.texts or [result.text]:
         parsed, _ = parse_structured(text, Judgment)
@@ -207,6 +240,7 @@ async def judge_with_confidence(
     round: int,
     stage: str = "judge_cascade",
     endpoint: str | None = None,
+    passages: Mapping[str, str] | None = None,
 ) -> tuple[Judgment | None, dict[str, float | None]]:
     """One greedy judgment of an answer (the prompt of `judge_units`) with the log-probabilities of its
     reply, and per unit id how sure the judge was of its label (agents/judge/label_confidence.py; None
@@ -214,7 +248,7 @@ async def judge_with_confidence(
     confidence than `sample_judgments`."""
     config = replace(JUDGE.config(len(references)), temperature=0.0, logprobs=True)
     result, aliases = await _judge_call(gateway, question, answer, references, config, round=round, stage=stage,
-                                        endpoint=endpoint)
+                                        endpoint=endpoint, passages=passages)
     confidences = label_confidences(result.logprobs, aliases.names)
     by_id = {aliases.unit_id(name): p for name, p in confidences.items()}
     if not isinstance(result.parsed, Judgment):

@@ -349,6 +349,10 @@ class JudgeCascade(BaseModel):
     confidence is then the share of samples that give its majority label."""
     temperature: float = Field(0.7, ge=0, le=2)
     """Sampling temperature of the cheap judge's samples."""
+    cheap_passages: bool = False
+    """Send the cheap judge the Ref-Eval prompt with each unit's source passage below the units
+    (prompts/exam_judge_passages.md), for a cheap judge taught to read them: the encoder student distilled
+    from an exam (docs/DISTIL.md 5c). The strong judge's prompt stays the one without passages."""
 
     @property
     def cheap(self) -> str:

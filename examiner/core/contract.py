@@ -49,6 +49,9 @@ class ExamTask:
     """(unit id, reference text) per target unit; the exam mode chooses the text (the unit itself, or
     for the Top baseline the unit's source passage)."""
     round: int
+    passages: tuple[tuple[str, str], ...] = ()
+    """(unit id, source passage text) per target unit where the exam knows it: shown only to a judge
+    cascade's cheap tier that reads passages (`cheap_passages`); the judges themselves read `units`."""
 
 
 class Judge(Protocol[T_contra, L]):

@@ -143,10 +143,11 @@ class ExamCascade:
     async def cheap_readings(self, task: ExamTask) -> dict[str, CheapReading]:
         """Label and confidence per unit, from logprobs or from samples (see the module's step 1)."""
         ids = [uid for uid, _ in task.units]
+        passages = dict(task.passages) if self.plan.cheap_passages else None
         if self.source == "logprobs":
             judgment, confidences = await judge_with_confidence(
                 self.gateway, task.question, task.answer, list(task.units), round=task.round,
-                stage=CHEAP_STAGE, endpoint=self.plan.cheap)
+                stage=CHEAP_STAGE, endpoint=self.plan.cheap, passages=passages)
             if self.plan.confidence == "logprobs" or any(p is not None for p in confidences.values()) \
                     or judgment is None:
                 return read_logprobs(judgment, confidences, ids)
@@ -156,7 +157,7 @@ class ExamCascade:
         choices = await sample_judgments(self.gateway, task.question, task.answer, list(task.units),
                                          round=task.round, samples=self.plan.samples,
                                          temperature=self.plan.temperature, stage=CHEAP_STAGE,
-                                         endpoint=self.plan.cheap)
+                                         endpoint=self.plan.cheap, passages=passages)
         return read_samples(choices, ids)
 
     def thresholds(self, records: Iterable[CascadeRecord]) -> dict[ConfidenceSource, CascadeThreshold]:

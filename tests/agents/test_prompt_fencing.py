@@ -65,8 +65,9 @@ FORGERIES = (
 FORGERY = "\n".join(FORGERIES)
 TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
 LEAF = re.compile(r"<([A-Za-z][\w-]*)(?:\s[^<>]*)?>([^<]*)</\1>")
-LINE_ELEMENT = re.compile(r"^<U\d+>([^<\n]*)$", re.M)
-"""A unit line (`<U1>text`, fence.line_element): an element closed by the line's end."""
+LINE_ELEMENT = re.compile(r"^<[US]\d+>([^<\n]*)$", re.M)
+"""A unit line (`<U1>text`, fence.line_element) or a unit's passage line (`<S1>text`): an element closed by the
+line's end."""
 UNIT_ELEMENT = re.compile(r'^<U\d+>|<unit id="', re.M)
 TRUSTED_ONLY = {"geval_steps", "pairwise_rules", "pairwise_rules_json"}
 """Templates whose values are all the tool's own (task, criterion, reply rules)."""
@@ -137,6 +138,9 @@ CASES: dict[str, Case] = {
     "memory_general": Case(lambda gw, v: completer.complete_sentence(gw, v("start"), source=None, ending_words=9,
                                                                      target="t", item_id="i1")),
     "exam_judge": Case(lambda gw, v: judge.judge_units(gw, v("question"), v("answer"), _units(v), round=1), 2),
+    "exam_judge_passages": Case(lambda gw, v: judge.judge_with_confidence(
+        gw, v("question"), v("answer"), _units(v), round=1,
+        passages={uid: v(f"passage{i + 1}") for i, (uid, _) in enumerate(_units(v))}), 2),
     "gate_guess": Case(lambda gw, v: guesser.guess_answer(gw, v("question"), round=1, unit_ids=())),
     "gate_check": Case(lambda gw, v: checker.check_question(gw, v("question"), _units(v), ["ku-0000000000000000"],
                                                             v("answer"), round=1), 2),
@@ -260,7 +264,7 @@ def test_every_value_a_model_wrote_is_cut_to_the_cap(name: str) -> None:
         assert re.search(r"\[\.\.\. cut by examiner: \d+ of [\d,]+ characters shown\]", text)
 
 
-@pytest.mark.parametrize("name", ["exam_question", "exam_probe", "exam_judge"])
+@pytest.mark.parametrize("name", ["exam_question", "exam_probe", "exam_judge", "exam_judge_passages"])
 def test_the_simulated_backend_reads_the_units_and_answer_given(name: str) -> None:
     """The simulator reads structure only: with forged values it sees the same units (by name, with their
     texts back) and, where there is one, the answer exactly as written."""

@@ -47,7 +47,8 @@ async def test_simulated_reasons_follow_the_prompt_policy_for_every_label(gatewa
 RUN_CONSTANTS = {"max_words", "scale", "incorrect_words", "count"}
 """Placeholders that stay the same through a run (limits, the wording check's number of paraphrases); every
 other placeholder is per-call content."""
-ORDERED_PROMPTS = ("exam_question", "exam_probe", "exam_answer", "exam_judge", "exam_judge_noref", "exam_extract",
+ORDERED_PROMPTS = ("exam_question", "exam_probe", "exam_answer", "exam_judge", "exam_judge_passages",
+                   "exam_judge_noref", "exam_extract",
                    "exam_paraphrase", "exam_control", "exam_control_judge", "reference_judge", "reference_judge_units")
 
 

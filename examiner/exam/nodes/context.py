@@ -82,6 +82,11 @@ class ExamContext:
         """(id, reference text) of units as the exam mode judges them."""
         return tuple((uid, self.mode.reference(self.units[uid], self.passages)) for uid in ids)
 
+    def source_passages(self, ids: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """(id, text of the unit's first source passage) of units whose passage the run holds."""
+        found = ((uid, self.units[uid].sources[0].passage_id if self.units[uid].sources else "") for uid in ids)
+        return tuple((uid, self.passages[pid]) for uid, pid in found if pid in self.passages)
+
     def vectors(self, ids: list[str]) -> np.ndarray:
         """Unit embeddings, computed once per run and unit."""
         missing = list(dict.fromkeys(uid for uid in ids if uid not in self._vectors.row))

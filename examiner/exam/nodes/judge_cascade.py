@@ -33,7 +33,8 @@ async def judge_with_cascade(ctx: ExamContext, state: ExamState) -> dict[str, An
 
     def task(answer: AnswerRecord) -> ExamTask:
         question = questions[answer.id]
-        return ExamTask(question.text, answer.text, ctx.references(question.targets), rnd)
+        return ExamTask(question.text, answer.text, ctx.references(question.targets), rnd,
+                        ctx.source_passages(question.targets))
 
     first = await fan_out(ctx, state, "judge (cascade)", answers, lambda a: cascade.first_pass(task(a), a.id))
     stopped = stop_update(first, "judging")
