@@ -229,10 +229,25 @@ def _exam(options: DistilOptions) -> tuple[list, str]:  # type: ignore[type-arg]
         document = first.sources[0].document if first.sources else answer_id
         answers.append(JudgedAnswer(answer_id, question.text, cut_passed(answer.text, limit), units,
                                     {v.unit_id: v.verdict for v in verdicts}, {v.unit_id: v.reason for v in verdicts},
-                                    document))
+                                    document, _source_passages(records, [uid for uid, _ in units])))
         if options.limit is not None and len(answers) >= options.limit:
             break
     return exam_examples(answers, teacher, swap=options.swap), teacher
+
+
+
+def _source_passages(records: Any, unit_ids: list[str]) -> dict[str, str] | None:
+    """Each unit's first source passage by unit id, as the exam's cascade shows its cheap tier; None for a
+    run that kept no passages (the examples then show the units alone)."""
+    if not records.passages:
+        return None
+    out: dict[str, str] = {}
+    for uid in unit_ids:
+        sources = records.units[uid].sources
+        row = records.passages.get(sources[0].passage_id) if sources else None
+        if row is not None:
+            out[uid] = str(row["text"])
+    return out
 
 
 __all__ = ["DistilOptions", "DistilResult", "SKIPPED_SHOWN", "distil", "judgment_problem"]

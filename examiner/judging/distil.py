@@ -10,7 +10,9 @@ Two sources:
   it, so the judge works either way).
 - exam: a run's verdicts, one example per judged answer: the Ref-Eval judge's prompt over the answer's
   target units, the teacher's label map (and reasons) as the reply; the swap analogue shows the units in
-  reverse order. There is no reference to drop: the units are what the judge checks against.
+  reverse order. There is no reference to drop: the units are what the judge checks against. Where the run
+  holds its passages, each unit's source passage stands below the units (the prompt a judge cascade sends
+  its cheap tier with `cheap_passages`), so a student can read what the unit came from.
 
 The split into train and validation is by group (a pair's item id; an answer's source document), drawn by
 a seeded hash, so no item or document is on both sides.
@@ -21,13 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from examiner.agents.aliases import UnitAliases
 from examiner.agents.judge.pairwise_judge import pairwise_messages
-from examiner.agents.judge.unit_judge import JUDGE, REASON_WORDS
+from examiner.agents.judge.unit_judge import judge_messages
 from examiner.core.labels import Preference, preference_from_text
 from examiner.judging.dataset import Row
 
@@ -165,6 +167,9 @@ class JudgedAnswer:
     labels: dict[str, str]
     reasons: dict[str, str]
     group: str
+    passages: Mapping[str, str] | None = None
+    """Each unit's source passage by unit id (the run's passages.jsonl): the example then shows them
+    below the units (the cheap tier's prompt with `cheap_passages`); None: the strong judge's prompt."""
 
 
 def exam_reply(aliases: UnitAliases, units: Sequence[tuple[str, str]], labels: dict[str, str],
@@ -185,10 +190,8 @@ def exam_examples(answers: Iterable[JudgedAnswer], teacher: str, *, swap: bool =
         if swap and len(judged.units) > 1:
             orders.append(("swapped", list(reversed(judged.units))))
         for order, units in orders:
-            aliases = UnitAliases.of(list(units))
-            messages = [{"role": m["role"], "content": m["content"]} for m in JUDGE.render(
-                question=judged.question, answer=judged.answer, units=aliases.block(list(units)),
-                incorrect_words=REASON_WORDS["incorrect"])]
+            rendered, aliases = judge_messages(judged.question, judged.answer, list(units), judged.passages)
+            messages = [{"role": m["role"], "content": m["content"]} for m in rendered]
             messages.append({"role": "assistant", "content": exam_reply(aliases, units, judged.labels, judged.reasons)})
             label = ",".join(judged.labels[uid] for uid, _ in judged.units)
             out.append(Example(messages, "exam", judged.group, order, True, teacher, label, judged.answer_id))

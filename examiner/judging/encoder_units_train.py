@@ -1,9 +1,11 @@
 """Teaching the exam-unit encoder judge (examiner/llm/encoder_units.py) a teacher's exam verdicts:
 `examiner distil --exam RUN --student encoder --encoder-mode cross`.
 
-The examples `examiner distil --exam` wrote hold the Ref-Eval judge's prompt and the teacher's JSON reply;
-each unit of each answer becomes one taught item (unit, question, answer, label), read back out of that
-very prompt, so the student learns from the input it will be served. Split by the example's group (the
+The examples `examiner distil --exam` wrote hold the Ref-Eval judge's prompt (with each unit's source
+passage below the units, where the run kept its passages) and the teacher's JSON reply; each unit of each
+answer becomes one taught item (unit, passage, question, answer, label), read back out of that very prompt,
+so the student learns from the input it will be served (a cascade sends it that prompt with
+`cheap_passages`). Split by the example's group (the
 source document) into fitting and calibration items; the fine-tuning loop, bound, checkpoints and resume
 are the pairwise cross-encoder's (examiner/judging/encoder_finetune.py); the loss is cross-entropy on the
 teacher's label, and the temperature is fitted on the calibration items' softmax.
@@ -25,8 +27,8 @@ from examiner.judging.encoder_distil import EncoderTraining
 from examiner.judging.encoder_finetune import BEST_FILE, DEFAULT_SETTINGS, CrossSettings, start_training, train_loop
 from examiner.llm.encoder_cross import make_scorer, save_scorer
 from examiner.llm.encoder_judge import INFO_FILE
-from examiner.llm.encoder_units import (LABELS, UNIT_CONTEXT_TOKENS, UNITS_TASK, labels_of_reply, read_exam_prompt,
-                                        unit_input, unit_logits)
+from examiner.llm.encoder_units import (LABELS, PASSAGE_CONTEXT_TOKENS, UNIT_CONTEXT_TOKENS, UNITS_TASK,
+                                        labels_of_reply, read_exam_prompt, unit_input, unit_logits)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class TaughtUnit:
     answer: str
     unit: str
     label: str
+    passage: str | None = None
+    """The unit's source passage; None where the example's prompt shows none."""
 
 
 def taught_units(examples: Sequence[dict[str, Any]]) -> list[TaughtUnit]:
@@ -53,9 +57,10 @@ def taught_units(examples: Sequence[dict[str, Any]]) -> list[TaughtUnit]:
         read, labels = read_exam_prompt(user), labels_of_reply(reply)
         if read is None:
             continue
-        question, answer, units = read
-        out.extend(TaughtUnit(str(example.get("group")), question, answer, text, labels[name])
-                   for name, text in units if name in labels)
+        passages = read.passages
+        out.extend(TaughtUnit(str(example.get("group")), read.question, read.answer, text, labels[name],
+                              None if passages is None else passages.get(name, ""))
+                   for name, text in read.units if name in labels)
     return out
 
 
@@ -83,15 +88,21 @@ def finetune_unit_judge(units: Sequence[TaughtUnit], out: Path, *, base: str = "
     began = time.monotonic()
     fit, cal, tokenizer, encoder = start_training(units, "exam unit", base=base, calibration_share=calibration_share,
                                                   seed=seed, threads=threads)
-    scorer = make_scorer(tokenizer, encoder, settings.max_tokens, outputs=len(LABELS),
-                         instruction_tokens=UNIT_CONTEXT_TOKENS)
+    passages = all(u.passage is not None for u in units)
+    context = PASSAGE_CONTEXT_TOKENS if passages else UNIT_CONTEXT_TOKENS
+    scorer = make_scorer(tokenizer, encoder, settings.max_tokens, outputs=len(LABELS), instruction_tokens=context)
+
+    def taught_input(u: TaughtUnit) -> tuple[str, str]:
+        return unit_input(u.unit, u.question, u.answer, u.passage if passages else None, tokenizer=tokenizer,
+                          context_tokens=context)
+
     index = {label: k for k, label in enumerate(LABELS)}
-    cal_inputs = [unit_input(u.unit, u.question, u.answer) for u in cal]
+    cal_inputs = [taught_input(u) for u in cal]
     cal_labels = np.array([index[u.label] for u in cal], dtype=np.int64)
     lossf = torch.nn.CrossEntropyLoss()
 
     def batch_loss(batch: Sequence[TaughtUnit]) -> Any:
-        logits = scorer([unit_input(u.unit, u.question, u.answer) for u in batch])
+        logits = scorer([taught_input(u) for u in batch])
         return lossf(logits, torch.tensor([index[u.label] for u in batch]))
 
     def cal_loss() -> float:
@@ -114,7 +125,7 @@ def finetune_unit_judge(units: Sequence[TaughtUnit], out: Path, *, base: str = "
     result = EncoderTraining(out, stopped, len(fit), len(cal), state["step"], planned, temperature, agreement, nll,
                              time.monotonic() - began)
     info = {"task": UNITS_TASK, "mode": "cross", "base": base, "labels": list(LABELS), "max_tokens": settings.max_tokens,
-            "context_tokens": UNIT_CONTEXT_TOKENS, "temperature": temperature, "seed": seed,
+            "context_tokens": context, "passages": passages, "temperature": temperature, "seed": seed,
             "calibration_share": calibration_share, "settings": asdict(settings), "kept": kept, "steps": state["step"],
             "planned_steps": planned, "trained_s": state["trained_s"], "stopped": stopped, "fit_items": len(fit),
             "calibration_items": len(cal), "calibration_agreement": agreement, "calibration_nll": nll,

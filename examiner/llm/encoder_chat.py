@@ -10,7 +10,8 @@ P(first) = p exactly. With a temperature above 0 the verdict is drawn with proba
 request's `seed`), so a cascade reading confidence from samples sees the same p.
 
 A judge taught exam units (`examiner distil --exam RUN --student encoder --encoder-mode cross`,
-examiner/llm/encoder_units.py) answers examiner's Ref-Eval judge prompt instead: the JSON label map the
+examiner/llm/encoder_units.py) answers examiner's Ref-Eval judge prompt instead (the one with each unit's
+source passage, which a cascade sends its cheap tier with `cheap_passages`, when it was taught on passages): the JSON label map the
 exam judge asks for, each label the likelier one (or drawn, above temperature 0, one set per requested
 choice `n`), and with `logprobs` each label's token carries log p(label), so the exam cascade's
 label_confidences reads the judge's calibrated probability exactly. A prompt of the other kind is refused
@@ -100,10 +101,14 @@ class EncoderChat:
         if read is None or self.units is None:
             raise ValueError("this encoder judge was taught exam units: it reads examiner's Ref-Eval judge prompts "
                              "only (<exam_question>, <exam_answer>, <U1> unit lines); this request is not one")
-        question, answer, units = read
+        if self.units.reads_passages and read.passages is None:
+            raise ValueError("this encoder judge reads each unit's source passage, and this Ref-Eval judge prompt "
+                             "shows none: name it in the judge cascade with `cheap_passages: true`")
+        names = [name for name, _ in read.units]
+        passages = None if read.passages is None else [read.passages.get(name, "") for name in names]
         with self._lock:
-            probabilities = self.units.probabilities(question, answer, [u for _, u in units])
-        names = [name for name, _ in units]
+            probabilities = self.units.probabilities(read.question, read.answer, [u for _, u in read.units],
+                                                     passages)
         n = max(1, int(body.get("n") or 1))
         choices = [units_reply(names, probabilities, rng if temperature > 0 else None) for _ in range(n)]
         return _completion(self.name, choices, body, (len(text) + 3) // 4)

@@ -81,6 +81,8 @@ def make_scorer(tokenizer: Any, encoder: Any, max_tokens: int, *, outputs: int =
         def __init__(self) -> None:
             super().__init__()
             self.encoder = encoder
+            self.tokenizer = tokenizer
+            """The backbone's tokenizer: what an input's parts are clipped by before they reach forward."""
             self.score = nn.Linear(int(encoder.config.hidden_size) + 1, outputs)
             nn.init.normal_(self.score.weight, std=0.02)
             nn.init.zeros_(self.score.bias)

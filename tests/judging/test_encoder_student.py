@@ -8,12 +8,14 @@ import json
 import math
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from examiner.agents.judge.grade_confidence import verdict_probabilities
 from examiner.agents.aliases import UnitAliases
+from examiner.agents.prompting.fence import one_line
 from examiner.agents.judge.label_confidence import label_confidences
 from examiner.agents.judge.pairwise_judge import pairwise_messages
 from examiner.agents.judge.unit_judge import JUDGE, REASON_WORDS, Judgment
@@ -311,11 +313,27 @@ def test_exam_units_need_the_fine_tuned_encoder(tmp_path: Path) -> None:
         train_encoder_student(EncoderStudentOptions(data=str(folder), base="tiny"))
 
 
-def test_an_exam_cascade_names_the_unit_judge_taught_from_a_simulated_run(tmp_path: Path,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_exam_cascade_names_the_unit_judge_taught_from_a_simulated_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The student is taught each unit's passage and, with `cheap_passages`, served it; the strong judge's
+    prompt stays the one without passages."""
     import yaml
 
     from examiner.llm.hf_server import make_server
+    from examiner.simulator import server as simulator
+
+    strong: list[str] = []
+    find = simulator.find_behaviour
+
+    def noting_strong(role: str, stage: str) -> Any:
+        behaviour = find(role, stage)
+
+        def run(req: Any) -> Any:
+            if stage == "judge":
+                strong.append(req.last_user)
+            return behaviour(req)
+
+        return run
 
     corpus = "corpora/examiner-handbook"  # several documents: distil and the student split by document
     teacher = tmp_path / "teacher"
@@ -326,7 +344,17 @@ def test_an_exam_cascade_names_the_unit_judge_taught_from_a_simulated_run(tmp_pa
     assert "encoder student:" in capsys.readouterr().out
     info = json.loads((distilled / "encoder" / INFO_FILE).read_text())
     assert info["task"] == "exam_units" and info["fit_items"] > 0 and sum(info["teacher_labels"].values()) > 0
-    server = make_server(EncoderChat(distilled / "encoder", "encoder-judge", threads=1), port=0)
+    assert info["passages"] is True  # the run kept its passages, so distil showed them and the student read them
+    chat = EncoderChat(distilled / "encoder", "encoder-judge", threads=1)
+    served: list[str] = []
+    complete = chat.complete
+
+    def noting(body: dict[str, Any]) -> dict[str, Any]:
+        served.append(body["messages"][-1]["content"])
+        return complete(body)
+
+    chat.complete = noting  # type: ignore[method-assign]
+    server = make_server(chat, port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         config = tmp_path / "cascade.yaml"
@@ -337,13 +365,18 @@ def test_an_exam_cascade_names_the_unit_judge_taught_from_a_simulated_run(tmp_pa
                                      "price_output_per_1m": 10.0}},
             "roles": {"examiner": "simulated", "candidate": "simulated",
                       "judge": {"cascade": ["encoder-judge", "strong"], "target_agreement": 0.9, "risk": 0.1,
-                                "calibration_share": 0.5, "confidence": "logprobs"}}}))
+                                "calibration_share": 0.5, "confidence": "logprobs", "cheap_passages": True}}}))
         out = tmp_path / "cascade"
+        monkeypatch.setattr(simulator, "find_behaviour", noting_strong)
         assert main(["run", corpus, "--config", str(config), "--out", str(out), "--quiet", "--max-rounds", "1",
                      "--allow-simulated-roles"]) == 0
     finally:
         server.shutdown()
         server.server_close()
+    passages = {one_line(p["text"]) for p in map(json.loads, (out / "passages.jsonl").read_text().splitlines())}
+    assert served and all((read := read_exam_prompt(text)) is not None and read.passages
+                          and set(read.passages.values()) <= passages for text in served)
+    assert strong and not any("<exam_passages>" in text for text in strong)
     records = [json.loads(line) for line in (out / "cascade.jsonl").read_text().splitlines()]
     assert records and all(r["cheap_label"] in ("correct", "incorrect", "abstained", "unrelated") for r in records)
     assert {r["confidence_source"] for r in records} == {"logprobs"} and any(r["calibration"] for r in records)
