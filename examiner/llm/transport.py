@@ -31,7 +31,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import httpx
 import openai
@@ -123,6 +123,14 @@ class ChatRequest:
     @property
     def max_tokens(self) -> int:
         return int(self.body["max_tokens"])
+
+    def json_fields(self) -> dict[str, Any]:
+        """The messages and the body's other fields, for the SDK's `extra_body`, in the order its own
+        `create` sends them (model, messages, then the other fields by name), so a server gets the same
+        bytes (the simulator's fault draws hash them). Passed this way, the SDK does not walk the messages
+        and the response format's JSON schema against its typed parameters before each request, which
+        cost 0.36 ms of CPU per call and changes nothing in plain JSON fields such as these."""
+        return {"messages": self.messages, **{name: self.body[name] for name in sorted(self.body)}}
 
     def single(self, seed: int) -> "ChatRequest":
         """One of the n single-choice requests a fan-out sends."""
@@ -309,8 +317,8 @@ class Transport:
                     replica.sent += 1
                     watch.leaving()
                     raw = await asyncio.wait_for(replica.client.chat.completions.with_raw_response.create(
-                        model=spec.model, messages=cast(Any, request.messages), extra_headers=headers or None,
-                        **request.body), spec.deadline_s)
+                        model=spec.model, messages=[], extra_headers=headers or None,
+                        extra_body=request.json_fields()), spec.deadline_s)
                 completion = _chat_completion(raw)
                 latency = time.perf_counter() - began
                 if completion is None:
