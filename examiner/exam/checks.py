@@ -185,12 +185,16 @@ def distinctive_words(unit_text: str, cluster_texts: list[str]) -> set[str]:
 def leaking_targets(
     question: str, targets: list[str], texts: dict[str, str], threshold: float
 ) -> list[str]:
-    """Ids of target units whose distinctive terms appear in the question above `threshold` share."""
+    """Ids of target units whose distinctive terms appear in the question above `threshold` share (each
+    target's `distinctive_words` among `texts`, with every text's terms taken and counted once, not once
+    per target)."""
     asked = set(content_words(question))
-    cluster_texts = list(texts.values())
+    terms = {uid: content_words(text) for uid, text in texts.items()}
+    counts = Counter(word for words in terms.values() for word in set(words))
+    limit = max(2, len(texts) / 2)
     leaks = []
     for uid in targets:
-        words = distinctive_words(texts[uid], cluster_texts)
+        words = {w for w in terms[uid] if counts[w] < limit}
         if len(words) >= 4 and len(words & asked) / len(words) > threshold:
             leaks.append(uid)
     return leaks
