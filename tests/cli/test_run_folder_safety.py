@@ -96,7 +96,7 @@ def test_a_run_that_failed_before_its_first_model_call_starts_again_in_its_folde
     code, lines, _ = run_cli(["run", str(corpus), "--config", str(config_file), "--quiet", "--out", str(out)],
                              capsys, caplog)
     assert_one_error(code, lines, "disk full")
-    assert RunDir(out).read_info().status == "failed" and not RunDir(out).read_ledger()
+    assert RunDir(out).read_info().status == "failed" and not RunDir(out).ledger_records()
     (out / "user-notes.txt").write_text("mine", encoding="utf-8")  # a user's file: the folder is not restarted
     monkeypatch.undo()
     code, lines, _ = run_cli(["run", str(corpus), "--config", str(config_file), "--quiet", "--out", str(out)],
@@ -131,12 +131,12 @@ def test_a_run_without_checkpoints_resumes_from_its_records_without_paying_again
     shutil.copytree(finished_run, out)
     as_killed(out)
     outcomes = {key: o.status for key, o in RunDir(out).records(UnitOutcome).items()}
-    rows = len(RunDir(out).read_ledger())
+    rows = len(RunDir(out).ledger_records())
     (out / rundir.CHECKPOINTS).unlink()
     code, lines, _ = run_cli(["resume", str(out)], capsys, caplog)
     assert code == 0, lines
     assert RunDir(out).read_info().status == "completed"
     assert {key: o.status for key, o in RunDir(out).records(UnitOutcome).items()} == outcomes
-    again = answered(RunDir(out).read_ledger()[rows:])
-    assert again and all(row.get("cache_hit") for row in again)  # every reply came from the cache
+    again = answered(RunDir(out).ledger_records()[rows:])
+    assert again and all(row.cache_hit for row in again)  # every reply came from the cache
     assert (out / rundir.CHECKPOINTS).is_file()

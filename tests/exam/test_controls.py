@@ -36,7 +36,7 @@ def settings(share: float) -> Settings:
 
 
 def stage_calls(folder: Path) -> dict[str, int]:
-    return {r["stage"]: r["calls"] for r in aggregate(answered(RunDir(folder).read_ledger()), by=("stage",))}
+    return {r["stage"]: r["calls"] for r in aggregate(answered(RunDir(folder).ledger_records()), by=("stage",))}
 
 
 async def test_controls_stay_beside_the_exam_and_catch_each_stance(small_corpus: Path, tmp_path: Path) -> None:
@@ -80,14 +80,14 @@ def test_controls_survive_kill_and_resume_without_paying_twice(small_corpus: Pat
                         *[arg for t in TARGETS for arg in ("--target", t)]],
                        lambda: ledger.exists() and '"stage":"control"' in ledger.read_text(encoding="utf-8"),
                        timeout_s=300, too_late="the run finished before its controls could be killed")
-    before = RunDir(killed).read_ledger()
-    paid_before = {r["request_id"] for r in answered(before) if not r.get("cache_hit")}
+    before = RunDir(killed).ledger_records()
+    paid_before = {r.request_id for r in answered(before) if not r.cache_hit}
     info = asyncio.run(resume_exam(killed, quiet=True, report=False))
     assert info.status == "completed", info.stop_reason
     expected = {r.id: r.label for r in RunDir(reference).records(ControlRecord).values()}
     assert {r.id: r.label for r in RunDir(killed).records(ControlRecord).values()} == expected
-    resumed = [r for r in answered(RunDir(killed).read_ledger()[len(before):]) if not r.get("cache_hit")]
-    assert not paid_before & {r["request_id"] for r in resumed}
+    resumed = [r for r in answered(RunDir(killed).ledger_records()[len(before):]) if not r.cache_hit]
+    assert not paid_before & {r.request_id for r in resumed}
 
 
 def test_the_chosen_clusters_are_seeded_and_at_least_two() -> None:

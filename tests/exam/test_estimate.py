@@ -29,16 +29,16 @@ def test_pilot_range_covers_the_full_run(tmp_path: Path) -> None:
     settings = sim_settings(max_rounds=8)
     estimate = asyncio.run(estimate_exam(settings, ExamRequest([HANDBOOK]), tmp_path / "pilot"))
     assert 0 < estimate.pilot_units < estimate.units
-    pilot_ledger = answered(RunDir(tmp_path / "pilot").read_ledger())
+    pilot_ledger = answered(RunDir(tmp_path / "pilot").ledger_records())
     assert pilot_ledger and sum(r["calls"] for r in estimate.pilot_spent) == len(pilot_ledger)
     assert {u.role for u in estimate.by_role} == {"examiner", "candidate", "judge"}
 
     full = tmp_path / "full"
     info = asyncio.run(start_exam(settings, ExamRequest([HANDBOOK]), full, quiet=True, report=False))
-    records = [r for r in answered(RunDir(full).read_ledger()) if not r.get("cache_hit")]
-    truth = {"calls": len(records), "prompt_tokens": sum(r["prompt_tokens"] for r in records),
-             "completion_tokens": sum(r["completion_tokens"] for r in records),
-             "dollars": spent_usd(RunDir(full).read_ledger())}
+    records = [r for r in answered(RunDir(full).ledger_records()) if not r.cache_hit]
+    truth = {"calls": len(records), "prompt_tokens": sum(r.prompt_tokens for r in records),
+             "completion_tokens": sum(r.completion_tokens for r in records),
+             "dollars": spent_usd(RunDir(full).ledger_records())}
     for name, value in truth.items():
         figure = getattr(estimate.total, name)
         assert figure.low <= value <= figure.high, (name, value, figure)

@@ -28,8 +28,8 @@ CORPUS = [f"corpora/examiner-handbook/{name}.md" for name in ("01-exam", "02-clu
 
 def reuse_share(pilot_dir: Path, run_dir: Path) -> tuple[int, int]:
     """(pilot calls paid, those the run got from the cache)."""
-    pilot = [r for r in answered(RunDir(pilot_dir).read_ledger()) if not r.get("cache_hit")]
-    return len(pilot), len(reused(RunDir(pilot_dir).read_ledger(), RunDir(run_dir).read_ledger()))
+    pilot = [r for r in answered(RunDir(pilot_dir).ledger_records()) if not r.cache_hit]
+    return len(pilot), len(reused(RunDir(pilot_dir).ledger_records(), RunDir(run_dir).ledger_records()))
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +73,11 @@ def test_the_estimate_keeps_its_meaning(pilot_and_run: tuple[Path, Path, estimat
     """The figures are still the whole run's (the calls the cache serves included) with a range that holds
     it; the notes say what later rounds rest on and what the cache saves; plans still read the pilot."""
     pilot, run, estimate = pilot_and_run
-    records = answered(RunDir(run).read_ledger())
+    records = answered(RunDir(run).ledger_records())
     assert estimate.total.calls.low <= len(records) <= estimate.total.calls.high
     info = RunDir(run).read_info()
     assert estimate.rounds.low <= len({r.round for r in info.rounds}) <= estimate.rounds.high
-    assert not [r for r in answered(RunDir(pilot).read_ledger()) if r.get("stage") == SELF_CHECK_STAGE]
+    assert not [r for r in answered(RunDir(pilot).ledger_records()) if r.stage == SELF_CHECK_STAGE]
     assert estimate.self_check_calls.value > 0  # still predicted, from the judge's first judgments
     notes = " ".join(estimate.notes)
     assert "later rounds are extrapolated" in notes and "no judge self-check" in notes
@@ -96,7 +96,7 @@ def test_more_pilot_rounds_measure_later_rounds_and_the_self_check(tmp_path: Pat
     result = api_estimate(EstimateOptions(corpus=tuple(CORPUS), out=str(tmp_path / "pilot"), pilot_rounds=2,
                                           pilot_clusters=2, max_rounds=3), settings)
     assert result.estimate is not None and result.estimate.pilot_rounds == 2
-    stages = {r.get("stage") for r in answered(RunDir(tmp_path / "pilot").read_ledger())}
+    stages = {r.stage for r in answered(RunDir(tmp_path / "pilot").ledger_records())}
     assert SELF_CHECK_STAGE in stages
 
 
@@ -115,15 +115,15 @@ def test_a_warm_cache_leaves_the_estimate_as_it_was(tmp_path: Path) -> None:
                                             detect=0.2), settings) for name in ("cold", "warm")]
     cold, warm = (result.estimate for result in results)
     assert cold is not None and warm is not None
-    warm_ledger = answered(RunDir(tmp_path / "warm").read_ledger())
-    assert warm_ledger and all(r.get("cache_hit") for r in warm_ledger), "the second pilot paid nothing"
+    warm_ledger = answered(RunDir(tmp_path / "warm").ledger_records())
+    assert warm_ledger and all(r.cache_hit for r in warm_ledger), "the second pilot paid nothing"
     assert cold.total.calls.value > 0 and cold.total.dollars.value > 0
     assert warm.total == cold.total and warm.by_role == cold.by_role
     assert warm.self_check_calls == cold.self_check_calls
     plans = [result.plans for result in results]
     assert plans[0] is not None and plans[1] is not None and plans[0].plans[0].dollars
     assert plans[1].plans[0].dollars == plans[0].plans[0].dollars
-    calls = sum(1 for r in warm_ledger if int(r.get("round") or 0) <= 1 and r.get("stage") != SELF_CHECK_STAGE)
+    calls = sum(1 for r in warm_ledger if (r.round or 0) <= 1 and r.stage != SELF_CHECK_STAGE)
     for estimate in (cold, warm):
         assert f"the cache would answer {calls} of the calls above" in " ".join(estimate.notes)
     assert f"the cache already held all {len(warm_ledger)} of the pilot's calls" in " ".join(warm.notes)

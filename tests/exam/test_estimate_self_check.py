@@ -38,12 +38,12 @@ def test_floor_sized_self_check_is_predicted_by_the_nodes_rule(tmp_path: Path) -
     pilot = tmp_path / "pilot"
     estimate = asyncio.run(estimate_exam(settings, ExamRequest([HANDBOOK]), pilot, clusters=2,
                                          rounds=settings.exam.max_rounds))
-    pilot_checks = [r for r in answered(RunDir(pilot).read_ledger()) if r.get("stage") == SELF_CHECK_STAGE]
+    pilot_checks = [r for r in answered(RunDir(pilot).ledger_records()) if r.stage == SELF_CHECK_STAGE]
     assert MIN_SELF_CHECK_CALLS <= len(pilot_checks) < settings.exam.self_check_min, "the floor dominates"
 
     full = tmp_path / "full"
     asyncio.run(start_exam(settings, ExamRequest([HANDBOOK]), full, quiet=True, report=False))
-    full_checks = sum(1 for r in answered(RunDir(full).read_ledger()) if r.get("stage") == SELF_CHECK_STAGE)
+    full_checks = sum(1 for r in answered(RunDir(full).ledger_records()) if r.stage == SELF_CHECK_STAGE)
     assert full_checks == settings.exam.self_check_min
     figure = estimate.self_check_calls
     assert figure.low <= full_checks <= figure.high and figure.value == pytest.approx(full_checks)

@@ -62,8 +62,8 @@ async def test_every_verdict_traces_to_its_question_and_units(small_corpus: Path
         question = questions[verdict.question_id]
         assert verdict.unit_id in question.targets
         assert set(question.targets) <= set(store.all(__import__("examiner.core.records", fromlist=["UnitRecord"]).UnitRecord))
-    ledger = RunDir(tmp_path).read_ledger()
-    assert {r["role"] for r in ledger} == {"examiner", "candidate", "judge"}
+    ledger = RunDir(tmp_path).ledger_records()
+    assert {r.role for r in ledger} == {"examiner", "candidate", "judge"}
     assert all(q.qtype in ("who", "what", "when", "where", "why", "how", "other") for q in questions.values())
 
 
@@ -74,9 +74,9 @@ async def test_targets_sit_the_same_paper(small_corpus: Path, tmp_path: Path) ->
     first = {t: sorted((q.cluster_id, q.text) for q in questions if q.round == 1 and q.kind == "question" and q.target == t)
              for t in ("alpha", "beta")}
     assert first["alpha"] and first["alpha"] == first["beta"]
-    ledger = outcome_records(RunDir(tmp_path).read_ledger())
-    round_one_questions = [r for r in ledger if r["stage"] == "question" and r["round"] == 1 and not r.get("repair")]
-    assert len(round_one_questions) == len(first["alpha"]) + sum(r.get("cache_hit", False) for r in round_one_questions)
+    ledger = outcome_records(RunDir(tmp_path).ledger_records())
+    round_one_questions = [r for r in ledger if r.stage == "question" and r.round == 1 and not r.repair]
+    assert len(round_one_questions) == len(first["alpha"]) + sum(r.cache_hit for r in round_one_questions)
     assert info.status == "completed"
     # Same paper, different candidates: each target's outcomes follow its own (simulated) knowledge, so
     # the per-unit results differ. Equal maps would mean one target's answers were judged for both.
@@ -96,8 +96,8 @@ async def test_top_and_noref_baselines_run_on_the_same_corpus(small_corpus: Path
         assert verdicts and all(v.mode == mode for v in verdicts)
     top_questions = RunStore(tmp_path / "top").all(QuestionRecord).values()
     assert all(len(q.targets) == 1 for q in top_questions)
-    top_judge = [r for r in RunDir(tmp_path / "top").read_ledger() if r["role"] == "judge"]
-    assert {r["stage"] for r in top_judge} == {"judge_top"}
+    top_judge = [r for r in RunDir(tmp_path / "top").ledger_records() if r.role == "judge"]
+    assert {r.stage for r in top_judge} == {"judge_top"}
 
 
 async def test_classic_baseline_scores_on_every_answer(small_corpus: Path, tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ async def test_budget_stop_keeps_records_and_spend(small_corpus: Path, tmp_path:
     settings = sim_settings().merged({"budget_usd": 0.02})
     info = await start_exam(settings, ExamRequest([str(small_corpus)]), tmp_path, quiet=True, report=False)
     assert info.status == "budget_exhausted"
-    spent = sum(r.get("cost_usd", 0.0) for r in RunDir(tmp_path).read_ledger())
+    spent = sum(r.cost_usd for r in RunDir(tmp_path).ledger_records())
     assert 0 < spent <= 0.02
     assert outcomes_of(tmp_path), "outcomes are written for a stopped run"
 
@@ -134,16 +134,16 @@ async def test_kill_and_resume_gives_same_verdicts(small_corpus: Path, tmp_path:
     ledger = killed / "ledger.jsonl"
     kill_examiner_when(["run", str(small_corpus), "--config", str(config), "--out", str(killed), "--quiet"],
                        lambda: ledger.exists() and len(ledger.read_text().splitlines()) >= kill_after_records)
-    before_resume = RunDir(killed).read_ledger()
-    paid_before = {r["request_id"] for r in answered(before_resume) if not r.get("cache_hit")}
+    before_resume = RunDir(killed).ledger_records()
+    paid_before = {r.request_id for r in answered(before_resume) if not r.cache_hit}
 
     info = await resume_exam(killed, quiet=True, report=False)
     assert info.status == "completed", info.stop_reason
     expected = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(reference).items()}
     actual = {k: (o.status, o.verdict_id is not None) for k, o in outcomes_of(killed).items()}
     assert actual == expected
-    resumed = [r for r in answered(RunDir(killed).read_ledger()[len(before_resume):]) if not r.get("cache_hit")]
-    assert not paid_before & {r["request_id"] for r in resumed}
+    resumed = [r for r in answered(RunDir(killed).ledger_records()[len(before_resume):]) if not r.cache_hit]
+    assert not paid_before & {r.request_id for r in resumed}
 
 
 def test_append_after_a_torn_line_starts_a_new_line(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_append_after_a_torn_line_starts_a_new_line(tmp_path: Path) -> None:
     ledger = Ledger(path)
     ledger.append(LedgerRecord.build(role="candidate"))
     ledger.close()
-    assert [r["role"] for r in RunDir(tmp_path).read_ledger()] == ["judge", "candidate"]
+    assert [r.role for r in RunDir(tmp_path).ledger_records()] == ["judge", "candidate"]
 
 
 async def test_empty_corpus_is_a_clear_error(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def check_panel_run(run_dir: Path) -> list[VerdictRecord]:
     for verdict in verdicts:
         assert set(verdict.members) == set(NOISE)
         assert verdict.type == majority_type({n: m.type for n, m in verdict.members.items()})
-    judge_calls = Counter(r["endpoint"] for r in outcomes(RunDir(run_dir).read_ledger()) if r["role"] == "judge")
+    judge_calls = Counter(r.endpoint for r in outcomes(RunDir(run_dir).ledger_records()) if r.role == "judge")
     assert set(judge_calls) == set(NOISE) and len(set(judge_calls.values())) == 1, judge_calls
     return verdicts
 

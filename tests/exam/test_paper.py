@@ -84,7 +84,7 @@ def test_a_sitting_stopped_by_its_budget_resumes_through_the_graph(sat: tuple[Pa
     paying for no reply twice."""
     earlier, out = sat
     full = RunDir(out)
-    spent = sum(r.get("cost_usd", 0.0) for r in full.read_ledger() if r.get("outcome") == "ok")
+    spent = sum(r.cost_usd for r in full.ledger_records() if r.outcome == "ok")
     corpus = json.loads((earlier / "run.json").read_text())["corpus_paths"][0]
     stopped = tmp_path / "stopped"
     assert main(["run", corpus, "--simulate", "--target", "simulated", "--target", "local", "--paper", str(earlier),
@@ -98,9 +98,9 @@ def test_a_sitting_stopped_by_its_budget_resumes_through_the_graph(sat: tuple[Pa
     verdicts = {(v.question_id, v.unit_id): v.verdict for v in files.records(VerdictRecord).values()}
     assert verdicts == {(v.question_id, v.unit_id): v.verdict for v in full.records(VerdictRecord).values()}
     assert len(files.records(UnitOutcome)) == 2 * len(files.records(UnitRecord))
-    ledger = files.read_ledger()
-    request = {r["call_id"]: r["cache_key"] for r in ledger if r.get("outcome") == "started"}
-    paid = [request[r["call_id"]] for r in ledger if r.get("outcome") == "ok" and not r.get("cache_hit")]
+    ledger = files.ledger_records()
+    request = {r.call_id: r.cache_key for r in ledger if r.outcome == "started"}
+    paid = [request[r.call_id] for r in ledger if r.outcome == "ok" and not r.cache_hit]
     assert paid and len(paid) == len(set(paid))  # no request paid for twice across the stop
 
 
@@ -126,4 +126,4 @@ def test_a_sitting_killed_at_every_node_boundary_writes_the_uninterrupted_record
         {(v.question_id, v.unit_id): v.verdict for v in full.records(VerdictRecord).values()}
     assert record_lines(killed) == record_lines(out)
     assert not any(repeated_ids(killed).values()), repeated_ids(killed)
-    assert not in_flight(files.read_ledger())
+    assert not in_flight(files.ledger_records())

@@ -73,7 +73,7 @@ def test_kill_at_every_node_boundary_writes_each_record_once(tmp_path: Path) -> 
     assert kills >= 6, f"only {kills} node boundaries were killed at"
     assert record_lines(killed) == record_lines(reference)
     assert not any(repeated_ids(killed).values()), repeated_ids(killed)
-    assert not in_flight(RunDir(killed).read_ledger())
+    assert not in_flight(RunDir(killed).ledger_records())
 
 
 def test_records_reach_a_file_only_after_before_append(tmp_path: Path) -> None:

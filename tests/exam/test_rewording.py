@@ -44,7 +44,7 @@ async def test_rewording_stays_beside_the_exam(small_corpus: Path, tmp_path: Pat
                          report=False)
     verdicts = [{k: v.model_dump() for k, v in RunDir(d).records(VerdictRecord).items()} for d in (with_check, without)]
     assert verdicts[0] == verdicts[1]
-    stages = [{r["stage"]: r["calls"] for r in aggregate(answered(RunDir(d).read_ledger()), by=("stage",))}
+    stages = [{r["stage"]: r["calls"] for r in aggregate(answered(RunDir(d).ledger_records()), by=("stage",))}
               for d in (with_check, without)]
     records = RunDir(with_check).records(WordingRecord)
     reworded = {r.cluster_id for r in records.values()}

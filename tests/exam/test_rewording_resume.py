@@ -72,11 +72,11 @@ async def test_killed_in_and_after_the_wording_check_the_resume_ends_as_the_unin
     assert record_lines(killed) == record_lines(reference)
     assert not any(repeated_ids(killed).values()), repeated_ids(killed)
     assert RunDir(killed).read_info().status == "completed"
-    ledger = RunDir(killed).read_ledger()
-    request = {r["call_id"]: r["cache_key"] for r in ledger if r.get("outcome") == "started"}
-    paid = [request[r["call_id"]] for r in ledger if r.get("outcome") == "ok" and not r.get("cache_hit")]
+    ledger = RunDir(killed).ledger_records()
+    request = {r.call_id: r.cache_key for r in ledger if r.outcome == "started"}
+    paid = [request[r.call_id] for r in ledger if r.outcome == "ok" and not r.cache_hit]
     assert paid and len(paid) == len(set(paid)), "a request was paid for twice across the kills"
     assert not in_flight(ledger)
-    ours = [r for r in ledger if r.get("stage") == "rewording" and r.get("outcome") == "ok"]
-    assert sum(not r.get("cache_hit") for r in ours) == sum(r.get("stage") == "rewording" and r.get("outcome") == "ok"
-                                                            for r in RunDir(reference).read_ledger())
+    ours = [r for r in ledger if r.stage == "rewording" and r.outcome == "ok"]
+    assert sum(not r.cache_hit for r in ours) == sum(r.stage == "rewording" and r.outcome == "ok"
+                                                            for r in RunDir(reference).ledger_records())

@@ -65,7 +65,7 @@ async def test_self_check_has_its_own_stage_and_leaves_the_exam_alone(small_corp
                      report=False)
     verdicts = [{k: v.model_dump() for k, v in RunDir(d).records(VerdictRecord).items()} for d in (with_check, without)]
     assert verdicts[0] == verdicts[1]
-    stages = [{r["stage"]: r["calls"] for r in aggregate(answered(RunDir(d).read_ledger()), by=("stage",))}
+    stages = [{r["stage"]: r["calls"] for r in aggregate(answered(RunDir(d).ledger_records()), by=("stage",))}
               for d in (with_check, without)]
     checks = RunDir(with_check).records(SelfCheckRecord)
     assert stages[0].pop(SELF_CHECK_STAGE) == len(checks) > 0
@@ -96,15 +96,15 @@ def test_self_check_survives_kill_and_resume_without_paying_twice(small_corpus: 
     kill_examiner_when(["run", str(small_corpus), "--config", str(config), "--out", str(killed), "--quiet"],
                        lambda: ledger.exists() and f'"stage":"{SELF_CHECK_STAGE}"' in ledger.read_text(encoding="utf-8"),
                        timeout_s=300, too_late="the run finished before its self-check could be killed")
-    before = RunDir(killed).read_ledger()
-    paid_before = {r["request_id"] for r in answered(before) if not r.get("cache_hit")}
+    before = RunDir(killed).ledger_records()
+    paid_before = {r.request_id for r in answered(before) if not r.cache_hit}
 
     info = asyncio.run(resume_exam(killed, quiet=True, report=False))
     assert info.status == "completed", info.stop_reason
     expected = {r.id: r.labels for r in RunDir(reference).records(SelfCheckRecord).values()}
     assert {r.id: r.labels for r in RunDir(killed).records(SelfCheckRecord).values()} == expected
-    resumed = [r for r in answered(RunDir(killed).read_ledger()[len(before):]) if not r.get("cache_hit")]
-    assert not paid_before & {r["request_id"] for r in resumed}
+    resumed = [r for r in answered(RunDir(killed).ledger_records()[len(before):]) if not r.cache_hit]
+    assert not paid_before & {r.request_id for r in resumed}
     assert exam_health(RunDir(killed).read()).self_agreement == exam_health(RunDir(reference).read()).self_agreement
 
 

@@ -7,7 +7,6 @@ good leaves the run `incomplete` (exit 5), not `completed`; its resume asks exac
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
@@ -22,6 +21,7 @@ import yaml
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.rundir import RunDir
 from examiner.core.stopping import Interrupted, run_stoppable
 from examiner.llm.ledger import CANCELLED, STARTED, in_flight
@@ -51,7 +51,7 @@ def _stop_when_calls_in_flight(args: list[str], ledger: Path, signum: int) -> su
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
         if ledger.exists() and len(ledger.read_bytes().splitlines()) >= 12:
-            rows = [json.loads(line) for line in ledger.read_text().splitlines()[:-1] if line.strip()]
+            rows = [LedgerRecord.model_validate_json(line) for line in ledger.read_text().splitlines()[:-1] if line.strip()]
             if in_flight(rows):
                 break
         time.sleep(0.01)
@@ -82,16 +82,16 @@ def test_a_stop_signal_settles_every_call_and_the_resume_finishes_as_if_never_st
         assert "Traceback" not in stopped.stderr
         run = RunDir(run_dir)
         assert run.read_info().status == "interrupted"
-        records = run.read_ledger()
+        records = run.ledger_records()
         assert not in_flight(records), "every call sent before the signal has an outcome"
-        cancelled = [r for r in records if r.get("outcome") == CANCELLED]
-        assert cancelled and all(r["cost_usd"] == 0.0 and r["worst_case_usd"] > 0 for r in cancelled)
-        assert sum(r.get("outcome") == STARTED for r in records) >= len(cancelled)
+        cancelled = [r for r in records if r.outcome == CANCELLED]
+        assert cancelled and all(r.cost_usd == 0.0 and r.worst_case_usd > 0 for r in cancelled)
+        assert sum(r.outcome == STARTED for r in records) >= len(cancelled)
 
         assert main(["resume", str(run_dir), "--quiet"]) == 0
         assert run.read_info().status == "completed"
         assert _outcomes(run_dir) == _outcomes(reference)
-        assert not in_flight(run.read_ledger())
+        assert not in_flight(run.ledger_records())
 
 
 def test_run_stoppable_turns_a_signal_into_interrupted_after_the_work_unwound() -> None:
@@ -147,7 +147,7 @@ def test_a_call_failing_for_good_leaves_the_run_incomplete_and_its_resume_comple
     info = run.read_info()
     assert info.status == "incomplete" and "failed for good" in info.stop_reason
     assert f"examiner resume {run_dir}" in err
-    failed = [r for r in run.read_ledger() if r.get("outcome") == "failed"]
+    failed = [r for r in run.ledger_records() if r.outcome == "failed"]
     assert failed
     notice = "INCOMPLETE: model calls failed for good"
     assert notice in (run_dir / "report.md").read_text() and notice in (run_dir / "report.html").read_text()
@@ -159,5 +159,5 @@ def test_a_call_failing_for_good_leaves_the_run_incomplete_and_its_resume_comple
     assert notice not in (run_dir / "report.md").read_text()
     # Every request of the uninterrupted run paid once over both processes: the resume asked the failed
     # calls again and made the rest of the run's calls, and paid for no reply it already had.
-    paid = lambda rows: [r for r in rows if r.get("outcome") == "ok" and not r.get("cache_hit")]  # noqa: E731
-    assert len(paid(run.read_ledger())) == len(paid(RunDir(reference).read_ledger()))
+    paid = lambda rows: [r for r in rows if r.outcome == "ok" and not r.cache_hit]  # noqa: E731
+    assert len(paid(run.ledger_records())) == len(paid(RunDir(reference).ledger_records()))

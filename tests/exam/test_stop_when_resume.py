@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from examiner.core import rundir
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.records import VerdictRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.stopping import SEQUENCE_FILE, StopRule, StopWatch, Tally, asking_order
@@ -46,9 +47,9 @@ def _verdicts(run_dir: Path) -> dict[tuple[str, str], str]:
 
 
 def _paid_once(run_dir: Path) -> None:
-    ledger = RunDir(run_dir).read_ledger()
-    request = {r["call_id"]: r["cache_key"] for r in ledger if r.get("outcome") == "started"}
-    paid = [request[r["call_id"]] for r in ledger if r.get("outcome") == "ok" and not r.get("cache_hit")]
+    ledger = RunDir(run_dir).ledger_records()
+    request = {r.call_id: r.cache_key for r in ledger if r.outcome == "started"}
+    paid = [request[r.call_id] for r in ledger if r.outcome == "ok" and not r.cache_hit]
     assert paid and len(paid) == len(set(paid)), "a request was paid for twice across the stops"
     assert not in_flight(ledger)
 
@@ -107,8 +108,9 @@ def test_a_sigterm_with_calls_in_flight_then_resume_ends_as_the_uninterrupted_ru
     ledger = stopped / rundir.LEDGER
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:  # a few calls answered, some in flight
-        rows = [json.loads(line) for line in ledger.read_text().splitlines()[:-1]] if ledger.exists() else []
-        if sum(r.get("outcome") == "ok" for r in rows) >= 6 and in_flight(rows):
+        rows = [LedgerRecord.model_validate_json(line) for line in ledger.read_text().splitlines()[:-1]] \
+            if ledger.exists() else []
+        if sum(r.outcome == "ok" for r in rows) >= 6 and in_flight(rows):
             break
         time.sleep(0.01)
     assert process.poll() is None, "the run ended before it could be stopped"

@@ -55,8 +55,8 @@ def test_passages_that_give_no_unit_are_listed(tmp_path: Path, monkeypatch: pyte
     assert info["skipped_passages"] == [{"document": long_passage.document, "passage_id": long_passage.id,
                                          "reason": "reply cut at the output limit (60 tokens)"}]
     assert info["units"] >= 2
-    calls = [r for r in answered(RunDir(run_dir).read_ledger()) if r["stage"] == "extract_units"]
-    assert calls[0]["finish_reason"] == "length" and len(calls) == 5, "the batch of 3 is split: 1 | (1 | 1)"
+    calls = [r for r in answered(RunDir(run_dir).ledger_records()) if r.stage == "extract_units"]
+    assert calls[0].finish_reason == "length" and len(calls) == 5, "the batch of 3 is split: 1 | (1 | 1)"
     report = json.loads((run_dir / rundir.REPORT_JSON).read_text())
     assert report["counts"]["skipped_passages"] == 1
     assert long_passage.id in (run_dir / rundir.REPORT_MD).read_text()

@@ -20,13 +20,13 @@ CORPUS = [str(p) for p in sorted(Path("corpora/examiner-handbook").glob("*.md"))
 def paid_bodies(run_dir: Path) -> list[str]:
     """One entry per billed request: the simulated server's request id without its repeat counter, so
     the same request body sent twice shows up twice."""
-    return [r["request_id"].rsplit("-", 1)[0] for r in answered(RunDir(run_dir).read_ledger())
-            if not r.get("cache_hit")]
+    return [r.request_id.rsplit("-", 1)[0] for r in answered(RunDir(run_dir).ledger_records())
+            if not r.cache_hit]
 
 
 def spent(run_dir: Path) -> float:
     """Dollars the run's ledger says it spent."""
-    return spent_usd(RunDir(run_dir).read_ledger())
+    return spent_usd(RunDir(run_dir).ledger_records())
 
 
 def start_killed_run(settings: Settings, tmp_path: Path, *, kill_at_usd: float) -> Path:

@@ -17,7 +17,8 @@ from examiner.agents.judge.grade_confidence import verdict_probabilities
 from examiner.agents.judge.label_confidence import label_confidences
 from examiner.cli.main import main
 from examiner.core.labels import Preference
-from examiner.llm.ledger import answered
+from examiner.core.ledger_record import LedgerRecord
+from examiner.llm.ledger import answered, read_ledger
 from examiner.llm.types import TokenLogprob
 from examiner.simulator.logprobs import ChosenValue, token_logprobs
 
@@ -74,9 +75,9 @@ def run_exam(tmp_path: Path, name: str, cheap_options: dict[str, Any] | None = N
     return out, [json.loads(line) for line in (out / "cascade.jsonl").read_text().splitlines()]
 
 
-def cheap_calls(out: Path) -> list[dict[str, Any]]:
-    ledger = answered(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
-    return [r for r in ledger if r.get("stage") == "judge_cascade" and not r.get("cache_hit")]
+def cheap_calls(out: Path) -> list[LedgerRecord]:
+    ledger = answered(read_ledger(out / "ledger.jsonl"))
+    return [r for r in ledger if r.stage == "judge_cascade" and not r.cache_hit]
 
 
 def test_logprobs_give_one_greedy_call_per_answer_and_a_calibrated_confidence(tmp_path: Path) -> None:
@@ -86,8 +87,8 @@ def test_logprobs_give_one_greedy_call_per_answer_and_a_calibrated_confidence(tm
                           confidence="samples")
     answers = len({r["answer_id"] for r in records})
     assert len(cheap_calls(out)) == answers  # one call each; sampling asks for 5 choices in each of its calls
-    sampled_tokens = sum(int(r.get("completion_tokens") or 0) for r in cheap_calls(sampled))
-    assert sum(int(r.get("completion_tokens") or 0) for r in cheap_calls(out)) * 3 < sampled_tokens
+    sampled_tokens = sum(r.completion_tokens for r in cheap_calls(sampled))
+    assert sum(r.completion_tokens for r in cheap_calls(out)) * 3 < sampled_tokens
     calibration = [r for r in records if r["calibration"] and r["strong_label"] is not None]
     agree = [r["confidence"] for r in calibration if r["cheap_label"] == r["strong_label"]]
     disagree = [r["confidence"] for r in calibration if r["cheap_label"] != r["strong_label"]]
@@ -183,7 +184,7 @@ def test_pairwise_cascade_reads_verdict_probabilities_from_one_grade_line_per_or
     originals = [r for r in records if r["order"] == "original"]
     assert {r["confidence_source"] for r in originals} == {"logprobs"}
     calls = cheap_calls_of(tmp_path / "pairs", "grade_cascade")
-    assert len(calls) == 2 * len(originals) and all(c.get("n", 1) == 1 for c in calls)
+    assert len(calls) == 2 * len(originals) and all(c.fields().get("n", 1) == 1 for c in calls)
     calibration = [r for r in originals if r["calibration"] and r["verdict"] is not None]
     agree = [r["confidence"] for r in calibration if r["cheap_verdict"] == r["verdict"]]
     disagree = [r["confidence"] for r in calibration if r["cheap_verdict"] != r["verdict"]]
@@ -201,9 +202,9 @@ def test_pairwise_auto_falls_back_to_samples_and_samples_can_be_asked_for(tmp_pa
     assert {r["confidence_source"] for r in asked} == {"samples"}
 
 
-def cheap_calls_of(out: Path, stage: str) -> list[dict[str, Any]]:
-    ledger = answered(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
-    return [r for r in ledger if r.get("stage") == stage and not r.get("cache_hit")]
+def cheap_calls_of(out: Path, stage: str) -> list[LedgerRecord]:
+    ledger = answered(read_ledger(out / "ledger.jsonl"))
+    return [r for r in ledger if r.stage == stage and not r.cache_hit]
 
 
 @pytest.mark.usefixtures("fixture_data")

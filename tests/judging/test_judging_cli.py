@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from examiner.cli.main import main
-from examiner.llm.ledger import outcomes
+from examiner.llm.ledger import outcomes, read_ledger
 
 PAIRS = [
     {"id": f"q{i}", "question": f"Explain topic number {i} in one sentence.", "a": f"Topic {i} is explained well here.",
@@ -98,8 +98,8 @@ def test_reviseval_pairwise_with_metrics(tmp_path: Path, capsys: pytest.CaptureF
     # every report that shows ROUGE names its implementation (issue 40, item 7)
     assert report["pairwise"]["metric_implementations"]["rougeL"].startswith("rouge-score ")
     assert f"- rougeL: {report['pairwise']['metric_implementations']['rougeL']}" in (out / "report.md").read_text()
-    ledger = outcomes(json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines())
-    assert sum(1 for rec in ledger if rec["role"] == "reviser") == 6
+    ledger = outcomes(read_ledger(out / "ledger.jsonl"))
+    assert sum(1 for rec in ledger if rec.role == "reviser") == 6
 
 
 def test_geval_and_reference_single_scores(tmp_path: Path) -> None:

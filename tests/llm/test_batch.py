@@ -16,6 +16,7 @@ import yaml
 
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.records import UnitOutcome
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
@@ -44,8 +45,8 @@ def _statuses(run_dir: Path) -> dict[str, tuple[str, bool]]:
     return {k: (o.status, o.verdict_id is not None) for k, o in RunStore(run_dir).all(UnitOutcome).items()}
 
 
-def _billed(run_dir: Path) -> list[dict[str, Any]]:
-    return [r for r in answered(RunDir(run_dir).read_ledger()) if not r.get("cache_hit")]
+def _billed(run_dir: Path) -> list[LedgerRecord]:
+    return [r for r in answered(RunDir(run_dir).ledger_records()) if not r.cache_hit]
 
 
 def _lines(count: int) -> bytes:
@@ -151,10 +152,10 @@ async def test_one_batch_for_a_fan_out_wider_than_its_limit(tmp_path: Path) -> N
     assert len(saved) == 1 and len(saved[0].custom_ids) == 20
     spec = _spec(True)
     rows = _billed(tmp_path / "batched")
-    assert len(rows) == 20 and all(r["batch"] for r in rows)
+    assert len(rows) == 20 and all(r.batch for r in rows)
     for row in rows:
-        assert row["cost_usd"] == pytest.approx(0.5 * spec.cost_usd(row["prompt_tokens"], row["completion_tokens"]))
-    assert all(not r["batch"] for r in _billed(tmp_path / "plain"))
+        assert row.cost_usd == pytest.approx(0.5 * spec.cost_usd(row.prompt_tokens, row.completion_tokens))
+    assert all(not r.batch for r in _billed(tmp_path / "plain"))
 
 
 @pytest.mark.parametrize("faults", [{"line_error": 0.3}, {"expired": 1.0}])
@@ -165,12 +166,12 @@ async def test_what_a_batch_does_not_answer_is_sent_as_an_ordinary_call(tmp_path
     batched = await _ask_twenty(_settings(True, batch_faults=faults), tmp_path / "batched")
     assert batched == plain
     rows = _billed(tmp_path / "batched")
-    assert len(rows) == 20 and not in_flight(RunDir(tmp_path / "batched").read_ledger())
-    fallbacks = [r for r in rows if not r["batch"]]
+    assert len(rows) == 20 and not in_flight(RunDir(tmp_path / "batched").ledger_records())
+    fallbacks = [r for r in rows if not r.batch]
     assert 0 < len(fallbacks) < 20
     spec = _spec(True)
     for row in fallbacks:
-        assert row["cost_usd"] == pytest.approx(spec.cost_usd(row["prompt_tokens"], row["completion_tokens"]))
+        assert row.cost_usd == pytest.approx(spec.cost_usd(row.prompt_tokens, row.completion_tokens))
 
 
 async def test_a_batch_that_cannot_be_submitted_leaves_its_calls_to_ordinary_requests(
@@ -186,7 +187,7 @@ async def test_a_batch_that_cannot_be_submitted_leaves_its_calls_to_ordinary_req
     monkeypatch.setattr(BatchCollector, "_create", refused)
     assert await _ask_twenty(_settings(True), tmp_path / "batched") == await _ask_twenty(_settings(False), tmp_path / "plain")
     rows = _billed(tmp_path / "batched")
-    assert len(rows) == 20 and not any(r["batch"] for r in rows)
+    assert len(rows) == 20 and not any(r.batch for r in rows)
     assert RunDir(tmp_path / "batched").read_batches() == []
 
 
@@ -197,10 +198,10 @@ async def test_batch_exam_gives_the_same_verdicts_at_the_batch_price(small_corpu
     assert info.status == reference.status == "completed"
     assert _statuses(tmp_path / "batched") == _statuses(tmp_path / "plain")
     rows = _billed(tmp_path / "batched")
-    first_asks = [r for r in rows if not r.get("repair")]
-    assert first_asks and all(r["batch"] for r in first_asks)
-    assert sum(r["cost_usd"] for r in rows) < 0.6 * sum(r["cost_usd"] for r in _billed(tmp_path / "plain"))
-    stages = {(r["round"], r["stage"]) for r in first_asks}
+    first_asks = [r for r in rows if not r.repair]
+    assert first_asks and all(r.batch for r in first_asks)
+    assert sum(r.cost_usd for r in rows) < 0.6 * sum(r.cost_usd for r in _billed(tmp_path / "plain"))
+    stages = {(r.round, r.stage) for r in first_asks}
     assert len(RunDir(tmp_path / "batched").read_batches()) <= 2 * len(stages), "a step's calls share batches"
 
 
@@ -237,7 +238,7 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
                        too_late="the run ended before its first batch was saved")
     saved = RunDir(killed).read_batches()
     assert len(saved) == 1
-    assert any(r.get("batch") for r in in_flight(RunDir(killed).read_ledger())), "killed while its calls waited"
+    assert any(r.batch for r in in_flight(RunDir(killed).ledger_records())), "killed while its calls waited"
 
     resumed = subprocess.run([sys.executable, "-m", "examiner.cli.main", "resume", str(killed), "--quiet"],
                              capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300)
@@ -247,9 +248,9 @@ async def test_kill_while_polling_then_resume_submits_no_second_batch(small_corp
     keys = [key for lines in created.values() for key in lines]
     assert len(keys) == len(set(keys)), "a request was submitted in two batches"
     assert created[saved[0].id] == saved[0].custom_ids
-    ledger = RunDir(killed).read_ledger()
+    ledger = RunDir(killed).ledger_records()
     assert not in_flight(ledger), "every call the killed run left waiting got its outcome"
-    billed_keys = [r["call_id"] for r in _billed(killed) if r["batch"]]
+    billed_keys = [r.call_id for r in _billed(killed) if r.batch]
     assert len(billed_keys) == len(set(billed_keys))
 
     reference = tmp_path / "reference"  # ordinary calls: the same verdicts (test above), without the delay
@@ -284,7 +285,7 @@ def test_examiner_judge_with_a_batch_judge(tmp_path: Path) -> None:
         records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
         verdicts[batch] = sorted((r["id"], r["order"], r["verdict"]) for r in records)
         rows = _billed(out)
-        assert rows and all(r["batch"] == batch for r in rows if not r.get("repair"))
+        assert rows and all(r.batch == batch for r in rows if not r.repair)
     assert verdicts[True] == verdicts[False]
     assert len(RunDir(tmp_path / "run-True").read_batches()) == 1
 
@@ -308,5 +309,5 @@ def test_examiner_meta_with_batch_evaluators(tmp_path: Path) -> None:
         rows = [json.loads(line) for line in (out / "assessments.jsonl").read_text().splitlines()]
         decisions[batch] = sorted((r["item_id"], r["evaluator"], str(r.get("decision"))) for r in rows)
         billed = _billed(out)
-        assert billed and all(r["batch"] == batch for r in billed if not r.get("repair"))
+        assert billed and all(r.batch == batch for r in billed if not r.repair)
     assert decisions[True] == decisions[False]

@@ -18,11 +18,10 @@ import pytest
 
 from examiner.core import rundir
 from examiner.core.config import EndpointSpec, Settings
-from examiner.core.jsonl import read_jsonl
 from examiner.core.tokens import count_message_tokens
 from examiner.llm import Gateway, GenerationConfig, ModelCallError
 from examiner.llm.ledger import (LOST, STARTED, accounted_usd, answered, known_usd, lost, possibly_billed,
-                                 settlement, spent_usd)
+                                 read_ledger, settlement, spent_usd)
 from tests.helpers.billing_server import BillingServer, call_many, mixed, question
 
 PRICE_IN, PRICE_OUT = 1000.0, 2000.0
@@ -55,12 +54,12 @@ async def test_late_cut_and_dropped_replies_are_possibly_billed_at_their_worst_c
         await server.settled()
     finally:
         await server.stop()
-    records = read_jsonl(tmp_path / rundir.LEDGER).rows
+    records = read_ledger(tmp_path / rundir.LEDGER)
     assert server.kinds.get("late", 0) >= 5 and server.kinds.get("cut") and server.kinds.get("drop"), server.kinds
     assert answered_calls + failed_calls == 40
 
     # Every billed reply the ledger did not receive is a possibly billed attempt, and nothing is missed.
-    received = {r["request_id"] for r in answered(records)}
+    received = {r.request_id for r in answered(records)}
     not_received = [reply_id for reply_id, _ in server.billed if reply_id not in received]
     assert len(lost(records)) >= len(not_received) > 0  # more only if a timeout struck before the server read it
     assert server.billed_usd <= accounted_usd(records) + 1e-9
@@ -69,12 +68,12 @@ async def test_late_cut_and_dropped_replies_are_possibly_billed_at_their_worst_c
     assert spent_live == pytest.approx(spent_usd(records))
 
     # Absurd usage: booked at the request's worst case, never negative or 10^9 tokens, one warning each.
-    implausible = [r for r in answered(records) if r.get("usage_source") == "implausible"]
+    implausible = [r for r in answered(records) if r.usage_source == "implausible"]
     absurd = server.kinds.get("negative", 0) + server.kinds.get("huge", 0)
     assert len(implausible) == absurd > 0
     for record in implausible:
-        assert record["cost_usd"] == pytest.approx(worst_case(0), rel=0.2) and record["reported_usage"]["why"]
-    assert all(r["prompt_tokens"] >= 0 and r["completion_tokens"] <= MAX_TOKENS for r in answered(records))
+        assert record.cost_usd == pytest.approx(worst_case(0), rel=0.2) and (record.reported_usage or {}).get("why")
+    assert all(r.prompt_tokens >= 0 and r.completion_tokens <= MAX_TOKENS for r in answered(records))
     warnings = [m for m in caplog.messages if "implausible usage" in m]
     assert len(warnings) == absurd
     assert 0 < known_usd(records) < server.billed_usd
@@ -90,7 +89,7 @@ async def test_a_capped_run_with_late_replies_passes_its_cap_by_at_most_one_call
         await server.settled()
     finally:
         await server.stop()
-    records = read_jsonl(tmp_path / rundir.LEDGER).rows
+    records = read_ledger(tmp_path / rundir.LEDGER)
     assert refused > 0, "the cap stopped the run"
     assert server.billed_usd <= accounted_usd(records) + 1e-9
     overshoot_calls = max(0.0, server.billed_usd - cap) / worst_case()
@@ -114,12 +113,12 @@ async def test_started_is_written_when_the_request_leaves(tmp_path: Path) -> Non
         await server.settled()
     finally:
         await server.stop()
-    records = read_jsonl(tmp_path / rundir.LEDGER).rows
-    started = [r for r in records if r["outcome"] == STARTED]
-    cancelled = [r for r in records if r["outcome"] == "cancelled"]
+    records = read_ledger(tmp_path / rundir.LEDGER)
+    started = [r for r in records if r.outcome == STARTED]
+    cancelled = [r for r in records if r.outcome == "cancelled"]
     assert len(started) == len(server.billed) == 1, "three calls waited for the slot and never left"
-    assert len(cancelled) == 1 and cancelled[0]["worst_case_usd"] > 0
-    assert spent_usd(records) == pytest.approx(cancelled[0]["worst_case_usd"]), "held against the budget"
+    assert len(cancelled) == 1 and cancelled[0].worst_case_usd > 0
+    assert spent_usd(records) == pytest.approx(cancelled[0].worst_case_usd), "held against the budget"
 
 
 async def test_a_dripping_reply_ends_its_attempt_at_the_deadline(tmp_path: Path) -> None:
@@ -140,8 +139,8 @@ async def test_a_dripping_reply_ends_its_attempt_at_the_deadline(tmp_path: Path)
     assert attempt.status == "timeout" and "deadline" in attempt.detail
     assert attempt.latency_s >= deadline
     assert server.drip_sent[0] < server.body_bytes[0], "the client hung up before the body was through"
-    records = read_jsonl(tmp_path / rundir.LEDGER).rows
-    assert [r["status"] for r in records if r["outcome"] == LOST] == ["timeout"]
+    records = read_ledger(tmp_path / rundir.LEDGER)
+    assert [r.status for r in records if r.outcome == LOST] == ["timeout"]
 
 
 def test_the_deadline_defaults_to_twice_the_timeout_and_ten_seconds() -> None:

@@ -68,8 +68,8 @@ async def test_server_errors_retried_then_surfaced(server, tmp_path: Path) -> No
         with pytest.raises(ModelCallError) as caught:
             await gw.chat("candidate", [{"role": "user", "content": "hi"}], GenerationConfig(max_tokens=8))
     assert [a.status for a in caught.value.attempts] == ["500", "500", "500"]
-    failed = [r for r in RunDir(tmp_path).read_ledger() if r["outcome"] == "failed"]
-    assert len(failed) == 1 and failed[0]["cost_usd"] == 0.0
+    failed = [r for r in RunDir(tmp_path).ledger_records() if r.outcome == "failed"]
+    assert len(failed) == 1 and failed[0].cost_usd == 0.0
 
 
 async def test_timeouts_retried_then_surfaced(server, tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ async def test_truncated_json_is_unparseable_with_raw_text(server, tmp_path: Pat
     assert isinstance(result.parsed, Unparseable)
     assert result.parsed.raw and "cut off" in result.parsed.error
     assert gw.totals.unparseable == 1
-    repairs = [r for r in outcome_records(RunDir(tmp_path).read_ledger()) if r.get("repair")]
+    repairs = [r for r in outcome_records(RunDir(tmp_path).ledger_records()) if r.repair]
     assert len(repairs) == 2, "the gateway re-asks twice before giving up"
 
 
@@ -152,11 +152,11 @@ async def test_ledger_dollars_match_hand_computation(server, tmp_path: Path) -> 
                           schema=Question)
             await gw.chat("candidate", [{"role": "user", "content": f"question {i}"}], GenerationConfig(max_tokens=64),
                           CallContext(stage="answer"))
-    records = outcome_records(RunDir(tmp_path).read_ledger())
-    assert len(records) == 6 and all(r["usage_source"] == "api" for r in records)
+    records = outcome_records(RunDir(tmp_path).ledger_records())
+    assert len(records) == 6 and all(r.usage_source == "api" for r in records)
     for record in records:
-        hand = record["prompt_tokens"] * PRICE_IN / 1e6 + record["completion_tokens"] * PRICE_OUT / 1e6
-        assert record["cost_usd"] == pytest.approx(hand, rel=1e-12)
+        hand = record.prompt_tokens * PRICE_IN / 1e6 + record.completion_tokens * PRICE_OUT / 1e6
+        assert record.cost_usd == pytest.approx(hand, rel=1e-12)
     by_role = {row["role"]: row for row in aggregate(records, by=("role",))}
     assert by_role["examiner"]["calls"] == 3 and by_role["candidate"]["calls"] == 3
     assert by_role["examiner"]["units"] == 2
@@ -186,7 +186,7 @@ async def test_budget_stop_leaves_spend_within_budget(server, tmp_path: Path) ->
 
         outcomes = await asyncio.gather(*(ask(i) for i in range(40)))
     assert "stopped" in outcomes and "ok" in outcomes
-    spent = sum(r["cost_usd"] for r in outcome_records(RunDir(tmp_path).read_ledger()))
+    spent = sum(r.cost_usd for r in outcome_records(RunDir(tmp_path).ledger_records()))
     assert spent <= budget
     assert gw.budget.spent_usd == pytest.approx(spent)
 
@@ -286,10 +286,10 @@ async def test_call_context_goes_out_as_request_metadata_and_the_ledger_keeps_it
                                context, endpoint="sim")
     assert seen == [("referee", {"round": 2, "max_rounds": 3})]
     assert result.parsed == result.text == result.value() == "ok" and result.ok
-    (record,) = outcome_records(RunDir(tmp_path).read_ledger())
-    assert {k: record[k] for k in ("role", "stage", "round", "unit_ids", "item_id")} == {
+    (record,) = outcome_records(RunDir(tmp_path).ledger_records())
+    assert {k: record.fields()[k] for k in ("role", "stage", "round", "unit_ids", "item_id")} == {
         "role": "context_probe", "stage": "referee", "round": 2, "unit_ids": ["u1"], "item_id": "i9"}
-    assert "hints" not in record and "max_rounds" not in record
+    assert not record.has("hints") and not record.has("max_rounds")
 
 
 def test_settings_are_frozen_and_changed_by_validated_merged_copies() -> None:

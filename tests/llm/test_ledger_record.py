@@ -4,6 +4,7 @@ what a reader of the old format expects."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -52,9 +53,12 @@ def test_a_line_from_before_the_newer_fields_reads_their_defaults() -> None:
     assert old_stage.stage == "retired_stage" and not isinstance(old_stage.stage, Stage)
 
 
-def test_readers_count_typed_records_as_they_counted_the_lines() -> None:
+def test_the_file_reader_counts_as_records_validated_one_by_one() -> None:
+    """read_ledger (validated from each line's text) and JSON objects validated at the edge with
+    `model_validate` give the counting functions the same records."""
     records = read_ledger(OLD)
-    rows = [r.fields() for r in records]
+    rows = [LedgerRecord.model_validate(json.loads(line)) for line in OLD.read_text(encoding="utf-8").splitlines()]
+    assert rows == records and [r.fields() for r in rows] == [r.fields() for r in records]
     assert spent_usd(records) == pytest.approx(spent_usd(rows))
     assert settlement(records) == settlement(rows)
     assert aggregate(records, ("stage", "batch")) == aggregate(rows, ("stage", "batch"))

@@ -155,15 +155,15 @@ async def test_ledger_total_equals_the_providers_bill(canned_server: str, tmp_pa
         assert batch_result.batch and batch_result.cost_usd == pytest.approx(
             provider_bill(prices, CANNED["cached"], batch=True), rel=1e-12)
         totals = gw.totals
-    records = answered(RunDir(tmp_path).read_ledger())
+    records = answered(RunDir(tmp_path).ledger_records())
     hand = sum(provider_bill(prices, usage) for usage in CANNED.values()) + \
         provider_bill(prices, CANNED["cached"], batch=True)
     assert known_usd(records) == pytest.approx(hand, rel=1e-12)
     assert totals.cost_usd == pytest.approx(hand, rel=1e-12)
-    by_case = {r["request_id"]: r for r in records}
-    assert by_case["c-cached"]["cached_tokens"] == 1536 and by_case["c-reasoning"]["reasoning_tokens"] == 4500
-    assert by_case["c-write"]["cache_write_tokens"] == 4000 and by_case["batch-1"]["batch"] is True
-    assert not by_case["c-plain"]["batch"]
+    by_case = {r.request_id: r for r in records}
+    assert by_case["c-cached"].cached_tokens == 1536 and by_case["c-reasoning"].reasoning_tokens == 4500
+    assert by_case["c-write"].cache_write_tokens == 4000 and by_case["batch-1"].batch is True
+    assert not by_case["c-plain"].batch
     (row,) = aggregate(records, by=())
     assert (row["calls"], row["batch_calls"], row["cached_tokens"], row["reasoning_tokens"]) == (5, 1, 3072, 4500)
     assert row["batch_usd"] == pytest.approx(provider_bill(prices, CANNED["cached"], batch=True))
@@ -181,12 +181,12 @@ def test_a_ledger_without_the_new_fields_still_reads(tmp_path: Path, monkeypatch
            {"call_id": "b", "role": "judge", "stage": "judge", "unit_ids": ["u1"], "prompt_tokens": 1000,
             "completion_tokens": 100, "cost_usd": 0.0, "cache_hit": True, "outcome": "ok"}]
     (tmp_path / LEDGER).write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
-    (row,) = aggregate(answered(RunDir(tmp_path).read_ledger()), by=("role", "batch"))
+    (row,) = aggregate(answered(RunDir(tmp_path).ledger_records()), by=("role", "batch"))
     assert row["batch"] is False and row["calls"] == 1 and row["cache_hits"] == 1
     details = (row["cached_tokens"], row["reasoning_tokens"], row["cache_write_tokens"], row["batch_calls"])
     assert details == (0, 0, 0, 0)
     assert row["uncached_input_tokens"] == 1000 and row["cached_input_share"] == 0.0
-    assert per_unit(old)["u1"]["cached_tokens"] == 0
+    assert per_unit(RunDir(tmp_path).ledger_records())["u1"]["cached_tokens"] == 0
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["cost", str(tmp_path)]) == 0
     assert "0.004000" in capsys.readouterr().out
@@ -241,8 +241,8 @@ async def test_simulated_reasoning_tokens_reach_the_ledger(tmp_path: Path) -> No
     assert result.reasoning_tokens == 40 and result.completion_tokens > 40
     visible = result.completion_tokens - 40
     assert result.cost_usd == pytest.approx((result.prompt_tokens * 1.0 + visible * 4.0 + 40 * 2.0) / 1e6, rel=1e-12)
-    (record,) = answered(RunDir(tmp_path).read_ledger())
-    assert record["reasoning_tokens"] == 40 and record["cost_usd"] == pytest.approx(result.cost_usd)
+    (record,) = answered(RunDir(tmp_path).ledger_records())
+    assert record.reasoning_tokens == 40 and record.cost_usd == pytest.approx(result.cost_usd)
 
 
 # ------------------------------------------------------------------ the tables

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from examiner.core import rundir
 from examiner.core.config import EndpointSpec, Settings
-from examiner.core.jsonl import read_jsonl
+from examiner.core.ledger_record import LedgerRecord
 from examiner.llm import Gateway, GenerationConfig
-from examiner.llm.ledger import answered
+from examiner.llm.ledger import answered, read_ledger
 from tests.helpers.billing_server import BillingServer, question
 
 
-async def ledger_of_two_asks(tmp_path: Path, served: str) -> list[dict]:
+async def ledger_of_two_asks(tmp_path: Path, served: str) -> list[LedgerRecord]:
     """The answered records of one question asked twice (the second a cache hit) of a server naming `served`."""
     server = BillingServer(lambda _n: "ok", 1.0, 2.0, model=served)
     url = await server.start()
@@ -24,15 +24,15 @@ async def ledger_of_two_asks(tmp_path: Path, served: str) -> list[dict]:
                 await gw.chat("candidate", question(0), GenerationConfig(max_tokens=16))
     finally:
         await server.stop()
-    return answered(read_jsonl(tmp_path / rundir.LEDGER).rows)
+    return answered(read_ledger(tmp_path / rundir.LEDGER))
 
 
 async def test_ok_records_name_the_model_the_server_said_answered(tmp_path: Path) -> None:
     records = await ledger_of_two_asks(tmp_path, "served-y-2025-01")
-    assert [r["cache_hit"] for r in records] == [False, True]
-    assert all(r["model"] == "alias-x" and r["reply_model"] == "served-y-2025-01" for r in records)
+    assert [r.cache_hit for r in records] == [False, True]
+    assert all(r.model == "alias-x" and r.reply_model == "served-y-2025-01" for r in records)
 
 
 async def test_a_reply_naming_no_model_leaves_reply_model_out(tmp_path: Path) -> None:
     records = await ledger_of_two_asks(tmp_path, "")
-    assert len(records) == 2 and all("reply_model" not in r and r["model"] == "alias-x" for r in records)
+    assert len(records) == 2 and all(not r.has("reply_model") and r.model == "alias-x" for r in records)

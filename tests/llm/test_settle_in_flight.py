@@ -14,6 +14,7 @@ import pytest
 
 from examiner.cli.main import main
 from examiner.core import rundir
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm import Gateway
@@ -26,19 +27,19 @@ CORPUS = ["corpora/examiner-handbook/01-exam.md"]
 
 def test_unknown_and_cancelled_outcomes_are_counted_apart() -> None:
     records = [
-        {"call_id": "a", "outcome": STARTED, "worst_case_usd": 0.5},
-        {"call_id": "a", "outcome": "ok", "cost_usd": 0.1},
-        {"call_id": "b", "outcome": STARTED, "worst_case_usd": 0.25},
-        {"call_id": "b", "outcome": "unknown", "worst_case_usd": 0.25, "cost_usd": 0.0},
-        {"call_id": "c", "outcome": STARTED, "worst_case_usd": 0.125},
-        {"call_id": "c", "outcome": "cancelled", "worst_case_usd": 0.125, "cost_usd": 0.0},
-        {"call_id": "d", "outcome": STARTED, "worst_case_usd": 0.0625},  # killed, not yet settled
+        LedgerRecord.build(call_id="a", outcome=STARTED, worst_case_usd=0.5),
+        LedgerRecord.build(call_id="a", outcome="ok", cost_usd=0.1),
+        LedgerRecord.build(call_id="b", outcome=STARTED, worst_case_usd=0.25),
+        LedgerRecord.build(call_id="b", outcome="unknown", worst_case_usd=0.25, cost_usd=0.0),
+        LedgerRecord.build(call_id="c", outcome=STARTED, worst_case_usd=0.125),
+        LedgerRecord.build(call_id="c", outcome="cancelled", worst_case_usd=0.125, cost_usd=0.0),
+        LedgerRecord.build(call_id="d", outcome=STARTED, worst_case_usd=0.0625),  # killed, not yet settled
     ]
-    assert [r["call_id"] for r in in_flight(records)] == ["d"]
+    assert [r.call_id for r in in_flight(records)] == ["d"]
     assert in_flight_usd(records) == pytest.approx(0.0625)
-    assert [r["call_id"] for r in possibly_billed(records)] == ["b", "d"]
+    assert [r.call_id for r in possibly_billed(records)] == ["b", "d"]
     assert possibly_billed_usd(records) == pytest.approx(0.3125)
-    assert [r["call_id"] for r in cancelled(records)] == ["c"] and cancelled_usd(records) == pytest.approx(0.125)
+    assert [r.call_id for r in cancelled(records)] == ["c"] and cancelled_usd(records) == pytest.approx(0.125)
     assert known_usd(records) == pytest.approx(0.1)
     assert spent_usd(records) == pytest.approx(0.5375), "every call that may have been billed is held"
 
@@ -64,9 +65,9 @@ def test_resume_settles_every_call_in_flight_and_keeps_its_worst_case(tmp_path: 
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     settings = sim_settings(max_rounds=1)
     asyncio.run(start_exam(settings, ExamRequest(list(CORPUS)), tmp_path, quiet=True, report=False))
-    paid = known_usd(RunDir(tmp_path).read_ledger())
+    paid = known_usd(RunDir(tmp_path).ledger_records())
     killed_in_flight(tmp_path, cached=False)
-    before = RunDir(tmp_path).read_ledger()
+    before = RunDir(tmp_path).ledger_records()
     assert len(in_flight(before)) == 1 and spent_usd(before) == pytest.approx(paid + 0.0118)
 
     async def resume_twice() -> tuple[int, float, int]:
@@ -74,20 +75,20 @@ def test_resume_settles_every_call_in_flight_and_keeps_its_worst_case(tmp_path: 
             gw.resume_spending()
         async with Gateway(settings, tmp_path) as gw:
             gw.resume_spending()
-            return len(RunDir(tmp_path).read_ledger()), gw.budget.spent_usd, gw.budget.reserved_usd
+            return len(RunDir(tmp_path).ledger_records()), gw.budget.spent_usd, gw.budget.reserved_usd
 
     lines, spent, reserved = asyncio.run(resume_twice())
-    after = RunDir(tmp_path).read_ledger()
+    after = RunDir(tmp_path).ledger_records()
     assert lines == len(before) + 1, "one `unknown` outcome, written once"
-    (unknown,) = [r for r in after if r["outcome"] == "unknown"]
-    assert unknown["call_id"] == "killed000001" and unknown["worst_case_usd"] == 0.0118 and unknown["cost_usd"] == 0
+    (unknown,) = [r for r in after if r.outcome == "unknown"]
+    assert unknown.call_id == "killed000001" and unknown.worst_case_usd == 0.0118 and unknown.cost_usd == 0
     assert not in_flight(after)
     assert spent == pytest.approx(paid + 0.0118) and reserved == 0, "the budget still holds its worst case"
     assert possibly_billed_usd(after) == pytest.approx(0.0118)
 
     assert main(["cost", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert f"billed: {sum(1 for r in after if r['outcome'] == 'ok' and not r['cache_hit'])} calls, ${paid:.6f}" in out
+    assert f"billed: {sum(1 for r in after if r.outcome == 'ok' and not r.cache_hit)} calls, ${paid:.6f}" in out
     assert "possibly billed (killed in flight, or sent and the reply late, cut or dropped): 1 calls, up to " \
         "$0.011800" in out
     assert "cancelled in flight: 0 calls" in out
@@ -97,7 +98,7 @@ def test_resume_settles_every_call_in_flight_and_keeps_its_worst_case(tmp_path: 
 def test_a_reply_that_reached_the_cache_is_reconciled_not_unknown(tmp_path: Path) -> None:
     settings = sim_settings(max_rounds=1)
     asyncio.run(start_exam(settings, ExamRequest(list(CORPUS)), tmp_path, quiet=True, report=False))
-    paid = known_usd(RunDir(tmp_path).read_ledger())
+    paid = known_usd(RunDir(tmp_path).ledger_records())
     killed = killed_in_flight(tmp_path, cached=True)
 
     async def resume() -> float:
@@ -106,11 +107,11 @@ def test_a_reply_that_reached_the_cache_is_reconciled_not_unknown(tmp_path: Path
             return gw.budget.spent_usd
 
     spent = asyncio.run(resume())
-    after = RunDir(tmp_path).read_ledger()
-    assert [r["call_id"] for r in after if r["outcome"] == "reconciled"] == [killed["call_id"]]
-    (reconciled,) = [r for r in after if r["outcome"] == "reconciled"]
-    assert reconciled["reply_model"] == killed["reply_model"] == "sim", "the model the cached reply names"
-    assert not any(r["outcome"] == "unknown" for r in after) and not in_flight(after)
+    after = RunDir(tmp_path).ledger_records()
+    assert [r.call_id for r in after if r.outcome == "reconciled"] == [killed["call_id"]]
+    (reconciled,) = [r for r in after if r.outcome == "reconciled"]
+    assert reconciled.reply_model == killed["reply_model"] == "sim", "the model the cached reply names"
+    assert not any(r.outcome == "unknown" for r in after) and not in_flight(after)
     assert spent == pytest.approx(paid) == known_usd(after)
 
 
@@ -132,4 +133,4 @@ def test_cost_shows_calls_cancelled_before_a_reply(tmp_path: Path, capsys: pytes
     assert "billed: 1 calls, $0.002000" in out
     assert "possibly billed (killed in flight, or sent and the reply late, cut or dropped): 0 calls" in out
     assert "cancelled in flight: 1 calls, up to $0.010000" in out
-    assert spent_usd(rows) == pytest.approx(0.012)
+    assert spent_usd(RunDir(tmp_path).ledger_records()) == pytest.approx(0.012)

@@ -32,9 +32,9 @@ def test_second_run_with_the_same_cache_pays_nothing(tmp_path: Path) -> None:
     assert (shared / rundir.CACHE).is_file() and not (first / rundir.CACHE).exists()
     assert yaml.safe_load((second / rundir.CONFIG).read_text())["cache_dir"] == str(shared.resolve())
     assert paid_bodies(first), "the first run made paid calls"
-    records = answered(RunDir(second).read_ledger())
-    assert records and all(r["cache_hit"] for r in records)
-    assert paid_bodies(second) == [] and spent_usd(RunDir(second).read_ledger()) == 0
+    records = answered(RunDir(second).ledger_records())
+    assert records and all(r.cache_hit for r in records)
+    assert paid_bodies(second) == [] and spent_usd(RunDir(second).ledger_records()) == 0
     assert {k: o.status for k, o in outcomes_of(second).items()} == {k: o.status for k, o in outcomes_of(first).items()}
 
 
@@ -139,8 +139,8 @@ async def test_a_cache_locked_by_another_process_costs_a_warning_not_the_run(
         assert len(stored) == 2, "the replies the locked write left in memory went in once the lock was free"
     finally:
         stored.close()
-    records = answered(RunDir(run_dir).read_ledger())
-    assert [r["cache_hit"] for r in records] == [False, False, True]
+    records = answered(RunDir(run_dir).ledger_records())
+    assert [r.cache_hit for r in records] == [False, False, True]
 
 
 async def test_replies_still_unsaved_at_close_are_said_once_the_gateway_closes(

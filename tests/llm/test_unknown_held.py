@@ -32,12 +32,12 @@ def test_unknown_calls_stay_held_so_a_killed_run_keeps_its_cap(tmp_path: Path) -
     def paid_and_in_flight() -> bool:
         if not ledger.exists():
             return False
-        records = RunDir(run_dir).read_ledger()
+        records = RunDir(run_dir).ledger_records()
         return spent_usd(records) >= CAP / 3 and len(in_flight(records)) >= 2
 
     kill_examiner_when(["run", *CORPUS, "--config", str(config), "--out", str(run_dir), "--quiet"],
                        paid_and_in_flight)
-    killed = RunDir(run_dir).read_ledger()
+    killed = RunDir(run_dir).ledger_records()
     held_at_kill = in_flight(killed)
     assert len(held_at_kill) >= 2
 
@@ -47,18 +47,18 @@ def test_unknown_calls_stay_held_so_a_killed_run_keeps_its_cap(tmp_path: Path) -
             return gw.budget.spent_usd
 
     resumed_from = asyncio.run(settle())
-    settled = RunDir(run_dir).read_ledger()
-    unknown = [r for r in settled if r.get("outcome") == UNKNOWN]
+    settled = RunDir(run_dir).ledger_records()
+    unknown = [r for r in settled if r.outcome == UNKNOWN]
     assert not in_flight(settled) and len(unknown) == len(held_at_kill), "every call in flight settled `unknown`"
-    worst = sum(float(r["worst_case_usd"]) for r in held_at_kill)
+    worst = sum(r.worst_case_usd for r in held_at_kill)
     assert unknown_usd(settled) == worst > 0
     assert resumed_from == spent_usd(settled) == known_usd(settled) + possibly_billed_usd(settled)
     assert resumed_from >= known_usd(killed) + worst, "the resumed budget starts from known + unknown worst cases"
 
     info = asyncio.run(resume_exam(run_dir, quiet=True, report=False))
     assert info.status in ("budget_exhausted", "completed"), info.stop_reason
-    final = RunDir(run_dir).read_ledger()
-    one_call = max(float(r.get("worst_case_usd", 0.0)) for r in final)
+    final = RunDir(run_dir).ledger_records()
+    one_call = max(r.worst_case_usd for r in final)
     assert unknown_usd(final) == worst, "the unknown calls are still counted"
     assert accounted_usd(final) <= CAP + one_call
     assert spent_usd(final) == accounted_usd(final)

@@ -17,6 +17,7 @@ import yaml
 from examiner.cli.main import main
 from examiner.core.config import EndpointSpec, Settings
 from examiner.core import rundir
+from examiner.core.ledger_record import LedgerRecord
 from examiner.core.rundir import RunDir
 from examiner.exam.runner import ExamRequest, start_exam
 from examiner.llm import Gateway
@@ -36,15 +37,15 @@ GROWTH = 10
 
 def test_started_record_without_outcome_is_in_flight_and_counted_at_its_worst_case() -> None:
     records = [
-        {"call_id": "a", "outcome": STARTED, "worst_case_usd": 0.5},
-        {"call_id": "a", "outcome": "ok", "cost_usd": 0.1},
-        {"call_id": "a", "repair": 1, "outcome": STARTED, "worst_case_usd": 0.5},  # its re-ask, killed
-        {"call_id": "b", "outcome": STARTED, "worst_case_usd": 0.25},
-        {"call_id": "b", "outcome": "failed", "cost_usd": 0.0},
-        {"call_id": "c", "outcome": "ok", "cache_hit": True, "cost_usd": 0.0},
-        {"call_id": "d", "cost_usd": 0.2},  # a ledger written before the write-ahead records
+        LedgerRecord.build(call_id="a", outcome=STARTED, worst_case_usd=0.5),
+        LedgerRecord.build(call_id="a", outcome="ok", cost_usd=0.1),
+        LedgerRecord.build(call_id="a", repair=1, outcome=STARTED, worst_case_usd=0.5),  # its re-ask, killed
+        LedgerRecord.build(call_id="b", outcome=STARTED, worst_case_usd=0.25),
+        LedgerRecord.build(call_id="b", outcome="failed", cost_usd=0.0),
+        LedgerRecord.build(call_id="c", outcome="ok", cache_hit=True, cost_usd=0.0),
+        LedgerRecord.build(call_id="d", cost_usd=0.2),  # a ledger written before the write-ahead records
     ]
-    assert [r.get("repair") for r in in_flight(records)] == [1]
+    assert [r.repair for r in in_flight(records)] == [1]
     assert known_usd(records) == pytest.approx(0.3)
     assert in_flight_usd(records) == pytest.approx(0.5)
     assert spent_usd(records) == pytest.approx(0.8)
@@ -62,7 +63,7 @@ def test_a_reply_cached_before_the_kill_is_reconciled_once(tmp_path: Path, capsy
     last = max(i for i, line in enumerate(lines) if json.loads(line)["outcome"] == "ok"
                and not json.loads(line)["cache_hit"])
     paid = json.loads(lines[last])
-    paid_total = known_usd(RunDir(tmp_path).read_ledger())
+    paid_total = known_usd(RunDir(tmp_path).ledger_records())
     ledger.write_text("\n".join(lines[:last] + lines[last + 1:]) + "\n" + lines[last][:40], encoding="utf-8")
 
     assert main(["cost", str(tmp_path)]) == 0
@@ -70,7 +71,7 @@ def test_a_reply_cached_before_the_kill_is_reconciled_once(tmp_path: Path, capsy
     assert "possibly billed (killed in flight, or sent and the reply late, cut or dropped): 1 calls" in out
     assert "1 killed in flight not settled yet" in out
     assert "torn ledger lines: 1" in out
-    before = RunDir(tmp_path).read_ledger()
+    before = RunDir(tmp_path).ledger_records()
     assert known_usd(before) == pytest.approx(paid_total - paid["cost_usd"])
     assert spent_usd(before) > paid_total, "the unknown call counts at its worst case"
 
@@ -82,10 +83,10 @@ def test_a_reply_cached_before_the_kill_is_reconciled_once(tmp_path: Path, capsy
 
     first, second, spent = asyncio.run(resume_twice())
     assert (first, second) == (1, 0)
-    after = RunDir(tmp_path).read_ledger()
-    (reconciled,) = [r for r in after if r["outcome"] == "reconciled"]
+    after = RunDir(tmp_path).ledger_records()
+    (reconciled,) = [r for r in after if r.outcome == "reconciled"]
     for name in ("call_id", "role", "stage", "request_id", "prompt_tokens", "completion_tokens", "cost_usd"):
-        assert reconciled[name] == paid[name], name
+        assert getattr(reconciled, name) == paid[name], name
     assert not in_flight(after) and spent == pytest.approx(paid_total) == known_usd(after)
     assert torn_lines(tmp_path) == 1, "the torn fragment is kept in ledger.jsonl.torn and still counted"
 
@@ -129,15 +130,15 @@ def test_kill_at_five_points_the_ledger_bounds_what_the_server_billed(tmp_path: 
                 ["resume", str(run_dir)]
             run_until_killed(command, ledger)
             billed = stats()["billed"]
-            records = RunDir(run_dir).read_ledger()
-            paid = [r for r in answered(records) if not r.get("cache_hit")]
-            ids = {r["request_id"] for r in paid}
+            records = RunDir(run_dir).ledger_records()
+            paid = [r for r in answered(records) if not r.cache_hit]
+            ids = {r.request_id for r in paid}
             assert len(ids) == len(paid) and known_ids <= ids and ids <= set(billed)
-            assert all(r["request_id"] not in known_ids for r in paid[len(known_ids):]), "a known call was paid twice"
+            assert all(r.request_id not in known_ids for r in paid[len(known_ids):]), "a known call was paid twice"
             known_ids = ids
             point = {"lines": len(records), "known_usd": known_usd(records), "in_flight": len(possibly_billed(records)),
                      "in_flight_usd": possibly_billed_usd(records), "billed_usd": billed_usd(billed),
-                     "billed_unknown": len(set(billed) - ids), "reconciled": sum(r["outcome"] == "reconciled" for r in records)}
+                     "billed_unknown": len(set(billed) - ids), "reconciled": sum(r.outcome == "reconciled" for r in records)}
             points.append(point)
             assert point["known_usd"] == pytest.approx(billed_usd(billed, ids), rel=1e-9)
             assert point["billed_unknown"] <= point["in_flight"]
@@ -145,10 +146,10 @@ def test_kill_at_five_points_the_ledger_bounds_what_the_server_billed(tmp_path: 
 
         assert main(["resume", str(run_dir), "--quiet"]) == 0
         billed = stats()["billed"]
-        records = RunDir(run_dir).read_ledger()
-        paid = [r["request_id"] for r in answered(records) if not r.get("cache_hit")]
-        assert len(paid) == len(set(paid)) and known_ids <= set(paid)
-        assert known_usd(records) == pytest.approx(billed_usd(billed, set(paid)), rel=1e-9)
+        records = RunDir(run_dir).ledger_records()
+        paid_ids = [r.request_id for r in answered(records) if not r.cache_hit]
+        assert len(paid_ids) == len(set(paid_ids)) and known_ids <= set(paid_ids)
+        assert known_usd(records) == pytest.approx(billed_usd(billed, set(paid_ids)), rel=1e-9)
         assert billed_usd(billed) <= known_usd(records) + possibly_billed_usd(records) + 1e-12
         assert not in_flight(records), "the last resume settled every call killed in flight"
     print("\nkill points (ledger lines, known $, in flight, worst case $, server billed $, billed without outcome, reconciled):")

@@ -52,7 +52,7 @@ def test_lost_attempts_are_error_spans_with_their_worst_case(tmp_path: Path) -> 
     possibly = [s for s in spans if s["attributes"].get("examiner.possibly_billed")]
     assert sorted(s["attributes"]["examiner.outcome"] for s in possibly) == ["cancelled", "lost", "lost", "unknown"]
     assert all(s["status"].get("code") == 2 and "possibly billed, up to $" in s["status"]["message"] for s in possibly)
-    ledger = RunDir(run).read_ledger()
+    ledger = RunDir(run).ledger_records()
     assert sum(s["attributes"]["examiner.worst_case_usd"] for s in possibly) == \
         pytest.approx(possibly_billed_usd(ledger) + cancelled_usd(ledger))
 

@@ -49,7 +49,7 @@ def test_the_section_reaches_every_report_file(checked: tuple[Path, ExamReport])
     assert figures is not None
     assert (section.paraphrases, section.share) == (2, 1.0)
     assert section.clusters_reasked == len({r.cluster_id for r in records.values()}) == section.clusters_total > 1
-    rows = [r for r in answered(RunDir(tmp_path).read_ledger()) if r.get("stage") == "rewording"]
+    rows = [r for r in answered(RunDir(tmp_path).ledger_records()) if r.stage == "rewording"]
     assert section.calls == len(rows) == section.clusters_reasked * (1 + 2 * 2 * len(TARGETS))
     assert sorted(section.targets) == TARGETS
     for name, parts in section.targets.items():
