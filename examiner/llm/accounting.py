@@ -25,8 +25,8 @@ from examiner.core.ledger_record import LedgerRecord
 from examiner.core.tokens import count_message_tokens
 from examiner.llm.budget import Budget, CompletionBounds
 from examiner.llm.call import CallMeta
-from examiner.llm.ledger import (CANCELLED, UNKNOWN, Ledger, Usage, answered, in_flight, read_ledger,
-                                 spent_usd as ledger_spent_usd, tokens_of)
+from examiner.llm.ledger import (CANCELLED, TOKEN_FIELDS, UNKNOWN, Ledger, Usage, answered, in_flight, read_ledger,
+                                 spent_usd as ledger_spent_usd)
 from examiner.llm.reply import ChatReply
 from examiner.llm.sending import Reservation, Sending
 from examiner.llm.transport import ChatRequest
@@ -43,11 +43,11 @@ class Totals(Usage):
     failed: int = 0
 
 
-def price(spec: EndpointSpec, counts: Mapping[str, int], batch: bool = False) -> float:
-    """Dollars of token counts (examiner.llm.ledger.TOKEN_FIELDS; absent ones 0) at the endpoint's prices
-    (`batch`: at its batch rate). A reply cached before examiner read the usage details has none: its
-    tokens get the plain prices."""
-    tokens = tokens_of(dict(counts))
+def price(spec: EndpointSpec, counts: Mapping[str, Any], batch: bool = False) -> float:
+    """Dollars of token counts (examiner.llm.ledger.TOKEN_FIELDS; absent ones 0, other fields ignored) at
+    the endpoint's prices (`batch`: at its batch rate). A reply cached before examiner read the usage details
+    has none: its tokens get the plain prices."""
+    tokens = {name: int(counts.get(name) or 0) for name in TOKEN_FIELDS}
     return spec.cost_usd(tokens.pop("prompt_tokens"), tokens.pop("completion_tokens"), **tokens, batch=batch)
 
 
@@ -148,7 +148,7 @@ class Accounting:
         (`reported_usage`: the usage the server reported, where it was implausible and replaced;
         `reply_model`: the model the server said answered, kept where it named one)."""
         result.batch = batch
-        result.cost_usd = 0.0 if result.cache_hit else price(spec, tokens_of(result.extra()), batch)
+        result.cost_usd = 0.0 if result.cache_hit else price(spec, result.extra(), batch)
         record = meta.ledger_record().then(
             ts=time.time(),
             run_id=self.run_id,

@@ -44,9 +44,9 @@ Note the two caches: `cache_hit` is examiner's own response cache (nothing sent,
 `cached_tokens` is the provider's prompt cache (sent, and paid at the cached-input price).
 
 A record is an examiner.core.ledger_record.LedgerRecord: examiner writes those, `read_ledger` reads them
-back, and the functions below count them. They also take the lines as plain JSON objects (what
-examiner.core.rundir.RunDir.read_ledger gives, for checks of the file as written) and give back what they
-were given; either way a field a record lacks counts as the model's default.
+back, and the functions below count them, records only (one type at the edges: JSON from elsewhere is
+validated once where it is read, with `LedgerRecord.model_validate`); a field a record lacks counts as the
+model's default.
 """
 
 from __future__ import annotations
@@ -57,20 +57,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Mapping, TypeVar
+from typing import Any, Iterable, Mapping
 
 from examiner.core.jsonl import read_jsonl, repair_tail
 from examiner.core.ledger_record import LedgerRecord
 from examiner.core.redact import redact_text
 from examiner.core.rundir import LEDGER
-
-Row = TypeVar("Row", LedgerRecord, Mapping[str, Any])
-"""A ledger line: typed, or as the plain JSON object of the file (see the module docstring)."""
-
-
-def typed(row: LedgerRecord | Mapping[str, Any]) -> LedgerRecord:
-    """A ledger line as a record (a plain JSON object is validated)."""
-    return row if isinstance(row, LedgerRecord) else LedgerRecord.model_validate(row)
 
 
 def read_ledger(path: str | Path) -> list[LedgerRecord]:
@@ -121,110 +113,109 @@ OUTCOMES = ("ok", "failed", "reconciled", UNKNOWN, CANCELLED)
 ANSWERED = ("ok", "reconciled")
 
 
-def request_key(record: LedgerRecord | Mapping[str, Any]) -> tuple[str, int]:
+def request_key(record: LedgerRecord) -> tuple[str, int]:
     """What ties a `started` record to its outcome: call id and repair number."""
-    row = typed(record)
-    return row.call_id, row.repair
+    return record.call_id, record.repair
 
 
-def outcomes(records: Iterable[Row]) -> list[Row]:
+def outcomes(records: Iterable[LedgerRecord]) -> list[LedgerRecord]:
     """The outcome records (one per request that ended, and one per cache hit), without the write-ahead
     `started` records."""
-    return [r for r in records if typed(r).outcome in OUTCOMES]
+    return [r for r in records if r.outcome in OUTCOMES]
 
 
-def in_flight(records: Iterable[Row]) -> list[Row]:
+def in_flight(records: Iterable[LedgerRecord]) -> list[LedgerRecord]:
     """`started` records with no outcome record: requests whose outcome is unknown (killed in flight)."""
-    rows = [(r, typed(r)) for r in records]
-    settled = {request_key(t) for _, t in rows if t.outcome in OUTCOMES}
-    return [r for r, t in rows if t.outcome == STARTED and request_key(t) not in settled]
+    rows = list(records)
+    settled = {request_key(r) for r in rows if r.outcome in OUTCOMES}
+    return [r for r in rows if r.outcome == STARTED and request_key(r) not in settled]
 
 
-def possibly_billed(records: Iterable[Row]) -> list[Row]:
+def possibly_billed(records: Iterable[LedgerRecord]) -> list[LedgerRecord]:
     """Requests sent whose reply never came to use, in ledger order: calls killed in flight (settled as
     `unknown` by a resume, or not settled yet: their `started` record) and `lost` attempts. Each carries
     `worst_case_usd`, the most it can have cost. Cancelled calls are counted apart (`cancelled`)."""
     rows = list(records)
     unsettled = {id(r) for r in in_flight(rows)}
-    return [r for r in rows if typed(r).outcome in (UNKNOWN, LOST) or id(r) in unsettled]
+    return [r for r in rows if r.outcome in (UNKNOWN, LOST) or id(r) in unsettled]
 
 
-def possibly_billed_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def possibly_billed_usd(records: Iterable[LedgerRecord]) -> float:
     """The most the requests whose reply never came to use can have cost (their worst cases)."""
-    return _worst_cases(possibly_billed([typed(r) for r in records]))
+    return _worst_cases(possibly_billed(records))
 
 
 def _worst_cases(records: Iterable[LedgerRecord]) -> float:
     return sum(r.worst_case_usd for r in records)
 
 
-def lost(records: Iterable[Row]) -> list[Row]:
+def lost(records: Iterable[LedgerRecord]) -> list[LedgerRecord]:
     """The `lost` attempts: sent, possibly billed, their reply late, cut or dropped."""
-    return [r for r in records if typed(r).outcome == LOST]
+    return [r for r in records if r.outcome == LOST]
 
 
-def lost_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def lost_usd(records: Iterable[LedgerRecord]) -> float:
     """The worst cases of the `lost` attempts."""
-    return _worst_cases(lost([typed(r) for r in records]))
+    return _worst_cases(lost(records))
 
 
-def cancelled(records: Iterable[Row]) -> list[Row]:
+def cancelled(records: Iterable[LedgerRecord]) -> list[LedgerRecord]:
     """Calls examiner stopped before a reply came (`cancelled` outcomes)."""
-    return [r for r in records if typed(r).outcome == CANCELLED]
+    return [r for r in records if r.outcome == CANCELLED]
 
 
-def cancelled_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def cancelled_usd(records: Iterable[LedgerRecord]) -> float:
     """The worst cases of the cancelled calls (what they could have cost, had they been answered)."""
-    return _worst_cases(cancelled([typed(r) for r in records]))
+    return _worst_cases(cancelled(records))
 
 
-def answered(records: Iterable[Row]) -> list[Row]:
+def answered(records: Iterable[LedgerRecord]) -> list[LedgerRecord]:
     """The outcome records of requests that got a reply (`ok`, or `reconciled` from the cache); failed
     requests and write-ahead `started` records are left out."""
-    return [r for r in records if typed(r).outcome in ANSWERED]
+    return [r for r in records if r.outcome in ANSWERED]
 
 
-def failed(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> int:
+def failed(records: Iterable[LedgerRecord]) -> int:
     """Requests that failed after all their attempts."""
-    return sum(1 for r in records if typed(r).outcome == "failed")
+    return sum(1 for r in records if r.outcome == "failed")
 
 
-def known_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def known_usd(records: Iterable[LedgerRecord]) -> float:
     """Dollars of the requests with an outcome (cache hits and failed requests cost nothing)."""
-    return sum(r.cost_usd for r in answered([typed(r) for r in records]) if not r.cache_hit)
+    return sum(r.cost_usd for r in answered(records) if not r.cache_hit)
 
 
-def reused(earlier: Iterable[Row], later: Iterable[LedgerRecord | Mapping[str, Any]]) -> list[Row]:
+def reused(earlier: Iterable[LedgerRecord], later: Iterable[LedgerRecord]) -> list[LedgerRecord]:
     """The calls one ledger paid for (`earlier`, e.g. an estimate's pilot) that another (`later`, the run)
     got from a shared response cache: a cache hit carries the request id of the reply it reuses."""
-    hits = {r.request_id for r in answered([typed(r) for r in later]) if r.cache_hit and r.request_id}
-    return [r for r in answered(earlier) if not typed(r).cache_hit and typed(r).request_id in hits]
+    hits = {r.request_id for r in answered(later) if r.cache_hit and r.request_id}
+    return [r for r in answered(earlier) if not r.cache_hit and r.request_id in hits]
 
 
-def in_flight_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def in_flight_usd(records: Iterable[LedgerRecord]) -> float:
     """The most the requests in flight at a kill, not yet settled, can have cost: their worst cases."""
-    return _worst_cases(in_flight([typed(r) for r in records]))
+    return _worst_cases(in_flight(records))
 
 
-def unknown_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def unknown_usd(records: Iterable[LedgerRecord]) -> float:
     """The worst cases of the calls a resume settled `unknown` (killed in flight, reply never cached)."""
-    return _worst_cases(r for r in map(typed, records) if r.outcome == UNKNOWN)
+    return _worst_cases(r for r in records if r.outcome == UNKNOWN)
 
 
-def spent_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def spent_usd(records: Iterable[LedgerRecord]) -> float:
     """What a run has spent of its budget: known dollars plus the worst cases of everything that may have
     been billed unknown to it: the calls killed in flight (settled `unknown` by a resume, or not settled
     yet), the `lost` attempts and the `cancelled` calls. Held for good, since the provider may have billed
     them, so a capped run killed and resumed passes its cap by at most one call's worst case."""
-    rows = [typed(r) for r in records]
+    rows = list(records)  # counted several times: an iterator must not run dry after the first
     return known_usd(rows) + in_flight_usd(rows) + unknown_usd(rows) + lost_usd(rows) + cancelled_usd(rows)
 
 
-def accounted_usd(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float:
+def accounted_usd(records: Iterable[LedgerRecord]) -> float:
     """The most a run's provider can have billed by its ledger: known dollars, the possibly billed worst
     cases and the cancelled calls' worst cases (what `spent_usd` holds against the budget). A provider's
     bill above it is a reply the ledger missed."""
-    rows = [typed(r) for r in records]
+    rows = list(records)
     return known_usd(rows) + possibly_billed_usd(rows) + cancelled_usd(rows)
 
 
@@ -239,11 +230,11 @@ def torn_lines(run_dir: str | Path, torn_tail: bool = False) -> int:
     return count + int(torn_tail)
 
 
-def settlement(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def settlement(records: Iterable[LedgerRecord]) -> dict[str, dict[str, Any]]:
     """How the ledger's sent requests ended, in three parts: billed (answered, with their dollars),
     possibly billed (killed in flight: settled `unknown`, or not yet settled; or `lost` attempts: sent, the
     reply late, cut or dropped; with their worst case) and cancelled in flight (with their worst case)."""
-    rows = [typed(r) for r in records]
+    rows = list(records)
     billed = [r for r in answered(rows) if not r.cache_hit]
     return {
         "billed": {"calls": len(billed), "usd": round(known_usd(rows), 8)},
@@ -279,11 +270,9 @@ TOKEN_FIELDS = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "complet
 totals (prompt, completion) and read as 0 from a record written before examiner recorded them."""
 
 
-def tokens_of(record: LedgerRecord | Mapping[str, Any]) -> dict[str, int]:
-    """The token counts of a record (or a gateway payload), 0 for those it does not carry."""
-    if isinstance(record, LedgerRecord):
-        return record.token_counts
-    return {name: int(record.get(name) or 0) for name in TOKEN_FIELDS}
+def tokens_of(record: LedgerRecord) -> dict[str, int]:
+    """The token counts of a record, 0 for those it does not carry."""
+    return record.token_counts
 
 
 BILLED_PARTS = ("input", "cached", "write", "output", "reasoning")
@@ -332,9 +321,8 @@ class Usage:
     cost_usd: float = 0.0
     batch_usd: float = 0.0
 
-    def add_record(self, record: LedgerRecord | Mapping[str, Any]) -> None:
+    def add_record(self, record: LedgerRecord) -> None:
         """Count one answered request from its outcome record (a field it lacks counts as 0 / False)."""
-        record = typed(record)
         if record.cache_hit:
             self.cache_hits += 1
             return
@@ -369,8 +357,7 @@ class CostRow(Usage):
     key: tuple[Any, ...] = ()
     unit_ids: set[str] = field(default_factory=set)
 
-    def add_record(self, record: LedgerRecord | Mapping[str, Any]) -> None:
-        record = typed(record)
+    def add_record(self, record: LedgerRecord) -> None:
         super().add_record(record)
         self.unit_ids.update(record.unit_ids)
 
@@ -388,22 +375,21 @@ def field_of(record: LedgerRecord, name: str) -> Any:
     return value.value if isinstance(value, Enum) else value
 
 
-def aggregate(records: Iterable[LedgerRecord | Mapping[str, Any]],
-              by: tuple[str, ...] = ("role",)) -> list[dict[str, Any]]:
+def aggregate(records: Iterable[LedgerRecord], by: tuple[str, ...] = ("role",)) -> list[dict[str, Any]]:
     """Billed totals (cache hits counted apart) grouped by record fields such as role, stage, round, endpoint
     or batch (True for calls answered through a provider's batch API)."""
     rows: dict[tuple[Any, ...], CostRow] = {}
-    for record in map(typed, records):
+    for record in records:
         key = tuple(field_of(record, name) for name in by)
         rows.setdefault(key, CostRow(key=key)).add_record(record)
     return [rows[key].as_dict(by) for key in sorted(rows, key=lambda k: tuple(str(p) for p in k))]
 
 
-def cached_input_share(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> float | None:
+def cached_input_share(records: Iterable[LedgerRecord]) -> float | None:
     """Share (0-1) of the billed prompt tokens that the provider served from its prompt cache: cached input
     tokens / prompt tokens over the answered, billed requests (None when there are none)."""
     usage = Usage()
-    for record in answered([typed(r) for r in records]):
+    for record in answered(records):
         usage.add_record(record)
     return usage.cached_input_share
 
@@ -411,10 +397,10 @@ def cached_input_share(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> f
 PER_UNIT_FIELDS = ("calls", *TOKEN_FIELDS, "cost_usd")
 
 
-def per_unit(records: Iterable[LedgerRecord | Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+def per_unit(records: Iterable[LedgerRecord]) -> dict[str, dict[str, float]]:
     """Cost attributed to each knowledge unit: a call's tokens and dollars split evenly over its units."""
     totals: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(PER_UNIT_FIELDS, 0.0))
-    for record in map(typed, records):
+    for record in records:
         units = record.unit_ids
         if record.cache_hit or not units:
             continue
