@@ -13,11 +13,11 @@ version) are kept as they are and written back when a resume copies a record.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, SerializerFunctionWrapHandler,
-                      ValidatorFunctionWrapHandler, model_serializer, model_validator)
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializerFunctionWrapHandler, model_serializer
 from typing_extensions import Self
 
 from examiner.core.stages import Stage
@@ -78,28 +78,68 @@ class LedgerRecord(BaseModel):
     stopped: str = ""
     """Why the budget stopped a `failed` request between two attempts."""
 
-    _keys: tuple[str, ...] = PrivateAttr(default=())
-    """The fields given, in the order given: what is written, in that order."""
+    _keys: tuple[str, ...] | None = PrivateAttr(default=None)
+    """The fields given, in the order given: what is written, in that order (None for a record read from a
+    JSON line until it is first asked for: read from `_line` then)."""
+    _line: str | bytes | bytearray | None = PrivateAttr(default=None)
+    """The JSON line a record was read from (`model_validate_json`)."""
 
-    @model_validator(mode="wrap")
     @classmethod
-    def _keep_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Self:
-        record: Self = handler(data)
-        if isinstance(data, Mapping):
-            record._keys = tuple(data)
+    def model_validate(cls, obj: Any, **options: Any) -> Self:
+        """pydantic's `model_validate`, keeping the order of a mapping's keys (what is written back)."""
+        record = super().model_validate(obj, **options)
+        if isinstance(obj, Mapping):
+            record._private()["_keys"] = tuple(obj)
         return record
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
+        """pydantic's `model_validate_json`, keeping the line: the order of its keys is read from it when it
+        is needed (a record written back or asked what it `has`), not for every line read. A model validator
+        that kept the order made pydantic turn every line into Python objects before validating it, the
+        slower read this replaced."""
+        record = super().model_validate_json(json_data, **options)
+        record._private()["_line"] = json_data
+        return record
+
+    def _private(self) -> dict[str, Any]:
+        private = self.__pydantic_private__
+        assert private is not None  # the model has private attributes: pydantic always sets them
+        return private
+
+    def _given(self) -> tuple[str, ...]:
+        """The fields given, in order: as validated from a mapping, as in the JSON line read, or (a record
+        pydantic built some other way, e.g. nested in another model) the fields set, then the extra ones."""
+        private = self._private()
+        keys: tuple[str, ...] | None = private["_keys"]
+        if keys is None:
+            line = private["_line"]
+            if line is not None:
+                keys = tuple(json.loads(line))
+            else:
+                keys = (*(name for name in type(self).model_fields if name in self.model_fields_set),
+                        *(self.__pydantic_extra__ or {}))
+            private["_keys"], private["_line"] = keys, None
+        return keys
+
+    def __eq__(self, other: object) -> bool:
+        """Equal values and the same fields given, in the same order (as when `_keys` was always set)."""
+        if not isinstance(other, LedgerRecord):
+            return NotImplemented
+        return (type(self) is type(other) and self.__dict__ == other.__dict__
+                and self.__pydantic_extra__ == other.__pydantic_extra__ and self._given() == other._given())
 
     @model_serializer(mode="wrap")
     def _given_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
-        return {key: out[key] for key in self._keys if key in out}
+        return {key: out[key] for key in self._given() if key in out}
 
     def fields(self) -> dict[str, Any]:
         """The fields the record was given, in order, as Python values (what its JSON line holds). Read
         straight from the instance: it is what every ledger write serialises, several times faster than
         `model_dump`."""
         named, extra = self.__dict__, self.__pydantic_extra__ or {}
-        return {key: named[key] if key in named else extra[key] for key in self._keys}
+        return {key: named[key] if key in named else extra[key] for key in self._given()}
 
     @classmethod
     def build(cls, **fields: Any) -> Self:
@@ -126,7 +166,7 @@ class LedgerRecord(BaseModel):
 
     def has(self, name: str) -> bool:
         """Whether the record was given `name` (an older ledger may lack a field that reads as its default)."""
-        return name in self._keys
+        return name in self._given()
 
     @property
     def token_counts(self) -> dict[str, int]:

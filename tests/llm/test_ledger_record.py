@@ -65,6 +65,21 @@ def test_the_file_reader_counts_as_records_validated_one_by_one() -> None:
     assert aggregate(records, ("stage",))[0]["stage"] == "judge" and type(aggregate(records, ("stage",))[0]["stage"]) is str
 
 
+def test_a_record_read_from_a_line_keeps_the_order_of_its_keys() -> None:
+    """A line's keys in an order of their own (not the model's): the record read from it equals the one
+    validated from its mapping, and is written back, changed or not, in the line's order."""
+    line = '{"outcome":"started","call_id":"c","worst_case_usd":0.5,"role":"judge","retired":1}'
+    record = LedgerRecord.model_validate_json(line)
+    assert record == LedgerRecord.model_validate(json.loads(line))
+    assert record.model_dump_json() == line and record.has("retired") and not record.has("cost_usd")
+    assert list(record.then(cost_usd=0.0).fields()) == ["outcome", "call_id", "worst_case_usd", "role", "retired",
+                                                        "cost_usd"]
+    assert record.without("outcome").model_dump_json() == '{"call_id":"c","worst_case_usd":0.5,"role":"judge","retired":1}'
+    same_values = LedgerRecord.model_validate_json('{"call_id":"c","outcome":"started","worst_case_usd":0.5,'
+                                                   '"role":"judge","retired":1}')
+    assert same_values != record, "the same values in another order are another line"
+
+
 def test_a_misspelt_field_never_reaches_the_ledger_and_a_damaged_line_is_named(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="cost_usdd"):
         LedgerRecord.build(role="judge", cost_usdd=1.0)
