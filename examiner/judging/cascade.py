@@ -36,7 +36,7 @@ from examiner.core.contract import ExamTask, Judge, Mark
 from examiner.core.errors import UserError
 from examiner.core.labels import Verdict, verdict_from_text
 from examiner.judging.exam_judges import ReferenceJudge
-from examiner.llm.gateway import Gateway
+from examiner.llm.gateway import Gateway, ModelCallError
 from examiner.stats.cascade import CascadeThreshold, calibrate_threshold
 from examiner.core.stages import Stage
 
@@ -141,7 +141,19 @@ class ExamCascade:
         return FirstPass(task, calibration, cheap, strong)
 
     async def cheap_readings(self, task: ExamTask) -> dict[str, CheapReading]:
-        """Label and confidence per unit, from logprobs or from samples (see the module's step 1)."""
+        """Label and confidence per unit, from logprobs or from samples (see the module's step 1). A cheap
+        judge that refuses the prompt for want of passages (serve-local's student taught on them answers
+        400 naming `cheap_passages`) fails the call with the setting to change, as any refused call fails."""
+        try:
+            return await self._cheap_readings(task)
+        except ModelCallError as exc:
+            if self.plan.cheap_passages or "cheap_passages" not in str(exc):
+                raise
+            raise ModelCallError(f"the cheap judge {self.plan.cheap} reads reference passages: set cheap_passages: "
+                                 "true in the judge cascade (to resume, in the run folder's config.yaml)",
+                                 exc.attempts) from None
+
+    async def _cheap_readings(self, task: ExamTask) -> dict[str, CheapReading]:
         ids = [uid for uid, _ in task.units]
         passages = dict(task.passages) if self.plan.cheap_passages else None
         if self.source == "logprobs":

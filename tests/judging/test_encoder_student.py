@@ -21,7 +21,7 @@ from examiner.agents.judge.pairwise_judge import pairwise_messages
 from examiner.agents.judge.unit_judge import JUDGE, REASON_WORDS, Judgment
 from examiner.api.encoder_student import EncoderStudentOptions, train_encoder_student
 from examiner.cli.main import main
-from examiner.core.errors import UserError
+from examiner.core.errors import EXIT_OUTAGE, UserError
 from examiner.core.labels import Preference
 from examiner.judging.encoder_distil import TaughtPair, fit_temperature, taught_pairs, train_encoder_judge
 from examiner.judging.distil import JudgedAnswer, exam_examples
@@ -385,3 +385,53 @@ def test_an_exam_cascade_names_the_unit_judge_taught_from_a_simulated_run(
     section = json.loads((out / "report.json").read_text())["cascade"]
     assert section["cheap"] == "encoder-judge" and section["units"] == len(records)
     assert section["calibration_agreement"] is not None and section["spend_ratio"] > 0
+
+
+def test_a_cascade_without_cheap_passages_stops_at_a_passage_taught_student(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A student taught on passages, named as the cheap tier without `cheap_passages`, answers 400: the run
+    stops at the first cheap calls with one line naming the setting and a non-zero exit, before the strong
+    judge is paid for any unit; with the setting added to the run folder's config.yaml, a resume finishes."""
+    import yaml
+
+    from examiner.llm.hf_server import make_server
+
+    corpus = "corpora/examiner-handbook"
+    teacher = tmp_path / "teacher"
+    assert main(["run", corpus, "--simulate", "--out", str(teacher), "--quiet", "--max-rounds", "1"]) == 0
+    distilled = tmp_path / "distil"
+    assert main(["distil", "--exam", str(teacher), "--out", str(distilled), "--student", "encoder",
+                 "--encoder-mode", "cross", "--encoder-base", "tiny", "--threads", "1"]) == 0
+    capsys.readouterr()
+    server = make_server(EncoderChat(distilled / "encoder", "encoder-judge", threads=1), port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    out = tmp_path / "cascade"
+    try:
+        config = tmp_path / "cascade.yaml"
+        config.write_text(yaml.safe_dump({
+            "endpoints": {"encoder-judge": {"provider": "openai", "model": "encoder-judge", "supports_logprobs": True,
+                                            "base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"},
+                          "strong": {"provider": "simulated", "model": "sim-strong"}},
+            "roles": {"examiner": "simulated", "candidate": "simulated",
+                      "judge": {"cascade": ["encoder-judge", "strong"], "target_agreement": 0.9, "risk": 0.1,
+                                "calibration_share": 0.5, "confidence": "logprobs"}}}))
+        code = main(["run", corpus, "--config", str(config), "--out", str(out), "--quiet", "--max-rounds", "1",
+                     "--allow-simulated-roles"])
+        err = capsys.readouterr().err
+        assert code == EXIT_OUTAGE
+        assert err.count("\n") == 1 and err.startswith(
+            "examiner: error: every judging call failed: the cheap judge encoder-judge reads reference passages: "
+            "set cheap_passages: true in the judge cascade (to resume, in the run folder's config.yaml);")
+        assert f"examiner resume {out}" in err
+        ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+        assert any(r["endpoint"] == "encoder-judge" and r.get("outcome") == "failed" for r in ledger)
+        assert not any(r["endpoint"] == "strong" for r in ledger)  # no unit paid for twice, none at all
+        saved = out / "config.yaml"
+        assert "cheap_passages: false" in saved.read_text()
+        saved.write_text(saved.read_text().replace("cheap_passages: false", "cheap_passages: true"))
+        assert main(["resume", str(out), "--quiet"]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    section = json.loads((out / "report.json").read_text())["cascade"]
+    assert section["cheap"] == "encoder-judge" and section["units"] > 0

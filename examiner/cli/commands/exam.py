@@ -328,12 +328,13 @@ def run_demo(args: argparse.Namespace) -> int:
 def _exit_code(result: ExamResult) -> int:
     """0 completed, 3 budget stop (results kept), 5 incomplete (calls failed for good; results kept),
     75 failed (every call of a stage failed, e.g. an endpoint unreachable: an outage a later resume may get
-    past, told apart from bad input's 2; one clear line)."""
+    past, told apart from bad input's 2; or a request every call made was refused, which a resume gets past
+    once the run folder's config.yaml is fixed; one clear line)."""
     from examiner.core.errors import EXIT_OUTAGE
 
     if result.status == "failed":
-        print(f"examiner: error: {result.stop_reason}; when the endpoint answers again: "
-              f"examiner resume {shlex.quote(str(result.run_dir))}", file=sys.stderr)
+        print(f"examiner: error: {result.stop_reason}; once the endpoint answers again (or what it refused is "
+              f"fixed): examiner resume {shlex.quote(str(result.run_dir))}", file=sys.stderr)
         return EXIT_OUTAGE
     if result.status == "budget_exhausted":
         print(budget_stop_message(result.run_dir), file=sys.stderr)
