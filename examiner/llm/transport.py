@@ -361,7 +361,8 @@ class Transport:
                 if exc.status_code >= 500:
                     wait = backoff(spec, number)
                     replica.failed()
-                elif exc.status_code in (400, 422) and "response_format" in request.body and request.mode != "text":
+                elif (exc.status_code in (400, 422) and "response_format" in request.body and request.mode != "text"
+                      and refuses_reply_format(exc)):
                     request = request.rejected_format()
                     ep.accepts_only(request.mode)
                     log.warning("endpoint %s rejected response_format; falling back to %s", ep.name, request.mode)
@@ -400,6 +401,22 @@ def server_failure(attempts: Sequence[Attempt]) -> bool:
     such a request may succeed on another replica."""
     status = attempts[-1].status if attempts else ""
     return not (status.isdigit() and 400 <= int(status) < 500 and status != "429")
+
+
+FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured", "schema", "format", "grammar",
+                "guided")
+"""Words by which an endpoint's 400 names the reply format it refused (OpenAI, vLLM, llama.cpp and Ollama word
+it differently; each names one of these)."""
+
+
+def refuses_reply_format(exc: openai.APIStatusError) -> bool:
+    """Whether a 400 or 422 is the endpoint refusing the reply format asked for, so the call may ask for a looser
+    one: its error names the format, or gives no reason at all. Any other bad request (a prompt past the
+    context, a setting the server names) is the call's own error: a looser format would only repeat it, and
+    would leave the endpoint on that looser format for the rest of the run."""
+    body = exc.body
+    reason = body if isinstance(body, str) else json.dumps(body) if body not in (None, {}, "") else ""
+    return not reason.strip() or any(word in reason.lower() for word in FORMAT_WORDS)
 
 
 def short(exc: BaseException) -> str:

@@ -23,6 +23,7 @@ from examiner.core.config import ROLES, EndpointSpec, Settings
 from examiner.judging.dataset import Row
 from examiner.judging.single import GEvalOptions, run_geval
 from examiner.llm import CallContext, Gateway, GenerationConfig
+from examiner.llm.transport import ModelCallError
 from examiner.simulator.headers import HINTS, PREFIX, ROLE, STAGE
 
 ROWS = [Row(line=1, id="r1", instruction="Name the capital of France.", output="Paris."),
@@ -39,6 +40,8 @@ class Recorder:
     bodies: list[dict[str, Any]] = field(default_factory=list)
     reject_schema: bool = False
     """Answer HTTP 400 to a request whose response_format is a json_schema (a server without that mode)."""
+    reject_all: str = ""
+    """When set, answer every request HTTP 400 with this error message (a bad request of another kind)."""
 
 
 def _completion(content: str, model: str) -> dict[str, Any]:
@@ -57,6 +60,8 @@ async def recorder() -> AsyncIterator[Recorder]:
         seen.headers.append({name.lower(): value for name, value in request.headers.items()})
         seen.bodies.append(body)
         fmt = body.get("response_format") or {}
+        if seen.reject_all:
+            return web.json_response({"error": {"message": seen.reject_all}}, status=400)
         if seen.reject_schema and fmt.get("type") == "json_schema":
             await asyncio.sleep(0.05)  # concurrent requests are all rejected before any falls back
             return web.json_response({"error": {"message": "response_format json_schema is not supported"}},
@@ -122,3 +127,22 @@ async def test_a_rejected_response_format_falls_back_once_for_concurrent_calls(r
     assert all(r.ok and r.value().label == "yes" for r in [*results, later])
     formats = [(b.get("response_format") or {}).get("type") for b in recorder.bodies]
     assert formats == ["json_schema", "json_schema", "json_object", "json_object", "json_object"]
+
+
+async def test_a_bad_request_of_another_kind_fails_the_call_and_keeps_the_format(recorder: Recorder,
+                                                                                tmp_path: Path) -> None:
+    """A 400 whose error does not name the reply format (here a prompt past the context) is the call's own
+    error: one attempt, the server's reason in the error, and the endpoint keeps json_schema for later calls
+    instead of stepping down to a looser format it did not need."""
+    recorder.reject_all = "This model's maximum context length is 8192 tokens; your messages resulted in 9000"
+    spec = EndpointSpec(base_url=recorder.url, model="rec-model", structured_output="json_schema", max_attempts=3,
+                        backoff_base_s=0.01)
+    settings = Settings(endpoints={"rec": spec}, roles={"judge": "rec"}, cache=False)
+    async with Gateway(settings, tmp_path) as gw:
+        with pytest.raises(ModelCallError, match="maximum context length") as failed:
+            await gw.chat("judge", [{"role": "user", "content": "label this"}], GenerationConfig(max_tokens=16),
+                          CallContext(stage="judge"), schema=Label)
+        endpoint = gw.transport.known("rec")
+        assert endpoint is not None and endpoint.structured_mode == "json_schema"
+    assert [a.status for a in failed.value.attempts] == ["400"]
+    assert [(b.get("response_format") or {}).get("type") for b in recorder.bodies] == ["json_schema"]
