@@ -403,10 +403,9 @@ def server_failure(attempts: Sequence[Attempt]) -> bool:
     return not (status.isdigit() and 400 <= int(status) < 500 and status != "429")
 
 
-FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured", "schema", "format", "grammar",
-                "guided")
-"""Words by which an endpoint's 400 names the reply format it refused (OpenAI, vLLM, llama.cpp and Ollama word
-it differently; each names one of these)."""
+FORMAT_WORDS = ("format", "schema", "structured", "grammar", "guided")
+"""Words an endpoint's 400 about the reply format is taken to hold (`response_format`, `json_schema` and
+`json_object` hold the first two; "structured outputs", grammar-based and guided decoding the others)."""
 
 
 def refuses_reply_format(exc: openai.APIStatusError) -> bool:
