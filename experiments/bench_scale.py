@@ -401,6 +401,8 @@ def main() -> None:
     parser.add_argument("--reuse-exams", action="store_true",
                         help="with --scratch: measure again the exams an earlier invocation ran there "
                              "(run directory, reports, resume) instead of running them again")
+    parser.add_argument("--out", type=Path, default=RESULTS / "bench_scale.json",
+                        help="where the figures go as JSON (default: experiments/results/bench_scale.json)")
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -416,18 +418,18 @@ def main() -> None:
             print_size(results[-1])
             if "did_not_finish_s" in results[-1]:
                 break  # a larger size would not finish either
-    report(results, sizes)
+    report(results, sizes, args.out)
 
 
-def report(results: list[dict[str, Any]], sizes: list[int]) -> None:
-    """Ratios, the JSON file and the RESULT line."""
+def report(results: list[dict[str, Any]], sizes: list[int], out: Path) -> None:
+    """Ratios, the JSON file (`out`) and the RESULT line."""
     finished = [row for row in results if "did_not_finish_s" not in row]
     every = ratios(results)
     rows = [row for row in every if row["finished"]]
     print("\nratios against the smallest size:")
     for row in every:
         print("   " + " ".join(f"{key}={value}" for key, value in row.items()))
-    save_json({"sizes": sizes, "profile": PROFILE, "results": results, "ratios": every}, RESULTS / "bench_scale.json")
+    save_json({"sizes": sizes, "profile": PROFILE, "results": results, "ratios": every}, out)
     smallest = finished[0] if finished and finished[0]["parts"] == 1 else {}
     unfinished = [f"{row['parts']}@{row['did_not_finish_s']:.0f}s" for row in results if row not in finished]
     print_result({
