@@ -149,3 +149,17 @@ def test_with_a_gpu_only_the_coarse_level_of_two_level_uses_it(monkeypatch: pyte
     asked.clear()
     kmeans(x, 50, seed=0, flat_max_k=64)  # flat: the one k-means uses the GPU
     assert asked == [(50, True)]
+
+
+def test_centers_and_inertia_do_not_depend_on_the_row_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """_canonical takes the distances to the centroids CANONICAL_ROWS rows at a time (a bounded temporary);
+    each row's sum is the same whatever the block, so labels, centers and inertia are too, bit for bit."""
+    from examiner.corpus import vectors
+
+    x = unit_vectors(3000, seed=3)
+    whole = kmeans(x, 300, seed=2)
+    monkeypatch.setattr(vectors, "CANONICAL_ROWS", 7)
+    blocked = kmeans(x, 300, seed=2)
+    assert np.array_equal(whole.labels, blocked.labels)
+    assert np.array_equal(whole.centers, blocked.centers)
+    assert whole.inertia == blocked.inertia

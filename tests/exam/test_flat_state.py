@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -99,6 +100,51 @@ def test_unit_vectors_are_rows_of_one_matrix() -> None:
     vectors.add(["d", "e", "f", "g", "h"], second)
     assert np.array_equal(vectors.rows(["h", "a", "c"]), np.stack([second[4], first[0], first[2]]))
     assert vectors.rows([]).shape == (0, 4)
+
+
+def test_round_one_rows_are_one_read_only_view_of_a_matrix_grown_once() -> None:
+    """The pool of round 1 (every unit, in the order embedded) comes back as a view of the matrix, not a copy,
+    and a pool added chunk by chunk with its `room` grows the matrix once: at 200,000 units each copy of the
+    pool's rows is 300 MB at round 1's peak. Other orders come back as copies; no rows can be written."""
+    rng = np.random.default_rng(1)
+    first, second = rng.random((3, 4), dtype=np.float32), rng.random((2, 4), dtype=np.float32)
+    vectors = UnitVectors()
+    vectors.add(["a", "b", "c"], first, room=5)
+    early = vectors.rows(["a", "b", "c"])
+    vectors.add(["d", "e"], second, room=2)
+    every = vectors.rows(["a", "b", "c", "d", "e"])
+    assert np.array_equal(every, np.concatenate([first, second]))
+    assert np.shares_memory(early, every), "the room asked for came at once: the second chunk did not grow it"
+    assert np.shares_memory(every, vectors.rows(["a", "b", "c", "d", "e"])), "the whole pool in order: a view"
+    reordered = vectors.rows(["b", "a", "c", "d", "e"])
+    assert not np.shares_memory(reordered, every)
+    assert np.array_equal(reordered, every[[1, 0, 2, 3, 4]])
+    for rows in (every, reordered, vectors.rows(["e"])):
+        with pytest.raises(ValueError):
+            rows[0, 0] = 1.0
+
+
+def test_unit_vectors_are_embedded_chunk_by_chunk_into_the_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ExamContext.vectors embeds what is missing EMBED_CHUNK texts a call, the calls Embedder.embed makes in
+    one go, so the rows are the same, without the whole pool's vectors held beside the matrix."""
+    from examiner.exam.nodes import context
+
+    calls: list[int] = []
+
+    class Embedder:
+        def embed(self, texts: list[str]) -> np.ndarray:
+            calls.append(len(texts))
+            return np.array([[float(t[1:]), 1.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(context, "EMBED_CHUNK", 4)
+    ids = [f"u{i}" for i in range(10)]
+    ctx = SimpleNamespace(_vectors=UnitVectors(), embedder=Embedder(),
+                          units={uid: SimpleNamespace(text=uid) for uid in ids})
+    rows = context.ExamContext.vectors(ctx, ids)  # type: ignore[arg-type]
+    assert calls == [4, 4, 2]
+    assert np.array_equal(rows, np.array([[i, 1.0] for i in range(10)], dtype=np.float32))
+    assert np.array_equal(context.ExamContext.vectors(ctx, ids[::-1]), rows[::-1])  # type: ignore[arg-type]
+    assert calls == [4, 4, 2], "embedded once per run and unit"
 
 
 def test_store_index_is_read_only_and_not_a_copy(tmp_path: Path) -> None:

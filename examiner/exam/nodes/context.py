@@ -26,7 +26,7 @@ from examiner.exam.state import ClusterState, CoverageBook, ExamState
 from examiner.exam.run_writer import RunStore
 from examiner.llm import Gateway
 from examiner.llm.fanout import DEFAULT_LIMIT, RunSummary, run_bounded
-from examiner.corpus.vectors import Embedder
+from examiner.corpus.vectors import EMBED_CHUNK, Embedder
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -88,10 +88,15 @@ class ExamContext:
         return tuple((uid, self.passages[pid]) for uid, pid in found if pid in self.passages)
 
     def vectors(self, ids: list[str]) -> np.ndarray:
-        """Unit embeddings, computed once per run and unit."""
+        """Unit embeddings, computed once per run and unit, read-only (see UnitVectors.rows). Units not
+        embedded yet go to the run's matrix EMBED_CHUNK at a time, the calls Embedder.embed makes of them
+        in one go: embedding the whole round-1 pool first held its vectors twice while they were copied in
+        (1.5 KB a unit)."""
         missing = list(dict.fromkeys(uid for uid in ids if uid not in self._vectors.row))
-        if missing:
-            self._vectors.add(missing, self.embedder.embed([self.units[uid].text for uid in missing]))
+        for lo in range(0, len(missing), EMBED_CHUNK):
+            chunk = missing[lo:lo + EMBED_CHUNK]
+            self._vectors.add(chunk, self.embedder.embed([self.units[uid].text for uid in chunk]),
+                              room=len(missing) - lo)
         return self._vectors.rows(ids)
 
     # The graph state holds keys; these read and write the values behind them (examiner/exam/state.py).
@@ -124,23 +129,32 @@ class UnitVectors:
         self.row: dict[str, int] = {}
         self._matrix = np.zeros((0, 0), np.float32)
 
-    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
-        """Append the rows of units not embedded before (`ids` distinct, in the order of `vectors`)."""
+    def add(self, ids: Sequence[str], vectors: np.ndarray, room: int = 0) -> None:
+        """Append the rows of units not embedded before (`ids` distinct, in the order of `vectors`); `room`:
+        rows about to be added in all, these included, so that a pool added chunk by chunk grows the
+        matrix once, to its size."""
         n, dim = len(self.row), vectors.shape[1]
         if self._matrix.shape[1] != dim:
             self._matrix = np.zeros((0, dim), np.float32)
+        need = n + max(len(ids), room)
         if n + len(ids) > self._matrix.shape[0]:
-            grown = np.zeros((max(n + len(ids), 2 * self._matrix.shape[0]), dim), np.float32)
+            grown = np.zeros((max(need, 2 * self._matrix.shape[0]), dim), np.float32)
             grown[:n] = self._matrix[:n]
             self._matrix = grown
         self._matrix[n:n + len(ids)] = vectors
         self.row.update((uid, n + i) for i, uid in enumerate(ids))
 
     def rows(self, ids: Sequence[str]) -> np.ndarray:
-        """(len(ids), dim) float32 copy of the units' rows, in the order of `ids`."""
+        """(len(ids), dim) float32 rows of the units, in the order of `ids`, read-only. When they are the
+        matrix's first rows in order (round 1's pool: every unit, as embedded) they are a view of it, not a
+        copy (1.5 KB a unit less at the round's peak); rows are never changed once added, so the view
+        stays right."""
         if not ids:
             return np.zeros((0, self._matrix.shape[1] or 384), np.float32)
-        return self._matrix[[self.row[uid] for uid in ids]]
+        index = np.fromiter((self.row[uid] for uid in ids), np.int64, len(ids))
+        rows = self._matrix[:len(ids)] if np.array_equal(index, np.arange(len(ids))) else self._matrix[index]
+        rows.flags.writeable = False
+        return rows
 
 
 def pool_size(state: ExamState) -> int:
