@@ -237,11 +237,16 @@ def units_from_statements(statements: Sequence[tuple[Passage, str]]) -> list[Kno
 
 # --- near duplicates -------------------------------------------------------------------------------------
 
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """float32 rows scaled to unit length (a zero row stays zero): dot products are then cosines."""
+def unit_rows(vectors: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """float32 rows scaled to unit length (a zero row stays zero): dot products are then cosines.
+    `in_place`: a writable float32 array is scaled where it is (the same numbers, no second copy of every
+    vector); any other input is copied as without it."""
     x = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(norms == 0, 1, norms)
+    norms = np.where(norms == 0, 1, norms)
+    if in_place and x is vectors and x.flags.writeable:
+        return np.divide(x, norms, out=x)
+    return x / norms
 
 
 def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, *,
@@ -271,14 +276,16 @@ def linked_groups(n: int, first: np.ndarray, second: np.ndarray) -> list[list[in
 
 
 def merge_near_duplicates(units: Sequence[KnowledgeUnit], vectors: np.ndarray,
-                          threshold: float = 0.95) -> list[KnowledgeUnit]:
+                          threshold: float = 0.95, *, scale_in_place: bool = False) -> list[KnowledgeUnit]:
     """One unit per group of near-duplicates: the text of the member most similar to the others (first one
-    on ties), the union of all members' sources. `vectors[i]` embeds `units[i]`. Deterministic."""
+    on ties), the union of all members' sources. `vectors[i]` embeds `units[i]`. Deterministic.
+    `scale_in_place`: the caller is done with `vectors`, which may then be scaled to unit length where they
+    are instead of copied (a corpus's vectors are 1.5 KB a unit; prepare_units drops them after)."""
     if len(units) != len(vectors):
         raise ValueError(f"{len(units)} units but {len(vectors)} vectors")
     if not units:
         return []
-    x = unit_rows(vectors)
+    x = unit_rows(vectors, in_place=scale_in_place)
     merged = []
     for group in near_duplicate_groups(x, threshold, normalised=True):
         if len(group) == 1:

@@ -16,6 +16,7 @@ from examiner.corpus.units import (
     sentence_units,
     split_long_unit,
     unit_id,
+    unit_rows,
     units_from_statements,
 )
 from examiner.corpus.sentences import split_sentences
@@ -125,6 +126,25 @@ def test_near_duplicate_merge_keeps_all_sources() -> None:
     assert near_duplicate_groups(v, 0.999) == [[0], [1], [2], [3]]
     with pytest.raises(ValueError):
         merge_near_duplicates(units, v[:2])
+    scaled = v.copy()
+    assert merge_near_duplicates(units, scaled, threshold=0.95, scale_in_place=True) == merged
+    assert np.array_equal(scaled, unit_rows(v)), "scaled where they are, to the same numbers"
+    assert not np.array_equal(v, unit_rows(v)), "without it, the caller's vectors are left as they were"
+
+
+def test_unit_rows_in_place_only_on_a_writable_float32_array() -> None:
+    """The copy and the in-place scaling give the same numbers; input that cannot be scaled where it is (other
+    dtype, read-only) is copied, never changed."""
+    v = np.array([[3, 4], [0, 0], [1, 1e-3]], dtype=np.float32)
+    copied = unit_rows(v)
+    same = v.copy()
+    assert unit_rows(same, in_place=True) is same and np.array_equal(same, copied)
+    as_float64 = v.astype(np.float64)
+    assert np.array_equal(unit_rows(as_float64, in_place=True), copied)
+    assert np.array_equal(as_float64, v.astype(np.float64))
+    frozen = v.copy()
+    frozen.flags.writeable = False
+    assert np.array_equal(unit_rows(frozen, in_place=True), copied) and np.array_equal(frozen, v)
 
 
 def test_save_and_load_units(tmp_path) -> None:
