@@ -90,3 +90,36 @@ def test_near_duplicate_groups_are_the_components_of_the_pairs() -> None:
     expected = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda g: g[0])
     assert any(len(g) > 2 for g in expected)
     assert near_duplicate_groups(x, 0.95, normalised=True) == expected
+
+
+def test_the_probed_search_returns_only_qualifying_pairs_and_here_all_of_them() -> None:
+    """Above EXACT_UP_TO the search probes nearby cells: what it returns meets the threshold in float64,
+    and on topic-clustered rows (paraphrases a hair either side of 0.95) the default probes miss nothing, while
+    a single probe (its own cell only) misses pairs split by a cell border but adds none."""
+    x = clustered_rows(6, n=6000)
+    expected = set(zip(*(a.tolist() for a in every_pair(x, 0.95))))
+    probed = set(zip(*(a.tolist() for a in module.probed_close_pairs(x, 0.95))))
+    assert len(expected) > 1000 and probed == expected
+    one_cell = set(zip(*(a.tolist() for a in module.probed_close_pairs(x, 0.95, probes=1))))
+    assert one_cell < expected  # some pairs straddle cells: the probes beyond its own cell find them
+
+
+def test_close_pairs_probes_only_above_its_exact_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = clustered_rows(7, n=2000)
+    calls: list[int] = []
+    real = module.probed_close_pairs
+
+    def counted(rows: np.ndarray, threshold: float, **kwargs: int) -> tuple[np.ndarray, np.ndarray]:
+        calls.append(len(rows))
+        return real(rows, threshold, **kwargs)
+
+    monkeypatch.setattr(module, "probed_close_pairs", counted)
+    expected = every_pair(x, 0.95)
+    for limit in (None, 2000, 1999):
+        first, second = close_pairs(x, 0.95, exact_up_to=limit)
+        assert np.array_equal(first, expected[0]) and np.array_equal(second, expected[1])
+    assert calls == [2000]  # only the call whose limit the rows pass
+    first, _ = close_pairs(x, -0.5, exact_up_to=10)  # no cell map for thresholds that link far rows
+    assert len(first) == len(every_pair(x, -0.5)[0]) and calls == [2000]
+    with pytest.raises(ValueError, match="above 0"):
+        module.probed_close_pairs(x, 0.0)
