@@ -209,12 +209,12 @@ def bench_record(n: int, args: argparse.Namespace, tmp: Path) -> dict[str, float
     x, source = scale_vectors(args.vectors, n, args.d, args.seed)
     pool = [f"ku-{i:016x}" for i in range(n)]  # the length of real unit ids
     mode = RefEval()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     groups = mode.groups(pool, x, args.cluster_size, args.seed)
-    groups_s = time.perf_counter() - t
-    t = time.perf_counter()
+    groups_s, groups_cpu_s = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     projection = mode.projection(pool, x, args.seed)
-    projection_s = time.perf_counter() - t
+    projection_s, projection_cpu_s = time.perf_counter() - t, time.process_time() - c
     data = ClusterRound(round=1, target="alpha", k=len(groups), projection=projection, clusters=[
         ClusterRecord(id=f"r1-c{i}-{i:06x}", center=g[0], members=g) for i, g in enumerate(groups)])
     t = time.perf_counter()
@@ -224,11 +224,14 @@ def bench_record(n: int, args: argparse.Namespace, tmp: Path) -> dict[str, float
     png = map_figure([data], "alpha", tmp / f"map-{n}.png", seed=args.seed)
     map_s = time.perf_counter() - t
     sample = map_sample(data, seed=args.seed)
-    row = {"n": n, "vectors": source, "clusters": len(groups), "groups_s": groups_s, "projection_s": projection_s,
+    row = {"n": n, "vectors": source, "clusters": len(groups), "groups_s": groups_s, "groups_cpu_s": groups_cpu_s,
+           "groups_cpu_ms_per_unit": 1e3 * groups_cpu_s / n, "projection_s": projection_s,
+           "projection_cpu_s": projection_cpu_s,
            "projected": len(projection), "round_json_mb": path.stat().st_size / 1e6, "write_s": write_s,
            "map_s": map_s, "map_png_kb": png.stat().st_size / 1e3 if png else 0.0, "map_points": sample.shown}
-    print(f"  {n:7d} units ({source}): {len(groups)} clusters in {groups_s:.1f} s, projection of "
-          f"{len(projection)} in {projection_s:.1f} s, round-1.json {row['round_json_mb']:.2f} MB, "
+    print(f"  {n:7d} units ({source}): {len(groups)} clusters in {groups_s:.1f} s ({groups_cpu_s:.1f} s CPU, "
+          f"{row['groups_cpu_ms_per_unit']:.3f} ms a unit), projection of "
+          f"{len(projection)} in {projection_s:.1f} s ({projection_cpu_s:.1f} s CPU), round-1.json {row['round_json_mb']:.2f} MB, "
           f"map {sample.shown} of {n} points in {map_s:.1f} s ({row['map_png_kb']:.0f} KB PNG)")
     return row
 
@@ -307,6 +310,7 @@ def main() -> None:
     if "record" in parts:
         result["records"] = bench_records(args)
         figures |= {f"round_json_mb_{r['n']}": f"{r['round_json_mb']:.2f}" for r in result["records"]}
+        figures |= {f"groups_cpu_ms_per_unit_{r['n']}": f"{r['groups_cpu_ms_per_unit']:.3f}" for r in result["records"]}
     result["machine"] = {
         "cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
         "faiss": faiss.__version__, "sklearn": sklearn.__version__, "torch": torch.__version__,
