@@ -292,11 +292,15 @@ class RunDir:
     def append_records(self, model: type[BaseModel], records: Iterable[BaseModel], *, repair: bool) -> list[Span]:
         """Append records of one type; `repair` first cuts off a torn tail (once per file and writer).
         Returns where each record's line lies in the file (offset, length), one per record."""
+        return self.append_lines(model, [record.model_dump_json() for record in records], repair=repair)
+
+    def append_lines(self, model: type[BaseModel], lines: Iterable[str], *, repair: bool) -> list[Span]:
+        """`append_records` of records already serialised (each `model_dump_json()`, no newline)."""
         path = self.record_file(model)
         self.path.mkdir(parents=True, exist_ok=True)
         if repair:
             repair_tail(path)
-        return append_jsonl(path, [record.model_dump_json() for record in records])
+        return append_jsonl(path, lines)
 
     def record_spans(self, model: type[M]) -> Iterator[tuple[str, Span]]:
         """(id, span of its line) of every record of a type in the order written (a rewritten id comes

@@ -28,20 +28,19 @@ _RUN = "import sys; from examiner.cli.main import main; sys.exit(main(sys.argv[1
 _KILL_AFTER_APPENDS = """
 import os, signal, sys
 from examiner.exam.run_writer import RunStore
-from examiner.core.records import record_key
-append = RunStore.append
-def killing_append(self, records):
-    records = list(records)
-    new = any(record_key(r) not in self.index(type(r)) for r in records)
-    append(self, records)
+append = RunStore.append_lines
+def killing_append(self, model, lines):
+    new = any(key not in self.index(model) for key in lines)
+    append(self, model, lines)
     if new:
         os.kill(os.getpid(), signal.SIGKILL)
-RunStore.append = killing_append
+RunStore.append_lines = killing_append
 from examiner.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 """`examiner ARGS` whose run store SIGKILLs its own process right after the first append that wrote a record
-id its file did not hold (a node boundary the run had not reached before)."""
+id its file did not hold (a node boundary the run had not reached before). RunStore.append_lines is where
+every record reaches its file (`append` and the release of held records both go through it)."""
 
 
 def run_examiner_killed_at_new_records(args: Sequence[str], *, kill: bool = True, timeout_s: float = 300.0) -> bool:

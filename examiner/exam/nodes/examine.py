@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from examiner.core.errors import BudgetExhausted
 from examiner.core.labels import ATTEMPTED, COVERING, Verdict
@@ -244,6 +244,16 @@ def probe_candidates(answers: list[AnswerRecord], verdicts: list[VerdictRecord],
     return [(by_id[aid], sorted(uids)) for aid, uids in sorted(missing.items())]
 
 
+class Asked(NamedTuple):
+    """What StagedOrder's keys read of a question or probe."""
+
+    kind: str
+    parent_id: str | None
+    target: str
+    cluster_id: str
+    targets: tuple[str, ...]
+
+
 class StagedOrder:
     """The order a staged exam wrote a round's records in, as a sort key over records (see the module
     docstring): a question's key is (0, target, cluster) and a probe's (level, 0, 0, the id of the answer
@@ -253,13 +263,16 @@ class StagedOrder:
     def __init__(self, targets: list[str], clusters: dict[str, int]) -> None:
         self.targets = {t: i for i, t in enumerate(targets)}
         self.clusters = clusters
-        self.questions: dict[str, QuestionRecord] = {}
+        self.questions: dict[str, Asked] = {}
 
     def note(self, questions: list[QuestionRecord]) -> None:
-        """Questions and probes made this round (the keys of answers and verdicts follow theirs)."""
-        self.questions.update((q.id, q) for q in questions)
+        """Questions and probes made this round (the keys of answers and verdicts follow theirs), kept as
+        the fields the keys read, not whole records (text and gate checks: a round-1 question of a
+        200,000-unit exam is one of about 58,000)."""
+        self.questions.update((q.id, Asked(q.kind, q.parent_id, q.target, q.cluster_id, tuple(q.targets)))
+                              for q in questions)
 
-    def question_key(self, question: QuestionRecord) -> tuple[Any, ...]:
+    def question_key(self, question: QuestionRecord | Asked) -> tuple[Any, ...]:
         if question.kind != "probe" or not question.parent_id:
             return (0, self.targets.get(question.target, 0), self.clusters.get(question.cluster_id, 0), "")
         level, parent = 1, self.questions.get(question.parent_id)
