@@ -220,6 +220,11 @@ class ExamSettings(BaseModel):
     """Shortest knowledge unit, in tokens; shorter sentences are joined to a neighbour."""
     dedup_threshold: float = Field(0.95, gt=0, le=1)
     """Cosine similarity (0-1] of unit embeddings at or above which units are merged as near-duplicates."""
+    dedup_exact_up_to: int = Field(250_000, ge=0)
+    """Most units whose near-duplicate pairs are all found exactly. Above it each unit is compared only with
+    the units of the 32 k-means cells nearest it, which can miss a rare pair (docs/METHODS.md 1.1): the
+    exact search grows as the square of the units (82 s of CPU at 219,204 units on 2 cores, about 1,700 s
+    projected at 1,000,000, against 230 s probed)."""
     max_corpus_mb: float = Field(10, gt=0)
     """Largest corpus accepted, in megabytes (10^6 bytes) of input files; a larger one is refused before
     anything is read. Each MB of prose makes about 7,000 units, embedded at about 110 units/s on 2 shared CPU

@@ -249,16 +249,17 @@ def unit_rows(vectors: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     return x / norms
 
 
-def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, *,
-                          normalised: bool = False) -> list[list[int]]:
+def near_duplicate_groups(vectors: np.ndarray, threshold: float = 0.95, *, normalised: bool = False,
+                          exact_up_to: int | None = None) -> list[list[int]]:
     """Groups of row indices linked by cosine similarity >= threshold (connected components), each sorted,
     groups ordered by their first index. `normalised=True` says the rows already have unit length (no
     copy is made). The linked pairs come from `close_pairs`, which finds every one of them exactly (the
-    cosine of float32 unit rows, in float64) without comparing every pair in full."""
+    cosine of float32 unit rows, in float64) without comparing every pair in full, up to `exact_up_to`
+    rows (close_pairs.EXACT_UP_TO when None); past it, from its probed search."""
     x = np.asarray(vectors, dtype=np.float32) if normalised else unit_rows(vectors)
     if len(x) == 0:
         return []
-    return linked_groups(len(x), *close_pairs(x, threshold))
+    return linked_groups(len(x), *close_pairs(x, threshold, exact_up_to=exact_up_to))
 
 
 def linked_groups(n: int, first: np.ndarray, second: np.ndarray) -> list[list[int]]:
@@ -275,19 +276,20 @@ def linked_groups(n: int, first: np.ndarray, second: np.ndarray) -> list[list[in
     return sorted((part.tolist() for part in np.split(order, bounds)), key=lambda g: g[0])
 
 
-def merge_near_duplicates(units: Sequence[KnowledgeUnit], vectors: np.ndarray,
-                          threshold: float = 0.95, *, scale_in_place: bool = False) -> list[KnowledgeUnit]:
+def merge_near_duplicates(units: Sequence[KnowledgeUnit], vectors: np.ndarray, threshold: float = 0.95, *,
+                          scale_in_place: bool = False, exact_up_to: int | None = None) -> list[KnowledgeUnit]:
     """One unit per group of near-duplicates: the text of the member most similar to the others (first one
     on ties), the union of all members' sources. `vectors[i]` embeds `units[i]`. Deterministic.
     `scale_in_place`: the caller is done with `vectors`, which may then be scaled to unit length where they
-    are instead of copied (a corpus's vectors are 1.5 KB a unit; prepare_units drops them after)."""
+    are instead of copied (a corpus's vectors are 1.5 KB a unit; prepare_units drops them after).
+    `exact_up_to`: see `near_duplicate_groups`."""
     if len(units) != len(vectors):
         raise ValueError(f"{len(units)} units but {len(vectors)} vectors")
     if not units:
         return []
     x = unit_rows(vectors, in_place=scale_in_place)
     merged = []
-    for group in near_duplicate_groups(x, threshold, normalised=True):
+    for group in near_duplicate_groups(x, threshold, normalised=True, exact_up_to=exact_up_to):
         if len(group) == 1:
             merged.append(units[group[0]])
             continue

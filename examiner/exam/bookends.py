@@ -83,7 +83,7 @@ async def prepare_units(ctx: ExamContext, paths: list[str], jsonl_field: str) ->
     if vectors is None:
         vectors = await _embed(ctx, [u.text for u in units])
     units = await asyncio.to_thread(merge_near_duplicates, units, vectors, threshold=exam.dedup_threshold,
-                                    scale_in_place=True)
+                                    scale_in_place=True, exact_up_to=exam.dedup_exact_up_to)
     del vectors  # not held while the records are made (1.5 KB a unit): the cluster node reads its own
     records = [
         UnitRecord(

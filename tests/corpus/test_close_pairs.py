@@ -123,3 +123,27 @@ def test_close_pairs_probes_only_above_its_exact_limit(monkeypatch: pytest.Monke
     assert len(first) == len(every_pair(x, -0.5)[0]) and calls == [2000]
     with pytest.raises(ValueError, match="above 0"):
         module.probed_close_pairs(x, 0.0)
+
+
+def test_the_exam_setting_reaches_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """exam.dedup_exact_up_to is what close_pairs is given: the merge probes past it, and the units it
+    keeps are the same here (no pair missed on these rows)."""
+    from examiner.core.config import ExamSettings
+    from examiner.corpus.units import Source, make_unit, merge_near_duplicates
+
+    assert ExamSettings().dedup_exact_up_to == module.EXACT_UP_TO
+    x = clustered_rows(8, n=1200)
+    units = [make_unit(f"unit {i}", [Source(document="d.txt", passage_id=f"p{i}", start=0, end=6)])
+             for i in range(len(x))]
+    seen: list[int | None] = []
+    real = module.close_pairs
+
+    def spied(rows: np.ndarray, threshold: float, **kwargs: int | None) -> tuple[np.ndarray, np.ndarray]:
+        seen.append(kwargs.get("exact_up_to"))
+        return real(rows, threshold, **kwargs)
+
+    monkeypatch.setattr("examiner.corpus.units.close_pairs", spied)
+    exact = merge_near_duplicates(units, x, 0.95)
+    probed = merge_near_duplicates(units, x, 0.95, exact_up_to=ExamSettings(dedup_exact_up_to=100).dedup_exact_up_to)
+    assert seen == [None, 100]
+    assert len(exact) < len(units) and probed == exact
