@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 from pathlib import Path
-from types import SimpleNamespace
+from types import MethodType, SimpleNamespace
 
 import numpy as np
 import pytest
@@ -175,3 +175,33 @@ async def test_resume_announces_its_first_decision(tmp_path: Path, capsys: pytes
     assert capsys.readouterr().err.splitlines()[0] == "resume: run stopped is complete; nothing to do"
     await resume_exam(run_dir, quiet=True, report=False)
     assert "resume:" not in capsys.readouterr().err
+
+
+def test_the_coverage_update_reads_a_round_as_fields_not_records(tmp_path: Path) -> None:
+    """update_coverage reads the round's verdicts as Judged tuples (questions before probes, then by id),
+    not as the decoded records (1.3 KB each; round 1 of a 200,000-unit exam has about 240,000), and the
+    pool comes out as the records would leave it."""
+    from examiner.core.records import QuestionRecord, VerdictRecord
+    from examiner.exam.nodes import context
+    from examiner.exam.nodes.coverage import Judged, TargetRound, apply_verdicts, round_verdicts
+
+    store = RunStore(tmp_path)
+    question = QuestionRecord(id="q1", round=1, target="t", cluster_id="c", text="?", targets=["u1", "u2"])
+    probe = question.model_copy(update={"id": "q0", "kind": "probe", "parent_id": "q1", "targets": ["u1"]})
+    store.append([question, probe])
+    verdicts = [VerdictRecord(id=vid, answer_id="a", question_id=qid, unit_id=uid, round=1, target="t",
+                              verdict=label, reason="r")
+                for vid, qid, uid, label in (("v0", "q0", "u1", "correct"), ("v2", "q1", "u2", "unrelated"),
+                                             ("v1", "q1", "u1", "incorrect"))]
+    store.append(verdicts)
+    ctx = SimpleNamespace(store=store)
+    ctx.work = MethodType(context.ExamContext.work, ctx)
+    judged = round_verdicts(ctx, {"round_verdicts": store.values.put(["v0", "v1", "v2"])})  # type: ignore[arg-type]
+    assert all(isinstance(v, Judged) for v in judged)
+    assert [v.id for v in judged] == ["v1", "v2", "v0"], "questions before probes, then by id"
+    by_fields = TargetRound(pool=["u1", "u2", "u3"], covered={}, targeted={}, times={}, unanswered=[])
+    by_records = TargetRound(pool=["u1", "u2", "u3"], covered={}, targeted={}, times={}, unanswered=[])
+    apply_verdicts(by_fields, judged, max_targeted=3)
+    apply_verdicts(by_records, [verdicts[2], verdicts[1], verdicts[0]], max_targeted=3)
+    assert by_fields == by_records and by_fields.pool == ["u2", "u3"] and by_fields.covered == {"u1": "v1"}
+    store.close()
