@@ -135,27 +135,13 @@ def probed_close_pairs(rows: np.ndarray, threshold: float, *, probes: int = PROB
     query_bounds = np.searchsorted(probed[by_probe], np.arange(cells + 1))
     asking = by_probe // probes  # row of each (row, probed cell) entry, grouped by cell
     loose = np.float32(float(threshold) - ROUNDING)  # float32 products; the float64 decision is the exact one
-    firsts: list[np.ndarray] = []
-    seconds: list[np.ndarray] = []
+    found = _Pairs()
     with threadpool_limits(limits=1, user_api="blas"):  # thin products: threads only wait on each other
         for cell in range(cells):
             members = by_cell[member_bounds[cell]:member_bounds[cell + 1]]
-            if len(members) == 0:
-                continue
-            queries = asking[query_bounds[cell]:query_bounds[cell + 1]]
-            block = np.ascontiguousarray(x[members].T)
-            step = max(1, BLOCK_VALUES // len(members))
-            for lo in range(0, len(queries), step):
-                chunk = queries[lo:lo + step]
-                at, col = np.nonzero(x[chunk] @ block >= loose)
-                a, b = chunk[at], members[col]
-                distinct = a != b
-                firsts.append(np.minimum(a, b)[distinct])
-                seconds.append(np.maximum(a, b)[distinct])
-    if not firsts:
-        return empty, empty
-    pairs = np.unique(np.stack([np.concatenate(firsts), np.concatenate(seconds)], axis=1), axis=0)
-    return _decide(x, pairs[:, 0], pairs[:, 1], threshold)
+            if len(members):
+                found.compare(x, x, asking[query_bounds[cell]:query_bounds[cell + 1]], members, loose)
+    return _decide(x, *found.unique(), threshold)
 
 
 TRAINING_ROWS_PER_CELL = 16
@@ -228,8 +214,7 @@ def _candidates(p: np.ndarray, own: np.ndarray, centroids: np.ndarray,
     as_member = np.hstack([p, ones, -p_norms[:, None] / 2])
     order = np.argsort(own, kind="stable")
     bounds = np.searchsorted(own[order], np.arange(k + 1))
-    firsts: list[np.ndarray] = []
-    seconds: list[np.ndarray] = []
+    found = _Pairs()
     for cell in range(k):
         members = order[bounds[cell]:bounds[cell + 1]]
         if len(members) == 0:
@@ -237,20 +222,37 @@ def _candidates(p: np.ndarray, own: np.ndarray, centroids: np.ndarray,
         to_cell = p_norms - 2 * (p @ centroids[cell]) + c_norms[cell]
         reach = 2 * radius * between[own, cell] + 4 * ROUNDING
         earlier = np.flatnonzero((own < cell) & (to_cell - to_own <= reach))
-        queries = np.concatenate([members, earlier])
-        block = np.ascontiguousarray(as_member[members].T)
+        found.compare(as_query, as_member, np.concatenate([members, earlier]), members, -radius2 / 2)
+    return found.unique()
+
+
+class _Pairs:
+    """Index pairs (first < second, no row with itself) gathered cell by cell; `unique` gives each once."""
+
+    def __init__(self) -> None:
+        self.firsts: list[np.ndarray] = []
+        self.seconds: list[np.ndarray] = []
+
+    def compare(self, query_rows: np.ndarray, member_rows: np.ndarray, queries: np.ndarray,
+                members: np.ndarray, floor: float) -> None:
+        """Keep (query, member) where query_rows[query] . member_rows[member] >= floor: one product per
+        block of queries, at most BLOCK_VALUES values at once."""
+        block = np.ascontiguousarray(member_rows[members].T)
         step = max(1, BLOCK_VALUES // len(members))
         for lo in range(0, len(queries), step):
             chunk = queries[lo:lo + step]
-            rows, cols = np.nonzero(as_query[chunk] @ block >= -radius2 / 2)
-            a, b = chunk[rows], members[cols]
+            at, col = np.nonzero(query_rows[chunk] @ block >= floor)
+            a, b = chunk[at], members[col]
             distinct = a != b
-            firsts.append(np.minimum(a, b)[distinct])
-            seconds.append(np.maximum(a, b)[distinct])
-    if not firsts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    pairs = np.unique(np.stack([np.concatenate(firsts), np.concatenate(seconds)], axis=1), axis=0)
-    return pairs[:, 0], pairs[:, 1]
+            self.firsts.append(np.minimum(a, b)[distinct])
+            self.seconds.append(np.maximum(a, b)[distinct])
+
+    def unique(self) -> tuple[np.ndarray, np.ndarray]:
+        """(first, second), each pair once, sorted."""
+        if not self.firsts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        pairs = np.unique(np.stack([np.concatenate(self.firsts), np.concatenate(self.seconds)], axis=1), axis=0)
+        return pairs[:, 0], pairs[:, 1]
 
 
 def _decide(x: np.ndarray, first: np.ndarray, second: np.ndarray,
