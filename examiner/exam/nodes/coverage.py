@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 from examiner.core.labels import COVERING, Verdict
 from examiner.core.records import QuestionRecord, RoundSummary, VerdictRecord
 from examiner.exam.nodes.context import ExamContext, running
+from examiner.exam.nodes.examine import Asked
 from examiner.exam.state import CoverageBook, ExamState
 
 
@@ -39,8 +40,7 @@ async def update_coverage(ctx: ExamContext, state: ExamState) -> dict[str, Any]:
     """Apply the round's verdicts per target, note the round, and decide whether another one follows."""
     rnd = state["round"]
     verdicts = round_verdicts(ctx, state)
-    questions = [Asked(q.target, q.kind, tuple(q.targets)) for q in ctx.store.index(QuestionRecord).values()
-                 if q.round == rnd and q.status == "ok"]
+    questions = [Asked.of(q) for q in ctx.store.index(QuestionRecord).values() if q.round == rnd and q.status == "ok"]
     per_target = {t: target_round(ctx.book(state, t)) for t in state["books"]}
     rounds, still_active = list(state.get("rounds", [])), []
     for target in state["active"]:
@@ -75,14 +75,6 @@ class Judged(NamedTuple):
     verdict: str
     probe: bool
     """Whether its question is a probe."""
-
-
-class Asked(NamedTuple):
-    """What the update reads of a question: its target, kind and units, not the decoded record (1.8 KB)."""
-
-    target: str
-    kind: str
-    targets: tuple[str, ...]
 
 
 def round_verdicts(ctx: ExamContext, state: ExamState) -> list[Judged]:

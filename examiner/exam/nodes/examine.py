@@ -245,13 +245,18 @@ def probe_candidates(answers: list[AnswerRecord], verdicts: list[VerdictRecord],
 
 
 class Asked(NamedTuple):
-    """What StagedOrder's keys read of a question or probe."""
+    """What StagedOrder's keys and the coverage update read of a question or probe, without its text and
+    gate checks (a decoded question is about 1.8 KB; round 1 of a 200,000-unit exam has about 58,000)."""
 
     kind: str
     parent_id: str | None
     target: str
     cluster_id: str
     targets: tuple[str, ...]
+
+    @classmethod
+    def of(cls, question: QuestionRecord) -> Asked:
+        return cls(question.kind, question.parent_id, question.target, question.cluster_id, tuple(question.targets))
 
 
 class StagedOrder:
@@ -269,8 +274,7 @@ class StagedOrder:
         """Questions and probes made this round (the keys of answers and verdicts follow theirs), kept as
         the fields the keys read, not whole records (text and gate checks: a round-1 question of a
         200,000-unit exam is one of about 58,000)."""
-        self.questions.update((q.id, Asked(q.kind, q.parent_id, q.target, q.cluster_id, tuple(q.targets)))
-                              for q in questions)
+        self.questions.update((q.id, Asked.of(q)) for q in questions)
 
     def question_key(self, question: QuestionRecord | Asked) -> tuple[Any, ...]:
         if question.kind != "probe" or not question.parent_id:
